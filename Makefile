@@ -1,0 +1,69 @@
+# LiveBind: `make run` starts the demo server, `make test` runs every test suite.
+# Both install what is missing first (Debian packages via apt-get, Python packages into .venv).
+
+SWIFT        ?= swift
+HOST         ?= 127.0.0.1
+PORT         ?= 8080
+VENV         := .venv
+PYTHON       := $(VENV)/bin/python
+SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends
+PY_PACKAGES  := pytest==9.0.3 selenium==4.51.0
+TSAN_BUILD   := .build-tsan
+
+.PHONY: run build release test test-swift test-tsan test-browser test-cli bench fuzz clean \
+        deps-server deps-browser deps-python
+
+## run: install libmicrohttpd if missing, build in release mode, serve the demo on http://$(HOST):$(PORT)/
+run: deps-server
+	$(SWIFT) build -c release --product livebind-server
+	exec .build/release/livebind-server --host $(HOST) --port $(PORT) --public Public --demo
+
+build: deps-server
+	$(SWIFT) build
+
+release: deps-server
+	$(SWIFT) build -c release --product livebind-server
+
+## test: every suite (Swift, thread sanitizer, curl, browser); fails if any fails
+test: test-swift test-tsan test-cli test-browser
+
+test-swift: deps-server
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+test-tsan: deps-server
+	$(SWIFT) test --sanitize=thread --scratch-path $(TSAN_BUILD) --filter Concurrency
+
+test-cli: release
+	bash Tests/cli/curl_test.sh .build/release/livebind-server
+
+test-browser: release deps-browser deps-python
+	LIVEBIND_SERVER=.build/release/livebind-server $(PYTHON) -m pytest -q Tests/browser
+
+## bench: engine, fan-out and browser benchmarks (see BENCHMARKS.md)
+bench: release deps-browser deps-python
+	bash Benchmarks/run.sh
+
+fuzz: deps-server
+	bash Tests/fuzz/run.sh
+
+clean:
+	rm -rf .build $(TSAN_BUILD) .build-* Benchmarks/.build $(VENV) Tests/browser/artifacts
+
+deps-server:
+	@pkg-config --exists libmicrohttpd 2>/dev/null || { \
+	  echo "Installing libmicrohttpd-dev (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) libmicrohttpd-dev pkg-config; }
+
+deps-browser:
+	@{ [ -x /usr/lib/chromium/chromium ] && command -v chromedriver >/dev/null; } || { \
+	  echo "Installing chromium and chromium-driver (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) chromium chromium-driver; }
+
+deps-python: $(VENV)/.installed
+
+$(VENV)/.installed:
+	python3 -m venv $(VENV)
+	$(PYTHON) -m pip install -q --disable-pip-version-check $(PY_PACKAGES)
+	touch $@

@@ -1,0 +1,1 @@
+print("livebind-server: not built yet")

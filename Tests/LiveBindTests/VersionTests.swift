@@ -1,0 +1,8 @@
+import Testing
+@testable import LiveBind
+
+@Suite("Version") struct VersionTests {
+    @Test func versionIsSemantic() {
+        #expect(LiveBindVersion.string.split(separator: ".").count == 3)
+    }
+}
