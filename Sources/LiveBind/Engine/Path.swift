@@ -22,10 +22,12 @@ public struct Path: Sendable, Hashable, CustomStringConvertible {
             self.components = []
             return
         }
+        // Split on scalars, not Characters: a "." followed by a combining mark is still a separator.
         var components: [String] = []
-        for (index, part) in dotted.split(separator: ".", omittingEmptySubsequences: false).enumerated() {
+        let parts = dotted.unicodeScalars.split(separator: ".", omittingEmptySubsequences: false)
+        for (index, part) in parts.enumerated() {
             guard !part.isEmpty else { throw .emptyComponent(dotted: dotted, index: index) }
-            components.append(String(part))
+            components.append(String(String.UnicodeScalarView(part)))
         }
         self.components = components
     }
@@ -37,15 +39,16 @@ public struct Path: Sendable, Hashable, CustomStringConvertible {
             return
         }
         guard pointer.utf8.first == UInt8(ascii: "/") else { throw .missingLeadingSlash(pointer: pointer) }
+        // Walk scalars, not Characters: a "/" or "~" followed by a combining mark must not merge with it.
         var components: [String] = []
-        var current = ""
+        var current = String.UnicodeScalarView()
         var offset = 1
-        var iterator = pointer.dropFirst().makeIterator()
-        while let character = iterator.next() {
-            switch character {
+        var iterator = pointer.unicodeScalars.dropFirst().makeIterator()
+        while let scalar = iterator.next() {
+            switch scalar {
             case "/":
-                components.append(current)
-                current = ""
+                components.append(String(current))
+                current = String.UnicodeScalarView()
             case "~":
                 switch iterator.next() {
                 case "0": current.append("~"); offset += 1
@@ -53,11 +56,11 @@ public struct Path: Sendable, Hashable, CustomStringConvertible {
                 default: throw .invalidEscape(pointer: pointer, offset: offset)
                 }
             default:
-                current.append(character)
+                current.append(scalar)
             }
             offset += 1
         }
-        components.append(current)
+        components.append(String(current))
         self.components = components
     }
 
@@ -66,12 +69,12 @@ public struct Path: Sendable, Hashable, CustomStringConvertible {
         var result = ""
         for component in components {
             result.append("/")
-            if component.contains(where: { $0 == "~" || $0 == "/" }) {
-                for character in component {
-                    switch character {
+            if component.unicodeScalars.contains(where: { $0 == "~" || $0 == "/" }) {
+                for scalar in component.unicodeScalars {
+                    switch scalar {
                     case "~": result.append("~0")
                     case "/": result.append("~1")
-                    default: result.append(character)
+                    default: result.unicodeScalars.append(scalar)
                     }
                 }
             } else {

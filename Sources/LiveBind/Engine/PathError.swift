@@ -2,7 +2,7 @@
 public enum PathError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A JSON Pointer that is neither empty nor starts with `/`.
     case missingLeadingSlash(pointer: String)
-    /// A `~` in a JSON Pointer not followed by `0` (for `~`) or `1` (for `/`); `offset` counts characters.
+    /// A `~` in a JSON Pointer not followed by `0` (for `~`) or `1` (for `/`); `offset` counts Unicode scalars.
     case invalidEscape(pointer: String, offset: Int)
     /// A dotted path with an empty component (`a..b`, `.a`, `a.`); `index` is the component's position.
     case emptyComponent(dotted: String, index: Int)

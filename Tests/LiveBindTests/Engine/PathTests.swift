@@ -56,4 +56,17 @@ import Testing
             #expect(Path.arrayIndex(bad) == nil, "\(bad)")
         }
     }
+
+    /// Found by FuzzPath: a separator followed by a combining mark (U+06E0) forms one grapheme cluster,
+    /// and parsing by `Character` lost the separator.
+    @Test func separatorsFollowedByCombiningMarksStillSeparate() throws {
+        let dotted = try Path(dotted: "a.\u{6E0}b")
+        #expect(dotted.components == ["a", "\u{6E0}b"])
+        let pointer = try Path(pointer: "/\u{6E0}\u{FFFD}")
+        #expect(pointer.components == ["\u{6E0}\u{FFFD}"])
+        #expect(try Path(pointer: pointer.pointer) == pointer)
+        let escaped = try Path(pointer: "/a~1\u{301}")
+        #expect(escaped.components == ["a/\u{301}"])
+        #expect(try Path(pointer: escaped.pointer) == escaped)
+    }
 }

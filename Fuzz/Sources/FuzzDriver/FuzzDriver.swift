@@ -1,0 +1,21 @@
+/// The signature libFuzzer calls for each input.
+public typealias FuzzTarget = @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
+
+// libFuzzer's driver entry point (compiler-rt, linked by `-sanitize=fuzzer`). SwiftPM links an executable
+// target's entry as `<Target>_main` and aliases `main` to it, so libFuzzer's own `main` is never pulled in:
+// each target's entry calls this instead.
+@_silgen_name("LLVMFuzzerRunDriver")
+private func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ target: FuzzTarget
+) -> CInt
+
+/// Runs libFuzzer with the process's arguments on `target`.
+public func runFuzzer(
+    _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, _ target: FuzzTarget
+) -> CInt {
+    var count = argc
+    var vector = argv
+    return LLVMFuzzerRunDriver(&count, &vector, target)
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets in Fuzz/ and runs each for FUZZ_SECONDS (default 60) on a copy of the
+# committed seed corpus. Crashing inputs land in fuzz-artifacts/ (ignored by git): turn each into a test.
+# Usage: bash Tests/fuzz/run.sh [target...]   e.g. FUZZ_SECONDS=600 bash Tests/fuzz/run.sh FuzzJSON
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${FUZZ_SECONDS:-60}
+export SWIFT_BACKTRACE=enable=no   # the Swift backtracer and ASan fight over a crashing process
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzPath FuzzPatch)
+
+swift build -c release --package-path Fuzz --scratch-path .build-fuzz \
+  -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
+
+mkdir -p fuzz-artifacts
+status=0
+for target in "${targets[@]}"; do
+  case "$target" in
+    FuzzJSON) seeds=json ;; FuzzPath) seeds=path ;; FuzzPatch) seeds=patch ;;
+    *) echo "unknown fuzz target: $target" >&2; exit 2 ;;
+  esac
+  work=$(mktemp -d)
+  cp Tests/fuzz/corpus/$seeds/* "$work/"
+  echo "== $target for ${seconds}s"
+  if ! ".build-fuzz/release/$target" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
+       -artifact_prefix="fuzz-artifacts/$target-" -print_final_stats=1 "$work" 2> "fuzz-artifacts/$target.log"; then
+    status=1
+    echo "$target FAILED: see fuzz-artifacts/$target.log" >&2
+  fi
+  grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "fuzz-artifacts/$target.log" | tail -2 || true
+  rm -rf "$work"
+done
+exit $status
