@@ -7,7 +7,10 @@ import Testing
     let readings = Path(["sensor", "readings"])
 
     init() throws {
-        let elements = (0..<100_000).map { JSON.int($0) }
+        // Spare capacity, so that an insert followed by a remove never needs to grow the buffer.
+        var elements: [JSON] = []
+        elements.reserveCapacity(150_000)
+        elements.append(contentsOf: (0..<100_000).map { JSON.int($0) })
         try store.put("big", ["sensor": ["readings": .array(elements)]])
     }
 
