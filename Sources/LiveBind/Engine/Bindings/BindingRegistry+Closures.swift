@@ -5,7 +5,7 @@ extension BindingRegistry {
     /// `Value` can be `Double`, `Int`, `String`, `Bool`, `[T]` of `Decodable`, or any `Decodable`.
     /// Called on the thread delivering the store's changes; stop it with `unbind(id:)`.
     @discardableResult
-    public func observe<Value: Decodable>(
+    public func observe<Value: Decodable & SendableMetatype>(
         _ source: String, as type: Value.Type = Value.self, transform: TransformSpec? = nil,
         _ handler: @escaping @Sendable (Value) -> Void
     ) throws(BindingError) -> Binding {
@@ -31,7 +31,7 @@ extension BindingRegistry {
     /// > objects that thread may touch (or that synchronise themselves); for an `@Observable` object on the
     /// > main actor, use `bind(_:to:_:mode:transform:)` from the main actor instead.
     @discardableResult
-    public func bind<Object: AnyObject, Value: Decodable>(
+    public func bind<Object: AnyObject & SendableMetatype, Value: Decodable & SendableMetatype>(
         _ source: String, to object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Value>,
         transform: TransformSpec? = nil
     ) throws(BindingError) -> Binding {

@@ -10,7 +10,7 @@ extension BindingRegistry {
     /// equal value is never set again, and the binding's own store write is not sent back.
     @MainActor
     @discardableResult
-    public func bind<Object: Observable & AnyObject, Value: Codable & Equatable & Sendable>(
+    public func bind<Object: Observable & AnyObject & SendableMetatype, Value: Codable & Equatable & Sendable>(
         _ source: String, observable object: Object, _ keyPath: ReferenceWritableKeyPath<Object, Value>,
         mode: BindingMode = .twoWay, transform: TransformSpec? = nil
     ) throws(BindingError) -> Binding {

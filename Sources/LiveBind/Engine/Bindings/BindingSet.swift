@@ -1,4 +1,4 @@
-import Collections
+import OrderedCollections
 
 /// Bindings created together, from a definition file or from code, and enabled, disabled or unbound
 /// as a group.
@@ -136,7 +136,7 @@ extension BindingRegistry {
                     issues.append(BindingIssue(position: "\(position).id", reason: BindingError.duplicateID(binding.spec.id ?? "").description))
                     continue
                 }
-                do {
+                do throws(BindingError) {
                     try BindingGraph.check(binding, against: state.endpointBindings, store: store)
                 } catch {
                     issues.append(BindingIssue.from(error, at: position))

@@ -39,11 +39,14 @@ extension TransformRegistry {
         for kind in NumericAggregator.Kind.allCases {
             register(kind.rawValue) { parameters throws(BindingError) in
                 try parameters.allowOnly(["of"])
-                var key: [String] = []
+                let key: [String]
                 if parameters["of"] != nil {
-                    do { key = try Path(dotted: try parameters.string("of")).components } catch {
+                    let text = try parameters.string("of")
+                    do { key = try Path(dotted: text).components } catch {
                         throw .invalidParameter(transform: kind.rawValue, parameter: "of", reason: "is not a dotted path")
                     }
+                } else {
+                    key = []
                 }
                 return Transform(name: kind.rawValue) { NumericAggregator(kind: kind, key: key) }
             }
@@ -58,13 +61,13 @@ extension TransformRegistry {
         guard factor != 0, factor.isFinite, offset.isFinite else {
             throw .invalidParameter(transform: "scale", parameter: "factor", reason: "must be a finite, non-zero number")
         }
-        func number(_ value: JSON) throws -> Double {
+        @Sendable func number(_ value: JSON) throws -> Double {
             guard let number = value.doubleValue else {
                 throw BindingError.transformFailed(transform: "scale", reason: "expected a number, found \(value)")
             }
             return number
         }
-        func result(_ number: Double, like input: JSON) -> JSON {
+        @Sendable func result(_ number: Double, like input: JSON) -> JSON {
             if case .int = input, let integer = Int(exactly: number) { return .int(integer) }
             return .double(number)
         }
@@ -103,16 +106,15 @@ extension TransformRegistry {
         }
         let table = forwardTable, back = reverseTable
         let keysAreText = parameters["table"] != nil
-        return Transform(
-            name: "lookup", samples: pairs.map(\.0),
-            forward: { value throws in
-                let key: JSON = keysAreText && value.stringValue == nil ? .string(value.description) : value
-                if let found = table[key] ?? fallback { return found }
-                throw BindingError.transformFailed(transform: "lookup", reason: "\(value) is not in the table and there is no default")
-            },
-            reverse: injective ? { value throws in
-                if let found = back[value] { return found }
-                throw BindingError.transformFailed(transform: "lookup", reason: "\(value) is not a value of the table")
-            } : nil)
+        let forward: @Sendable (JSON) throws -> JSON = { value throws in
+            let key: JSON = keysAreText && value.stringValue == nil ? .string(value.description) : value
+            if let found = table[key] ?? fallback { return found }
+            throw BindingError.transformFailed(transform: "lookup", reason: "\(value) is not in the table and there is no default")
+        }
+        let reverse: @Sendable (JSON) throws -> JSON = { value throws in
+            if let found = back[value] { return found }
+            throw BindingError.transformFailed(transform: "lookup", reason: "\(value) is not a value of the table")
+        }
+        return Transform(name: "lookup", samples: pairs.map(\.0), forward: forward, reverse: injective ? reverse : nil)
     }
 }

@@ -1,4 +1,4 @@
-import Collections
+import OrderedCollections
 
 /// A transform by name with its parameters, as written in a binding entry:
 /// `"count"` or `{"name": "format", "pattern": "%.1f °C"}`.
