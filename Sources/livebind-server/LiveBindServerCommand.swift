@@ -32,11 +32,11 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.publicDirectory = `public`
         FileLimit.raise(toAtLeast: configuration.maxStreams + 1024, logger: logger)
 
-        let server = LiveBindServer(configuration: configuration, logger: logger)
+        let server = LiveBindServer(store: Store(), configuration: configuration, logger: logger)
         do {
             try server.start()
         } catch {
-            throw ValidationError(error.description)
+            throw ValidationError("\(error)")
         }
         logger.info("Open http://\(displayHost):\(server.port)/ for the dashboard (Ctrl-C stops)")
         ShutdownSignals.install(logger: logger) {
