@@ -144,7 +144,7 @@ import Testing
             #expect(first.id == id && second.id == id)
             #expect(first.data == second.data)
             let changes = try #require(try first.object()["changes"] as? [[String: Any]])
-            #expect(changes.map { $0["op"] as? String } == ["set", "remove"])
+            #expect(changes.map { $0["kind"] as? String } == ["set", "remove"])
             #expect(changes.map { $0["path"] as? String } == ["/a", "/b"])
         }
     }
