@@ -1,67 +1,117 @@
 import Logging
 import Synchronization
 
-/// Serves models over HTTP and their changes as Server-Sent Events, on libmicrohttpd.
+/// Serves a store's models over HTTP and their changes as Server-Sent Events, on libmicrohttpd.
 ///
 /// ```swift
-/// let server = LiveBindServer(configuration: .init())
-/// try server.start()
-/// print(server.port)
+/// let store = Store()
+/// let server = LiveBindServer(store: store, configuration: .init())   // bindings at server.bindings
+/// try server.start()          // http://127.0.0.1:8080/
+/// try store.put("sensor", ["temperature": 21.5])
 /// server.stop()
 /// ```
 public final class LiveBindServer: Sendable {
+    /// The models served.
+    public let store: Store
+    /// The live bindings of `store`, served at `/bindings`.
+    public let bindings: BindingRegistry
     /// The configuration the server was made with.
     public let configuration: Configuration
     let logger: Logger
-    private let daemon: Mutex<MicroHTTPDDaemon?> = Mutex(nil)
+    let counters = ServerCounters()
 
-    /// Makes a stopped server.
-    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "livebind.server")) {
+    /// What exists only while running.
+    struct Running: Sendable {
+        let daemon: MicroHTTPDDaemon
+        let hub: EventHub
+        let feed: Observation
+        let heartbeat: Task<Void, Never>
+    }
+    private let running: Mutex<Running?> = Mutex(nil)
+
+    /// Makes a stopped server for `store`, serving the bindings of `bindings` (a new registry if nil).
+    public init(store: Store, bindings: BindingRegistry? = nil, configuration: Configuration = Configuration(),
+                logger: Logger = Logger(label: "livebind.server")) {
+        precondition(bindings == nil || bindings!.store === store, "the binding registry must belong to the served store")
+        self.store = store
+        self.bindings = bindings ?? BindingRegistry(store: store)
         self.configuration = configuration
         self.logger = logger
     }
 
     /// The bound port while running (the real one when configured with port 0), else 0.
-    public var port: Int { Int(daemon.withLock { $0?.port } ?? 0) }
+    public var port: Int { Int(running.withLock { $0?.daemon.port } ?? 0) }
 
-    /// Binds and starts serving. Throws when the address is invalid or taken.
+    /// Binds and starts serving. Throws when the address is invalid or taken, or when already running.
     public func start() throws(ServerError) {
-        let router = try makeRouter()
-        let options = MicroHTTPDDaemon.Options(
+        let hub = EventHub(store: store, settings: .init(retainedEvents: max(1, configuration.retainedEvents),
+                                                         maxStreams: configuration.maxStreams))
+        let router = try makeRouter(hub: hub)
+        let daemon = MicroHTTPDDaemon(options: daemonOptions, handlers: makeHandlers(router), logger: logger)
+        let claimed = running.withLock { current in
+            guard current == nil else { return false }
+            current = Running(daemon: daemon, hub: hub, feed: Observation {}, heartbeat: Task {})
+            return true
+        }
+        guard claimed else { throw .alreadyRunning }
+        do {
+            try daemon.start()
+        } catch {
+            running.withLock { $0 = nil }
+            throw error
+        }
+        let feed = store.observeAll { commit in hub.publish(EventEncoder.frame(for: commit)) }
+        let interval = configuration.heartbeat
+        let heartbeat = Task.detached {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                if !Task.isCancelled { hub.publishHeartbeat() }
+            }
+        }
+        running.withLock { $0 = Running(daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat) }
+        logger.info("listening on http://\(configuration.host):\(daemon.port)/")
+    }
+
+    /// Stops in the order libmicrohttpd needs: stop accepting, end every stream (resuming the
+    /// suspended ones), wait briefly for them to close, then stop the daemon. Safe to call twice.
+    public func stop() {
+        guard let current = running.withLock({ current in defer { current = nil }; return current }) else { return }
+        current.daemon.quiesce()
+        current.feed.cancel()
+        current.heartbeat.cancel()
+        let left = current.hub.shutdown(deadline: .seconds(5))
+        if left > 0 { logger.warning("\(left) streams still open at shutdown") }
+        current.daemon.stop()
+        logger.info("stopped")
+    }
+
+    deinit { stop() }
+
+    private var daemonOptions: MicroHTTPDDaemon.Options {
+        MicroHTTPDDaemon.Options(
             host: configuration.host, port: UInt16(clamping: configuration.port),
             connectionLimit: configuration.effectiveConnectionLimit,
             connectionMemoryLimit: configuration.connectionMemoryLimit,
             connectionTimeoutSeconds: configuration.connectionTimeout,
             threadPoolSize: configuration.threadPoolSize,
             sendBufferSize: configuration.sendBufferSize, bodyLimit: configuration.bodyLimit)
-        let handlers = MicroHTTPDDaemon.Handlers(
+    }
+
+    private func makeHandlers(_ router: Router) -> MicroHTTPDDaemon.Handlers {
+        let counters = counters
+        return MicroHTTPDDaemon.Handlers(
             respond: { request in
-                do { return try router.route(request) } catch { return Problem.from(error).response }
+                counters.add(request: request)
+                do {
+                    return try router.route(request)
+                } catch {
+                    counters.addError()
+                    return Problem.from(error).response
+                }
             },
-            reject: { _, failure in Problem.from(failure).response })
-        let made = MicroHTTPDDaemon(options: options, handlers: handlers, logger: logger)
-        let alreadyRunning = daemon.withLock { current in
-            if current != nil { return true }
-            current = made
-            return false
-        }
-        if alreadyRunning { throw .alreadyRunning }
-        do {
-            try made.start()
-        } catch {
-            daemon.withLock { $0 = nil }
-            throw error
-        }
-        logger.info("listening on http://\(configuration.host):\(made.port)/")
+            reject: { _, failure in
+                counters.addError()
+                return Problem.from(failure).response
+            })
     }
-
-    /// Stops: no new connections, open streams end, then the daemon stops. Safe to call twice.
-    public func stop() {
-        guard let running = daemon.withLock({ current in defer { current = nil }; return current }) else { return }
-        running.quiesce()
-        running.stop()
-        logger.info("stopped")
-    }
-
-    deinit { stop() }
 }

@@ -5,8 +5,10 @@ import Logging
 import Glibc
 #endif
 
-/// Starts a `LiveBindServer` in-process on 127.0.0.1 port 0, runs `body` with its port, then stops it.
+/// Starts a `LiveBindServer` for `store` in-process on 127.0.0.1 port 0, runs `body` with its port,
+/// then stops it.
 func withRunningServer<Result>(
+    store: Store = Store(),
     configure: (inout LiveBindServer.Configuration) -> Void = { _ in },
     _ body: (Int) throws -> Result
 ) throws -> Result {
@@ -16,7 +18,7 @@ func withRunningServer<Result>(
     configure(&configuration)
     var logger = Logger(label: "livebind.test")
     logger.logLevel = .warning
-    let server = LiveBindServer(configuration: configuration, logger: logger)
+    let server = LiveBindServer(store: store, configuration: configuration, logger: logger)
     try server.start()
     defer { server.stop() }
     return try body(server.port)

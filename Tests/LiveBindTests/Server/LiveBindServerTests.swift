@@ -54,7 +54,7 @@ import LiveBind
     }
 
     @Test func stopsAndFreesThePort() throws {
-        let server = LiveBindServer(configuration: {
+        let server = LiveBindServer(store: Store(), configuration: {
             var configuration = LiveBindServer.Configuration()
             configuration.port = 0
             return configuration
