@@ -41,11 +41,20 @@
   //   "." is the element itself. Wire paths are RFC 6901 JSON Pointers.
   // ===========================================================================================
 
-  /** Parses an attribute path; throws an Error whose message says what is wrong. */
+  /**
+   * Parses an attribute path; throws an Error whose message says what is wrong. Besides the dotted
+   * form there is a pointer form for keys holding "." or "/": "model/a.b/c~1d", and "./a.b" inside rows.
+   */
   function parsePath(text) {
     const source = text.trim();
     if (source === '') throw new Error('empty path');
     if (source === '.') return { relative: true, model: null, tokens: [] };
+    if (source.startsWith('./')) return { relative: true, model: null, tokens: pointerTokens(source.slice(1)) };
+    const slash = source.indexOf('/');
+    const dot = source.indexOf('.');
+    if (slash > 0 && (dot < 0 || slash < dot)) {
+      return { relative: false, model: source.slice(0, slash), tokens: pointerTokens(source.slice(slash)) };
+    }
     const relative = source[0] === '.';
     const parts = (relative ? source.slice(1) : source).split('.');
     if (parts.some((p) => p === '')) throw new Error(`"${source}" has an empty segment`);
@@ -1025,6 +1034,14 @@
       const scope = modelScope(model);
       connection.want(model);
       return watch(scope, tokens, { update: (change) => fn(scope.get(tokens), change) });
+    },
+
+    /**
+     * The live value at a JSON Pointer in a model, without a copy (for renderers such as the
+     * dashboard): read it, never modify it.
+     */
+    peek(model, pointer) {
+      return modelScope(model).get(pointerTokens(pointer || ''));
     },
 
     /** Names of the models currently streamed. */
