@@ -775,7 +775,7 @@
 
   const queue = [];
   let frame = 0;
-  const stats = { events: 0, changes: 0, frames: 0 };
+  const stats = { events: 0, changes: 0, frames: 0, applyMs: 0 };
 
   function enqueue(type, data, id) {
     queue.push({ type, data, id });
@@ -786,6 +786,7 @@
 
   function flushQueue() {
     frame = 0;
+    const started = performance.now();
     const events = queue.splice(0, queue.length);
     stats.frames += 1;
     for (const event of events) {
@@ -796,6 +797,7 @@
       }
       stats.events += 1;
     }
+    stats.applyMs += performance.now() - started;
   }
 
   function applyEvent({ type, data, id }) {
@@ -1064,7 +1066,7 @@
       return connection.lastId;
     },
 
-    /** Counters for tests and benchmarks: events and changes applied, frames used. */
+    /** Counters for tests and benchmarks: events and changes applied, frames used, milliseconds spent applying. */
     stats,
     config,
   };
