@@ -819,7 +819,8 @@
         for (const fn of anyListeners) fn(null, { kind: 'resync', reason: data.reason, id });
         return;
       case 'batch':
-        for (const c of data.changes) applyChange(Object.assign({ model: data.model, rev: data.rev }, c), id);
+        // Inside a batch each change names its kind in "op".
+        for (const c of data.changes) applyChange(Object.assign({ model: data.model, rev: data.rev, kind: c.op }, c), id);
         return;
       default:
         applyChange(Object.assign({ kind: type }, data), id);
