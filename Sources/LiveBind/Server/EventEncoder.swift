@@ -21,7 +21,7 @@ enum EventEncoder {
             bytes += #","rev":\#(commit.revision),"changes":["#.utf8
             for (position, change) in changes.enumerated() {
                 if position > 0 { bytes.append(UInt8(ascii: ",")) }
-                bytes += #"{"op":"\#(change.kind.rawValue)","#.utf8
+                bytes += #"{"kind":"\#(change.kind.rawValue)","#.utf8
                 appendFields(of: change, into: &bytes)
                 bytes.append(UInt8(ascii: "}"))
             }

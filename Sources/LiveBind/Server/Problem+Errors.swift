@@ -2,6 +2,13 @@ extension Problem {
     /// THE mapping from any error to a problem. Every error response goes through here.
     public static func from(_ error: any Error) -> Problem {
         if let error = error as? RequestError { return from(error) }
+        if let error = error as? StoreError { return from(error) }
+        if let error = error as? PathError {
+            return Problem(status: 400, kind: "invalid-path", title: "Bad Request", detail: error.description)
+        }
+        if let error = error as? JSONError {
+            return Problem(status: 400, kind: "malformed-json", title: "Bad Request", detail: "not valid JSON: \(error)")
+        }
         return Problem(status: 500, kind: "internal", title: "Internal Server Error", detail: "\(error)")
     }
 
@@ -32,6 +39,20 @@ extension Problem {
             var problem = Problem(status: 503, kind: "unavailable", title: "Service Unavailable", detail: detail)
             problem.headers.add("Retry-After", "5")
             return problem
+        }
+    }
+
+    private static func from(_ error: StoreError) -> Problem {
+        let detail = error.description
+        switch error {
+        case .modelNotFound, .pathNotFound:
+            return Problem(status: 404, kind: "not-found", title: "Not Found", detail: detail)
+        case .invalidModelName, .invalidPath, .invalidPatch:
+            return Problem(status: 400, kind: "bad-request", title: "Bad Request", detail: detail)
+        case .revisionMismatch:
+            return Problem(status: 412, kind: "stale-revision", title: "Precondition Failed", detail: detail)
+        case .typeMismatch, .indexOutOfRange, .testFailed, .invalidValue, .validationFailed:
+            return Problem(status: 422, kind: "cannot-apply", title: "Unprocessable Content", detail: detail)
         }
     }
 }

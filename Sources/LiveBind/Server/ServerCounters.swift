@@ -6,10 +6,7 @@ final class ServerCounters: Sendable {
     let writes = Atomic<Int>(0)
     let errors = Atomic<Int>(0)
 
-    func add(request: HTTPRequest) {
-        requests.add(1, ordering: .relaxed)
-        if request.method != .get && request.method != .head { writes.add(1, ordering: .relaxed) }
-    }
+    func add(request: HTTPRequest) { requests.add(1, ordering: .relaxed) }
 
     func addError() { errors.add(1, ordering: .relaxed) }
 }

@@ -65,7 +65,7 @@ import Testing
             #expect(batch.type == "batch")
             let data = try batch.object()
             let changes = try #require(data["changes"] as? [[String: Any]])
-            #expect(changes.map { $0["op"] as? String } == ["set", "set"])
+            #expect(changes.map { $0["kind"] as? String } == ["set", "set"])
             #expect(changes.map { $0["path"] as? String } == ["/a", "/b"])
         }
     }

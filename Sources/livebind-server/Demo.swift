@@ -1,0 +1,152 @@
+import LiveBind
+import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built-in demo: a sensor whose temperature drifts, a readings table that keeps the last 20
+/// rows, and an orders table with inserts, replaces and removes. Each `tick()` is one second.
+final class Demo: Sendable {
+    let store: Store
+    let logger: Logger
+    private struct State {
+        var tick = 0
+        var temperature = 21.0
+        var nextOrder = 1004
+    }
+    private let state = Mutex(State())
+
+    static let customers = ["Ada", "Grace", "Linus", "Barbara", "Ken", "Margaret", "Dennis", "Frances"]
+    static let products = ["Basil", "Tomatoes", "Chili", "Mint", "Lettuce", "Thyme"]
+    static let steps = ["pending", "packed", "shipped", "delivered"]
+    static let maxReadings = 20
+
+    init(store: Store, logger: Logger) {
+        self.store = store
+        self.logger = logger
+    }
+
+    /// Creates the three models with their starting values.
+    func install() throws {
+        try store.put("sensor", ["name": "Greenhouse", "temperature": 21.0, "threshold": 24.0, "unit": "°C",
+                                 "status": "ok", "label": "21.0 °C"])
+        try store.put("readings", ["items": [], "count": 0, "average": 0.0])
+        let orders: [JSON] = [
+            Self.order(id: 1001, customer: "Ada", product: "Basil", quantity: 2, step: "shipped"),
+            Self.order(id: 1002, customer: "Grace", product: "Mint", quantity: 1, step: "packed"),
+            Self.order(id: 1003, customer: "Linus", product: "Chili", quantity: 5, step: "pending"),
+        ]
+        try store.put("orders", ["items": .array(orders), "count": 3, "open": 3])
+    }
+
+    /// One second of life: the temperature drifts, a reading is added, an order changes.
+    func tick() {
+        let (tick, temperature) = state.withLock { state in
+            state.tick += 1
+            let drift = Double.random(in: -0.6...0.6) + (21.5 - state.temperature) * 0.05
+            state.temperature = ((state.temperature + drift) * 10).rounded() / 10
+            return (state.tick, state.temperature)
+        }
+        do {
+            try updateSensor(temperature)
+            try addReading(tick: tick, value: temperature)
+            try changeOrders()
+        } catch {
+            logger.warning("demo tick failed: \(error)")
+        }
+    }
+
+    private func updateSensor(_ temperature: Double) throws {
+        let threshold = (try? store.value(of: "sensor", at: Path(dotted: "threshold")))?.doubleValue ?? 24
+        try store.write("sensor") { (editor: inout ModelEditor) throws(StoreError) in
+            try editor.set(.double(temperature), at: .root.appending("temperature"))
+            try editor.set(.string(temperature > threshold ? "hot" : "ok"), at: .root.appending("status"))
+            try editor.set(.string("\(temperature) °C"), at: .root.appending("label"))
+        }
+    }
+
+    private func addReading(tick: Int, value: Double) throws {
+        let items = Path.root.appending("items")
+        try store.write("readings") { (editor: inout ModelEditor) throws(StoreError) in
+            _ = try editor.append(["id": .int(tick), "time": .string(Self.clock()), "value": .double(value)], to: items)
+            guard case .array(var rows) = try editor.value(at: items) else { return }
+            if rows.count > Self.maxReadings {
+                try editor.remove(at: items.appending("0"))
+                rows.removeFirst()
+            }
+            let values = rows.compactMap { $0.objectMember("value")?.doubleValue }
+            let average = values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count)
+            try editor.set(.int(rows.count), at: .root.appending("count"))
+            try editor.set(.double((average * 100).rounded() / 100), at: .root.appending("average"))
+        }
+    }
+
+    private func changeOrders() throws {
+        let items = Path.root.appending("items")
+        let newID = state.withLock { state in
+            defer { state.nextOrder += 1 }
+            return state.nextOrder
+        }
+        try store.write("orders") { (editor: inout ModelEditor) throws(StoreError) in
+            guard case .array(let rows) = try editor.value(at: items) else { return }
+            let delivered = rows.firstIndex { $0.objectMember("status") == "delivered" }
+            let roll = Int.random(in: 0..<10)
+            if let delivered, roll < 3 || rows.count > 8 {
+                try editor.remove(at: items.appending("\(delivered)"))
+            } else if roll < 6 || rows.isEmpty {
+                let order = Self.order(id: newID, customer: Self.customers.randomElement()!,
+                                       product: Self.products.randomElement()!, quantity: Int.random(in: 1...6),
+                                       step: "pending")
+                try editor.insert(order, at: Int.random(in: 0...rows.count), in: items)
+            } else {
+                let index = Int.random(in: 0..<rows.count)
+                let current = rows[index].objectMember("status")?.stringValue ?? "pending"
+                let next = Self.steps[min((Self.steps.firstIndex(of: current) ?? 0) + 1, Self.steps.count - 1)]
+                guard case .object(var order) = rows[index] else { return }
+                order["status"] = .string(next)
+                try editor.replace(at: index, in: items, with: .object(order))
+            }
+            guard case .array(let now) = try editor.value(at: items) else { return }
+            try editor.set(.int(now.count), at: .root.appending("count"))
+            try editor.set(.int(now.filter { $0.objectMember("status") != "delivered" }.count), at: .root.appending("open"))
+        }
+    }
+
+    static func order(id: Int, customer: String, product: String, quantity: Int, step: String) -> JSON {
+        ["id": .string("A-\(id)"), "customer": .string(customer), "item": .string(product),
+         "quantity": .int(quantity), "status": .string(step)]
+    }
+
+    /// The UTC wall clock as `hh:mm:ss`.
+    static func clock() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
+    }
+}
+
+extension JSON {
+    /// The number as a Double, if this is a number.
+    var doubleValue: Double? {
+        switch self {
+        case .int(let value): Double(value)
+        case .double(let value): value
+        default: nil
+        }
+    }
+
+    /// The string, if this is a string.
+    var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    /// The member `name`, if this is an object that has it.
+    func objectMember(_ name: String) -> JSON? {
+        if case .object(let members) = self { return members[name] }
+        return nil
+    }
+}
