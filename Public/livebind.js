@@ -992,6 +992,16 @@
     }
   }
 
+  // A page kept in the back/forward cache would hold its stream (one of six connections per host)
+  // while frozen: close it on the way out, resume from the last event id on the way back.
+  global.addEventListener('pagehide', () => {
+    clearTimeout(connection.timer);
+    connection.close();
+  });
+  global.addEventListener('pageshow', (e) => {
+    if (e.persisted) connection.open(true);
+  });
+
   global.addEventListener('online', () => {
     if (connection.state === 'offline') connection.open(true);
   });

@@ -50,9 +50,11 @@ def test_resume_after_dropped_stream_misses_nothing(page, server, proxy):
 
 
 def test_resync_after_server_restart(page, own_server):
-    own_server.put("/models/counter", {"n": 1, "log": ["before"]})
+    own_server.put("/models/counter", {"n": 0, "log": ["before"]})
     open_page(page, own_server.base, "/t/connection.html")
-    wait_text(page, "#count", "1")
+    for n in range(1, 6):  # the client's last event id ends up ahead of the new process's ids
+        own_server.put("/models/counter/n", n)
+    wait_text(page, "#count", "5")
     page.execute_script(RECORD)
 
     own_server.restart()  # a new process: the old event history is gone

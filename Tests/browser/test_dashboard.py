@@ -68,7 +68,9 @@ def test_table_updates_row_by_row(page, demo):
 
 
 def test_binding_switch_patches_the_binding(page, demo):
-    bindings = demo.get("/bindings")
+    status, bindings = demo.request("GET", "/bindings")
+    if status == 404:
+        pytest.skip("this server build has no GET /bindings")
     bindings = bindings if isinstance(bindings, list) else bindings["bindings"]
     assert bindings, "the demo has no bindings"
     first = bindings[0]
@@ -87,3 +89,27 @@ def test_binding_switch_patches_the_binding(page, demo):
     wait(page, lambda d: "disabled" in d.find_element(By.CSS_SELECTOR, f".binding[data-binding='{first['id']}']").get_attribute("class"))
     page.find_element(By.CSS_SELECTOR, switch).click()
     wait(page, lambda d: enabled() is True)
+
+
+def test_pages_have_no_inline_script_or_style():
+    """A strict CSP (script-src 'self', no inline styles) needs every script and style in files."""
+    import re
+    from conftest import ROOT
+    for html in sorted((ROOT / "Public").rglob("*.html")):
+        text = html.read_text()
+        assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", text), f"{html.name} has an inline <script>"
+        assert not re.search(r"\sstyle\s*=", text), f"{html.name} has a style attribute"
+        assert not re.search(r"\son[a-z]+\s*=", text), f"{html.name} has an inline event handler"
+        assert "<style" not in text, f"{html.name} has a <style> element"
+
+
+def test_dashboard_runs_without_csp_violations(page, demo):
+    added = page.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source":
+        "window.cspViolations = []; document.addEventListener('securitypolicyviolation', "
+        "e => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI))"})
+    try:
+        open_page(page, demo.base, "/")
+        wait(page, lambda d: d.execute_script("return document.querySelectorAll('.card').length") > 0)
+        assert page.execute_script("return window.cspViolations") == []
+    finally:
+        page.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": added["identifier"]})
