@@ -2,24 +2,32 @@ import LiveBind
 import Logging
 import Synchronization
 
-/// What the executable runs besides the server: the models from `--config`, and the demo.
+/// What the executable runs besides the server: the binding set from `--config`, and the demo.
 final class Application: Sendable {
-    let store: Store
+    let registry: BindingRegistry
     let logger: Logger
-    private let demoTask = Mutex<Task<Void, Never>?>(nil)
+    private struct Parts: Sendable {
+        var sets: [BindingSet] = []
+        var demo: Task<Void, Never>?
+    }
+    private let parts = Mutex(Parts())
 
-    /// Loads `configFile` (models and bindings) into `store`, if given.
-    init(store: Store, configFile: String?, logger: Logger) throws {
-        self.store = store
+    /// Loads `configFile` (models and bindings) into the registry's store, if given.
+    init(registry: BindingRegistry, configFile: String?, logger: Logger) throws {
+        self.registry = registry
         self.logger = logger
-        if let configFile { try ConfigFile.load(configFile, into: store, logger: logger) }
+        if let configFile {
+            let set = try ConfigFile.load(configFile, into: registry, logger: logger)
+            parts.withLock { $0.sets.append(set) }
+        }
     }
 
-    /// Creates the demo models and changes them every second until `stop()`.
+    /// Creates the demo models and bindings, and changes the models every second until `stop()`.
     func startDemo() {
-        let demo = Demo(store: store, logger: logger)
+        let demo = Demo(store: registry.store, logger: logger)
+        let set: BindingSet
         do {
-            try demo.install()
+            set = try demo.install(registry: registry)
         } catch {
             logger.error("demo could not start: \(error)")
             return
@@ -27,15 +35,18 @@ final class Application: Sendable {
         let task = Task.detached {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
-                demo.tick()
+                if !Task.isCancelled { demo.tick() }
             }
         }
-        demoTask.withLock { $0 = task }
-        logger.info("demo running: models sensor, readings, orders change every second")
+        parts.withLock {
+            $0.sets.append(set)
+            $0.demo = task
+        }
+        logger.info("demo running: models sensor, readings and orders change every second; \(set.bindings.count) bindings")
     }
 
     /// Stops the demo.
     func stop() {
-        demoTask.withLock { $0?.cancel() }
+        parts.withLock { $0.demo?.cancel() }
     }
 }

@@ -4,28 +4,24 @@ import Logging
 import Glibc
 #endif
 
-/// `--config FILE`: a JSON file of models (and, once bindings exist, bindings) loaded at start.
+/// `--config FILE`: a binding-set definition (`{"models": {...}, "bindings": [...]}`) loaded at start,
+/// all or nothing.
 enum ConfigFile {
     /// Why a config file could not be used.
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
 
-    static func load(_ path: String, into store: Store, logger: Logger) throws {
+    /// Loads the file into the registry's store; the returned set keeps its bindings alive.
+    static func load(_ path: String, into registry: BindingRegistry, logger: Logger) throws -> BindingSet {
         guard let bytes = readAll(path) else { throw Failure(description: "cannot read --config file '\(path)'") }
-        let json: JSON
-        do { json = try JSON(parsing: bytes) } catch {
-            throw Failure(description: "--config file '\(path)' is not valid JSON: \(error)")
+        do {
+            let set = try BindingSet(definition: bytes, registry: registry)
+            logger.info("loaded \(path): \(registry.store.modelNames().count) models, \(set.bindings.count) bindings")
+            return set
+        } catch {
+            throw Failure(description: "--config file '\(path)': \(error)")
         }
-        guard case .object(let members) = json, case .object(let models)? = members["models"] else {
-            throw Failure(description: "--config file '\(path)' must be an object with \"models\": {name: value}")
-        }
-        for (name, value) in models {
-            do { try store.put(name, value) } catch {
-                throw Failure(description: "--config file '\(path)': model '\(name)': \(error)")
-            }
-        }
-        logger.info("loaded \(models.count) models from \(path)")
     }
 
     /// The whole file, or nil. The corresponding C functions are `fopen` and `fread`.

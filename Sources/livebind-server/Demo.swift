@@ -7,6 +7,8 @@ import Glibc
 
 /// The built-in demo: a sensor whose temperature drifts, a readings table that keeps the last 20
 /// rows, and an orders table with inserts, replaces and removes. Each `tick()` is one second.
+/// Bindings derive the rest: the sensor's status (threshold) and label (format), the readings'
+/// count, average and maximum, the orders' count and total quantity.
 final class Demo: Sendable {
     let store: Store
     let logger: Logger
@@ -27,17 +29,36 @@ final class Demo: Sendable {
         self.logger = logger
     }
 
-    /// Creates the three models with their starting values.
-    func install() throws {
-        try store.put("sensor", ["name": "Greenhouse", "temperature": 21.0, "threshold": 24.0, "unit": "°C",
-                                 "status": "ok", "label": "21.0 °C"])
-        try store.put("readings", ["items": [], "count": 0, "average": 0.0])
-        let orders: [JSON] = [
-            Self.order(id: 1001, customer: "Ada", product: "Basil", quantity: 2, step: "shipped"),
-            Self.order(id: 1002, customer: "Grace", product: "Mint", quantity: 1, step: "packed"),
-            Self.order(id: 1003, customer: "Linus", product: "Chili", quantity: 5, step: "pending"),
-        ]
-        try store.put("orders", ["items": .array(orders), "count": 3, "open": 3])
+    /// The demo's models and bindings, as a definition file would declare them.
+    static let definition: JSON = [
+        "models": [
+            "sensor": ["name": "Greenhouse", "temperature": 21.0, "threshold": 24.0, "unit": "°C"],
+            "readings": ["items": []],
+            "orders": ["items": [
+                order(id: 1001, customer: "Ada", product: "Basil", quantity: 2, step: "shipped"),
+                order(id: 1002, customer: "Grace", product: "Mint", quantity: 1, step: "packed"),
+                order(id: 1003, customer: "Linus", product: "Chili", quantity: 5, step: "pending"),
+            ]],
+        ],
+        "bindings": [
+            ["id": "sensor-status", "source": "sensor.temperature", "target": "sensor.status",
+             "transform": ["name": "threshold", "value": 24, "above": "hot", "below": "ok"]],
+            ["id": "sensor-label", "source": "sensor.temperature", "target": "sensor.label",
+             "transform": ["name": "format", "pattern": "%.1f °C"]],
+            ["id": "readings-count", "source": "readings.items", "target": "readings.count", "transform": "count"],
+            ["id": "readings-average", "source": "readings.items", "target": "readings.average",
+             "transform": ["name": "avg", "of": "value"]],
+            ["id": "readings-max", "source": "readings.items", "target": "readings.max",
+             "transform": ["name": "max", "of": "value"]],
+            ["id": "orders-count", "source": "orders.items", "target": "orders.count", "transform": "count"],
+            ["id": "orders-quantity", "source": "orders.items", "target": "orders.quantity",
+             "transform": ["name": "sum", "of": "quantity"]],
+        ],
+    ]
+
+    /// Creates the three models and their bindings; the set keeps the bindings alive.
+    func install(registry: BindingRegistry) throws -> BindingSet {
+        try BindingSet(definition: Self.definition, registry: registry)
     }
 
     /// One second of life: the temperature drifts, a reading is added, an order changes.
@@ -49,7 +70,7 @@ final class Demo: Sendable {
             return (state.tick, state.temperature)
         }
         do {
-            try updateSensor(temperature)
+            try store.set(.double(temperature), at: .root.appending("temperature"), in: "sensor")
             try addReading(tick: tick, value: temperature)
             try changeOrders()
         } catch {
@@ -57,31 +78,16 @@ final class Demo: Sendable {
         }
     }
 
-    private func updateSensor(_ temperature: Double) throws {
-        let threshold = (try? store.value(of: "sensor", at: Path(dotted: "threshold")))?.doubleValue ?? 24
-        try store.write("sensor") { (editor: inout ModelEditor) throws(StoreError) in
-            try editor.set(.double(temperature), at: .root.appending("temperature"))
-            try editor.set(.string(temperature > threshold ? "hot" : "ok"), at: .root.appending("status"))
-            try editor.set(.string("\(temperature) °C"), at: .root.appending("label"))
-        }
-    }
-
+    /// Appends a reading and drops the oldest past `maxReadings`, as one write.
     private func addReading(tick: Int, value: Double) throws {
         let items = Path.root.appending("items")
         try store.write("readings") { (editor: inout ModelEditor) throws(StoreError) in
-            _ = try editor.append(["id": .int(tick), "time": .string(Self.clock()), "value": .double(value)], to: items)
-            guard case .array(var rows) = try editor.value(at: items) else { return }
-            if rows.count > Self.maxReadings {
-                try editor.remove(at: items.appending("0"))
-                rows.removeFirst()
-            }
-            let values = rows.compactMap { $0.objectMember("value")?.doubleValue }
-            let average = values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count)
-            try editor.set(.int(rows.count), at: .root.appending("count"))
-            try editor.set(.double((average * 100).rounded() / 100), at: .root.appending("average"))
+            let index = try editor.append(["id": .int(tick), "time": .string(Self.clock()), "value": .double(value)], to: items)
+            if index >= Self.maxReadings { try editor.remove(at: items.appending("0")) }
         }
     }
 
+    /// Inserts a new order, advances one order's status, or removes a delivered one.
     private func changeOrders() throws {
         let items = Path.root.appending("items")
         let newID = state.withLock { state in
@@ -107,9 +113,6 @@ final class Demo: Sendable {
                 order["status"] = .string(next)
                 try editor.replace(at: index, in: items, with: .object(order))
             }
-            guard case .array(let now) = try editor.value(at: items) else { return }
-            try editor.set(.int(now.count), at: .root.appending("count"))
-            try editor.set(.int(now.filter { $0.objectMember("status") != "delivered" }.count), at: .root.appending("open"))
         }
     }
 
@@ -129,21 +132,6 @@ final class Demo: Sendable {
 }
 
 extension JSON {
-    /// The number as a Double, if this is a number.
-    var doubleValue: Double? {
-        switch self {
-        case .int(let value): Double(value)
-        case .double(let value): value
-        default: nil
-        }
-    }
-
-    /// The string, if this is a string.
-    var stringValue: String? {
-        if case .string(let value) = self { return value }
-        return nil
-    }
-
     /// The member `name`, if this is an object that has it.
     func objectMember(_ name: String) -> JSON? {
         if case .object(let members) = self { return members[name] }

@@ -64,8 +64,9 @@ struct LiveBindServerCommand: ParsableCommand {
         FileLimit.raise(toAtLeast: configuration.maxStreams + 1024, logger: logger)
 
         let store = Store()
-        let app = try Application(store: store, configFile: config, logger: logger)
-        let server = LiveBindServer(store: store, configuration: configuration, logger: logger)
+        let registry = BindingRegistry(store: store)
+        let app = try Application(registry: registry, configFile: config, logger: logger)
+        let server = LiveBindServer(store: store, bindings: registry, configuration: configuration, logger: logger)
         do {
             try server.start()
         } catch {

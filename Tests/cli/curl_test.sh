@@ -111,5 +111,43 @@ if kill -0 "$SERVER_PID" 2>/dev/null; then fail "SIGTERM stops the server"; else
   wait "$SERVER_PID"; check "SIGTERM stops the server with status 0" "$?" 0; fi
 SERVER_PID=""
 
+# --- the demo, with its bindings ------------------------------------------------------------------
+start_server --demo
+sleep 2.2
+check_contains "demo has its three models" "$(curl -s "$BASE/models")" '"name":"orders"'
+READINGS=$(curl -s "$BASE/models/readings")
+check_contains "demo readings gain rows" "$READINGS" '"items":[{"id":1,'
+check_contains "a binding derives the readings count" "$READINGS" '"count":'
+check_contains "a binding derives the sensor label" "$(curl -s "$BASE/models/sensor/label")" ' °C"'
+check_contains "GET /bindings lists the demo bindings" "$(curl -s "$BASE/bindings")" '"id":"sensor-status"'
+check_contains "POST /bindings adds one" "$(curl -s -X POST "$BASE/bindings" -H "$JSON" \
+  -d '{"id":"f","source":"sensor.temperature","target":"sensor.fahrenheit","transform":{"name":"scale","factor":1.8,"offset":32}}')" \
+  '"id":"f"'
+check_contains "PATCH /bindings/{id} disables it" \
+  "$(curl -s -X PATCH "$BASE/bindings/f" -H "$JSON" -d '{"enabled":false}')" '"enabled":false'
+check "DELETE /bindings/{id}" "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$BASE/bindings/f")" 200
+kill -INT "$SERVER_PID"
+for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$SERVER_PID" 2>/dev/null; then fail "SIGINT stops the demo server"; else
+  wait "$SERVER_PID"; check "SIGINT stops the demo server with status 0" "$?" 0; fi
+SERVER_PID=""
+
+# --- --config -----------------------------------------------------------------------------------
+cat >"$WORK/config.json" <<'JSON_END'
+{"models":   {"sensor": {"temperature": 20.5}, "panel": {}},
+ "bindings": [{"source": "sensor.temperature", "target": "panel.label",
+               "transform": {"name": "format", "pattern": "%.1f °C"}}]}
+JSON_END
+start_server --config "$WORK/config.json"
+check "--config loads models and runs bindings" "$(curl -s "$BASE/models/panel")" '{"label":"20.5 °C"}'
+curl -s -d 'temperature=22.25' "$BASE/models/sensor" >/dev/null
+check "a form write flows through the binding" "$(curl -s "$BASE/models/panel/label")" '"22.2 °C"'
+check "no demo with --config" "$(curl -s "$BASE/models" | grep -c orders)" 0
+kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+echo '{"models": {"a": {}}, "bindings": [{"source": "a.x", "target": "a.y", "transform": "nope"}]}' >"$WORK/bad.json"
+OUTPUT=$("$BINARY" --port 0 --config "$WORK/bad.json" 2>&1); STATUS=$?
+check "a bad --config exits non-zero" "$([ $STATUS -ne 0 ] && echo yes)" yes
+check_contains "a bad --config says where" "$OUTPUT" "bindings[0]"
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -21,6 +21,17 @@ extension LiveBindServer {
             default: return try models.get(name, pointer)
             }
         }
+        let bindingsResource = BindingsResource(registry: bindings, counters: counters)
+        router.add([.get, .post], "/bindings") { request, _ in
+            request.method == .post ? try bindingsResource.create(request) : bindingsResource.list()
+        }
+        router.add([.get, .patch, .delete], "/bindings/:id") { request, parameters in
+            switch request.method {
+            case .patch: return try bindingsResource.update(parameters[0], request)
+            case .delete: return try bindingsResource.delete(parameters[0])
+            default: return try bindingsResource.get(parameters[0])
+            }
+        }
         if let directory = configuration.publicDirectory {
             let files = try StaticFiles(directory: directory)
             router.fallback = { request, _ in try files.respond(to: request) }

@@ -40,33 +40,28 @@ struct NumericAggregator: Aggregator {
     mutating func insert(_ element: JSON, elements: [JSON]) { add(element) }
 
     mutating func remove(_ element: JSON, elements: [JSON]) {
-        count -= 1
-        guard let number = number(in: element) else { return }
-        numbers -= 1
-        sum -= number.doubleValue ?? 0
-        if case .int(let value) = number {
-            if let total = intSum {
-                let (difference, overflow) = total.subtractingReportingOverflow(value)
-                intSum = overflow ? nil : difference
-            }
-        } else {
-            doubles -= 1
-        }
-        if numbers == 0 { sum = 0; intSum = 0; doubles = 0 }
-        if kind == .min || kind == .max, let extremum, number == extremum { rescan(elements) }
+        let number = subtract(element)
+        if tracksExtremum, let number, let extremum, number == extremum { rescan(elements) }
     }
 
     mutating func replace(_ old: JSON, with new: JSON, elements: [JSON]) {
-        let oldNumber = number(in: old), newNumber = number(in: new)
-        if (kind == .min || kind == .max), let oldNumber, let extremum, oldNumber == extremum,
-           newNumber.map({ !isBetter($0, than: oldNumber) && $0 != oldNumber }) ?? true {
-            // The extremum was replaced by something worse: only a scan can tell the new one.
-            rescan(elements)
-            return
+        let oldNumber = subtract(old)
+        count += 1
+        let newNumber = addTotals(new)
+        guard tracksExtremum else { return }
+        if let oldNumber, let current = extremum, oldNumber == current {
+            if let newNumber, newNumber == oldNumber || isBetter(newNumber, than: oldNumber) {
+                extremum = newNumber
+            } else {
+                // The extremum was replaced by something worse: only a scan can tell the new one.
+                rescan(elements)
+            }
+        } else if let newNumber {
+            if let current = extremum { if isBetter(newNumber, than: current) { extremum = newNumber } } else { extremum = newNumber }
         }
-        remove(old, elements: elements)
-        add(new)
     }
+
+    private var tracksExtremum: Bool { kind == .min || kind == .max }
 
     private mutating func rescan(_ elements: [JSON]) {
         rescans += 1
@@ -77,7 +72,13 @@ struct NumericAggregator: Aggregator {
 
     private mutating func add(_ element: JSON) {
         count += 1
-        guard let number = number(in: element) else { return }
+        guard let number = addTotals(element), tracksExtremum else { return }
+        if let current = extremum { if isBetter(number, than: current) { extremum = number } } else { extremum = number }
+    }
+
+    /// Adds the element's number to the running totals (not to `count`); returns the number.
+    private mutating func addTotals(_ element: JSON) -> JSON? {
+        guard let number = number(in: element) else { return nil }
         numbers += 1
         sum += number.doubleValue ?? 0
         if case .int(let value) = number {
@@ -88,9 +89,27 @@ struct NumericAggregator: Aggregator {
         } else {
             doubles += 1
         }
-        if kind == .min || kind == .max {
-            if let current = extremum { if isBetter(number, than: current) { extremum = number } } else { extremum = number }
+        return number
+    }
+
+    /// Takes the element out of `count` and the running totals; returns its number.
+    private mutating func subtract(_ element: JSON) -> JSON? {
+        count -= 1
+        guard let number = number(in: element) else { return nil }
+        numbers -= 1
+        sum -= number.doubleValue ?? 0
+        if case .int(let value) = number {
+            if let total = intSum {
+                let (difference, overflow) = total.subtractingReportingOverflow(value)
+                intSum = overflow ? nil : difference
+            }
+        } else {
+            doubles -= 1
         }
+        if numbers == 0 {
+            sum = 0; intSum = 0; doubles = 0; extremum = nil
+        }
+        return number
     }
 
     private func isBetter(_ candidate: JSON, than current: JSON) -> Bool {
