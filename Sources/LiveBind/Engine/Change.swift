@@ -1,0 +1,121 @@
+/// One granular change to a model, as observers and the SSE feed see it.
+///
+/// For `set` and `remove` of an object member, `path` is the member. For array operations (`insert`,
+/// `remove` of an element, `replace`, `move`) `path` is the array and `index`/`from`/`to` say where.
+/// Replacing a whole model is a `set` at the root; dropping a model is a `remove` at the root.
+public struct Change: Sendable, Equatable {
+    /// The change vocabulary shared by Swift, the wire and JavaScript.
+    public enum Kind: String, Sendable {
+        /// A value was set at `path` (created or replaced an object member, or the whole model).
+        case set
+        /// `value` was inserted into the array at `path` at `index`.
+        case insert
+        /// The object member at `path` was removed, or the array element at `index` of the array at `path`.
+        case remove
+        /// The array element at `index` of the array at `path` was replaced by `value`.
+        case replace
+        /// The array element at `from` of the array at `path` moved to `to` (an index in the result).
+        case move
+    }
+
+    /// What happened.
+    public var kind: Kind
+    /// The member for `set`/`remove` of a member; the array for array operations.
+    public var path: Path
+    /// The new value for `set`, `insert` and `replace`.
+    public var value: JSON?
+    /// The element index for `insert`, `remove` and `replace` of an array element.
+    public var index: Int?
+    /// The original index of the moved element for `move`.
+    public var from: Int?
+    /// The final index of the moved element for `move`.
+    public var to: Int?
+    /// The element's `"id"` member when the array element involved is an object with one.
+    public var key: JSON?
+
+    /// A change with every field given; unused fields stay `nil`.
+    public init(
+        kind: Kind, path: Path, value: JSON? = nil, index: Int? = nil, from: Int? = nil, to: Int? = nil,
+        key: JSON? = nil
+    ) {
+        self.kind = kind
+        self.path = path
+        self.value = value
+        self.index = index
+        self.from = from
+        self.to = to
+        self.key = key
+    }
+
+    /// The `"id"` member of an array element that is an object, used as `key`.
+    static func key(of element: JSON) -> JSON? {
+        if case .object(let members) = element { members["id"] } else { nil }
+    }
+}
+
+/// Everything one write did to one model: the unit of the store-wide feed (one SSE event).
+public struct Commit: Sendable {
+    /// What the commit carries.
+    public enum Kind: Sendable {
+        /// Granular changes, in the order they were made.
+        case changes([Change])
+        /// The model was created or replaced as a whole by `put`; this is its new value.
+        case snapshot(JSON)
+        /// The model was deleted.
+        case drop
+    }
+
+    /// Store-wide, strictly increasing: the SSE event id.
+    public var sequence: UInt64
+    /// The model's name.
+    public var model: String
+    /// The model's revision after this commit.
+    public var revision: UInt64
+    /// What changed.
+    public var kind: Kind
+
+    /// A commit with every field given.
+    public init(sequence: UInt64, model: String, revision: UInt64, kind: Kind) {
+        self.sequence = sequence
+        self.model = model
+        self.revision = revision
+        self.kind = kind
+    }
+}
+
+/// What a write did.
+public struct WriteResult: Sendable, Equatable {
+    /// The commit's sequence number; for a write that changed nothing, the store's last sequence.
+    public var sequence: UInt64
+    /// The model's revision after the write.
+    public var revision: UInt64
+    /// The index the element landed at, for appends.
+    public var index: Int?
+    /// `false` when the write changed nothing (an equal value was written).
+    public var changed: Bool
+
+    /// A result with every field given.
+    public init(sequence: UInt64, revision: UInt64, index: Int? = nil, changed: Bool) {
+        self.sequence = sequence
+        self.revision = revision
+        self.index = index
+        self.changed = changed
+    }
+}
+
+/// A model's value at one revision.
+public struct ModelSnapshot: Sendable {
+    /// The model's name.
+    public var name: String
+    /// The model's revision when the snapshot was taken.
+    public var revision: UInt64
+    /// The whole document (an object).
+    public var value: JSON
+
+    /// A snapshot with every field given.
+    public init(name: String, revision: UInt64, value: JSON) {
+        self.name = name
+        self.revision = revision
+        self.value = value
+    }
+}

@@ -1,0 +1,137 @@
+import Collections
+
+/// A JSON value: the content of every model, and of every change a model emits.
+///
+/// Objects keep their keys in insertion order. Equality is JSON equality: object key order does not
+/// matter, and an integer equals a double of the same exact value (`1 == 1.0`).
+public enum JSON: Sendable, Hashable, CustomStringConvertible {
+    /// The JSON `null`.
+    case null
+    /// `true` or `false`.
+    case bool(Bool)
+    /// A number without fraction or exponent that fits an `Int`.
+    case int(Int)
+    /// Any other number. Only finite values can be stored in a model.
+    case double(Double)
+    /// A string.
+    case string(String)
+    /// An array.
+    case array([JSON])
+    /// An object whose keys keep their insertion order.
+    case object(OrderedDictionary<String, JSON>)
+
+    /// The compact JSON text of this value.
+    public var description: String {
+        String(decoding: encoded(), as: UTF8.self)
+    }
+
+    /// The JSON type name used in error messages: `null`, `boolean`, `number`, `string`, `array`, `object`.
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "boolean"
+        case .int, .double: "number"
+        case .string: "string"
+        case .array: "array"
+        case .object: "object"
+        }
+    }
+
+    /// The members when this is an object, else `nil`.
+    public var objectValue: OrderedDictionary<String, JSON>? {
+        if case .object(let members) = self { members } else { nil }
+    }
+
+    /// The elements when this is an array, else `nil`.
+    public var arrayValue: [JSON]? {
+        if case .array(let elements) = self { elements } else { nil }
+    }
+
+    /// The number as a `Double` when this is `.int` or `.double`, else `nil`.
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let value): Double(value)
+        case .double(let value): value
+        default: nil
+        }
+    }
+
+    /// The string when this is `.string`, else `nil`.
+    public var stringValue: String? {
+        if case .string(let value) = self { value } else { nil }
+    }
+
+    /// The Boolean when this is `.bool`, else `nil`.
+    public var boolValue: Bool? {
+        if case .bool(let value) = self { value } else { nil }
+    }
+
+    /// The member `key` when this is an object that has it, else `nil`.
+    public subscript(key: String) -> JSON? {
+        if case .object(let members) = self { members[key] } else { nil }
+    }
+
+    /// Whether every double inside this value is finite (JSON has no NaN or infinity).
+    var isFinite: Bool {
+        switch self {
+        case .double(let value): value.isFinite
+        case .array(let elements): elements.allSatisfy(\.isFinite)
+        case .object(let members): members.values.allSatisfy(\.isFinite)
+        default: true
+        }
+    }
+}
+
+extension JSON {
+    /// JSON equality: object members compare regardless of order, and numbers compare by exact value.
+    public static func == (lhs: JSON, rhs: JSON) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.int(let a), .int(let b)): return a == b
+        case (.double(let a), .double(let b)): return a == b
+        case (.int(let a), .double(let b)), (.double(let b), .int(let a)): return Self.exactInt(b) == a
+        case (.string(let a), .string(let b)): return a == b
+        case (.array(let a), .array(let b)): return a == b
+        case (.object(let a), .object(let b)):
+            guard a.count == b.count else { return false }
+            for (key, value) in a {
+                guard let other = b[key], other == value else { return false }
+            }
+            return true
+        default: return false
+        }
+    }
+
+    /// Hashes consistently with `==`: member order is ignored, integral doubles hash as integers.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0 as UInt8)
+        case .bool(let value): hasher.combine(1 as UInt8); hasher.combine(value)
+        case .int(let value): hasher.combine(2 as UInt8); hasher.combine(value)
+        case .double(let value):
+            if let integer = Self.exactInt(value) {
+                hasher.combine(2 as UInt8); hasher.combine(integer)
+            } else {
+                hasher.combine(3 as UInt8); hasher.combine(value)
+            }
+        case .string(let value): hasher.combine(4 as UInt8); hasher.combine(value)
+        case .array(let elements): hasher.combine(5 as UInt8); hasher.combine(elements)
+        case .object(let members):
+            // Order-independent: sum the members' own hashes.
+            var sum = 0
+            for (key, value) in members {
+                var memberHasher = Hasher()
+                memberHasher.combine(key)
+                memberHasher.combine(value)
+                sum = sum &+ memberHasher.finalize()
+            }
+            hasher.combine(6 as UInt8); hasher.combine(members.count); hasher.combine(sum)
+        }
+    }
+
+    /// The `Int` equal to `value` when there is one.
+    private static func exactInt(_ value: Double) -> Int? {
+        Int(exactly: value)
+    }
+}

@@ -1,0 +1,95 @@
+import Synchronization
+
+/// A registered handler. Shared between the observer table and queued deliveries, so that cancelling
+/// also stops deliveries that are already queued.
+final class ObserverBox<Event: Sendable>: Sendable {
+    let id: UInt64
+    let handler: @Sendable (Event) -> Void
+    let isActive = Atomic<Bool>(true)
+
+    init(id: UInt64, handler: @escaping @Sendable (Event) -> Void) {
+        self.id = id
+        self.handler = handler
+    }
+
+    func deliver(_ event: Event) {
+        if isActive.load(ordering: .acquiring) { handler(event) }
+    }
+}
+
+/// One queued call of an observer.
+enum Delivery: Sendable {
+    case change(ObserverBox<Change>, Change)
+    case commit(ObserverBox<Commit>, Commit)
+
+    func run() {
+        switch self {
+        case .change(let box, let change): box.deliver(change)
+        case .commit(let box, let commit): box.deliver(commit)
+        }
+    }
+}
+
+/// The path observers of one model, as a tree of path components: a change at a path reaches the
+/// observers on the way down to it (at and above) and every observer below it.
+struct ObserverTable {
+    private struct Node {
+        var children: [String: Int] = [:]
+        var observers: [ObserverBox<Change>] = []
+        /// Observers in this node and every node below it, to skip empty branches.
+        var subtreeCount = 0
+    }
+
+    private var nodes: [Node] = [Node()]
+
+    /// Whether no observer is registered.
+    var isEmpty: Bool { nodes[0].subtreeCount == 0 }
+
+    mutating func add(_ box: ObserverBox<Change>, at path: Path) {
+        var node = 0
+        nodes[0].subtreeCount += 1
+        for component in path.components {
+            if let child = nodes[node].children[component] {
+                node = child
+            } else {
+                nodes.append(Node())
+                nodes[node].children[component] = nodes.count - 1
+                node = nodes.count - 1
+            }
+            nodes[node].subtreeCount += 1
+        }
+        nodes[node].observers.append(box)
+    }
+
+    mutating func remove(id: UInt64, at path: Path) {
+        var trail = [0]
+        for component in path.components {
+            guard let child = nodes[trail.last!].children[component] else { return }
+            trail.append(child)
+        }
+        guard let position = nodes[trail.last!].observers.firstIndex(where: { $0.id == id }) else { return }
+        nodes[trail.last!].observers.remove(at: position)
+        for node in trail { nodes[node].subtreeCount -= 1 }
+    }
+
+    /// Queues `change` for every observer at, above or below `change.path`.
+    func enqueue(_ change: Change, into queue: inout [Delivery]) {
+        var node = 0
+        for box in nodes[0].observers { queue.append(.change(box, change)) }
+        for component in change.path.components {
+            guard let child = nodes[node].children[component], nodes[child].subtreeCount > 0 else { return }
+            node = child
+            for box in nodes[node].observers { queue.append(.change(box, change)) }
+        }
+        if nodes[node].subtreeCount > nodes[node].observers.count {
+            enqueueBelow(node, change, into: &queue)
+        }
+    }
+
+    private func enqueueBelow(_ node: Int, _ change: Change, into queue: inout [Delivery]) {
+        for child in nodes[node].children.values where nodes[child].subtreeCount > 0 {
+            for box in nodes[child].observers { queue.append(.change(box, change)) }
+            enqueueBelow(child, change, into: &queue)
+        }
+    }
+}

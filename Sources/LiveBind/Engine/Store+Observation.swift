@@ -1,0 +1,45 @@
+extension Store {
+    /// Calls `handler` with every change at, above or below `path` in `model` (a change of `sensor`
+    /// reaches an observer of `sensor.temperature`; an insert into `sensor.readings` reaches an observer of
+    /// `sensor.readings` with its index). The model need not exist yet.
+    ///
+    /// Called after the store's lock is released, in commit order, never concurrently with another
+    /// observer of this store. Keep the returned token: the observer stops when it is cancelled or released.
+    public func observe(_ path: Path, in model: String, _ handler: @escaping @Sendable (Change) -> Void) -> Observation {
+        let box = state.withLock { state in
+            state.nextObserverID += 1
+            let box = ObserverBox(id: state.nextObserverID, handler: handler)
+            state.observers[model, default: ObserverTable()].add(box, at: path)
+            return box
+        }
+        return Observation { [weak self] in
+            box.isActive.store(false, ordering: .releasing)
+            self?.state.withLock { $0.observers[model]?.remove(id: box.id, at: path) }
+        }
+    }
+
+    /// Calls `handler` with every commit of every model, in sequence order (the server's SSE feed).
+    ///
+    /// Called after the store's lock is released, never concurrently with another observer of this store.
+    public func observeAll(_ handler: @escaping @Sendable (Commit) -> Void) -> Observation {
+        let box = state.withLock { state in
+            state.nextObserverID += 1
+            let box = ObserverBox(id: state.nextObserverID, handler: handler)
+            state.commitObservers.append(box)
+            return box
+        }
+        return Observation { [weak self] in
+            box.isActive.store(false, ordering: .releasing)
+            self?.state.withLock { $0.commitObservers.removeAll { $0 === box } }
+        }
+    }
+
+    /// Runs `pending`, then whatever other writes queued meanwhile, until the queue is empty.
+    func deliver(_ pending: [Delivery]) {
+        var batch = pending
+        repeat {
+            for delivery in batch { delivery.run() }
+            batch.removeAll(keepingCapacity: true)
+        } while state.withLock { $0.nextDelivery(after: &batch) }
+    }
+}

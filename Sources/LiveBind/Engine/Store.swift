@@ -1,0 +1,183 @@
+import Synchronization
+
+/// Named JSON models, their changes and their observers. Safe to use from any thread.
+///
+/// Every write is atomic and all-or-nothing; a write that changes something gets a store-wide, strictly
+/// increasing sequence number and bumps its model's revision. Observers are called after the store's
+/// lock is released, in commit order, one at a time: on the writing thread, or on whichever thread is
+/// already delivering (a write made from inside an observer is committed at once and delivered after
+/// the current delivery).
+public final class Store: Sendable {
+    let state: Mutex<StoreState>
+
+    /// An empty store whose first commit gets sequence `startingSequence + 1`.
+    public init(startingSequence: UInt64 = 0) {
+        state = Mutex(StoreState(lastSequence: startingSequence))
+    }
+
+    /// The sequence number of the latest commit (or `startingSequence` before any).
+    public var lastSequence: UInt64 {
+        state.withLock { $0.lastSequence }
+    }
+
+    /// Every model's name and revision, sorted by name.
+    public func modelNames() -> [(name: String, revision: UInt64)] {
+        state.withLock { state in
+            state.models.map { (name: $0.key, revision: $0.value.revision) }
+        }.sorted { $0.name < $1.name }
+    }
+
+    /// The value at `path` in `model`.
+    public func value(of model: String, at path: Path = .root) throws(StoreError) -> JSON {
+        let document = try state.withLock { (state) throws(StoreError) -> JSON in
+            guard let entry = state.models[model] else { throw .modelNotFound(model) }
+            return entry.value
+        }
+        return try document.value(at: path)
+    }
+
+    /// The whole of `model` with its revision.
+    public func snapshot(_ model: String) throws(StoreError) -> ModelSnapshot {
+        try state.withLock { (state) throws(StoreError) -> ModelSnapshot in
+            guard let entry = state.models[model] else { throw .modelNotFound(model) }
+            return ModelSnapshot(name: model, revision: entry.revision, value: entry.value)
+        }
+    }
+
+    /// One consistent cut: the snapshots (sorted by name; unknown names are skipped) and the sequence
+    /// they were taken at. `nil` means every model.
+    public func snapshot(models: [String]?) -> (sequence: UInt64, models: [ModelSnapshot]) {
+        let (sequence, snapshots) = state.withLock { state in
+            let names = models ?? Array(state.models.keys)
+            let snapshots = names.compactMap { name in
+                state.models[name].map { ModelSnapshot(name: name, revision: $0.revision, value: $0.value) }
+            }
+            return (state.lastSequence, snapshots)
+        }
+        return (sequence, snapshots.sorted { $0.name < $1.name })
+    }
+
+    /// Whether `name` is a valid model name: 1 to 128 characters from `A-Z a-z 0-9 _ . -`.
+    public static func isValidModelName(_ name: String) -> Bool {
+        let bytes = name.utf8
+        guard !bytes.isEmpty, bytes.count <= 128 else { return false }
+        return bytes.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"):
+                true
+            default:
+                false
+            }
+        }
+    }
+
+    /// Creates `model` or replaces its whole value (which must be an object).
+    ///
+    /// With `ifRevision`, the model must be at that revision; `0` means "must not exist yet".
+    /// Observers of the model hear a `set` at the root; store observers get a `snapshot` commit.
+    @discardableResult
+    public func put(_ model: String, _ value: JSON, ifRevision: UInt64? = nil) throws(StoreError) -> (
+        created: Bool, result: WriteResult
+    ) {
+        guard Self.isValidModelName(model) else { throw .invalidModelName(model) }
+        guard case .object = value else { throw .typeMismatch(path: .root, expected: "object", found: value.typeName) }
+        guard value.isFinite else { throw .invalidValue("numbers must be finite (JSON has no NaN or infinity)") }
+        let (outcome, pending) = try state.withLock {
+            (state) throws(StoreError) -> ((created: Bool, result: WriteResult), [Delivery]?) in
+            let existing = state.models[model]
+            let revision = existing?.revision ?? 0
+            if let expected = ifRevision, expected != revision {
+                throw .revisionMismatch(expected: expected, actual: revision)
+            }
+            if let existing, existing.value == value {
+                let result = WriteResult(sequence: state.lastSequence, revision: revision, changed: false)
+                return ((false, result), nil)
+            }
+            state.lastSequence += 1
+            state.models[model] = ModelState(value: value, revision: revision + 1)
+            state.enqueue(Change(kind: .set, path: .root, value: value), in: model)
+            state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)))
+            let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
+            return ((existing == nil, result), state.claimDelivery())
+        }
+        if let pending { deliver(pending) }
+        return outcome
+    }
+
+    /// Deletes `model`. Observers of the model hear a `remove` at the root; store observers a `drop`.
+    @discardableResult
+    public func drop(_ model: String, ifRevision: UInt64? = nil) throws(StoreError) -> WriteResult {
+        let (result, pending) = try state.withLock { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
+            guard let existing = state.models[model] else { throw .modelNotFound(model) }
+            if let expected = ifRevision, expected != existing.revision {
+                throw .revisionMismatch(expected: expected, actual: existing.revision)
+            }
+            state.lastSequence += 1
+            state.models[model] = nil
+            state.enqueue(Change(kind: .remove, path: .root), in: model)
+            state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: existing.revision + 1, kind: .drop))
+            let result = WriteResult(sequence: state.lastSequence, revision: existing.revision + 1, changed: true)
+            return (result, state.claimDelivery())
+        }
+        if let pending { deliver(pending) }
+        return result
+    }
+
+    /// Several edits to `model` as one atomic commit (one sequence number; a `batch` on the wire).
+    ///
+    /// If `edit` throws, every edit it made is undone and the error is rethrown.
+    /// > Important: `edit` runs while the store is locked: it must not call the store.
+    @discardableResult
+    public func write(
+        _ model: String, ifRevision: UInt64? = nil, _ edit: (inout ModelEditor) throws(StoreError) -> Void
+    ) throws(StoreError) -> WriteResult {
+        try commit(model, ifRevision: ifRevision, edit)
+    }
+
+    /// Runs `edit` on `model` under the lock, then commits its changes or rolls them back.
+    func commit(
+        _ model: String, ifRevision: UInt64?, _ edit: (inout ModelEditor) throws(StoreError) -> Void
+    ) throws(StoreError) -> WriteResult {
+        let (result, pending) = try state.withLock { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
+            guard let slot = state.models.index(forKey: model) else { throw .modelNotFound(model) }
+            let revision = state.models.values[slot].revision
+            if let expected = ifRevision, expected != revision {
+                throw .revisionMismatch(expected: expected, actual: revision)
+            }
+            // Take the document and the scratch buffers out of the state so they stay uniquely referenced.
+            var editor = ModelEditor(
+                document: state.models.values[slot].value, changes: state.takeScratchChanges(),
+                undoLog: state.takeScratchUndo())
+            state.models.values[slot].value = .null
+            do throws(StoreError) {
+                try edit(&editor)
+            } catch {
+                editor.rollback()
+                state.models.values[slot].value = editor.document
+                state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
+                throw error
+            }
+            state.models.values[slot].value = editor.document
+            editor.document = .null
+            guard !editor.changes.isEmpty else {
+                state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
+                return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), nil)
+            }
+            state.lastSequence += 1
+            state.models.values[slot].revision = revision + 1
+            if let table = state.observers[model], !table.isEmpty {
+                for change in editor.changes { table.enqueue(change, into: &state.queue) }
+            }
+            if !state.commitObservers.isEmpty {
+                state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes(editor.changes)))
+            }
+            let result = WriteResult(
+                sequence: state.lastSequence, revision: revision + 1, index: editor.appendedIndex, changed: true)
+            state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
+            return (result, state.claimDelivery())
+        }
+        if let pending { deliver(pending) }
+        return result
+    }
+}

@@ -1,0 +1,131 @@
+import Synchronization
+import Testing
+@testable import LiveBind
+
+@Suite("Observation") struct ObservationTests {
+    @Test func observersHearChangesAtAboveAndBelowTheirPath() throws {
+        let store = Store()
+        try store.put("sensor", json(#"{"temperature": 1, "readings": [], "other": 0}"#))
+        let at = EngineRecorder<Change>(), above = EngineRecorder<Change>(), below = EngineRecorder<Change>()
+        let other = EngineRecorder<Change>()
+        let tokens = [
+            store.observe(try path("temperature"), in: "sensor", at.handler),
+            store.observe(.root, in: "sensor", above.handler),
+            store.observe(try path("readings.0.value"), in: "sensor", below.handler),
+            store.observe(try path("other"), in: "sensor", other.handler),
+        ]
+        try store.set(2, at: path("temperature"), in: "sensor")
+        try store.append(["value": 3], to: path("readings"), in: "sensor")
+        try store.put("sensor", ["temperature": 5])
+        #expect(at.events.map(\.kind) == [.set, .set])
+        #expect(above.events.map(\.kind) == [.set, .insert, .set])
+        #expect(below.events == [
+            Change(kind: .insert, path: try path("readings"), value: ["value": 3], index: 0),
+            Change(kind: .set, path: .root, value: ["temperature": 5]),
+        ])
+        #expect(other.events.count == 1)
+        try store.drop("sensor")
+        #expect(other.events.last == Change(kind: .remove, path: .root))
+        _ = tokens
+    }
+
+    @Test func observersOfOtherModelsHearNothing() throws {
+        let store = Store()
+        try store.put("a", ["x": 1])
+        try store.put("b", ["x": 1])
+        let recorder = EngineRecorder<Change>()
+        let token = store.observe(try path("x"), in: "b", recorder.handler)
+        try store.set(2, at: path("x"), in: "a")
+        #expect(recorder.events.isEmpty)
+        token.cancel()
+    }
+
+    @Test func observeAllSeesEveryCommitInOrder() throws {
+        let store = Store()
+        let recorder = EngineRecorder<Commit>()
+        let token = store.observeAll(recorder.handler)
+        try store.put("a", ["x": 1])
+        try store.set(2, at: path("x"), in: "a")
+        try store.drop("a")
+        let events = recorder.events
+        #expect(events.map(\.sequence) == [1, 2, 3])
+        #expect(events.map(\.revision) == [1, 2, 3])
+        guard case .snapshot(let value) = events[0].kind, case .changes(let changes) = events[1].kind,
+            case .drop = events[2].kind
+        else {
+            Issue.record("unexpected commit kinds \(events.map(\.kind))")
+            return
+        }
+        #expect(value == ["x": 1])
+        #expect(changes == [Change(kind: .set, path: try path("x"), value: 2)])
+        token.cancel()
+    }
+
+    @Test func cancellingIsIdempotentAndStopsDelivery() throws {
+        let store = Store()
+        try store.put("a", ["x": 1])
+        let recorder = EngineRecorder<Change>()
+        let token = store.observe(.root, in: "a", recorder.handler)
+        try store.set(2, at: path("x"), in: "a")
+        token.cancel()
+        token.cancel()
+        #expect(token.isCancelled)
+        try store.set(3, at: path("x"), in: "a")
+        #expect(recorder.events.count == 1)
+    }
+
+    @Test func releasingTheTokenCancels() throws {
+        let store = Store()
+        try store.put("a", ["x": 1])
+        let recorder = EngineRecorder<Change>()
+        var token: Observation? = store.observe(.root, in: "a", recorder.handler)
+        weak let weakToken = token
+        try store.set(2, at: path("x"), in: "a")
+        token = nil
+        #expect(weakToken == nil)
+        try store.set(3, at: path("x"), in: "a")
+        #expect(recorder.events.count == 1)
+    }
+
+    @Test func aTokenOutlivingItsStoreIsHarmless() throws {
+        var store: Store? = Store()
+        weak let weakStore = store
+        let token = store!.observeAll { _ in }
+        store = nil
+        #expect(weakStore == nil)
+        token.cancel()
+    }
+
+    @Test func writesFromInsideAnObserverAreDeliveredAfterTheCurrentOne() throws {
+        let store = Store()
+        try store.put("a", ["x": 0, "y": 0])
+        let log = Mutex<[String]>([])
+        let first = store.observe(try path("x"), in: "a") { change in
+            log.withLock { $0.append("x=\(change.value!)") }
+            // A binding-like write: commits now, is delivered after this call returns.
+            _ = try? store.set(change.value!, at: Path(["y"]), in: "a")
+            log.withLock { $0.append("x done") }
+        }
+        let second = store.observe(try path("y"), in: "a") { change in
+            log.withLock { $0.append("y=\(change.value!)") }
+        }
+        try store.set(5, at: path("x"), in: "a")
+        #expect(log.withLock { $0 } == ["x=5", "x done", "y=5"])
+        #expect(try store.value(of: "a", at: path("y")) == 5)
+        _ = (first, second)
+    }
+
+    @Test func observersRunWithoutTheLockHeld() throws {
+        let store = Store()
+        try store.put("a", ["x": 0])
+        let seen = Mutex<[JSON]>([])
+        let token = store.observe(try path("x"), in: "a") { _ in
+            // Reading the store from an observer must not deadlock.
+            let value = try? store.value(of: "a", at: Path(["x"]))
+            seen.withLock { $0.append(value ?? .null) }
+        }
+        try store.set(1, at: path("x"), in: "a")
+        #expect(seen.withLock { $0 } == [1])
+        token.cancel()
+    }
+}
