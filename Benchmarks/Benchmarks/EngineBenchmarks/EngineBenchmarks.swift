@@ -12,6 +12,31 @@ var scalarConfiguration: Benchmark.Configuration {
     )
 }
 
+/// Array operations: 1,000 operations per sample, fewer samples (each sample sets up a long array).
+var arrayConfiguration: Benchmark.Configuration {
+    .init(
+        metrics: [.wallClock, .mallocCountTotal],
+        timeUnits: .nanoseconds,
+        warmupIterations: 2,
+        scalingFactor: .kilo,
+        maxDuration: .seconds(2),
+        maxIterations: 60
+    )
+}
+
+/// Large operations (milliseconds each): one operation per sample.
+var largeConfiguration: Benchmark.Configuration {
+    .init(
+        metrics: [.wallClock, .mallocCountTotal],
+        timeUnits: .nanoseconds,
+        warmupIterations: 3,
+        scalingFactor: .one,
+        maxDuration: .seconds(2),
+        maxIterations: 200
+    )
+}
+
 let benchmarks: @Sendable () -> Void = {
     registerBaselineBenchmarks()
+    registerStoreBenchmarks()
 }
