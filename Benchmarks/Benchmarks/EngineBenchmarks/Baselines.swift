@@ -25,18 +25,22 @@ final class ClosureBox {
 func registerBaselineBenchmarks() {
     Benchmark("set/closure-floor", configuration: scalarConfiguration) { benchmark in
         let box = ClosureBox { blackHole($0) }
+        benchmark.startMeasurement()
         for i in benchmark.scaledIterations {
             box.set(i)
         }
+        benchmark.stopMeasurement()
         blackHole(box.value)
     }
 
     Benchmark("set/opencombine-sink", configuration: scalarConfiguration) { benchmark in
         let subject = CurrentValueSubject<Int, Never>(0)
         let subscription = subject.sink { blackHole($0) }
+        benchmark.startMeasurement()
         for i in benchmark.scaledIterations {
             subject.send(i)
         }
+        benchmark.stopMeasurement()
         subscription.cancel()
     }
 
@@ -44,6 +48,7 @@ func registerBaselineBenchmarks() {
     // after every change, which is what this measures (register, set, callback).
     Benchmark("set/observation-tracking", configuration: scalarConfiguration) { benchmark in
         let box = ObservedBox()
+        benchmark.startMeasurement()
         for i in benchmark.scaledIterations {
             withObservationTracking {
                 blackHole(box.value)
@@ -52,5 +57,21 @@ func registerBaselineBenchmarks() {
             }
             box.value = i
         }
+        benchmark.stopMeasurement()
+    }
+
+    // The binding hop's anchor: source subject → map (the transform) → target subject → observer.
+    Benchmark("binding/opencombine-map-hop", configuration: scalarConfiguration) { benchmark in
+        let source = CurrentValueSubject<Int, Never>(0)
+        let target = CurrentValueSubject<Int, Never>(0)
+        let link = source.map { $0 * 2 }.sink { target.send($0) }
+        let observer = target.sink { blackHole($0) }
+        benchmark.startMeasurement()
+        for i in benchmark.scaledIterations {
+            source.send(i)
+        }
+        benchmark.stopMeasurement()
+        link.cancel()
+        observer.cancel()
     }
 }

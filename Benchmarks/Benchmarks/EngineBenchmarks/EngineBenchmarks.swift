@@ -17,7 +17,7 @@ var arrayConfiguration: Benchmark.Configuration {
     .init(
         metrics: [.wallClock, .mallocCountTotal],
         timeUnits: .nanoseconds,
-        warmupIterations: 2,
+        warmupIterations: 1,
         scalingFactor: .kilo,
         maxDuration: .seconds(2),
         maxIterations: 60
