@@ -135,7 +135,7 @@ def fanout_cell(s):
 
 def fanout_rows(directory):
     rows = []
-    for (subs, rate), by_server in sorted(load_fanout(directory).items()):
+    for (subs, rate), by_server in sorted(load_fanout(directory).items(), key=lambda kv: (kv[0][0], kv[0][1] == 0)):
         lb = summarize(by_server["livebind"]) if "livebind" in by_server else None
         nc = summarize(by_server["nchan"]) if "nchan" in by_server else None
         ratio = "—"
