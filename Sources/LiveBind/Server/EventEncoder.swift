@@ -1,0 +1,93 @@
+/// Turns commits, snapshots and stream notices into SSE frames: `id:`, `event:`, one `data:` line.
+///
+/// JSON text never contains a raw newline, so each event's data is exactly one `data:` line.
+enum EventEncoder {
+    /// The frame for one commit: a change event, a `batch`, a `snapshot` or a `drop`.
+    static func frame(for commit: Commit) -> EventFrame {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128)
+        switch commit.kind {
+        case .changes(let changes) where changes.count == 1:
+            header(sequence: commit.sequence, event: changes[0].kind.rawValue, into: &bytes)
+            bytes += #"{"model":"#.utf8
+            JSON.string(commit.model).encode(into: &bytes)
+            bytes += #","rev":\#(commit.revision),"#.utf8
+            appendFields(of: changes[0], into: &bytes)
+            bytes += "}\n\n".utf8
+        case .changes(let changes):
+            header(sequence: commit.sequence, event: "batch", into: &bytes)
+            bytes += #"{"model":"#.utf8
+            JSON.string(commit.model).encode(into: &bytes)
+            bytes += #","rev":\#(commit.revision),"changes":["#.utf8
+            for (position, change) in changes.enumerated() {
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes += #"{"kind":"\#(change.kind.rawValue)","#.utf8
+                appendFields(of: change, into: &bytes)
+                bytes.append(UInt8(ascii: "}"))
+            }
+            bytes += "]}\n\n".utf8
+        case .snapshot(let value):
+            appendSnapshot(ModelSnapshot(name: commit.model, revision: commit.revision, value: value),
+                           sequence: commit.sequence, into: &bytes)
+        case .drop:
+            header(sequence: commit.sequence, event: "drop", into: &bytes)
+            bytes += #"{"model":"#.utf8
+            JSON.string(commit.model).encode(into: &bytes)
+            bytes += #","rev":\#(commit.revision)}"#.utf8
+            bytes += "\n\n".utf8
+        }
+        return EventFrame(sequence: commit.sequence, model: commit.model, isCommit: true, bytes: bytes)
+    }
+
+    /// A `snapshot` event for one model, with the id of the cut it belongs to.
+    static func appendSnapshot(_ snapshot: ModelSnapshot, sequence: UInt64, into bytes: inout [UInt8]) {
+        header(sequence: sequence, event: "snapshot", into: &bytes)
+        bytes += #"{"model":"#.utf8
+        JSON.string(snapshot.name).encode(into: &bytes)
+        bytes += #","rev":\#(snapshot.revision),"value":"#.utf8
+        snapshot.value.encode(into: &bytes)
+        bytes += "}\n\n".utf8
+    }
+
+    /// The first bytes of every stream: how long a browser waits before reconnecting.
+    static func retry(milliseconds: Int) -> [UInt8] { Array("retry: \(milliseconds)\n\n".utf8) }
+
+    /// A `resync` event: the client must drop its state; snapshots follow.
+    static func resync(_ reason: ResyncReason) -> [UInt8] {
+        Array("event: resync\ndata: {\"reason\":\"\(reason.rawValue)\"}\n\n".utf8)
+    }
+
+    /// A heartbeat comment: keeps proxies and the connection-loss check alive.
+    static let heartbeat: [UInt8] = Array(": heartbeat\n\n".utf8)
+
+    private static func header(sequence: UInt64, event: String, into bytes: inout [UInt8]) {
+        bytes += "id: \(sequence)\nevent: \(event)\ndata: ".utf8
+    }
+
+    /// `"path":…` and the members the change kind has, without braces.
+    private static func appendFields(of change: Change, into bytes: inout [UInt8]) {
+        bytes += #""path":"#.utf8
+        JSON.string(change.path.pointer).encode(into: &bytes)
+        if let index = change.index { bytes += #","index":\#(index)"#.utf8 }
+        if let from = change.from { bytes += #","from":\#(from)"#.utf8 }
+        if let to = change.to { bytes += #","to":\#(to)"#.utf8 }
+        if let key = change.key {
+            bytes += #","key":"#.utf8
+            key.encode(into: &bytes)
+        }
+        if let value = change.value {
+            bytes += #","value":"#.utf8
+            value.encode(into: &bytes)
+        }
+    }
+}
+
+/// Why a stream starts over with fresh snapshots.
+enum ResyncReason: String, Sendable {
+    /// The client's `Last-Event-ID` is older than the retained events.
+    case gap
+    /// The client's `Last-Event-ID` is from before a server restart (newer than anything here).
+    case restart
+    /// The client fell so far behind that the events it had not read were discarded.
+    case lagging
+}

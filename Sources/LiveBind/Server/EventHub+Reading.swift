@@ -1,0 +1,80 @@
+extension EventHub {
+    private enum Step {
+        case done(HTTPStreamRead)
+        case resync(ResyncReason, Set<String>?)
+    }
+
+    /// Fills `buffer` for subscriber `id`: its unfinished frame, its preface, then every log frame it
+    /// wants, as many as fit (one send for many events). Suspends it when there is nothing to send.
+    /// Called on a libmicrohttpd worker thread; never twice at once for one subscriber.
+    func read(_ id: Int, into buffer: UnsafeMutableRawBufferPointer,
+              connection: any HTTPStreamConnection) -> HTTPStreamRead {
+        while true {
+            switch step(id, buffer, connection) {
+            case .done(let result):
+                return result
+            case .resync(let reason, let models):
+                let (sequence, frame) = snapshotFrame(models: models, reason: reason)
+                state.withLock { state in
+                    guard state.subscribers[id] != nil else { return }
+                    state.subscribers[id]!.preface.append(frame)
+                    state.subscribers[id]!.lastSequence = sequence
+                    state.subscribers[id]!.position = state.firstPosition(after: sequence)
+                    if state.droppedThrough > sequence { state.subscribers[id]!.pendingResync = .lagging }
+                    state.metrics.resyncs += 1
+                    if reason == .lagging { state.metrics.laggingClients += 1 }
+                }
+            }
+        }
+    }
+
+    private func step(_ id: Int, _ buffer: UnsafeMutableRawBufferPointer,
+                      _ connection: any HTTPStreamConnection) -> Step {
+        state.withLock { state in
+            guard !state.shuttingDown, var subscriber = state.subscribers[id] else { return .done(.end) }
+            defer { state.subscribers[id] = subscriber }
+            if subscriber.connection == nil { subscriber.connection = connection }
+            var written = 0
+            /// Copies what fits of `frame` from `offset`; false (and a partial) when it did not all fit.
+            func emit(_ frame: EventFrame, from offset: Int) -> Bool {
+                let count = min(frame.bytes.count - offset, buffer.count - written)
+                frame.bytes.withUnsafeBytes { source in
+                    (buffer.baseAddress! + written).copyMemory(from: source.baseAddress! + offset, byteCount: count)
+                }
+                written += count
+                if offset + count < frame.bytes.count {
+                    subscriber.partial = (frame, offset + count)
+                    return false
+                }
+                return true
+            }
+            defer { state.metrics.bytesSent += written }
+            if let (frame, offset) = subscriber.partial {
+                subscriber.partial = nil
+                if !emit(frame, from: offset) { return .done(.bytes(written)) }
+            }
+            while !subscriber.preface.isEmpty {
+                if !emit(subscriber.preface.removeFirst(), from: 0) { return .done(.bytes(written)) }
+            }
+            if subscriber.position < state.basePosition || subscriber.pendingResync != nil {
+                if written > 0 { return .done(.bytes(written)) }
+                let reason = subscriber.pendingResync ?? .lagging
+                subscriber.pendingResync = nil
+                return .resync(reason, subscriber.models)
+            }
+            while subscriber.position < state.endPosition {
+                let frame = state.log[subscriber.position - state.basePosition]
+                subscriber.position += 1
+                if frame.isCommit && frame.sequence <= subscriber.lastSequence { continue }
+                guard frame.isWanted(by: subscriber.models) else { continue }
+                if frame.isCommit { subscriber.lastSequence = frame.sequence }
+                if !emit(frame, from: 0) { return .done(.bytes(written)) }
+            }
+            if written > 0 { return .done(.bytes(written)) }
+            subscriber.suspended = true
+            state.suspended.insert(id)
+            connection.suspend()
+            return .done(.suspended)
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import DequeModule
+import Synchronization
+
+/// The fan-out of store commits to event streams.
+///
+/// Each commit is encoded once into an `EventFrame` and appended to a bounded log; every subscriber
+/// has a cursor into the log. A subscriber with nothing to read is suspended and resumed when a frame
+/// it wants arrives. A subscriber whose cursor fell off the log gets `resync` and fresh snapshots.
+///
+/// > Important: `read` and `close` are called on libmicrohttpd worker threads; `publish` on the
+/// thread delivering store commits. Connections are resumed only after the lock is released.
+final class EventHub: Sendable {
+    /// Limits and timing.
+    struct Settings: Sendable {
+        var retainedEvents: Int
+        var maxStreams: Int
+        var retryMilliseconds: Int = 2000
+    }
+
+    /// One stream's place in the log, guarded by the hub's lock.
+    struct Subscriber {
+        let models: Set<String>?
+        /// Absolute log position of the next frame to look at.
+        var position: Int
+        /// Commit frames with a sequence at or below this were sent (or are covered by a snapshot).
+        var lastSequence: UInt64
+        /// Private frames (retry line, snapshots, resync) sent before any log frame.
+        var preface: [EventFrame]
+        /// A frame sent only in part, and how many bytes of it went out.
+        var partial: (frame: EventFrame, offset: Int)?
+        var pendingResync: ResyncReason?
+        var suspended = false
+        var connection: (any HTTPStreamConnection)?
+    }
+
+    /// Everything mutable, behind one lock.
+    struct State {
+        var log: Deque<EventFrame> = []
+        /// Absolute position of `log.first`.
+        var basePosition = 0
+        /// The highest commit sequence no longer in the log (or older than the hub).
+        var droppedThrough: UInt64
+        var newestSequence: UInt64
+        var subscribers: [Int: Subscriber] = [:]
+        var suspended: Set<Int> = []
+        var nextID = 0
+        var shuttingDown = false
+        var metrics = EventHubMetrics()
+
+        var endPosition: Int { basePosition + log.count }
+
+        /// The first position whose frame has a sequence above `sequence` (frames are in sequence order).
+        func firstPosition(after sequence: UInt64) -> Int {
+            var low = 0, high = log.count
+            while low < high {
+                let middle = (low + high) / 2
+                if log[middle].sequence <= sequence { low = middle + 1 } else { high = middle }
+            }
+            return basePosition + low
+        }
+    }
+
+    let store: Store
+    let settings: Settings
+    let state: Mutex<State>
+
+    init(store: Store, settings: Settings) {
+        self.store = store
+        self.settings = settings
+        let start = store.lastSequence
+        state = Mutex(State(droppedThrough: start, newestSequence: start))
+    }
+
+    /// Appends a frame to the log and wakes the suspended subscribers that want it.
+    func publish(_ frame: EventFrame) {
+        let wake: [any HTTPStreamConnection] = state.withLock { state in
+            state.log.append(frame)
+            if state.log.count > settings.retainedEvents {
+                let dropped = state.log.removeFirst()
+                state.basePosition += 1
+                if dropped.isCommit { state.droppedThrough = max(state.droppedThrough, dropped.sequence) }
+            }
+            if frame.isCommit {
+                state.newestSequence = frame.sequence
+                state.metrics.eventsPublished += 1
+            }
+            var wake: [any HTTPStreamConnection] = []
+            wake.reserveCapacity(state.suspended.count)
+            var stillSuspended: Set<Int> = []
+            for id in state.suspended {
+                guard let subscriber = state.subscribers[id], let connection = subscriber.connection else { continue }
+                if frame.isWanted(by: subscriber.models) {
+                    state.subscribers[id]!.suspended = false
+                    wake.append(connection)
+                } else {
+                    stillSuspended.insert(id)
+                }
+            }
+            state.suspended = stillSuspended
+            return wake
+        }
+        for connection in wake { connection.resume() }
+    }
+
+    /// Publishes a heartbeat comment every subscriber receives.
+    func publishHeartbeat() {
+        let sequence = state.withLock { $0.newestSequence }
+        publish(EventFrame(sequence: sequence, model: nil, isCommit: false, bytes: EventEncoder.heartbeat))
+    }
+
+    /// Removes a subscriber (its response is finished or its client went away).
+    func close(_ id: Int) {
+        state.withLock { state in
+            state.subscribers[id] = nil
+            state.suspended.remove(id)
+        }
+    }
+
+    /// Open streams, events published and the other counters `/metrics` reports.
+    var metrics: EventHubMetrics {
+        state.withLock { state in
+            var metrics = state.metrics
+            metrics.openStreams = state.subscribers.count
+            metrics.retainedEvents = state.log.count
+            return metrics
+        }
+    }
+}
+
+/// Counters of an event hub.
+struct EventHubMetrics: Sendable {
+    var openStreams = 0
+    var retainedEvents = 0
+    var eventsPublished = 0
+    var bytesSent = 0
+    var streamsOpened = 0
+    var resyncs = 0
+    var laggingClients = 0
+    var rejectedStreams = 0
+}

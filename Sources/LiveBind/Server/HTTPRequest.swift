@@ -1,0 +1,51 @@
+/// A complete HTTP request as the router sees it: the body is fully read.
+public struct HTTPRequest: Sendable {
+    /// The request method.
+    public var method: HTTPMethod
+    /// The percent-decoded path, without the query string (always starts with `/`).
+    public var path: String
+    /// Query parameters in order; a name may repeat (`?model=a&model=b`).
+    public var query: [(name: String, value: String)]
+    /// The request's header fields.
+    public var headers: HTTPHeaders
+    /// The request body (empty when there was none).
+    public var body: [UInt8]
+
+    /// Makes a request; used by the libmicrohttpd bridge and by tests.
+    public init(method: HTTPMethod, path: String, query: [(name: String, value: String)] = [],
+                headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The first value of the query parameter `name`, if present.
+    public func queryValue(_ name: String) -> String? {
+        query.first { $0.name == name }?.value
+    }
+
+    /// Every value of the query parameter `name`, in order.
+    public func queryValues(_ name: String) -> [String] {
+        query.filter { $0.name == name }.map(\.value)
+    }
+
+    /// The media type of the body without parameters, lowercased (`application/json`), if given.
+    public var mediaType: String? {
+        guard let value = headers["Content-Type"] else { return nil }
+        let type = value.split(separator: ";", maxSplits: 1).first ?? ""
+        let trimmed = type.trimmingWhitespace().lowercased()
+        return trimmed.isEmpty ? nil : trimmed
+    }
+}
+
+extension StringProtocol {
+    /// The string without leading and trailing spaces and tabs.
+    func trimmingWhitespace() -> String {
+        var slice = Substring(self)
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
+        return String(slice)
+    }
+}

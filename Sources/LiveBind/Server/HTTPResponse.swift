@@ -1,0 +1,41 @@
+/// An HTTP response: a status, header fields and either bytes or an open-ended stream.
+public struct HTTPResponse: Sendable {
+    /// What follows the headers.
+    public enum Body: Sendable {
+        /// A complete body, sent with a `Content-Length`.
+        case bytes([UInt8])
+        /// An open-ended body produced as the stream has data (Server-Sent Events).
+        case stream(any HTTPStreamBody)
+    }
+
+    /// The status code, such as 200.
+    public var status: Int
+    /// The header fields, in order.
+    public var headers: HTTPHeaders
+    /// The body.
+    public var body: Body
+
+    /// Makes a response.
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: Body = .bytes([])) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A response with a body of the given media type.
+    public static func bytes(_ bytes: [UInt8], status: Int = 200, contentType: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": contentType], body: .bytes(bytes))
+    }
+
+    /// A UTF-8 text response.
+    public static func text(_ text: String, status: Int = 200,
+                            contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
+        bytes(Array(text.utf8), status: status, contentType: contentType)
+    }
+
+    /// The body bytes of a complete response (empty for a stream).
+    public var bodyBytes: [UInt8] {
+        if case .bytes(let bytes) = body { return bytes }
+        return []
+    }
+}

@@ -1,0 +1,31 @@
+/// What a stream body produced for one read.
+public enum HTTPStreamRead: Sendable, Equatable {
+    /// `count` bytes were written into the buffer.
+    case bytes(Int)
+    /// Nothing to send now; the stream called `connection.suspend()` and will resume it later.
+    case suspended
+    /// The stream is over; the response ends.
+    case end
+}
+
+/// The connection a stream body writes to, as far as the stream needs it.
+///
+/// > Important: `suspend()` may only be called from inside `HTTPStreamBody.read(into:connection:)`.
+/// `resume()` may be called from any thread, and only for a connection that is suspended.
+public protocol HTTPStreamConnection: Sendable {
+    /// Parks the connection until `resume()`; the server stops polling it.
+    func suspend()
+    /// Wakes a parked connection; its stream is read again soon after.
+    func resume()
+}
+
+/// An open-ended response body, such as an event stream.
+///
+/// The server calls `read` when the socket can take more bytes, on one of its worker threads, and
+/// `close` exactly once when the response is finished or the client went away.
+public protocol HTTPStreamBody: AnyObject, Sendable {
+    /// Fills `buffer` with the next bytes, or suspends, or ends. Called on a libmicrohttpd worker thread.
+    func read(into buffer: UnsafeMutableRawBufferPointer, connection: any HTTPStreamConnection) -> HTTPStreamRead
+    /// Releases the stream; called once, on a libmicrohttpd worker thread.
+    func close()
+}

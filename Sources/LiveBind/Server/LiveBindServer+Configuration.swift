@@ -1,0 +1,35 @@
+extension LiveBindServer {
+    /// Everything a server can be tuned with; the defaults suit a laptop and thousands of streams.
+    public struct Configuration: Sendable {
+        /// Numeric address to listen on (`127.0.0.1`, `0.0.0.0`, `::1`) or `localhost`.
+        public var host: String = "127.0.0.1"
+        /// Port to listen on; 0 picks a free one (read it back from `LiveBindServer.port`).
+        public var port: Int = 8080
+        /// Folder served at `/` (`index.html` and assets); nil serves no files.
+        public var publicDirectory: String?
+        /// Most event streams open at once; more get 503.
+        public var maxStreams: Int = 10_000
+        /// Time between heartbeat comments on idle streams.
+        public var heartbeat: Duration = .seconds(15)
+        /// Largest request body accepted, in bytes (413 past it).
+        public var bodyLimit: Int = 1 << 20
+        /// Recent events kept for `Last-Event-ID` resumes; older resumes get `resync`.
+        public var retainedEvents: Int = 4096
+        /// Most connections libmicrohttpd holds; nil means `maxStreams + 512`, so writes always find a slot.
+        public var connectionLimit: Int?
+        /// libmicrohttpd worker threads.
+        public var threadPoolSize: Int = 2
+        /// Per-connection memory pool in bytes (request headers and the write buffer).
+        public var connectionMemoryLimit: Int = 16 * 1024
+        /// Kernel send buffer per socket in bytes, so a stalled reader holds little memory; 0 keeps the default.
+        public var sendBufferSize: Int = 64 * 1024
+        /// Seconds without progress before a connection is closed (slow or stalled clients).
+        public var connectionTimeout: Int = 60
+
+        /// The defaults.
+        public init() {}
+
+        /// The connection limit actually used.
+        var effectiveConnectionLimit: Int { connectionLimit ?? (maxStreams + 512) }
+    }
+}

@@ -1,0 +1,113 @@
+import Logging
+import Synchronization
+
+/// Serves a store's models over HTTP and their changes as Server-Sent Events, on libmicrohttpd.
+///
+/// ```swift
+/// let store = Store()
+/// let server = LiveBindServer(store: store, configuration: .init())
+/// try server.start()          // http://127.0.0.1:8080/
+/// try store.put("sensor", ["temperature": 21.5])
+/// server.stop()
+/// ```
+public final class LiveBindServer: Sendable {
+    /// The models served.
+    public let store: Store
+    /// The configuration the server was made with.
+    public let configuration: Configuration
+    let logger: Logger
+    let counters = ServerCounters()
+
+    /// What exists only while running.
+    struct Running: Sendable {
+        let daemon: MicroHTTPDDaemon
+        let hub: EventHub
+        let feed: Observation
+        let heartbeat: Task<Void, Never>
+    }
+    private let running: Mutex<Running?> = Mutex(nil)
+
+    /// Makes a stopped server for `store`.
+    public init(store: Store, configuration: Configuration = Configuration(),
+                logger: Logger = Logger(label: "livebind.server")) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The bound port while running (the real one when configured with port 0), else 0.
+    public var port: Int { Int(running.withLock { $0?.daemon.port } ?? 0) }
+
+    /// Binds and starts serving. Throws when the address is invalid or taken, or when already running.
+    public func start() throws(ServerError) {
+        let hub = EventHub(store: store, settings: .init(retainedEvents: max(1, configuration.retainedEvents),
+                                                         maxStreams: configuration.maxStreams))
+        let router = try makeRouter(hub: hub)
+        let daemon = MicroHTTPDDaemon(options: daemonOptions, handlers: makeHandlers(router), logger: logger)
+        let claimed = running.withLock { current in
+            guard current == nil else { return false }
+            current = Running(daemon: daemon, hub: hub, feed: Observation {}, heartbeat: Task {})
+            return true
+        }
+        guard claimed else { throw .alreadyRunning }
+        do {
+            try daemon.start()
+        } catch {
+            running.withLock { $0 = nil }
+            throw error
+        }
+        let feed = store.observeAll { commit in hub.publish(EventEncoder.frame(for: commit)) }
+        let interval = configuration.heartbeat
+        let heartbeat = Task.detached {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                if !Task.isCancelled { hub.publishHeartbeat() }
+            }
+        }
+        running.withLock { $0 = Running(daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat) }
+        logger.info("listening on http://\(configuration.host):\(daemon.port)/")
+    }
+
+    /// Stops in the order libmicrohttpd needs: stop accepting, end every stream (resuming the
+    /// suspended ones), wait briefly for them to close, then stop the daemon. Safe to call twice.
+    public func stop() {
+        guard let current = running.withLock({ current in defer { current = nil }; return current }) else { return }
+        current.daemon.quiesce()
+        current.feed.cancel()
+        current.heartbeat.cancel()
+        let left = current.hub.shutdown(deadline: .seconds(5))
+        if left > 0 { logger.warning("\(left) streams still open at shutdown") }
+        current.daemon.stop()
+        logger.info("stopped")
+    }
+
+    deinit { stop() }
+
+    private var daemonOptions: MicroHTTPDDaemon.Options {
+        MicroHTTPDDaemon.Options(
+            host: configuration.host, port: UInt16(clamping: configuration.port),
+            connectionLimit: configuration.effectiveConnectionLimit,
+            connectionMemoryLimit: configuration.connectionMemoryLimit,
+            connectionTimeoutSeconds: configuration.connectionTimeout,
+            threadPoolSize: configuration.threadPoolSize,
+            sendBufferSize: configuration.sendBufferSize, bodyLimit: configuration.bodyLimit)
+    }
+
+    private func makeHandlers(_ router: Router) -> MicroHTTPDDaemon.Handlers {
+        let counters = counters
+        return MicroHTTPDDaemon.Handlers(
+            respond: { request in
+                counters.add(request: request)
+                do {
+                    return try router.route(request)
+                } catch {
+                    counters.addError()
+                    return Problem.from(error).response
+                }
+            },
+            reject: { _, failure in
+                counters.addError()
+                return Problem.from(failure).response
+            })
+    }
+}

@@ -1,0 +1,24 @@
+/// `GET /metrics` in the Prometheus text exposition format.
+enum MetricsEndpoint {
+    static func render(hub: EventHubMetrics, counters: ServerCounters, models: Int) -> HTTPResponse {
+        let rows: [(name: String, type: String, help: String, value: Int)] = [
+            ("livebind_open_streams", "gauge", "Event streams open now.", hub.openStreams),
+            ("livebind_models", "gauge", "Models in the store.", models),
+            ("livebind_retained_events", "gauge", "Events kept for Last-Event-ID resumes.", hub.retainedEvents),
+            ("livebind_events_published_total", "counter", "Commits encoded and published to streams.", hub.eventsPublished),
+            ("livebind_stream_bytes_sent_total", "counter", "Bytes written to event streams.", hub.bytesSent),
+            ("livebind_streams_opened_total", "counter", "Event streams opened.", hub.streamsOpened),
+            ("livebind_streams_rejected_total", "counter", "Event streams refused at the limit.", hub.rejectedStreams),
+            ("livebind_resyncs_total", "counter", "Streams sent resync and fresh snapshots.", hub.resyncs),
+            ("livebind_dropped_clients_total", "counter", "Streams that fell behind the retained events.", hub.laggingClients),
+            ("livebind_http_requests_total", "counter", "HTTP requests answered.", counters.requests.load(ordering: .relaxed)),
+            ("livebind_writes_total", "counter", "Successful writes.", counters.writes.load(ordering: .relaxed)),
+            ("livebind_errors_total", "counter", "Requests answered with a problem.", counters.errors.load(ordering: .relaxed)),
+        ]
+        var text = ""
+        for row in rows {
+            text += "# HELP \(row.name) \(row.help)\n# TYPE \(row.name) \(row.type)\n\(row.name) \(row.value)\n"
+        }
+        return .text(text, contentType: "text/plain; version=0.0.4; charset=utf-8")
+    }
+}

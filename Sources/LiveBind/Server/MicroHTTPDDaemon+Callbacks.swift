@@ -1,0 +1,103 @@
+internal import CMicroHTTPD
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: - C callback trampolines -------------------------------------------------------------------
+//
+// Every function libmicrohttpd calls back lives in this section. Each is a non-capturing closure
+// (`@convention(c)`); context arrives through `void *` as an `Unmanaged` reference. Nothing throws
+// across the C boundary. All are called on a libmicrohttpd worker thread.
+
+/// The access handler: called with headers, then once per body piece, then a last time with size 0.
+let accessHandlerTrampoline: MHD_AccessHandlerCallback = {
+    context, connection, url, method, _, uploadData, uploadDataSize, requestContext in
+    guard let context, let connection, let uploadDataSize, let requestContext else { return .NO }
+    let daemon = Unmanaged<MicroHTTPDDaemon>.fromOpaque(context).takeUnretainedValue()
+    guard let opaque = requestContext.pointee else {
+        let head = daemon.makeRequestHead(connection: connection, url: url, method: method)
+        if let failure = daemon.earlyFailure(for: head) {
+            return daemon.queue(daemon.handlers.reject(head, failure), on: connection)
+        }
+        let pending = MicroHTTPDPendingRequest(request: head, bodyLimit: daemon.options.bodyLimit)
+        requestContext.pointee = Unmanaged.passRetained(pending).toOpaque()
+        return .YES
+    }
+    let pending = Unmanaged<MicroHTTPDPendingRequest>.fromOpaque(opaque).takeUnretainedValue()
+    let size = uploadDataSize.pointee
+    if size > 0 {
+        uploadDataSize.pointee = 0
+        let keepGoing = pending.append(UnsafeRawBufferPointer(start: uploadData, count: size))
+        return keepGoing ? .YES : .NO
+    }
+    let response = if let failure = pending.failure {
+        daemon.handlers.reject(pending.request, failure)
+    } else {
+        daemon.handlers.respond(pending.request)
+    }
+    return daemon.queue(response, on: connection)
+}
+
+/// Frees the per-request context when a request is finished, whatever the reason.
+let requestCompletedTrampoline: MHD_RequestCompletedCallback = { _, _, requestContext, _ in
+    guard let requestContext, let opaque = requestContext.pointee else { return }
+    Unmanaged<MicroHTTPDPendingRequest>.fromOpaque(opaque).release()
+    requestContext.pointee = nil
+}
+
+/// Bounds each socket's kernel send buffer as it opens, so stalled readers cannot hold megabytes.
+let connectionNotifyTrampoline: MHD_NotifyConnectionCallback = { context, connection, _, code in
+    guard let context, let connection, code == .CONNECTION_NOTIFY_STARTED else { return }
+    let daemon = Unmanaged<MicroHTTPDDaemon>.fromOpaque(context).takeUnretainedValue()
+    var size = Int32(clamping: daemon.options.sendBufferSize)
+    let fd = livebind_connection_fd(connection)
+    if size > 0, fd >= 0 {
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+}
+
+/// libmicrohttpd's error log, formatted with `vsnprintf` and sent to swift-log.
+let errorLogTrampoline: MHD_LogCallback = { context, format, arguments in
+    guard let context, let format, let arguments else { return }
+    let daemon = Unmanaged<MicroHTTPDDaemon>.fromOpaque(context).takeUnretainedValue()
+    var buffer = [CChar](repeating: 0, count: 512)
+    _ = vsnprintf(&buffer, buffer.count, format, arguments)
+    let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    daemon.logger.warning("libmicrohttpd: \(message.trimmingCharacters(in: "\n"))")
+}
+
+/// Reads the next bytes of a stream body. Returning 0 is only allowed after suspending.
+let streamReaderTrampoline: MHD_ContentReaderCallback = { context, _, buffer, max in
+    guard let context, let buffer else { return -2 }  // MHD_CONTENT_READER_END_WITH_ERROR
+    let stream = Unmanaged<MicroHTTPDStreamContext>.fromOpaque(context).takeUnretainedValue()
+    let target = UnsafeMutableRawBufferPointer(start: buffer, count: max)
+    switch stream.body.read(into: target, connection: stream.connection) {
+    case .bytes(let count): return count
+    case .suspended: return 0
+    case .end: return -1  // MHD_CONTENT_READER_END_OF_STREAM
+    }
+}
+
+/// Releases a stream body when its response is destroyed (finished or client gone).
+let streamFreeTrampoline: MHD_ContentReaderFreeCallback = { context in
+    guard let context else { return }
+    let stream = Unmanaged<MicroHTTPDStreamContext>.fromOpaque(context).takeRetainedValue()
+    stream.body.close()
+}
+
+/// Collects one header or query argument into the `[(String, String)]` behind `context`.
+let keyValueTrampoline: MHD_KeyValueIterator = { context, _, key, value in
+    guard let context, let key else { return .YES }
+    let pairs = context.assumingMemoryBound(to: [(name: String, value: String)].self)
+    pairs.pointee.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+    return .YES
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: Character) -> String {
+        var copy = Substring(self)
+        while copy.last == set { copy.removeLast() }
+        return String(copy)
+    }
+}

@@ -1,0 +1,62 @@
+internal import CMicroHTTPD
+
+extension MicroHTTPDDaemon {
+    /// The request line and headers, before any body. Called on a libmicrohttpd worker thread.
+    func makeRequestHead(connection: OpaquePointer, url: UnsafePointer<CChar>?,
+                         method: UnsafePointer<CChar>?) -> HTTPRequest {
+        var headers: [(name: String, value: String)] = []
+        withUnsafeMutablePointer(to: &headers) { pointer in
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, keyValueTrampoline, UnsafeMutableRawPointer(pointer))
+        }
+        var query: [(name: String, value: String)] = []
+        withUnsafeMutablePointer(to: &query) { pointer in
+            _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, keyValueTrampoline, UnsafeMutableRawPointer(pointer))
+        }
+        var headerList = HTTPHeaders()
+        for (name, value) in headers { headerList.add(name, value) }
+        let path = url.map { String(cString: $0) } ?? "/"
+        return HTTPRequest(method: HTTPMethod(rawValue: method.map { String(cString: $0) } ?? "GET"),
+                           path: path.isEmpty ? "/" : path, query: query, headers: headerList)
+    }
+
+    /// A refusal decided from the headers alone: a body announced too large, or no length at all.
+    func earlyFailure(for head: HTTPRequest) -> HTTPTransportFailure? {
+        if let length = head.headers["Content-Length"] {
+            if let count = Int(length.trimmingWhitespace()), count > options.bodyLimit {
+                return .bodyTooLarge(limit: options.bodyLimit)
+            }
+            return nil
+        }
+        let chunked = head.headers["Transfer-Encoding"]?.lowercased().contains("chunked") ?? false
+        if head.method.expectsBody && !chunked { return .lengthRequired }
+        return nil
+    }
+
+    /// Hands a response to libmicrohttpd. The corresponding C function is `MHD_queue_response`.
+    func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        let made: OpaquePointer?
+        switch response.body {
+        case .bytes(let bytes):
+            made = bytes.withUnsafeBytes { raw in
+                MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress),
+                                                .RESPMEM_MUST_COPY)
+            }
+        case .stream(let body):
+            let context = MicroHTTPDStreamContext(body: body, connection: MicroHTTPDConnection(pointer: connection))
+            let opaque = Unmanaged.passRetained(context).toOpaque()
+            made = MHD_create_response_from_callback(livebind_size_unknown(), 4096, streamReaderTrampoline,
+                                                     opaque, streamFreeTrampoline)
+            if made == nil {
+                Unmanaged<MicroHTTPDStreamContext>.fromOpaque(opaque).release()
+                body.close()
+            }
+        }
+        guard let made else { return .NO }
+        for (name, value) in response.headers {
+            _ = MHD_add_response_header(made, name, value)
+        }
+        let result = MHD_queue_response(connection, UInt32(response.status), made)
+        MHD_destroy_response(made)
+        return result
+    }
+}

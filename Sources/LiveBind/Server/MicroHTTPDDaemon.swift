@@ -1,0 +1,121 @@
+internal import CMicroHTTPD
+import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A thin owner of one libmicrohttpd daemon: start, quiesce, stop. Nothing here is public.
+///
+/// Requests are answered synchronously on libmicrohttpd's worker threads by `handlers`.
+/// The C callbacks live in `MicroHTTPDDaemon+Callbacks.swift`.
+final class MicroHTTPDDaemon: Sendable {
+    /// How the daemon listens and what it allows.
+    struct Options: Sendable {
+        var host: String
+        var port: UInt16
+        var connectionLimit: Int
+        var connectionMemoryLimit: Int
+        var connectionTimeoutSeconds: Int
+        var threadPoolSize: Int
+        var sendBufferSize: Int
+        var bodyLimit: Int
+    }
+
+    /// The application side: answers requests and turns transport failures into responses.
+    struct Handlers: Sendable {
+        /// Answers a request whose body has been read.
+        var respond: @Sendable (HTTPRequest) -> HTTPResponse
+        /// Answers a request the transport refused (body too large, length required).
+        var reject: @Sendable (HTTPRequest, HTTPTransportFailure) -> HTTPResponse
+    }
+
+    let options: Options
+    let handlers: Handlers
+    let logger: Logger
+    private struct State: @unchecked Sendable {   // the handle is only touched under the mutex
+        var daemon: OpaquePointer?
+        var listenSocket: Int32 = -1
+        var port: UInt16 = 0
+    }
+    private let state = Mutex(State())
+
+    init(options: Options, handlers: Handlers, logger: Logger) {
+        self.options = options
+        self.handlers = handlers
+        self.logger = logger
+    }
+
+    /// The port the daemon is bound to (useful after asking for port 0); 0 when not running.
+    var port: UInt16 { state.withLock { $0.port } }
+
+    /// Binds and starts the worker threads. The corresponding C function is `MHD_start_daemon`.
+    func start() throws(ServerError) {
+        let address = try Self.socketAddress(host: options.host, port: options.port)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            | MHD_USE_ERROR_LOG.rawValue | (address.isIPv6 ? MHD_USE_IPv6.rawValue : 0)
+        let started: OpaquePointer? = address.storage.withUnsafeBytes { addressBytes in
+            let addressPointer = UnsafeMutableRawPointer(mutating: addressBytes.baseAddress)
+            var items: [MHD_OptionItem] = [
+                // The logger goes first, or libmicrohttpd logs the options before it to stderr.
+                Self.callbackItem(.EXTERNAL_LOGGER,
+                                  unsafeBitCast(errorLogTrampoline, to: UnsafeMutableRawPointer.self), context),
+                Self.item(.CONNECTION_LIMIT, options.connectionLimit),
+                Self.item(.CONNECTION_MEMORY_LIMIT, options.connectionMemoryLimit),
+                Self.item(.CONNECTION_TIMEOUT, options.connectionTimeoutSeconds),
+                MHD_OptionItem(option: .SOCK_ADDR, value: 0, ptr_value: addressPointer),
+                Self.callbackItem(.NOTIFY_COMPLETED,
+                                  unsafeBitCast(requestCompletedTrampoline, to: UnsafeMutableRawPointer.self), context),
+                Self.callbackItem(.NOTIFY_CONNECTION,
+                                  unsafeBitCast(connectionNotifyTrampoline, to: UnsafeMutableRawPointer.self), context),
+            ]
+            if options.threadPoolSize > 1 {
+                items.append(Self.item(.THREAD_POOL_SIZE, options.threadPoolSize))
+            }
+            items.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
+            return items.withUnsafeBufferPointer { buffer in
+                livebind_start_daemon(flags, options.port, accessHandlerTrampoline, context, buffer.baseAddress)
+            }
+        }
+        guard let started else {
+            throw .cannotListen(host: options.host, port: Int(options.port))
+        }
+        let boundPort = livebind_daemon_port(started)
+        state.withLock {
+            $0.daemon = started
+            $0.port = boundPort
+        }
+    }
+
+    /// Stops accepting new connections; existing ones go on. The corresponding C function is `MHD_quiesce_daemon`.
+    func quiesce() {
+        state.withLock { state in
+            guard let daemon = state.daemon, state.listenSocket < 0 else { return }
+            state.listenSocket = MHD_quiesce_daemon(daemon)
+        }
+    }
+
+    /// Stops the worker threads and closes every connection. The corresponding C function is `MHD_stop_daemon`.
+    ///
+    /// > Important: no connection may be suspended at this point (libmicrohttpd aborts the process).
+    func stop() {
+        let (daemon, listenSocket) = state.withLock { state in
+            defer { state.daemon = nil; state.listenSocket = -1; state.port = 0 }
+            return (state.daemon, state.listenSocket)
+        }
+        guard let daemon else { return }
+        MHD_stop_daemon(daemon)
+        if listenSocket >= 0 { close(listenSocket) }
+    }
+
+    private static func item(_ option: MHD_OPTION, _ value: Int) -> MHD_OptionItem {
+        MHD_OptionItem(option: option, value: value, ptr_value: nil)
+    }
+
+    /// Options that take a function and its context travel as (value: function, ptr_value: context).
+    private static func callbackItem(_ option: MHD_OPTION, _ function: UnsafeMutableRawPointer,
+                                     _ context: UnsafeMutableRawPointer) -> MHD_OptionItem {
+        MHD_OptionItem(option: option, value: Int(bitPattern: function), ptr_value: context)
+    }
+}

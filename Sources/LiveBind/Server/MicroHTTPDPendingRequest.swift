@@ -1,0 +1,27 @@
+/// A request whose body is still arriving; owned by libmicrohttpd's per-request context pointer.
+///
+/// Only ever touched on the worker thread that serves its connection.
+final class MicroHTTPDPendingRequest {
+    var request: HTTPRequest
+    var failure: HTTPTransportFailure?
+    private(set) var receivedBytes = 0
+    let bodyLimit: Int
+
+    init(request: HTTPRequest, bodyLimit: Int) {
+        self.request = request
+        self.bodyLimit = bodyLimit
+    }
+
+    /// Adds one body piece; past the limit the bytes are counted and dropped.
+    /// Returns false when the client keeps sending far past the limit (close the connection).
+    func append(_ piece: UnsafeRawBufferPointer) -> Bool {
+        receivedBytes += piece.count
+        if receivedBytes > bodyLimit {
+            failure = .bodyTooLarge(limit: bodyLimit)
+            request.body = []
+            return receivedBytes <= max(bodyLimit, 1 << 20) * 16
+        }
+        request.body.append(contentsOf: piece)
+        return true
+    }
+}

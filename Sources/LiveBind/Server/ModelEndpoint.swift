@@ -1,0 +1,136 @@
+/// `/models` and `/models/{name}/{pointer}`: models as HTTP resources.
+///
+/// Every write is one atomic store commit and answers `{"id": "<event id>", "rev": N}` (plus `index`
+/// for appends). Reads carry `ETag: "<rev>"` and `LiveBind-Event-ID` (the event id they were taken at).
+struct ModelEndpoint: Sendable {
+    let store: Store
+    let counters: ServerCounters
+
+    /// The header naming the event id a snapshot or write corresponds to.
+    static let eventIDHeader = "LiveBind-Event-ID"
+
+    /// `GET /models`: every model's name and revision.
+    func list() -> HTTPResponse {
+        var bytes = Array(#"{"models":["#.utf8)
+        for (position, model) in store.modelNames().enumerated() {
+            if position > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes += #"{"name":"#.utf8
+            JSON.string(model.name).encode(into: &bytes)
+            bytes += #","rev":\#(model.revision)}"#.utf8
+        }
+        bytes += "]}".utf8
+        return .bytes(bytes, contentType: RequestBody.json)
+    }
+
+    /// `GET /models/{name}{pointer}`: the document or the value at the pointer, from one consistent cut.
+    func get(_ name: String, _ pointer: String) throws -> HTTPResponse {
+        let path = try Path(pointer: pointer)
+        let cut = store.snapshot(models: [name])
+        guard let snapshot = cut.models.first else { throw StoreError.modelNotFound(name) }
+        let value = try snapshot.value.value(at: path)
+        var response = HTTPResponse.bytes(value.encoded(), contentType: RequestBody.json)
+        response.headers.add("ETag", "\"\(snapshot.revision)\"")
+        response.headers.add(Self.eventIDHeader, "\(cut.sequence)")
+        return response
+    }
+
+    /// `PUT`: creates or replaces a model (201/200), or sets the value at a pointer.
+    func put(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json])
+        let value = try RequestBody.parseJSON(request)
+        let path = try Path(pointer: pointer)
+        let revision = try RequestBody.ifMatch(request)
+        if path == .root {
+            let (created, result) = try store.put(name, value, ifRevision: revision)
+            var response = written(result, status: created ? 201 : 200)
+            if created { response.headers.add("Location", "/models/\(name)") }
+            return response
+        }
+        return written(try store.set(value, at: path, in: name, ifRevision: revision))
+    }
+
+    /// `DELETE`: drops a model, or removes a member or array element.
+    func delete(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        let path = try Path(pointer: pointer)
+        let revision = try RequestBody.ifMatch(request)
+        if path == .root { return written(try store.drop(name, ifRevision: revision)) }
+        return written(try store.remove(at: path, in: name, ifRevision: revision))
+    }
+
+    /// `PATCH`: RFC 7386 merge patch at the pointer, or RFC 6902 JSON Patch on the model.
+    func patch(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        let type = try RequestBody.mediaType(of: request, accepted: [RequestBody.mergePatch, RequestBody.jsonPatch])
+        let body = try RequestBody.parseJSON(request)
+        let path = try Path(pointer: pointer)
+        let revision = try RequestBody.ifMatch(request)
+        if type == RequestBody.mergePatch {
+            return written(try store.mergePatch(body, at: path, in: name, ifRevision: revision))
+        }
+        guard path == .root else {
+            throw RequestError.badRequest("a JSON Patch applies to the whole model: PATCH /models/\(name) with paths inside the operations")
+        }
+        return written(try store.jsonPatch(body, in: name, ifRevision: revision))
+    }
+
+    /// `POST`: JSON appends to an array or merges into an object; a form sets each dotted key path.
+    func post(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        let type = try RequestBody.mediaType(of: request, accepted: [RequestBody.json, RequestBody.form])
+        let base = try Path(pointer: pointer)
+        let revision = try RequestBody.ifMatch(request)
+        if type == RequestBody.form { return try postForm(name, base, request, revision) }
+        let value = try RequestBody.parseJSON(request)
+        var appendedAt: Int?
+        var result = try store.write(name, ifRevision: revision) { (editor: inout ModelEditor) throws(StoreError) in
+            switch try editor.value(at: base) {
+            case .array: appendedAt = try editor.append(value, to: base)
+            case .object: try editor.mergePatch(value, at: base)
+            case let other:
+                throw .typeMismatch(path: base, expected: "array or object", found: other.typeName)
+            }
+        }
+        result.index = appendedAt
+        return written(result)
+    }
+
+    private func postForm(_ name: String, _ base: Path, _ request: HTTPRequest,
+                          _ revision: UInt64?) throws -> HTTPResponse {
+        let pairs = try FormDecoding.pairs(request.body)
+        guard !pairs.isEmpty else { throw RequestError.malformedBody("empty form: send key=value pairs") }
+        var edits: [(Path, JSON)] = []
+        for (key, text) in pairs {
+            let relative = try Path(dotted: key)
+            guard relative != .root else { throw RequestError.malformedBody("empty key in form data") }
+            var path = base
+            for component in relative.components { path = path.appending(component) }
+            edits.append((path, (try? JSON(parsing: text)) ?? .string(text)))
+        }
+        let result = try store.write(name, ifRevision: revision) { (editor: inout ModelEditor) throws(StoreError) in
+            for (path, value) in edits { try Self.set(value, at: path, creatingParents: &editor) }
+        }
+        return written(result)
+    }
+
+    /// Sets `value`, first creating missing parent members as empty objects (`meta.unit=C` on `{}`).
+    private static func set(_ value: JSON, at path: Path, creatingParents editor: inout ModelEditor) throws(StoreError) {
+        if let parent = path.parent, parent != .root {
+            do {
+                _ = try editor.value(at: parent)
+            } catch .pathNotFound {
+                try set(.object([:]), at: parent, creatingParents: &editor)
+            }
+        }
+        try editor.set(value, at: path)
+    }
+
+    /// The answer to every successful write.
+    private func written(_ result: WriteResult, status: Int = 200) -> HTTPResponse {
+        counters.writes.add(1, ordering: .relaxed)
+        var body = #"{"id":"\#(result.sequence)","rev":\#(result.revision)"#
+        if let index = result.index { body += #","index":\#(index)"# }
+        body += "}"
+        var response = HTTPResponse.text(body, status: status, contentType: RequestBody.json)
+        response.headers.add("ETag", "\"\(result.revision)\"")
+        response.headers.add(Self.eventIDHeader, "\(result.sequence)")
+        return response
+    }
+}

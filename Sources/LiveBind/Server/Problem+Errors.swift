@@ -1,0 +1,58 @@
+extension Problem {
+    /// THE mapping from any error to a problem. Every error response goes through here.
+    public static func from(_ error: any Error) -> Problem {
+        if let error = error as? RequestError { return from(error) }
+        if let error = error as? StoreError { return from(error) }
+        if let error = error as? PathError {
+            return Problem(status: 400, kind: "invalid-path", title: "Bad Request", detail: error.description)
+        }
+        if let error = error as? JSONError {
+            return Problem(status: 400, kind: "malformed-json", title: "Bad Request", detail: "not valid JSON: \(error)")
+        }
+        return Problem(status: 500, kind: "internal", title: "Internal Server Error", detail: "\(error)")
+    }
+
+    static func from(_ failure: HTTPTransportFailure) -> Problem {
+        switch failure {
+        case .bodyTooLarge(let limit): from(RequestError.bodyTooLarge(limit: limit))
+        case .lengthRequired: from(RequestError.lengthRequired)
+        }
+    }
+
+    private static func from(_ error: RequestError) -> Problem {
+        let detail = error.description
+        switch error {
+        case .notFound: return Problem(status: 404, kind: "not-found", title: "Not Found", detail: detail)
+        case .methodNotAllowed(let allowed):
+            var problem = Problem(status: 405, kind: "method-not-allowed", title: "Method Not Allowed", detail: detail)
+            problem.headers.add("Allow", RequestError.allowHeader(allowed))
+            return problem
+        case .unsupportedMediaType:
+            return Problem(status: 415, kind: "unsupported-media-type", title: "Unsupported Media Type", detail: detail)
+        case .malformedBody, .badRequest, .invalidPrecondition:
+            return Problem(status: 400, kind: "bad-request", title: "Bad Request", detail: detail)
+        case .bodyTooLarge:
+            return Problem(status: 413, kind: "body-too-large", title: "Content Too Large", detail: detail)
+        case .lengthRequired:
+            return Problem(status: 411, kind: "length-required", title: "Length Required", detail: detail)
+        case .tooManyStreams, .shuttingDown:
+            var problem = Problem(status: 503, kind: "unavailable", title: "Service Unavailable", detail: detail)
+            problem.headers.add("Retry-After", "5")
+            return problem
+        }
+    }
+
+    private static func from(_ error: StoreError) -> Problem {
+        let detail = error.description
+        switch error {
+        case .modelNotFound, .pathNotFound:
+            return Problem(status: 404, kind: "not-found", title: "Not Found", detail: detail)
+        case .invalidModelName, .invalidPath, .invalidPatch:
+            return Problem(status: 400, kind: "bad-request", title: "Bad Request", detail: detail)
+        case .revisionMismatch:
+            return Problem(status: 412, kind: "stale-revision", title: "Precondition Failed", detail: detail)
+        case .typeMismatch, .indexOutOfRange, .testFailed, .invalidValue, .validationFailed:
+            return Problem(status: 422, kind: "cannot-apply", title: "Unprocessable Content", detail: detail)
+        }
+    }
+}

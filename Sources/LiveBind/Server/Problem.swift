@@ -1,0 +1,50 @@
+/// An RFC 9457 problem: the one shape every error takes on the wire (`application/problem+json`).
+public struct Problem: Sendable {
+    /// The HTTP status.
+    public var status: Int
+    /// A URI naming the kind of problem.
+    public var type: String
+    /// A short summary of the kind.
+    public var title: String
+    /// What went wrong this time, and what to do about it.
+    public var detail: String
+    /// Extra response headers (`Allow` for a 405, `Retry-After` for a 503).
+    public var headers: HTTPHeaders = HTTPHeaders()
+
+    /// Makes a problem of the given kind (a short slug such as `type-mismatch`).
+    public init(status: Int, kind: String, title: String, detail: String) {
+        self.status = status
+        self.type = "urn:livebind:problem:\(kind)"
+        self.title = title
+        self.detail = detail
+    }
+
+    /// The problem as a response.
+    public var response: HTTPResponse {
+        var body = "{\"type\":"
+        body += Self.quoted(type) + ",\"title\":" + Self.quoted(title)
+        body += ",\"status\":\(status),\"detail\":" + Self.quoted(detail) + "}"
+        var response = HTTPResponse.text(body, status: status, contentType: "application/problem+json")
+        for (name, value) in headers { response.headers.add(name, value) }
+        return response
+    }
+
+    /// A JSON string literal.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

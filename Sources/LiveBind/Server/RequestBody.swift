@@ -1,0 +1,40 @@
+/// Reading request bodies: JSON, and `application/x-www-form-urlencoded`.
+enum RequestBody {
+    /// Media types that carry plain JSON.
+    static let json = "application/json"
+    /// RFC 7386.
+    static let mergePatch = "application/merge-patch+json"
+    /// RFC 6902.
+    static let jsonPatch = "application/json-patch+json"
+    /// HTML forms and `curl -d`.
+    static let form = "application/x-www-form-urlencoded"
+
+    /// The body's media type, which must be one of `accepted` (415 otherwise).
+    static func mediaType(of request: HTTPRequest, accepted: [String]) throws(RequestError) -> String {
+        guard let type = request.mediaType, accepted.contains(type) else {
+            throw .unsupportedMediaType(given: request.headers["Content-Type"], accepted: accepted)
+        }
+        return type
+    }
+
+    /// The body parsed as one JSON value (400 when malformed).
+    static func parseJSON(_ request: HTTPRequest) throws(RequestError) -> JSON {
+        do {
+            return try JSON(parsing: request.body)
+        } catch {
+            throw .malformedBody("not valid JSON: \(error)")
+        }
+    }
+
+    /// `If-Match: "<rev>"` as a revision; nil when absent or `*`.
+    static func ifMatch(_ request: HTTPRequest) throws(RequestError) -> UInt64? {
+        guard let raw = request.headers["If-Match"]?.trimmingWhitespace() else { return nil }
+        if raw == "*" { return nil }
+        var tag = Substring(raw)
+        if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+        guard tag.count >= 3, tag.first == "\"", tag.last == "\"", let revision = UInt64(tag.dropFirst().dropLast()) else {
+            throw .invalidPrecondition(raw)
+        }
+        return revision
+    }
+}

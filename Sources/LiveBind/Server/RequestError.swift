@@ -1,0 +1,50 @@
+/// Why a request cannot be answered, independent of the engine: routing, media types, limits.
+public enum RequestError: Error, Equatable, CustomStringConvertible {
+    /// Nothing lives at this path.
+    case notFound(path: String)
+    /// The path exists but not for this method.
+    case methodNotAllowed(allowed: [HTTPMethod])
+    /// The body's media type is not one this endpoint reads.
+    case unsupportedMediaType(given: String?, accepted: [String])
+    /// The body is malformed for its media type (bad JSON, bad form encoding).
+    case malformedBody(String)
+    /// A header or query value is malformed.
+    case badRequest(String)
+    /// The body is larger than the limit.
+    case bodyTooLarge(limit: Int)
+    /// A write came without a body length.
+    case lengthRequired
+    /// `If-Match` does not name a revision.
+    case invalidPrecondition(String)
+    /// Too many event streams are open.
+    case tooManyStreams(limit: Int)
+    /// The server is stopping.
+    case shuttingDown
+
+    /// The `Allow` header value: the methods, with `HEAD` wherever `GET` is.
+    static func allowHeader(_ allowed: [HTTPMethod]) -> String {
+        var names: [String] = []
+        for method in allowed where !names.contains(method.rawValue) { names.append(method.rawValue) }
+        if names.contains("GET") && !names.contains("HEAD") { names.insert("HEAD", at: names.firstIndex(of: "GET")! + 1) }
+        return names.joined(separator: ", ")
+    }
+
+    /// A message a user can act on.
+    public var description: String {
+        switch self {
+        case .notFound(let path): "nothing at '\(path)': see GET /models for the models there are"
+        case .methodNotAllowed(let allowed):
+            "method not allowed here; allowed: \(Self.allowHeader(allowed))"
+        case .unsupportedMediaType(let given, let accepted):
+            "unsupported Content-Type '\(given ?? "none")'; send one of: \(accepted.joined(separator: ", "))"
+        case .malformedBody(let reason): "malformed body: \(reason)"
+        case .badRequest(let reason): reason
+        case .bodyTooLarge(let limit): "request body larger than \(limit) bytes; send less or raise --body-limit"
+        case .lengthRequired: "a body is required: send Content-Length (or chunked) with a JSON body"
+        case .invalidPrecondition(let value):
+            "If-Match must be a quoted revision such as \"3\" (from the ETag), not \(value)"
+        case .tooManyStreams(let limit): "too many event streams open (limit \(limit)); retry later or raise --max-streams"
+        case .shuttingDown: "the server is shutting down; retry shortly"
+        }
+    }
+}

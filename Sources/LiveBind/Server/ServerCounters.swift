@@ -1,0 +1,12 @@
+import Synchronization
+
+/// Request counters for `/metrics`, lock-free.
+final class ServerCounters: Sendable {
+    let requests = Atomic<Int>(0)
+    let writes = Atomic<Int>(0)
+    let errors = Atomic<Int>(0)
+
+    func add(request: HTTPRequest) { requests.add(1, ordering: .relaxed) }
+
+    func addError() { errors.add(1, ordering: .relaxed) }
+}

@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Serves files from one directory: `index.html` for `/` and folders, content types by extension,
+/// security headers, and nothing outside the directory (no `..`, no symlinks pointing out).
+struct StaticFiles: Sendable {
+    /// The directory's canonical path (symlinks resolved), without a trailing slash.
+    let root: String
+
+    /// Opens a public directory. The corresponding C function is `realpath`.
+    init(directory: String) throws(ServerError) {
+        guard let resolved = Self.realPath(directory), Self.isDirectory(resolved) else {
+            throw .publicDirectoryMissing(directory)
+        }
+        root = resolved == "/" ? "" : resolved
+    }
+
+    /// Headers every static response carries.
+    static let securityHeaders: HTTPHeaders = [
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+            + "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-cache",
+    ]
+
+    /// Answers a GET or HEAD for `request.path`; throws `RequestError.notFound` for anything else.
+    func respond(to request: HTTPRequest) throws -> HTTPResponse {
+        let segments = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        for segment in segments {
+            let lower = segment.lowercased()
+            if segment == ".." || segment == "." || lower.contains("%2e") || lower.contains("%2f")
+                || segment.contains("\\") || segment.contains("\0") {
+                throw RequestError.notFound(path: request.path)
+            }
+        }
+        var relative = segments.joined(separator: "/")
+        if relative.isEmpty || request.path.hasSuffix("/") {
+            relative += relative.isEmpty ? "index.html" : "/index.html"
+        }
+        guard var resolved = Self.realPath(root + "/" + relative), resolved.hasPrefix(root + "/") else {
+            throw RequestError.notFound(path: request.path)
+        }
+        if Self.isDirectory(resolved) {
+            guard let index = Self.realPath(resolved + "/index.html"), index.hasPrefix(root + "/") else {
+                throw RequestError.notFound(path: request.path)
+            }
+            resolved = index
+        }
+        guard let bytes = Self.readFile(resolved) else { throw RequestError.notFound(path: request.path) }
+        var headers = Self.securityHeaders
+        headers.set("Content-Type", ContentType.forPath(resolved))
+        return HTTPResponse(status: 200, headers: headers, body: .bytes(bytes))
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Reads a regular file whole. The corresponding C functions are `open`, `fstat`, `read`.
+    private static func readFile(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if count <= 0 { return count == 0 ? Array(bytes.prefix(filled)) : nil }
+            filled += count
+        }
+        return bytes
+    }
+}

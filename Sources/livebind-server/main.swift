@@ -1,1 +1,0 @@
-print("livebind-server: not built yet")
