@@ -39,4 +39,5 @@ var largeConfiguration: Benchmark.Configuration {
 let benchmarks: @Sendable () -> Void = {
     registerBaselineBenchmarks()
     registerStoreBenchmarks()
+    registerPatchBenchmarks()
 }
