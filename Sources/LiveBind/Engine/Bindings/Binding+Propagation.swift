@@ -1,0 +1,207 @@
+/// Running a binding: the serial work queue and the two directions of propagation.
+///
+/// Echoes and stale deliveries are recognised by sequence numbers, not by comparing values: after the
+/// binding reads or writes one side, every commit up to that sequence is already reflected there
+/// (`sourceSynced`/`targetSynced`) and is skipped. So a two-way binding never sends its own write back,
+/// even when the transform is lossy (floating point), and a delivery can never be applied twice.
+extension Binding {
+    /// Runs `work` now or, if this binding is running on some thread (maybe this one, re-entered through
+    /// a store write), queues it for that thread to run next. Never blocks.
+    func perform(_ work: BindingWork) {
+        let drain = state.withLock { state in
+            state.queue.append(work)
+            if state.busy { return false }
+            state.busy = true
+            return true
+        }
+        guard drain else { return }
+        while let next = state.withLock({ state -> BindingWork? in
+            guard let next = state.queue.popFirst() else { state.busy = false; return nil }
+            return next
+        }) {
+            run(next)
+        }
+    }
+
+    private func run(_ work: BindingWork) {
+        switch work {
+        case .resync:
+            guard isEnabled else { return }
+            forwardWhole(depth: 0)
+        case .objectValue(let value):
+            guard isEnabled else { return }
+            sendBack(value, depth: 0)
+        case .commit(let commit, let depth):
+            let (forward, backward) = state.withLock { state -> (Bool, Bool) in
+                guard state.enabled else { return (false, false) }
+                let forward = commit.sequence > state.sourceSynced && Self.touches(commit, source)
+                let backward = !forward && mode == .twoWay && commit.sequence > state.targetSynced
+                    && target.endpoint.map { Self.touches(commit, $0) } == true
+                return (forward, backward)
+            }
+            guard forward || backward else { return }
+            guard depth < BindingRegistry.maxPropagationDepth else {
+                let at = forward ? target.description : source.description
+                fail(.propagationLimit(depth: depth, at: at))
+                return
+            }
+            if forward {
+                if !forwardGranular(commit, depth: depth) { forwardWhole(depth: depth) }
+            } else {
+                backwardWhole(depth: depth)
+            }
+        }
+    }
+
+    static func touches(_ commit: Commit, _ endpoint: BindingEndpoint) -> Bool {
+        guard commit.model == endpoint.model else { return false }
+        switch commit.kind {
+        case .snapshot, .drop: return true
+        case .changes(let changes): return changes.contains { endpoint.isTouched(by: $0.path) }
+        }
+    }
+
+    // MARK: Forward, whole value
+
+    /// Reads the source now and sends all of it forward (creation, re-enable, and any change that cannot
+    /// be followed granularly).
+    private func forwardWhole(depth: Int) {
+        guard let (sequence, value) = read(source) else { return }
+        state.withLock { state in
+            state.sourceSynced = max(state.sourceSynced, sequence)
+            state.needsFullSync = false
+            state.fireCount += 1
+        }
+        guard let value else { return }
+        do throws(BindingError) {
+            var output: JSON
+            var shadow: [JSON]?
+            if let sink {
+                if let error = sink.deliver(try transform?.applyForward(value) ?? value) { throw error }
+                return
+            } else if var aggregator = state.withLock({ $0.aggregator }) {
+                guard case .array(let elements) = value else {
+                    throw .transformFailed(transform: transform?.name ?? "", reason: "expected an array at \(source), found \(value.typeName)")
+                }
+                aggregator.reset(elements)
+                output = try validated(aggregator.result)
+                shadow = elements
+                state.withLock { $0.aggregator = aggregator }
+            } else if each {
+                guard case .array(let elements) = value else {
+                    throw .transformFailed(transform: transform?.name ?? "each", reason: "each needs an array at \(source), found \(value.typeName)")
+                }
+                output = .array(try elements.map { element throws(BindingError) in try forwardElement(element) })
+                shadow = elements
+            } else {
+                output = try validated(try transform?.applyForward(value) ?? value)
+                shadow = transform == nil ? value.arrayValue : nil
+            }
+            state.withLock { $0.shadow = shadow }
+            guard let endpoint = target.endpoint else { return }
+            if let written = write(depth: depth, { () throws(StoreError) in try store.set(output, at: endpoint.path, in: endpoint.model) }) {
+                state.withLock { $0.targetSynced = max($0.targetSynced, written) }
+            }
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// The transform (per element) and the validation of one element sent forward.
+    func forwardElement(_ element: JSON) throws(BindingError) -> JSON {
+        try validated(try transform?.applyForward(element) ?? element)
+    }
+
+    /// `value` after the validation rule: itself, its coerced form, or a `validationFailed` error.
+    func validated(_ value: JSON) throws(BindingError) -> JSON {
+        guard let validation, let path = target.endpoint?.path else { return value }
+        switch validation.check(value) {
+        case .accept: return value
+        case .coerce(let coerced): return coerced
+        case .reject(let reason): throw .store(.validationFailed(path: path, reason: reason))
+        }
+    }
+
+    // MARK: Backward (two-way)
+
+    /// The target changed from outside: validate it, then send it back through the reverse transform.
+    private func backwardWhole(depth: Int) {
+        guard let endpoint = target.endpoint, let (sequence, value) = read(endpoint) else { return }
+        state.withLock { state in
+            state.targetSynced = max(state.targetSynced, sequence)
+            state.fireCount += 1
+        }
+        guard let value else { return }
+        if let validation {
+            switch validation.check(value) {
+            case .accept: break
+            case .reject(let reason):
+                fail(.store(.validationFailed(path: endpoint.path, reason: reason)))
+                return
+            case .coerce(let coerced):
+                // Correct the target; its own commit then comes back here as a valid value.
+                _ = write(depth: depth, { () throws(StoreError) in try store.set(coerced, at: endpoint.path, in: endpoint.model) })
+                return
+            }
+        }
+        sendBack(value, depth: depth)
+    }
+
+    /// Writes a target-side value (from the target path or a Swift object) back to the source.
+    private func sendBack(_ value: JSON, depth: Int) {
+        do throws(BindingError) {
+            let back: JSON
+            if each {
+                guard case .array(let elements) = value else {
+                    throw .transformFailed(transform: transform?.name ?? "each", reason: "each needs an array, found \(value.typeName)")
+                }
+                back = .array(try elements.map { element throws(BindingError) in try transform?.applyReverse(element) ?? element })
+            } else {
+                back = try transform?.applyReverse(value) ?? value
+            }
+            if sink != nil { state.withLock { $0.fireCount += 1 } }
+            if let written = write(depth: depth, { () throws(StoreError) in try store.set(back, at: source.path, in: source.model) }) {
+                state.withLock { state in
+                    state.sourceSynced = max(state.sourceSynced, written)
+                    if followsArray { state.shadow = back.arrayValue }
+                }
+            }
+        } catch {
+            fail(error)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The value at `endpoint` (`nil` when missing, recorded as the last error) and the sequence it is from.
+    func read(_ endpoint: BindingEndpoint) -> (UInt64, JSON?)? {
+        let (sequence, models) = store.snapshot(models: [endpoint.model])
+        guard let model = models.first(where: { $0.name == endpoint.model }) else {
+            fail(.store(.modelNotFound(endpoint.model)))
+            return (sequence, nil)
+        }
+        guard let value = JSONEdit.value(in: model.value, at: endpoint.path.components) else {
+            fail(.store(.pathNotFound(endpoint.path)))
+            return (sequence, nil)
+        }
+        return (sequence, value)
+    }
+
+    /// Runs a store write made by this binding; returns the commit's sequence when it changed something.
+    func write(depth: Int, _ operation: () throws(StoreError) -> WriteResult) -> UInt64? {
+        do {
+            let result = try operation()
+            guard result.changed else { return nil }
+            PropagationDepth.record(depth + 1, sequence: result.sequence, in: store)
+            return result.sequence
+        } catch {
+            fail(.store(error))
+            return nil
+        }
+    }
+
+    /// Records `error` as the last error.
+    func fail(_ error: BindingError) {
+        state.withLock { $0.lastError = error }
+    }
+}

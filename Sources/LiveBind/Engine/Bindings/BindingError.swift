@@ -1,0 +1,58 @@
+/// Everything that can go wrong when creating, loading or running bindings.
+public enum BindingError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A binding entry (or one of its fields) is malformed; `position` is e.g. `bindings[2].transform`.
+    case invalidSpec(position: String, reason: String)
+    /// A definition file has invalid entries; every one is listed, and nothing of the file was applied.
+    case invalidDefinition([BindingIssue])
+    /// No transform of that name is registered.
+    case unknownTransform(String)
+    /// A transform parameter is missing or has the wrong type.
+    case invalidParameter(transform: String, parameter: String, reason: String)
+    /// A two-way binding needs a transform that can be reversed.
+    case notReversible(transform: String)
+    /// The binding would close a loop of bindings that cannot settle.
+    case unsettledCycle(String)
+    /// A transform could not convert a value.
+    case transformFailed(transform: String, reason: String)
+    /// A value could not be decoded to the Swift type a closure or object binding expects.
+    case decodingFailed(path: String, type: String, reason: String)
+    /// Propagation went deeper than `BindingRegistry.maxPropagationDepth`: a loop that does not settle.
+    case propagationLimit(depth: Int, at: String)
+    /// A binding id is already in use.
+    case duplicateID(String)
+    /// No binding has this id.
+    case bindingNotFound(String)
+    /// The store refused a write the binding made.
+    case store(StoreError)
+
+    /// A message a user can act on.
+    public var description: String {
+        switch self {
+        case .invalidSpec(let position, let reason):
+            "\(position): \(reason)"
+        case .invalidDefinition(let issues):
+            "the definition has \(issues.count) invalid entr\(issues.count == 1 ? "y" : "ies"); nothing was applied: "
+                + issues.map(\.description).joined(separator: "; ")
+        case .unknownTransform(let name):
+            "no transform named '\(name)' is registered (register it with TransformRegistry.register)"
+        case .invalidParameter(let transform, let parameter, let reason):
+            "transform '\(transform)': parameter '\(parameter)' \(reason)"
+        case .notReversible(let transform):
+            "transform '\(transform)' has no reverse, so it cannot be used in a two-way binding; use mode oneWay"
+        case .unsettledCycle(let reason):
+            "refused: \(reason)"
+        case .transformFailed(let transform, let reason):
+            "transform '\(transform)' failed: \(reason)"
+        case .decodingFailed(let path, let type, let reason):
+            "the value at \(path) cannot be decoded as \(type): \(reason)"
+        case .propagationLimit(let depth, let at):
+            "propagation stopped at \(at) after \(depth) steps: bindings form a loop that does not settle"
+        case .duplicateID(let id):
+            "a binding with id '\(id)' already exists"
+        case .bindingNotFound(let id):
+            "no binding with id '\(id)'"
+        case .store(let error):
+            error.description
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Synchronization
+import Testing
+@testable import LiveBind
+
+/// Parses JSON text in tests (invalid text is a test bug).
+func bindingJSON(_ text: String) -> JSON {
+    do { return try JSON(parsing: text) } catch { preconditionFailure("bad test JSON \(text): \(error)") }
+}
+
+/// A store with the given models (name → JSON text) and a registry on it.
+func makeBound(_ models: KeyValuePairs<String, String>) throws -> (Store, BindingRegistry) {
+    let store = Store()
+    for (name, text) in models { try store.put(name, bindingJSON(text)) }
+    return (store, BindingRegistry(store: store))
+}
+
+extension Store {
+    /// The value at a dotted `model.path`, or `nil` when missing.
+    func at(_ dotted: String) -> JSON? {
+        guard let endpoint = try? BindingEndpoint(parsing: dotted) else { return nil }
+        return try? value(of: endpoint.model, at: endpoint.path)
+    }
+
+    /// Sets the value at a dotted `model.path`.
+    @discardableResult
+    func set(_ value: JSON, at dotted: String) throws -> WriteResult {
+        let endpoint = try BindingEndpoint(parsing: dotted)
+        return try set(value, at: endpoint.path, in: endpoint.model)
+    }
+}
+
+/// Collects values from any thread.
+final class Collected<Value: Sendable>: Sendable {
+    private let values = Mutex<[Value]>([])
+    func append(_ value: Value) { values.withLock { $0.append(value) } }
+    var all: [Value] { values.withLock { $0 } }
+}
+
+/// Waits (bounded, about two seconds) on the main actor until `condition` holds, letting other main-actor
+/// work (the @Observable bindings' updates) run in between.
+@MainActor func eventually(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<400 {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return condition()
+}
+
+/// A small deterministic random generator, so failures can be replayed from the seed.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
