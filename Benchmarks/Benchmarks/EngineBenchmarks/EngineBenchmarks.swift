@@ -40,4 +40,5 @@ let benchmarks: @Sendable () -> Void = {
     registerBaselineBenchmarks()
     registerStoreBenchmarks()
     registerPatchBenchmarks()
+    registerBindingBenchmarks()
 }

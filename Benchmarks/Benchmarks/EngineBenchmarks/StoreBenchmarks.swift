@@ -90,3 +90,37 @@ func registerStoreBenchmarks() {
         benchmark.stopMeasurement()
     }
 }
+
+// A one-way binding hop: set the source → the binding's transform → set of the target → its observer.
+func registerBindingBenchmarks() {
+    Benchmark("binding/livebind-hop", configuration: scalarConfiguration) { benchmark in
+        let store = Store()
+        let registry = BindingRegistry(store: store)
+        let source = Path.root.appending("source")
+        let target = Path.root.appending("target")
+        guard orFail(benchmark, { () throws(StoreError) in try store.put("bench", ["source": -1, "target": -2]) })
+            != nil
+        else { return }
+        do {
+            try registry.bind(BindingSpec("bench.source", "bench.target", transform: TransformSpec("scale", ["factor": 2])))
+        } catch {
+            benchmark.error("\(error)")
+            return
+        }
+        let observation = store.observe(target, in: "bench") { blackHole($0) }
+        benchmark.startMeasurement()
+        for i in benchmark.scaledIterations {
+            _ = orFail(benchmark) { () throws(StoreError) in try store.set(.int(i), at: source, in: "bench") }
+        }
+        benchmark.stopMeasurement()
+        // The hop must really have happened: the target holds the last source value, scaled.
+        let expected = Double(2 * (benchmark.scaledIterations.count - 1))
+        switch try? store.value(of: "bench", at: target) {
+        case .int(let value)? where Double(value) == expected: break
+        case .double(let value)? where value == expected: break
+        case let other: benchmark.error("binding did not update the target: \(String(describing: other))")
+        }
+        observation.cancel()
+        withExtendedLifetime(registry) {}
+    }
+}
