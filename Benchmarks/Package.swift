@@ -1,0 +1,27 @@
+// swift-tools-version: 6.1
+// Benchmarks for LiveBind: a package of its own so that the library keeps its small dependency list.
+// Run with `bash Benchmarks/run.sh` from the repository root (or `make bench`).
+import PackageDescription
+
+let package = Package(
+    name: "LiveBindBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "LiveBind", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "EngineBenchmarks",
+            dependencies: [
+                .product(name: "LiveBind", package: "LiveBind"),
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ],
+            path: "Benchmarks/EngineBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)

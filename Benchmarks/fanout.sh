@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Fan-out over HTTP, side by side in one run: livebind-server against nginx + Nchan, both driven by
+# sseload with the same parameters (2,000 messages of 200 bytes at 1,000/s and as fast as possible, to
+# 100, 1,000 and 5,000 subscribers), then 10,000 idle streams held against each.
+# Every measurement gets a fresh server process (sseload reports peak RSS since process start).
+# Results: one JSON object per run under $FANOUT_OUT (default Benchmarks/results/fanout).
+#
+# Environment: BENCH_QUICK=1 (1,000 subscribers only, one repeat, short idle hold), FANOUT_REPEATS (3),
+# FANOUT_SUBSCRIBERS ("100 1000 5000"), FANOUT_RATES ("1000 0"), FANOUT_IDLE_STREAMS (10000),
+# LIVEBIND_SERVER (.build/release/livebind-server), FANOUT_PORT (first of two loopback ports, 18480).
+set -euo pipefail
+cd "$(dirname "$0")/.."                       # the repository root
+root=$(pwd)
+sudo=$([ "$(id -u)" = 0 ] || echo sudo)
+
+quick=${BENCH_QUICK:-0}
+if [ "$quick" = 1 ]; then
+    repeats=${FANOUT_REPEATS:-1}; subscribers=${FANOUT_SUBSCRIBERS:-1000}; idle_hold=5
+else
+    repeats=${FANOUT_REPEATS:-3}; subscribers=${FANOUT_SUBSCRIBERS:-100 1000 5000}; idle_hold=20
+fi
+rates=${FANOUT_RATES:-1000 0}
+messages=2000
+size=200
+idle_streams=${FANOUT_IDLE_STREAMS:-10000}
+server_bin=${LIVEBIND_SERVER:-$root/.build/release/livebind-server}
+lb_port=${FANOUT_PORT:-18480}
+nchan_port=$((lb_port + 1))
+out=${FANOUT_OUT:-$root/Benchmarks/results/fanout}
+tools=$root/Benchmarks/.build/tools
+shared=$root/../shared
+work=$(mktemp -d /tmp/livebind-fanout.XXXXXX)
+server_pid=""
+
+log() { printf '%s\n' "$*" >&2; }
+
+# --- set-up ---------------------------------------------------------------------------------------
+ensure_nchan() {
+    if ! command -v nginx >/dev/null || [ ! -f /usr/lib/nginx/modules/ngx_nchan_module.so ]; then
+        log "Installing nginx and libnginx-mod-nchan (Debian)"
+        $sudo apt-get update -qq
+        $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+            nginx libnginx-mod-nchan
+    fi
+}
+
+build_tools() {
+    mkdir -p "$tools"
+    local src=$shared/tools/sseload/sseload.c
+    [ -f "$src" ] || { log "missing $src (the shared load generator)"; exit 1; }
+    if [ ! -x "$tools/sseload" ] || [ "$src" -nt "$tools/sseload" ]; then
+        cc -O2 -o "$tools/sseload" "$src"
+    fi
+}
+
+# --- servers (each started in a session of its own, stopped by its pid only) ---------------------
+wait_for_port() {  # port: true once something answers on it
+    for _ in $(seq 1 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+start_livebind() {
+    local extra=()
+    # Room for the idle-stream run, where the server has the option (its default limit is 10,000).
+    "$server_bin" --help 2>&1 | grep -q -- --max-streams && extra=(--max-streams $((idle_streams + 1000)))
+    setsid "$server_bin" --host 127.0.0.1 --port "$lb_port" "${extra[@]}" >"$work/livebind.log" 2>&1 &
+    server_pid=$!
+    wait_for_port "$lb_port" || { log "livebind-server did not start:"; tail -5 "$work/livebind.log" >&2; return 1; }
+    raise_share "$server_pid"
+    curl -sf -X PUT -H 'Content-Type: application/json' --data '{"log":[]}' \
+        "http://127.0.0.1:$lb_port/models/bench" >/dev/null
+}
+
+start_nchan() {
+    rm -rf "$work/nchan"
+    setsid bash "$shared/bench/run-nchan.sh" "$work/nchan" "$nchan_port" >"$work/nchan.log" 2>&1 &
+    wait_for_port "$nchan_port" || { log "nginx + Nchan did not start:"; tail -5 "$work/nchan.log" >&2; return 1; }
+    server_pid=$(cat "$work/nchan/nginx.pid")   # run-nchan.sh execs nginx: the master's pid
+    raise_share "$server_pid"
+}
+
+# Linux shares CPU between sessions (autogroups): give each server's session the same raised share as
+# this script's own (run.sh raises it when allowed), so neither side is starved by other work.
+raise_share() {
+    echo -10 2>/dev/null >"/proc/$1/autogroup" || true
+}
+
+stop_server() {
+    [ -n "$server_pid" ] || return 0
+    kill "$server_pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+}
+trap 'stop_server; rm -rf "$work"' EXIT
+
+# Arguments that differ between the two servers: port, paths, which processes to sample.
+server_args() {  # server channel: sets the array `args`
+    case $1 in
+        livebind) args=(-p "$lb_port" --sub "/events?model=bench" --pub /models/bench/log --server-pid "$server_pid") ;;
+        nchan)    args=(-p "$nchan_port" --sub "/sub/$2" --pub "/pub/$2" --server-pid "$server_pid" --children) ;;
+    esac
+}
+
+# --- runs -------------------------------------------------------------------------------------------
+fanout_run() {  # server subscribers rate repeat
+    local server=$1 subs=$2 rate=$3 rep=$4 file args
+    file="$out/$server-c$subs-r$rate-$rep.json"
+    "start_$server" || return 1
+    server_args "$server" "b${subs}r${rate}n$rep"
+    "$tools/sseload" "${args[@]}" -c "$subs" -m "$messages" -r "$rate" \
+        -z "$size" -k 8 -w -j -t 240 --drain 10 >"$file" 2>"$file.txt" || log "  sseload exit $? (see $file.txt)"
+    stop_server
+    python3 - "$file" "$server" "$subs" "$rate" <<'PY' >&2
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"  {sys.argv[2]:9} c={sys.argv[3]:>5} r={sys.argv[4]:>4}: {r['delivered_per_s']/1e3:8.1f}k ev/s "
+      f"p50 {r['lat_ms']['p50']:8.1f} ms p99 {r['lat_ms']['p99']:8.1f} ms lost {r['lost']} "
+      f"cpu {r.get('server_cpu_s', 0):.2f} s rss {r.get('server_hwm_kb', 0)/1024:.0f} MiB")
+PY
+}
+
+idle_run() {  # server
+    local server=$1 path children=""
+    "start_$server" || return 1
+    case $server in
+        livebind) path="/events?model=bench" ;;
+        nchan)    path="/sub/idle"; children="--children" ;;
+    esac
+    python3 "$root/Benchmarks/fanout/idle_streams.py" -p "$([ "$server" = livebind ] && echo "$lb_port" || echo "$nchan_port")" \
+        --path "$path" -c "$idle_streams" --hold "$idle_hold" --server-pid "$server_pid" $children \
+        >"$out/idle-$server.json" || log "  idle run for $server incomplete (see $out/idle-$server.json)"
+    stop_server
+    log "  idle $server: $(cat "$out/idle-$server.json")"
+}
+
+ensure_nchan
+build_tools
+raise_share self
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+[ "$(ulimit -n)" -ge $((idle_streams + 200)) ] || log "warning: ulimit -n is $(ulimit -n), below what $idle_streams streams need"
+servers="livebind nchan"
+if [ ! -x "$server_bin" ]; then
+    log "warning: $server_bin not built: measuring nginx + Nchan only"
+    servers="nchan"
+fi
+rm -rf "$out"; mkdir -p "$out"
+for rep in $(seq 1 "$repeats"); do
+    for subs in $subscribers; do
+        for rate in $rates; do
+            for server in $servers; do                 # alternate servers so that noise hits both
+                fanout_run "$server" "$subs" "$rate" "$rep" || log "  $server run failed"
+            done
+        done
+    done
+done
+for server in $servers; do idle_run "$server" || log "  idle $server failed"; done
+log "fan-out results in $out"

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `make bench`: the engine benchmarks (ordo-one/benchmark), fan-out over HTTP against nginx + Nchan and,
+# when present, the browser benchmark; then ONE markdown table with the ratios (also saved to
+# Benchmarks/results/table.md). Needs .build/release/livebind-server (the Makefile builds it first).
+#
+# Environment: BENCH_QUICK=1 for a short pass (one engine run, 1,000 subscribers, one repeat);
+# ENGINE_RUNS (3), BENCH_SKIP="engine fanout browser" to leave parts out; see fanout.sh for its knobs.
+set -euo pipefail
+cd "$(dirname "$0")/.."                       # the repository root
+root=$(pwd)
+results=$root/Benchmarks/results
+quick=${BENCH_QUICK:-0}
+engine_runs=${ENGINE_RUNS:-$([ "$quick" = 1 ] && echo 1 || echo 3)}
+skip=" ${BENCH_SKIP:-} "
+mkdir -p "$results"
+
+log() { printf '\n== %s\n' "$*" >&2; }
+
+# Benchmarks share two cores with whatever else runs: raise this session's CPU share when allowed
+# (Linux autogroups share CPU between sessions, so `nice` alone would not help).
+echo -10 2>/dev/null >/proc/self/autogroup || true
+
+engine_files=()
+if [[ $skip != *" engine "* ]]; then
+    log "engine benchmarks ($engine_runs run(s))"
+    (cd Benchmarks && swift build -c release --product EngineBenchmarks >&2)
+    for i in $(seq 1 "$engine_runs"); do
+        file=$results/engine-$i.md
+        (cd Benchmarks && swift package benchmark --format markdown --scale --no-progress) >"$file" 2>&1 \
+            || { echo "engine run $i failed:" >&2; tail -20 "$file" >&2; }
+        engine_files+=("$file")
+    done
+fi
+
+if [[ $skip != *" fanout "* ]]; then
+    log "fan-out over HTTP: livebind-server vs nginx + Nchan"
+    FANOUT_OUT=$results/fanout bash Benchmarks/fanout.sh
+fi
+
+browser_file=""
+if [[ $skip != *" browser "* ]] && [ -f Benchmarks/browser/bench_dom.py ]; then
+    log "browser benchmark"
+    python=$root/.venv/bin/python
+    [ -x "$python" ] || python=python3
+    browser_file=$results/browser.txt
+    LIVEBIND_SERVER=${LIVEBIND_SERVER:-$root/.build/release/livebind-server} BENCH_QUICK=$quick \
+        "$python" Benchmarks/browser/bench_dom.py >"$browser_file" 2>"$results/browser.err" \
+        || { echo "browser benchmark failed:" >&2; tail -20 "$results/browser.err" >&2; }
+fi
+
+log "results"
+args=()
+[ ${#engine_files[@]} -gt 0 ] && args+=(--engine "${engine_files[@]}")
+[[ $skip == *" fanout "* ]] || args+=(--fanout "$results/fanout")
+[ -n "$browser_file" ] && args+=(--browser "$browser_file")
+python3 Benchmarks/scripts/report.py "${args[@]}" | tee "$results/table.md"

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Turns the raw results of Benchmarks/run.sh into ONE markdown table with ratios against the anchors.
+
+Inputs (all optional; missing parts are left out of the table):
+  --engine FILE...   markdown output of `swift package benchmark --format markdown --scale`, one per run
+  --fanout DIR       sseload JSON files NAME-cSUBS-rRATE-REPEAT.json and idle-NAME.json (fanout.sh)
+  --browser FILE     stdout of Benchmarks/browser/bench_dom.py (JSON object lines are read)
+Engine figures are the median over runs of each run's median sample; fan-out figures are medians
+over repeats.
+"""
+import argparse, glob, json, os, re, statistics, sys
+
+# Operations per sample (the benchmark's scaling factor); every other benchmark does 1,000.
+OPS_PER_SAMPLE = {"snapshot/encode-1MiB": 1}
+UNIT = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
+TIME = {"ns": 1, "us": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def parse_engine(path):
+    """{benchmark: {"ns": per-op p50, "mallocs": per-op p50}} from one markdown run."""
+    out, name = {}, None
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("### "):
+            name = line[4:].strip()
+            continue
+        if not (name and line.startswith("| ")):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 9 or cells[0] in ("Metric",) or cells[0].startswith(":"):
+            continue
+        label, p50 = cells[0], float(cells[3])
+        ops = OPS_PER_SAMPLE.get(name, 1000)
+        units = re.findall(r"\(([^)]*)\)", label)
+        if label.startswith("Time (wall clock)"):
+            scale = TIME.get(units[-1], 1) if len(units) > 1 else 1
+            out.setdefault(name, {})["ns"] = p50 * scale / ops
+        elif label.startswith("Malloc (total)"):
+            scale = UNIT.get(units[-1], 1) if len(units) > 1 else 1
+            out.setdefault(name, {})["mallocs"] = p50 * scale / ops
+    return out
+
+
+def median_runs(runs):
+    merged = {}
+    for run in runs:
+        for name, metrics in run.items():
+            for key, value in metrics.items():
+                merged.setdefault(name, {}).setdefault(key, []).append(value)
+    return {n: {k: statistics.median(v) for k, v in m.items()} for n, m in merged.items()}
+
+
+def fmt_time(ns):
+    if ns is None:
+        return "—"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.2f} µs"
+    return f"{ns:.1f} ns"
+
+
+def fmt_ratio(a, b):
+    return f"{a / b:.2f}" if a is not None and b else "—"
+
+
+def engine_rows(e):
+    rows = []
+    def cell(name):
+        m = e.get(name)
+        if not m:
+            return None, "not measured"
+        return m.get("ns"), f"{fmt_time(m.get('ns'))}, {m.get('mallocs', float('nan')):.2f} mallocs"
+    lb, lb_cell = cell("set/livebind-observe")
+    for anchor, label, target in [
+        ("set/opencombine-sink", "OpenCombine CurrentValueSubject + sink", "≤ 1.0 (aim ≤ 0.5); 0 mallocs"),
+        ("set/closure-floor", "plain stored closure (floor)", "floor"),
+        ("set/observation-tracking", "withObservationTracking re-registration", "< 1.0"),
+    ]:
+        a, a_cell = cell(anchor)
+        rows.append(("engine", "set via pre-parsed path + 1 observer, per op", lb_cell,
+                     f"{label}: {a_cell}", fmt_ratio(lb, a), target))
+    hop, hop_cell = cell("binding/livebind-hop")
+    a, a_cell = cell("binding/opencombine-map-hop")
+    rows.append(("engine", "one-way binding hop (set → transform → target set → observer)", hop_cell,
+                 f"OpenCombine map → subject → sink: {a_cell}", fmt_ratio(hop, a), "≤ 1.0"))
+    for op in ("append", "remove-first"):
+        small, small_cell = cell(f"array/{op}/1000")
+        large, large_cell = cell(f"array/{op}/100000")
+        rows.append(("engine", f"array {op}, 100,000 vs 1,000 elements", large_cell,
+                     f"same at 1,000: {small_cell}", fmt_ratio(large, small), "flat (≈ 1.0)"))
+    for name, label in [("patch/json-patch-10-ops", "JSON Patch, 10 operations"),
+                        ("patch/merge-patch-50-keys", "merge patch of a 50-key object"),
+                        ("snapshot/encode-1MiB", "snapshot encoding of a 1 MiB model")]:
+        ns, c = cell(name)
+        if name.startswith("snapshot") and ns:
+            c += f" ({(1 << 20) / (ns / 1e9) / 1e6:.0f} MB/s)"
+        rows.append(("engine", label, c, "—", "—", "—"))
+    return rows
+
+
+def load_fanout(directory):
+    runs = {}
+    for path in glob.glob(os.path.join(directory, "*-c*-r*-*.json")):
+        m = re.match(r"(\w+)-c(\d+)-r(\d+)-(\d+)\.json$", os.path.basename(path))
+        if not m:
+            continue
+        try:
+            r = json.load(open(path))
+        except (OSError, ValueError):
+            continue
+        runs.setdefault((int(m[2]), int(m[3])), {}).setdefault(m[1], []).append(r)
+    return runs
+
+
+def summarize(results):
+    """Median figures over repeats of one server at one configuration."""
+    med = lambda f: statistics.median(f(r) for r in results)
+    delivered = med(lambda r: r["delivered_per_s"])
+    cpu = med(lambda r: r.get("server_cpu_pub_s", 0.0))
+    unique = med(lambda r: r["unique"])
+    return {
+        "rate": delivered, "p50": med(lambda r: r["lat_ms"]["p50"]), "p99": med(lambda r: r["lat_ms"]["p99"]),
+        "lost": max(r["lost"] for r in results), "rss": med(lambda r: r.get("server_hwm_kb", 0)) / 1024,
+        "cpu": cpu, "cpu_per_event_us": 1e6 * cpu / unique if unique else None, "n": len(results),
+    }
+
+
+def fanout_cell(s):
+    if not s:
+        return "not measured"
+    per = f"{s['cpu_per_event_us']:.2f} µs/ev" if s["cpu_per_event_us"] else "—"
+    return (f"{s['rate'] / 1e3:.0f}k ev/s, p50 {s['p50']:.1f} / p99 {s['p99']:.1f} ms, lost {s['lost']}, "
+            f"{s['rss']:.0f} MiB, CPU {s['cpu']:.1f} s ({per}), n={s['n']}")
+
+
+def fanout_rows(directory):
+    rows = []
+    for (subs, rate), by_server in sorted(load_fanout(directory).items(), key=lambda kv: (kv[0][0], kv[0][1] == 0)):
+        lb = summarize(by_server["livebind"]) if "livebind" in by_server else None
+        nc = summarize(by_server["nchan"]) if "nchan" in by_server else None
+        ratio = "—"
+        if lb and nc:
+            ratio = (f"ev/s {lb['rate'] / nc['rate']:.2f}, p99 {lb['p99'] / nc['p99']:.2f}, "
+                     f"RSS {lb['rss'] / nc['rss']:.2f}")
+        target = "ev/s ≥ 1.0 (aim ≥ 2.0), p99 ≤ 1.0, RSS ≤ 1.0, 0 lost" if subs >= 1000 else "0 lost"
+        label = f"fan-out: {subs:,} subscribers, 2,000 × 200 B at {'max rate' if rate == 0 else f'{rate:,}/s'}"
+        rows.append(("fan-out", label, fanout_cell(lb), "Nchan: " + fanout_cell(nc), ratio, target))
+    idle = {}
+    for server in ("livebind", "nchan"):
+        try:
+            idle[server] = json.load(open(os.path.join(directory, f"idle-{server}.json")))
+        except (OSError, ValueError):
+            pass
+    if idle:
+        cell = lambda r: (f"{r['open']:,} open, {r['rss_per_stream_kb']:.1f} kB/stream, idle CPU "
+                          f"{r['idle_cpu_pct']:.2f} % over {r['idle_s']:.0f} s") if r else "not measured"
+        lb, nc = idle.get("livebind"), idle.get("nchan")
+        ratio = fmt_ratio(lb and lb["rss_per_stream_kb"], nc and nc["rss_per_stream_kb"])
+        rows.append(("fan-out", f"{(lb or nc)['streams']:,} idle streams", cell(lb), "Nchan: " + cell(nc),
+                     f"RSS/stream {ratio}", "< 20 kB/stream, 0 % CPU"))
+    return rows
+
+
+def browser_rows(path):
+    rows = []
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()
+    except OSError:
+        return rows
+    for line in lines:
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        for key, value in obj.items():
+            rows.append(("browser", key, json.dumps(value) if not isinstance(value, str) else value, "—", "—", "—"))
+    if not rows and lines:
+        rows.append(("browser", "bench_dom.py (raw output, last line)", lines[-1], "—", "—", "—"))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--engine", nargs="*", default=[])
+    ap.add_argument("--fanout")
+    ap.add_argument("--browser")
+    a = ap.parse_args()
+    rows = []
+    runs = [parse_engine(p) for p in a.engine if os.path.exists(p)]
+    if runs:
+        rows += engine_rows(median_runs(runs))
+    if a.fanout:
+        rows += fanout_rows(a.fanout)
+    if a.browser:
+        rows += browser_rows(a.browser)
+    print("| area | measure | LiveBind | anchor | LiveBind / anchor | target |")
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    if runs:
+        print(f"\nEngine: median of {len(runs)} run(s), each the median sample; per operation.")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
