@@ -10,6 +10,10 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends
 PY_PACKAGES  := pytest==9.0.3 selenium==4.51.0
 TSAN_BUILD   := .build-tsan
+# A hung test must fail CI quickly, not run into its 90-minute limit.
+LIMIT        := timeout --kill-after=15
+# Suites that run under the thread sanitizer: every one that drives several threads at once.
+TSAN_SUITES  := Concurrency|EventStreamTests|ModelEndpointTests
 
 .PHONY: run build release test test-swift test-tsan test-browser test-cli bench fuzz clean \
         deps-server deps-browser deps-python
@@ -30,16 +34,17 @@ test: test-swift test-tsan test-cli test-browser
 
 test-swift: deps-server
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(LIMIT) 1200 $(SWIFT) test --skip-build
 
 test-tsan: deps-server
-	$(SWIFT) test --sanitize=thread --scratch-path $(TSAN_BUILD) --filter Concurrency
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_BUILD)
+	$(LIMIT) 1200 $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_BUILD) --filter '$(TSAN_SUITES)'
 
 test-cli: release
-	bash Tests/cli/curl_test.sh .build/release/livebind-server
+	$(LIMIT) 300 bash Tests/cli/curl_test.sh .build/release/livebind-server
 
 test-browser: release deps-browser deps-python
-	LIVEBIND_SERVER=.build/release/livebind-server $(PYTHON) -m pytest -q Tests/browser
+	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 1200 $(PYTHON) -m pytest -q Tests/browser
 
 ## bench: engine, fan-out and browser benchmarks (see BENCHMARKS.md)
 bench: release deps-browser deps-python
