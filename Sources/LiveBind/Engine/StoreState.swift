@@ -1,15 +1,19 @@
-/// One model's document and revision.
-struct ModelState {
-    var value: JSON
+/// One model name's slot: its document and revision while the model exists, and its path observers
+/// (which may be registered before the model is created and survive its drop).
+struct ModelEntry {
+    var exists: Bool
+    var document: JSON
     var revision: UInt64
+    var observers = ObserverTable()
+
+    static var placeholder: ModelEntry { ModelEntry(exists: false, document: .null, revision: 0) }
 }
 
 /// Everything the store's lock protects.
 struct StoreState {
-    var models: [String: ModelState] = [:]
+    var entries: [String: ModelEntry] = [:]
     var lastSequence: UInt64
     var nextObserverID: UInt64 = 0
-    var observers: [String: ObserverTable] = [:]
     var commitObservers: [ObserverBox<Commit>] = []
     /// Deliveries waiting for the draining thread, in commit order.
     var queue: [Delivery] = []
@@ -24,8 +28,42 @@ struct StoreState {
         self.lastSequence = lastSequence
     }
 
-    mutating func enqueue(_ change: Change, in model: String) {
-        if let table = observers[model], !table.isEmpty { table.enqueue(change, into: &queue) }
+    /// The slot of an existing model, or `modelNotFound`.
+    func slot(of model: String) throws(StoreError) -> Dictionary<String, ModelEntry>.Index {
+        guard let slot = entries.index(forKey: model), entries.values[slot].exists else { throw .modelNotFound(model) }
+        return slot
+    }
+
+    /// The model's revision, checked against `ifRevision`.
+    func revision(at slot: Dictionary<String, ModelEntry>.Index, ifRevision: UInt64?) throws(StoreError) -> UInt64 {
+        let revision = entries.values[slot].revision
+        if let expected = ifRevision, expected != revision {
+            throw .revisionMismatch(expected: expected, actual: revision)
+        }
+        return revision
+    }
+
+    /// The revision of a model without an entry (0), checked against `ifRevision`.
+    func revision(ofMissing ifRevision: UInt64?) throws(StoreError) -> UInt64 {
+        if let expected = ifRevision, expected != 0 { throw .revisionMismatch(expected: expected, actual: 0) }
+        return 0
+    }
+
+    /// The existing models as snapshots, in no particular order.
+    func snapshots(_ names: [String]?) -> [ModelSnapshot] {
+        if let names {
+            return names.compactMap { name in
+                guard let entry = entries[name], entry.exists else { return nil }
+                return ModelSnapshot(name: name, revision: entry.revision, value: entry.document)
+            }
+        }
+        return entries.compactMap { name, entry in
+            entry.exists ? ModelSnapshot(name: name, revision: entry.revision, value: entry.document) : nil
+        }
+    }
+
+    mutating func enqueue(_ change: Change, at slot: Dictionary<String, ModelEntry>.Index) {
+        entries.values[slot].observers.enqueue(change, into: &queue)
     }
 
     mutating func enqueue(_ commit: Commit) {
