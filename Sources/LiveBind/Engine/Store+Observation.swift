@@ -9,17 +9,15 @@ extension Store {
         let box = state.withLock { state in
             state.nextObserverID += 1
             let box = ObserverBox(id: state.nextObserverID, handler: handler)
-            state.entries[model, default: .placeholder].observers.add(box, at: path)
+            state.makeEntry(for: model).observers.add(box, at: path)
             return box
         }
         return Observation { [weak self] in
             box.isActive.store(false, ordering: .releasing)
             self?.state.withLock { state in
-                guard let slot = state.entries.index(forKey: model) else { return }
-                state.entries.values[slot].observers.remove(id: box.id, at: path)
-                if !state.entries.values[slot].exists, state.entries.values[slot].observers.isEmpty {
-                    state.entries.remove(at: slot)
-                }
+                guard let entry = state.entries[model] else { return }
+                entry.observers.remove(id: box.id, at: path)
+                if !entry.exists, entry.observers.isEmpty { state.entries[model] = nil }
             }
         }
     }

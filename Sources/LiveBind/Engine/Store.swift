@@ -30,7 +30,7 @@ public final class Store: Sendable {
     /// The value at `path` in `model`.
     public func value(of model: String, at path: Path = .root) throws(StoreError) -> JSON {
         let document = try state.withLock { (state) throws(StoreError) -> JSON in
-            state.entries.values[try state.slot(of: model)].document
+            try state.entry(of: model).document
         }
         return try document.value(at: path)
     }
@@ -38,7 +38,7 @@ public final class Store: Sendable {
     /// The whole of `model` with its revision.
     public func snapshot(_ model: String) throws(StoreError) -> ModelSnapshot {
         try state.withLock { (state) throws(StoreError) -> ModelSnapshot in
-            let entry = state.entries.values[try state.slot(of: model)]
+            let entry = try state.entry(of: model)
             return ModelSnapshot(name: model, revision: entry.revision, value: entry.document)
         }
     }
@@ -78,24 +78,21 @@ public final class Store: Sendable {
         try JSON.requireFinite(value)
         let (outcome, pending) = try state.withLock {
             (state) throws(StoreError) -> ((created: Bool, result: WriteResult), [Delivery]?) in
-            let existing = state.entries.index(forKey: model)
-            let existed = existing.map { state.entries.values[$0].exists } ?? false
-            let revision: UInt64
-            if let existing {
-                revision = try state.revision(at: existing, ifRevision: ifRevision)
-            } else {
-                revision = try state.revision(ofMissing: ifRevision)
+            let existing = state.entries[model]
+            let existed = existing?.exists ?? false
+            let revision = existing?.revision ?? 0
+            if let expected = ifRevision, expected != revision {
+                throw .revisionMismatch(expected: expected, actual: revision)
             }
-            if existing == nil { state.entries[model] = .placeholder }
-            let slot = existing ?? state.entries.index(forKey: model)!
-            if existed, state.entries.values[slot].document == value {
+            let entry = state.makeEntry(for: model)
+            if existed, entry.document == value {
                 return ((false, WriteResult(sequence: state.lastSequence, revision: revision, changed: false)), nil)
             }
             state.lastSequence += 1
-            state.entries.values[slot].exists = true
-            state.entries.values[slot].document = value
-            state.entries.values[slot].revision = revision + 1
-            state.enqueue(Change(kind: .set, path: .root, value: value), at: slot)
+            entry.exists = true
+            entry.document = value
+            entry.revision = revision + 1
+            state.enqueue(Change(kind: .set, path: .root, value: value), for: entry)
             state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)))
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
             return ((!existed, result), state.claimDelivery())
@@ -108,18 +105,15 @@ public final class Store: Sendable {
     @discardableResult
     public func drop(_ model: String, ifRevision: UInt64? = nil) throws(StoreError) -> WriteResult {
         let (result, pending) = try state.withLock { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
-            let slot = try state.slot(of: model)
-            let revision = try state.revision(at: slot, ifRevision: ifRevision)
+            let entry = try state.entry(of: model)
+            let revision = try state.revision(of: entry, ifRevision: ifRevision)
             state.lastSequence += 1
-            state.enqueue(Change(kind: .remove, path: .root), at: slot)
+            state.enqueue(Change(kind: .remove, path: .root), for: entry)
             state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .drop))
-            if state.entries.values[slot].observers.isEmpty {
-                state.entries.remove(at: slot)
-            } else {
-                state.entries.values[slot].exists = false
-                state.entries.values[slot].document = .null
-                state.entries.values[slot].revision = 0
-            }
+            entry.exists = false
+            entry.document = .null
+            entry.revision = 0
+            if entry.observers.isEmpty { state.entries[model] = nil }
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
             return (result, state.claimDelivery())
         }
@@ -136,29 +130,29 @@ public final class Store: Sendable {
         _ model: String, ifRevision: UInt64? = nil, _ edit: (inout ModelEditor) throws(StoreError) -> Void
     ) throws(StoreError) -> WriteResult {
         let (result, pending) = try state.withLock { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
-            let slot = try state.slot(of: model)
-            let revision = try state.revision(at: slot, ifRevision: ifRevision)
+            let entry = try state.entry(of: model)
+            let revision = try state.revision(of: entry, ifRevision: ifRevision)
             // Take the document and the scratch buffers out of the state so they stay uniquely referenced.
             var editor = ModelEditor(
                 document: .null, changes: state.takeScratchChanges(), undoLog: state.takeScratchUndo())
-            swap(&editor.document, &state.entries.values[slot].document)
+            swap(&editor.document, &entry.document)
             do throws(StoreError) {
                 try edit(&editor)
             } catch {
                 editor.rollback()
-                swap(&editor.document, &state.entries.values[slot].document)
+                swap(&editor.document, &entry.document)
                 state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
                 throw error
             }
-            swap(&editor.document, &state.entries.values[slot].document)
+            swap(&editor.document, &entry.document)
             guard !editor.changes.isEmpty else {
                 state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
                 return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), nil)
             }
             state.lastSequence += 1
-            state.entries.values[slot].revision = revision + 1
-            if !state.entries.values[slot].observers.isEmpty {
-                for change in editor.changes { state.enqueue(change, at: slot) }
+            entry.revision = revision + 1
+            if !entry.observers.isEmpty {
+                for change in editor.changes { state.enqueue(change, for: entry) }
             }
             if !state.commitObservers.isEmpty {
                 state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes(editor.changes)))
@@ -179,14 +173,14 @@ public final class Store: Sendable {
         _ model: String, ifRevision: UInt64?, _ edit: (inout JSON) throws(StoreError) -> JSON.Edit?
     ) throws(StoreError) -> WriteResult {
         let (result, pending) = try state.withLock { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
-            let slot = try state.slot(of: model)
-            let revision = try state.revision(at: slot, ifRevision: ifRevision)
-            guard let change = try edit(&state.entries.values[slot].document)?.change else {
+            let entry = try state.entry(of: model)
+            let revision = try state.revision(of: entry, ifRevision: ifRevision)
+            guard let change = try edit(&entry.document)?.change else {
                 return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), nil)
             }
             state.lastSequence += 1
-            state.entries.values[slot].revision = revision + 1
-            state.enqueue(change, at: slot)
+            entry.revision = revision + 1
+            if !entry.observers.isEmpty { state.enqueue(change, for: entry) }
             if !state.commitObservers.isEmpty {
                 state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])))
             }

@@ -1,12 +1,13 @@
 /// One model name's slot: its document and revision while the model exists, and its path observers
 /// (which may be registered before the model is created and survive its drop).
-struct ModelEntry {
-    var exists: Bool
-    var document: JSON
-    var revision: UInt64
+///
+/// A class, so that the lock holder reaches the fields through one reference instead of copying the
+/// entry out of the dictionary; it never leaves the store's lock.
+final class ModelEntry {
+    var exists = false
+    var document: JSON = .null
+    var revision: UInt64 = 0
     var observers = ObserverTable()
-
-    static var placeholder: ModelEntry { ModelEntry(exists: false, document: .null, revision: 0) }
 }
 
 /// Everything the store's lock protects.
@@ -28,25 +29,27 @@ struct StoreState {
         self.lastSequence = lastSequence
     }
 
-    /// The slot of an existing model, or `modelNotFound`.
-    func slot(of model: String) throws(StoreError) -> Dictionary<String, ModelEntry>.Index {
-        guard let slot = entries.index(forKey: model), entries.values[slot].exists else { throw .modelNotFound(model) }
-        return slot
+    /// The entry of an existing model, or `modelNotFound`.
+    func entry(of model: String) throws(StoreError) -> ModelEntry {
+        guard let entry = entries[model], entry.exists else { throw .modelNotFound(model) }
+        return entry
+    }
+
+    /// The entry of `model`, created (as a model that does not exist yet) when missing.
+    mutating func makeEntry(for model: String) -> ModelEntry {
+        if let entry = entries[model] { return entry }
+        let entry = ModelEntry()
+        entries[model] = entry
+        return entry
     }
 
     /// The model's revision, checked against `ifRevision`.
-    func revision(at slot: Dictionary<String, ModelEntry>.Index, ifRevision: UInt64?) throws(StoreError) -> UInt64 {
-        let revision = entries.values[slot].revision
+    func revision(of entry: ModelEntry, ifRevision: UInt64?) throws(StoreError) -> UInt64 {
+        let revision = entry.revision
         if let expected = ifRevision, expected != revision {
             throw .revisionMismatch(expected: expected, actual: revision)
         }
         return revision
-    }
-
-    /// The revision of a model without an entry (0), checked against `ifRevision`.
-    func revision(ofMissing ifRevision: UInt64?) throws(StoreError) -> UInt64 {
-        if let expected = ifRevision, expected != 0 { throw .revisionMismatch(expected: expected, actual: 0) }
-        return 0
     }
 
     /// The existing models as snapshots, in no particular order.
@@ -62,8 +65,8 @@ struct StoreState {
         }
     }
 
-    mutating func enqueue(_ change: Change, at slot: Dictionary<String, ModelEntry>.Index) {
-        entries.values[slot].observers.enqueue(change, into: &queue)
+    mutating func enqueue(_ change: Change, for entry: ModelEntry) {
+        entry.observers.enqueue(change, into: &queue)
     }
 
     mutating func enqueue(_ commit: Commit) {
