@@ -9,6 +9,8 @@ import Synchronization
 /// the current delivery).
 public final class Store: Sendable {
     let state: Mutex<StoreState>
+    /// Only orders critical sections for the thread sanitizer; see ``withState(_:)``.
+    let lockOrder = Atomic<Int>(0)
 
     /// An empty store whose first commit gets sequence `startingSequence + 1`.
     public init(startingSequence: UInt64 = 0) {
@@ -17,19 +19,19 @@ public final class Store: Sendable {
 
     /// The sequence number of the latest commit (or `startingSequence` before any).
     public var lastSequence: UInt64 {
-        state.withLock { $0.lastSequence }
+        withState { $0.lastSequence }
     }
 
     /// Every model's name and revision, sorted by name.
     public func modelNames() -> [(name: String, revision: UInt64)] {
-        state.withLock { state in
+        withState { state in
             state.entries.compactMap { name, entry in entry.exists ? (name: name, revision: entry.revision) : nil }
         }.sorted { $0.name < $1.name }
     }
 
     /// The value at `path` in `model`.
     public func value(of model: String, at path: Path = .root) throws(StoreError) -> JSON {
-        let document = try state.withLock { (state) throws(StoreError) -> JSON in
+        let document = try withState { (state) throws(StoreError) -> JSON in
             try state.entry(of: model).document
         }
         return try document.value(at: path)
@@ -37,7 +39,7 @@ public final class Store: Sendable {
 
     /// The whole of `model` with its revision.
     public func snapshot(_ model: String) throws(StoreError) -> ModelSnapshot {
-        try state.withLock { (state) throws(StoreError) -> ModelSnapshot in
+        try withState { (state) throws(StoreError) -> ModelSnapshot in
             let entry = try state.entry(of: model)
             return ModelSnapshot(name: model, revision: entry.revision, value: entry.document)
         }
@@ -46,7 +48,7 @@ public final class Store: Sendable {
     /// One consistent cut: the snapshots (sorted by name; unknown names are skipped) and the sequence
     /// they were taken at. `nil` means every model.
     public func snapshot(models: [String]?) -> (sequence: UInt64, models: [ModelSnapshot]) {
-        let (sequence, snapshots) = state.withLock { state in (state.lastSequence, state.snapshots(models)) }
+        let (sequence, snapshots) = withState { state in (state.lastSequence, state.snapshots(models)) }
         return (sequence, snapshots.sorted { $0.name < $1.name })
     }
 
@@ -76,7 +78,7 @@ public final class Store: Sendable {
         guard Self.isValidModelName(model) else { throw .invalidModelName(model) }
         guard case .object = value else { throw .typeMismatch(path: .root, expected: "object", found: value.typeName) }
         try JSON.requireFinite(value)
-        let (outcome, pending) = try state.withLock {
+        let (outcome, pending) = try withState {
             (state) throws(StoreError) -> ((created: Bool, result: WriteResult), [Delivery]?) in
             let existing = state.entries[model]
             let existed = existing?.exists ?? false
@@ -104,7 +106,7 @@ public final class Store: Sendable {
     /// Deletes `model`. Observers of the model hear a `remove` at the root; store observers a `drop`.
     @discardableResult
     public func drop(_ model: String, ifRevision: UInt64? = nil) throws(StoreError) -> WriteResult {
-        let (result, pending) = try state.withLock { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
+        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
             state.lastSequence += 1
@@ -129,7 +131,7 @@ public final class Store: Sendable {
     public func write(
         _ model: String, ifRevision: UInt64? = nil, _ edit: (inout ModelEditor) throws(StoreError) -> Void
     ) throws(StoreError) -> WriteResult {
-        let (result, pending) = try state.withLock { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
+        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
             // Take the document and the scratch buffers out of the state so they stay uniquely referenced.
@@ -172,7 +174,7 @@ public final class Store: Sendable {
     func commitEdit(
         _ model: String, ifRevision: UInt64?, _ edit: (inout JSON) throws(StoreError) -> JSON.Edit?
     ) throws(StoreError) -> WriteResult {
-        let (result, pending) = try state.withLock { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
+        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
             guard let change = try edit(&entry.document)?.change else {
