@@ -26,9 +26,9 @@ import Testing
         for writer in 0..<writers { initial["w\(writer)"] = 0 }
         try store.put("m", .object(.init(uniqueKeysWithValues: initial.sorted { $0.key < $1.key })))
 
-        let sequences = Mutex<[UInt64]>([])
+        let sequences = TestLocked<[UInt64]>([])
         let all = store.observeAll { commit in sequences.withLock { $0.append(commit.sequence) } }
-        let perWriter = Mutex<[[Int]]>(Array(repeating: [], count: writers))
+        let perWriter = TestLocked<[[Int]]>(Array(repeating: [], count: writers))
         var tokens: [Observation] = []
         for writer in 0..<writers {
             tokens.append(store.observe(Path(["w\(writer)"]), in: "m") { change in
@@ -105,7 +105,7 @@ import Testing
 
     @Test func concurrentPutsAndDropsKeepSequencesUnique() throws {
         let store = Store()
-        let results = Mutex<[UInt64]>([])
+        let results = TestLocked<[UInt64]>([])
         onThreads(4) { index in
             for step in 0..<200 {
                 do {
