@@ -103,10 +103,7 @@ extension Binding {
             return nil
         }
         do {
-            let result = try operation()
-            guard result.changed else { return nil }
-            PropagationDepth.record(depth + 1, sequence: result.sequence, in: store)
-            return result.sequence
+            return try PropagationDepth.write(at: depth + 1, in: store, operation)
         } catch {
             throw .store(error)
         }
