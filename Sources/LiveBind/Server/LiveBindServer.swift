@@ -86,7 +86,7 @@ public final class LiveBindServer: Sendable {
             host: configuration.host, port: UInt16(clamping: configuration.port),
             connectionLimit: configuration.effectiveConnectionLimit,
             connectionMemoryLimit: configuration.connectionMemoryLimit,
-            connectionTimeoutSeconds: configuration.connectionTimeout,
+            connectionTimeoutSeconds: configuration.effectiveConnectionTimeout,
             threadPoolSize: configuration.threadPoolSize,
             sendBufferSize: configuration.sendBufferSize, bodyLimit: configuration.bodyLimit)
     }
