@@ -377,8 +377,8 @@
     if (t === null || t === undefined) return '';
     if (typeof t === 'string') return t;
     const { name, ...rest } = t;
-    const args = Object.values(rest).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
-    return name + (args.length ? ' ' + args.join(' ') : '');
+    const args = Object.entries(rest).map(([k, v]) => `${k}: ${JSON.stringify(v)}`);
+    return name + (args.length ? `(${args.join(', ')})` : '');
   }
 
   function bindingRow(b) {
