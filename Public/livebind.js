@@ -776,7 +776,7 @@
 
   const queue = [];
   let frame = 0;
-  const stats = { events: 0, changes: 0, frames: 0, applyMs: 0 };
+  const stats = { events: 0, changes: 0, frames: 0, applyMs: 0, longestApplyMs: 0 };
 
   function enqueue(type, data, id) {
     queue.push({ type, data, id });
@@ -806,7 +806,9 @@
       stats.events += 1;
       if (event.id) appliedId = event.id;
     }
-    stats.applyMs += performance.now() - started;
+    const spent = performance.now() - started;
+    stats.applyMs += spent;
+    if (spent > stats.longestApplyMs) stats.longestApplyMs = spent;
   }
 
   function applyEvent({ type, data, id }) {
@@ -1086,7 +1088,7 @@
       return connection.lastId;
     },
 
-    /** Counters for tests and benchmarks: events and changes applied, frames used, milliseconds spent applying. */
+    /** Counters for tests and benchmarks: events and changes applied, frames used, time spent applying (ms). */
     stats,
     config,
   };

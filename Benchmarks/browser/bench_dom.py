@@ -212,8 +212,9 @@ def granular_vs_rerender(driver, server, rng, rows, changes_count, rerender_samp
 def streaming_frames(driver, server, rng, rows, rate, seconds):
     model = "bench1k"
     load(driver, server, model, rows)
-    driver.execute_script("window.bench.record()")
-    before = driver.execute_script("return LiveBind.stats.changes")
+    driver.execute_script("window.bench.record(); LiveBind.stats.longestApplyMs = 0")
+    stats_before = driver.execute_script("return {...LiveBind.stats}")
+    before = stats_before["changes"]
     stop = threading.Event()
     sent = [0, 0]
 
@@ -241,6 +242,8 @@ def streaming_frames(driver, server, rng, rows, rate, seconds):
     elapsed = time.monotonic() - started
     wait_for(driver, f"return LiveBind.stats.changes >= {before + sum(sent)}")
     result = driver.execute_script("return window.bench.stop()")
+    stats_after = driver.execute_script("return {...LiveBind.stats}")
+    flushes = max(1, stats_after["frames"] - stats_before["frames"])
     frames = result["frames"][1:] or [0]
     ordered = sorted(frames)
     pick = lambda q: ordered[min(len(ordered) - 1, int(len(ordered) * q))]  # noqa: E731
@@ -252,6 +255,9 @@ def streaming_frames(driver, server, rng, rows, rate, seconds):
         "long_tasks": len(result["longTasks"]),
         "longest_task": max(result["longTasks"], default=0),
         "observer": not driver.execute_script("return !!window.bench.noLongTaskObserver"),
+        "apply_per_frame": (stats_after["applyMs"] - stats_before["applyMs"]) / flushes,
+        "apply_longest": stats_after["longestApplyMs"],
+        "changes_per_frame": (stats_after["changes"] - stats_before["changes"]) / flushes,
     }
 
 
@@ -303,6 +309,8 @@ def main():
           f"{live['fps']:.1f} fps |")
     print(f"| frame time p50 / p95 / p99 / max | {live['p50']:.1f} / {live['p95']:.1f} / {live['p99']:.1f} / {live['max']:.1f} ms |")
     print(f"| frames over 20 ms | {live['over_20ms']:.1f} % |")
+    print(f"| livebind.js apply time per frame (mean / longest), changes per frame | "
+          f"{live['apply_per_frame']:.2f} / {live['apply_longest']:.1f} ms, {live['changes_per_frame']:.1f} |")
     tasks = f"{live['long_tasks']} (longest {live['longest_task']:.0f} ms)" if live["observer"] else "PerformanceObserver longtask unsupported"
     print(f"| long tasks over 50 ms during the stream | {tasks} |")
     return 0
