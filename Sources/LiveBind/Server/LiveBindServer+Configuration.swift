@@ -29,6 +29,12 @@ extension LiveBindServer {
         /// The defaults.
         public init() {}
 
+        /// The idle timeout actually used: long enough that a heartbeat always comes first.
+        var effectiveConnectionTimeout: Int {
+            let heartbeatSeconds = Int(heartbeat.components.seconds) + 1
+            return max(connectionTimeout, 2 * heartbeatSeconds + 5)
+        }
+
         /// The connection limit actually used.
         var effectiveConnectionLimit: Int { connectionLimit ?? (maxStreams + 512) }
     }

@@ -25,7 +25,7 @@ public final class LiveBindServer: Sendable {
         let daemon: MicroHTTPDDaemon
         let hub: EventHub
         let feed: Observation
-        let heartbeat: Task<Void, Never>
+        let heartbeat: HeartbeatTimer?
     }
     private let running: Mutex<Running?> = Mutex(nil)
 
@@ -50,7 +50,7 @@ public final class LiveBindServer: Sendable {
         let daemon = MicroHTTPDDaemon(options: daemonOptions, handlers: makeHandlers(router), logger: logger)
         let claimed = running.withLock { current in
             guard current == nil else { return false }
-            current = Running(daemon: daemon, hub: hub, feed: Observation {}, heartbeat: Task {})
+            current = Running(daemon: daemon, hub: hub, feed: Observation {}, heartbeat: nil)
             return true
         }
         guard claimed else { throw .alreadyRunning }
@@ -61,13 +61,7 @@ public final class LiveBindServer: Sendable {
             throw error
         }
         let feed = store.observeAll { commit in hub.publish(EventEncoder.frame(for: commit)) }
-        let interval = configuration.heartbeat
-        let heartbeat = Task.detached {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
-                if !Task.isCancelled { hub.publishHeartbeat() }
-            }
-        }
+        let heartbeat = HeartbeatTimer(interval: configuration.heartbeat) { hub.publishHeartbeat() }
         running.withLock { $0 = Running(daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat) }
         logger.info("listening on http://\(configuration.host):\(daemon.port)/")
     }
@@ -78,7 +72,7 @@ public final class LiveBindServer: Sendable {
         guard let current = running.withLock({ current in defer { current = nil }; return current }) else { return }
         current.daemon.quiesce()
         current.feed.cancel()
-        current.heartbeat.cancel()
+        current.heartbeat?.cancel()
         let left = current.hub.shutdown(deadline: .seconds(5))
         if left > 0 { logger.warning("\(left) streams still open at shutdown") }
         current.daemon.stop()
@@ -92,7 +86,7 @@ public final class LiveBindServer: Sendable {
             host: configuration.host, port: UInt16(clamping: configuration.port),
             connectionLimit: configuration.effectiveConnectionLimit,
             connectionMemoryLimit: configuration.connectionMemoryLimit,
-            connectionTimeoutSeconds: configuration.connectionTimeout,
+            connectionTimeoutSeconds: configuration.effectiveConnectionTimeout,
             threadPoolSize: configuration.threadPoolSize,
             sendBufferSize: configuration.sendBufferSize, bodyLimit: configuration.bodyLimit)
     }

@@ -81,4 +81,44 @@ import Testing
             #expect((try Client.getObject(port: port, "/bindings")["bindings"] as? [Any])?.count == 1)
         }
     }
+
+    @Test func httpWritesToAValidatedTargetAreCheckedBeforeTheyCommit() throws {
+        let store = Store()
+        try store.put("panel", ["level": 10])
+        try store.put("device", ["level": 10, "mode": "auto"])
+        try withRunningServer(store: store) { port in
+            let strict = #"{"id":"level","source":"panel.level","target":"device.level","mode":"twoWay","validate":{"type":"number","min":0,"max":100}}"#
+            #expect(try Client.send(port: port, "POST", "/bindings", strict).status == 201)
+            let before = store.lastSequence
+            let rejected = try Client.send(port: port, "PUT", "/models/device/level", "150")
+            #expect(rejected.isProblem(422))
+            #expect(try rejected.object()["detail"] as? String != nil)
+            let form = try Client.send(port: port, "POST", "/models/device", "level=-5&mode=manual",
+                                       type: "application/x-www-form-urlencoded")
+            #expect(form.isProblem(422))
+            let merge = try Client.send(port: port, "PATCH", "/models/device", #"{"level":"high"}"#,
+                                        type: "application/merge-patch+json")
+            #expect(merge.isProblem(422))
+            #expect(store.lastSequence == before)
+            #expect(try store.value(of: "device") == ["level": 10, "mode": "auto"])
+            let accepted = try Client.send(port: port, "PUT", "/models/device/level", "42")
+            #expect(accepted.status == 200)
+            #expect(try store.value(of: "panel", at: Path(dotted: "level")) == 42)
+        }
+    }
+
+    @Test func aCoercingRuleWritesTheCoercedValue() throws {
+        let store = Store()
+        try store.put("panel", ["level": 10])
+        try store.put("device", ["level": 10])
+        try withRunningServer(store: store) { port throws in
+            let clamp = #"{"source":"panel.level","target":"device.level","mode":"twoWay","validate":{"min":0,"max":100,"coerce":true}}"#
+            #expect(try Client.send(port: port, "POST", "/bindings", clamp).status == 201)
+            #expect(try Client.send(port: port, "PUT", "/models/device/level", "150").status == 200)
+            #expect(try store.value(of: "device", at: Path(dotted: "level")) == 100)
+            let patch = #"[{"op":"replace","path":"/level","value":-3}]"#
+            #expect(try Client.send(port: port, "PATCH", "/models/device", patch, type: "application/json-patch+json").status == 200)
+            #expect(try store.value(of: "device", at: Path(dotted: "level")) == 0)
+        }
+    }
 }
