@@ -215,7 +215,8 @@
     const min = Math.min(...numbers);
     const max = Math.max(...numbers);
     const span = max - min || 1;
-    const step = numbers.length > 1 ? 300 / (numbers.length - 1) : 0;
+    if (numbers.length === 1) numbers.push(numbers[0]); // one value: a flat line, not an invisible point
+    const step = 300 / (numbers.length - 1);
     const points = numbers.map((v, i) => `${(i * step).toFixed(1)},${(56 - ((v - min) / span) * 52).toFixed(1)}`);
     chart.line.setAttribute('points', points.join(' '));
     chart.area.setAttribute('points', `0,60 ${points.join(' ')} ${((numbers.length - 1) * step).toFixed(1)},60`);
@@ -267,9 +268,12 @@
   function redraw(view, tokens, node) {
     const pointer = pointerOf(tokens);
     forget(view, pointer);
-    const fresh = renderNode(view, tokens, LB.peek(view.model, pointer));
+    const value = LB.peek(view.model, pointer);
+    const fresh = renderNode(view, tokens, value);
     node.el.replaceWith(fresh);
-    flash(fresh);
+    const entry = fresh.parentElement && fresh.parentElement.parentElement;
+    if (entry && entry.classList.contains('entry')) entry.classList.toggle('entry-wide', WIDE.has(kindOf(value)));
+    if (!WIDE.has(kindOf(value))) flash(fresh); // a whole table flashing is noise; its rows flash on their own
   }
 
   function applyChange(c) {
@@ -377,8 +381,8 @@
     if (t === null || t === undefined) return '';
     if (typeof t === 'string') return t;
     const { name, ...rest } = t;
-    const args = Object.values(rest).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
-    return name + (args.length ? ' ' + args.join(' ') : '');
+    const args = Object.entries(rest).map(([k, v]) => `${k}: ${JSON.stringify(v)}`);
+    return name + (args.length ? `(${args.join(', ')})` : '');
   }
 
   function bindingRow(b) {
@@ -390,7 +394,7 @@
     const item = h('li', { class: 'binding', 'data-binding': b.id },
       h('div', { class: 'binding-flow' },
         h('code', { text: b.source }), h('span', { class: 'arrow', text: b.mode === 'twoWay' ? '⇄' : '→' }), h('code', { text: b.target })),
-      h('div', { class: 'binding-meta' }, transform, fires, h('label', { class: 'switch-label' }, toggle, h('span', { text: 'enabled' }))),
+      h('div', { class: 'binding-meta' }, transform, fires, h('label', { class: 'switch-label', title: 'enabled' }, toggle)),
       error);
     return { item, fires, error, toggle, transform, last: null };
   }

@@ -472,26 +472,27 @@
       const model = scope.model;
       const tokens = scope.pointer(r.tokens);
       write(model, tokens, value).then(
-        () => {
+        (result) => {
           el.removeAttribute('aria-invalid');
-          finish();
+          // Until the stream has delivered this write, the local copy is older than the field.
+          finish(result && result.id !== undefined && applied(result.id));
         },
         (error) => {
           state.queued = undefined;
-          finish();
+          finish(false);
           el.setAttribute('aria-invalid', 'true');
           if (!state.dirty) show(serverValue());
           raise(el, 'data-lb-value', path, error.detail, { status: error.status, value });
         });
     }
 
-    function finish() {
+    function finish(current) {
       state.sending = false;
       if (state.queued) {
         const { value } = state.queued;
         state.queued = undefined;
         transmit(value);
-      } else if (!state.dirty && document.activeElement !== el) {
+      } else if (current && !state.dirty && document.activeElement !== el) {
         show(serverValue());
       }
     }
@@ -775,13 +776,20 @@
 
   const queue = [];
   let frame = 0;
-  const stats = { events: 0, changes: 0, frames: 0, applyMs: 0 };
+  const stats = { events: 0, changes: 0, frames: 0, applyMs: 0, longestApplyMs: 0 };
 
   function enqueue(type, data, id) {
     queue.push({ type, data, id });
     if (frame) return;
     // Background tabs get no animation frames; a timer keeps them current.
     frame = document.hidden ? setTimeout(flushQueue, 50) : requestAnimationFrame(flushQueue);
+  }
+
+  let appliedId = 0; // the id of the last event applied to the local copy
+
+  /** Whether the event with this id (a write's answer) has reached the local copy. */
+  function applied(id) {
+    return Number(appliedId) >= Number(id);
   }
 
   function flushQueue() {
@@ -796,8 +804,11 @@
         raise(null, null, null, `could not apply ${event.type} event ${event.id}: ${e.message}`);
       }
       stats.events += 1;
+      if (event.id) appliedId = event.id;
     }
-    stats.applyMs += performance.now() - started;
+    const spent = performance.now() - started;
+    stats.applyMs += spent;
+    if (spent > stats.longestApplyMs) stats.longestApplyMs = spent;
   }
 
   function applyEvent({ type, data, id }) {
@@ -1077,7 +1088,7 @@
       return connection.lastId;
     },
 
-    /** Counters for tests and benchmarks: events and changes applied, frames used, milliseconds spent applying. */
+    /** Counters for tests and benchmarks: events and changes applied, frames used, time spent applying (ms). */
     stats,
     config,
   };

@@ -174,6 +174,7 @@ def page(browser, server):
         browser.close()
     browser.switch_to.window(browser.window_handles[0])
     browser.get("about:blank")
+    browser.execute_cdp_cmd("Page.bringToFront", {})  # focus and blur events need the window in front
     return browser
 
 

@@ -30,6 +30,9 @@ def test_dashboard_shows_every_demo_model_live(page, demo):
     # The demo changes on its own: the log grows without any write from here.
     seen = log_total(page)
     wait(page, lambda d: log_total(d) > seen, "no live event reached the log")
+    # Let the demo's readings table fill a little, for a screenshot worth looking at.
+    readings = "return document.querySelectorAll(\".card[data-model='readings'] tbody > tr\").length"
+    wait(page, lambda d: d.execute_script(readings) >= 4, "the demo's readings table did not grow", timeout=15)
     page.save_screenshot(str(ARTIFACTS / "dashboard.png"))
     page.set_window_size(390, 844)
     try:

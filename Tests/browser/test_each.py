@@ -105,3 +105,19 @@ def test_scalar_arrays_use_dot(page, server):
     wait(page, lambda d: tags() == ["b", "c", "d"], lambda: f"tags {tags()}")
     marks = page.execute_script("return Array.from(document.querySelectorAll('#tags > li')).map(li => li.__mark || null)")
     assert marks == ["b", "c", None]
+
+
+def test_nested_lists_follow_inner_changes(page, server):
+    groups = [{"id": "g1", "name": "fruit", "items": ["apple"]}, {"id": "g2", "name": "veg", "items": []}]
+    server.put("/models/table", {"title": "t", "rows": ROWS, "tags": [], "groups": groups})
+    open_page(page, server.base, "/t/each.html")
+    shape = lambda: page.execute_script(  # noqa: E731
+        "return Array.from(document.querySelectorAll('#groups > section')).map(s => "
+        "[s.querySelector('h3').textContent, Array.from(s.querySelectorAll('li')).map(li => li.textContent)])")
+    wait(page, lambda d: shape() == [["fruit", ["apple"]], ["veg", []]], lambda: f"groups {shape()}")
+    page.execute_script("document.querySelectorAll('#groups > section').forEach(s => s.__mark = true)")
+    status, _ = server.request("POST", "/models/table/groups/1/items", "leek")
+    assert status in (200, 201)
+    patch(server, [{"op": "add", "path": "/groups/0/items/0", "value": "pear"}])
+    wait(page, lambda d: shape() == [["fruit", ["pear", "apple"]], ["veg", ["leek"]]], lambda: f"groups {shape()}")
+    assert page.execute_script("return Array.from(document.querySelectorAll('#groups > section')).every(s => s.__mark)")

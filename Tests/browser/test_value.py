@@ -72,6 +72,7 @@ def test_focused_field_with_unsent_edits_is_not_overwritten(page, server):
     wait(page, lambda d: value_of(d, "#slow") == "initial")
     slow = page.find_element(By.CSS_SELECTOR, "#slow")
     slow.send_keys(" mine")
+    assert page.execute_script("return document.activeElement.id") == "slow"
     server.put("/models/form/slow", "theirs")
     wait(page, lambda d: d.execute_script("return LiveBind.get('form.slow')") == "theirs")
     assert value_of(page, "#slow") == "initial mine"
