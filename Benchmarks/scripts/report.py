@@ -161,7 +161,15 @@ def fanout_rows(directory):
     return rows
 
 
+BROWSER_TARGETS = [  # (words in the measurement, target)
+    ("advantage", "≥ 100× cheaper than a re-render"),
+    ("frame rate", "60 fps at 1,000 rows"),
+    ("long tasks", "none over 50 ms"),
+]
+
+
 def browser_rows(path):
+    """Rows of bench_dom.py's markdown table (| measurement | result |), or JSON object lines."""
     rows = []
     try:
         lines = open(path, encoding="utf-8").read().splitlines()
@@ -169,16 +177,23 @@ def browser_rows(path):
         return rows
     for line in lines:
         line = line.strip()
-        if not line.startswith("{"):
+        if line.startswith("{"):
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            for key, value in obj.items():
+                rows.append(("browser", key, value if isinstance(value, str) else json.dumps(value), "—", "—", "—"))
             continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
+        if not line.startswith("|"):
             continue
-        for key, value in obj.items():
-            rows.append(("browser", key, json.dumps(value) if not isinstance(value, str) else value, "—", "—", "—"))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) < 2 or cells[0] in ("measurement", "") or set(cells[0]) <= set("-: "):
+            continue
+        target = next((t for words, t in BROWSER_TARGETS if words in cells[0]), "—")
+        rows.append(("browser", cells[0], cells[1], "—", "—", target))
     if not rows and lines:
-        rows.append(("browser", "bench_dom.py (raw output, last line)", lines[-1], "—", "—", "—"))
+        rows.append(("browser", "bench_dom.py (no table; last line)", lines[-1], "—", "—", "—"))
     return rows
 
 
