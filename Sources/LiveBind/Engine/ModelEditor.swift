@@ -1,3 +1,5 @@
+import Collections
+
 /// Edits one model inside a `Store.write` call: every edit is applied at once, and the whole write is
 /// committed as one unit (one sequence number) or, if any edit throws, rolled back completely.
 ///
@@ -39,41 +41,35 @@ public struct ModelEditor {
         }
         let depth = path.components.count - 1
         let outcome = try document.withValue(at: path, depth: depth) { (parent) throws(StoreError) -> SetOutcome in
-            switch parent {
-            case .object(var members):
+            var members = OrderedDictionary<String, JSON>()
+            if parent.takeObject(into: &members) {
+                defer { parent = .object(members) }
                 if let index = members.index(forKey: key) {
                     if members.values[index] == value { return .unchanged }
-                    parent = .null
                     let old = members.values[index]
                     members.values[index] = value
-                    parent = .object(members)
                     return .member(old: old)
                 }
-                parent = .null
                 members[key] = value
-                parent = .object(members)
                 return .member(old: nil)
-            case .array(var elements):
-                let index = key == "-" ? elements.count : Path.arrayIndex(key)
-                guard let index else { throw .pathNotFound(path) }
+            }
+            var elements: [JSON] = []
+            if parent.takeArray(into: &elements) {
+                defer { parent = .array(elements) }
+                guard let index = key == "-" ? elements.count : Path.arrayIndex(key) else { throw .pathNotFound(path) }
                 if index == elements.count {
-                    parent = .null
                     elements.append(value)
-                    parent = .array(elements)
                     return .inserted(index)
                 }
                 guard index < elements.count else {
                     throw .indexOutOfRange(path: path.prefix(depth), index: index, count: elements.count)
                 }
                 if elements[index] == value { return .unchanged }
-                parent = .null
                 let old = elements[index]
                 elements[index] = value
-                parent = .array(elements)
                 return .replaced(index, old: old)
-            default:
-                throw .typeMismatch(path: path.prefix(depth), expected: "object or array", found: parent.typeName)
             }
+            throw .typeMismatch(path: path.prefix(depth), expected: "object or array", found: parent.typeName)
         }
         switch outcome {
         case .unchanged:
@@ -100,25 +96,22 @@ public struct ModelEditor {
         }
         let depth = path.components.count - 1
         let outcome = try document.withValue(at: path, depth: depth) { (parent) throws(StoreError) -> RemoveOutcome in
-            switch parent {
-            case .object(var members):
+            var members = OrderedDictionary<String, JSON>()
+            if parent.takeObject(into: &members) {
+                defer { parent = .object(members) }
                 guard let index = members.index(forKey: key) else { throw .pathNotFound(path) }
-                parent = .null
-                let old = members.remove(at: index).value
-                parent = .object(members)
-                return .member(old: old, position: index)
-            case .array(var elements):
+                return .member(old: members.remove(at: index).value, position: index)
+            }
+            var elements: [JSON] = []
+            if parent.takeArray(into: &elements) {
+                defer { parent = .array(elements) }
                 guard let index = Path.arrayIndex(key) else { throw .pathNotFound(path) }
                 guard index < elements.count else {
                     throw .indexOutOfRange(path: path.prefix(depth), index: index, count: elements.count)
                 }
-                parent = .null
-                let old = elements.remove(at: index)
-                parent = .array(elements)
-                return .element(old: old, index: index)
-            default:
-                throw .typeMismatch(path: path.prefix(depth), expected: "object or array", found: parent.typeName)
+                return .element(old: elements.remove(at: index), index: index)
             }
+            throw .typeMismatch(path: path.prefix(depth), expected: "object or array", found: parent.typeName)
         }
         switch outcome {
         case .member(let old, let position):
@@ -196,10 +189,10 @@ public struct ModelEditor {
         at path: Path, _ body: (inout [JSON]) throws(StoreError) -> R
     ) throws(StoreError) -> R {
         try document.withValue(at: path, depth: path.components.count) { (value) throws(StoreError) -> R in
-            guard case .array(var elements) = value else {
+            var elements: [JSON] = []
+            guard value.takeArray(into: &elements) else {
                 throw .typeMismatch(path: path, expected: "array", found: value.typeName)
             }
-            value = .null
             defer { value = .array(elements) }
             return try body(&elements)
         }
