@@ -11,7 +11,8 @@ import Glibc
 struct LiveBindServerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "livebind-server",
-        abstract: "Serve live JSON models over HTTP, with changes streamed as Server-Sent Events.")
+        abstract: "Serve live JSON models over HTTP, with changes streamed as Server-Sent Events.",
+        discussion: "Without --config the built-in demo runs (models that change every second). See docs/HTTP.md.")
 
     @Option(help: "Address to listen on (numeric IPv4/IPv6, or localhost).")
     var host = "127.0.0.1"
@@ -22,6 +23,32 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Folder with the dashboard (index.html) served at /.")
     var `public`: String?
 
+    @Option(help: "A binding-set file (JSON: models and bindings) to load at start.")
+    var config: String?
+
+    @Flag(inversion: .prefixedNo, help: "Run the demo models (default: on when no --config is given).")
+    var demo: Bool?
+
+    @Option(help: "Most event streams open at once; more get 503.")
+    var maxStreams = 10_000
+
+    @Option(help: "Seconds between heartbeat comments on event streams.")
+    var heartbeat = 15.0
+
+    @Option(help: "Largest request body in bytes (413 past it).")
+    var bodyLimit = 1 << 20
+
+    @Option(help: "Recent events kept for Last-Event-ID resumes.")
+    var retainedEvents = 4096
+
+    func validate() throws {
+        guard (1...65535).contains(port) || port == 0 else { throw ValidationError("--port must be 0...65535") }
+        guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
+        guard heartbeat > 0 else { throw ValidationError("--heartbeat must be more than 0 seconds") }
+        guard bodyLimit >= 1 else { throw ValidationError("--body-limit must be at least 1 byte") }
+        guard retainedEvents >= 1 else { throw ValidationError("--retained-events must be at least 1") }
+    }
+
     mutating func run() throws {
         signal(SIGPIPE, SIG_IGN)
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
@@ -30,16 +57,25 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.host = host
         configuration.port = port
         configuration.publicDirectory = `public`
+        configuration.maxStreams = maxStreams
+        configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
+        configuration.bodyLimit = bodyLimit
+        configuration.retainedEvents = retainedEvents
         FileLimit.raise(toAtLeast: configuration.maxStreams + 1024, logger: logger)
 
-        let server = LiveBindServer(store: Store(), configuration: configuration, logger: logger)
+        let store = Store()
+        let registry = BindingRegistry(store: store)
+        let app = try Application(registry: registry, configFile: config, logger: logger)
+        let server = LiveBindServer(store: store, bindings: registry, configuration: configuration, logger: logger)
         do {
             try server.start()
         } catch {
             throw ValidationError("\(error)")
         }
+        if demo ?? (config == nil) { app.startDemo() }
         logger.info("Open http://\(displayHost):\(server.port)/ for the dashboard (Ctrl-C stops)")
         ShutdownSignals.install(logger: logger) {
+            app.stop()
             server.stop()
             Glibc.exit(0)
         }

@@ -40,7 +40,7 @@ start_server() {
   echo "server did not start:"; cat "$WORK/server.log"; exit 1
 }
 
-start_server
+start_server --no-demo
 
 # --- skeleton -----------------------------------------------------------------------------------
 check "GET /healthz" "$(curl -s "$BASE/healthz")" '{"status":"ok"}'
@@ -50,12 +50,104 @@ check "path traversal refused" "$(curl -s --path-as-is -o /dev/null -w '%{http_c
 check "encoded traversal refused" "$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "$BASE/%2e%2e/etc/passwd")" 404
 check_contains "start-up line names the dashboard" "$(cat "$WORK/server.log")" "http://127.0.0.1:$PORT/"
 
+# --- models, exactly as docs/HTTP.md shows ---------------------------------------------------------
+JSON='Content-Type: application/json'
+check "PUT creates a model" \
+  "$(curl -s -X PUT "$BASE/models/sensor" -H "$JSON" -d '{"temperature":20,"readings":[]}')" '{"id":"1","rev":1}'
+check "POST form sets a field" "$(curl -s -d 'temperature=21.5' "$BASE/models/sensor")" '{"id":"2","rev":2}'
+check "GET the model" "$(curl -s "$BASE/models/sensor")" '{"temperature":21.5,"readings":[]}'
+check "GET a pointer" "$(curl -s "$BASE/models/sensor/temperature")" '21.5'
+check "GET /models" "$(curl -s "$BASE/models")" '{"models":[{"name":"sensor","rev":2}]}'
+check_contains "GET has ETag" "$(curl -sI "$BASE/models/sensor")" 'ETag: "2"'
+check_contains "GET has the event id" "$(curl -sI "$BASE/models/sensor")" 'LiveBind-Event-ID: 2'
+
+# A stream opened now sees the snapshot and then the append below.
+curl -sN --max-time 2 "$BASE/events?model=sensor" >"$WORK/events.txt" 2>/dev/null &
+CURL_PID=$!
+for _ in $(seq 1 50); do
+  curl -s "$BASE/metrics" | grep -q '^livebind_open_streams 1$' && break
+  sleep 0.1
+done
+check "POST JSON appends" "$(curl -s -X POST "$BASE/models/sensor/readings" -H "$JSON" -d '{"id":"r1","value":21.5}')" \
+  '{"id":"3","rev":3,"index":0}'
+check "PATCH merge patch" "$(curl -s -X PATCH "$BASE/models/sensor" -H 'Content-Type: application/merge-patch+json' \
+  -d '{"unit":"C","temperature":22}')" '{"id":"4","rev":4}'
+check "PATCH JSON Patch" "$(curl -s -X PATCH "$BASE/models/sensor" -H 'Content-Type: application/json-patch+json' \
+  -d '[{"op":"test","path":"/unit","value":"C"},{"op":"replace","path":"/temperature","value":23}]')" '{"id":"5","rev":5}'
+check "PUT with a current If-Match" "$(curl -s -X PUT "$BASE/models/sensor/temperature" -H "$JSON" -H 'If-Match: "5"' -d '24')" \
+  '{"id":"6","rev":6}'
+check "PUT with a stale If-Match is 412" \
+  "$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$BASE/models/sensor/temperature" -H "$JSON" -H 'If-Match: "5"' -d '25')" 412
+wait "$CURL_PID" 2>/dev/null
+EVENTS=$(cat "$WORK/events.txt")
+check_contains "stream starts with retry" "$EVENTS" "retry: 2000"
+check_contains "stream has the snapshot" "$EVENTS" \
+  $'id: 2\nevent: snapshot\ndata: {"model":"sensor","rev":2,"value":{"temperature":21.5,"readings":[]}}'
+check_contains "stream has the insert" "$EVENTS" \
+  $'id: 3\nevent: insert\ndata: {"model":"sensor","rev":3,"path":"/readings","index":0,"key":"r1","value":{"id":"r1","value":21.5}}'
+check_contains "stream has the merge patch as one batch" "$EVENTS" $'id: 4\nevent: batch'
+check_contains "stream has the If-Match write" "$EVENTS" \
+  $'id: 6\nevent: set\ndata: {"model":"sensor","rev":6,"path":"/temperature","value":24}'
+
+# Resume: exactly what came after id 4.
+RESUMED=$(curl -sN --max-time 1 "$BASE/events?model=sensor&lastEventId=4" 2>/dev/null)
+check_contains "resume from id 4 starts at id 5" "$RESUMED" $'retry: 2000\n\nid: 5\n'
+check "resume has no snapshot" "$(grep -c 'event: snapshot' <<<"$RESUMED")" 0
+
+check "DELETE an element" "$(curl -s -X DELETE "$BASE/models/sensor/readings/0")" '{"id":"7","rev":7}'
+check "DELETE the model" "$(curl -s -X DELETE "$BASE/models/sensor")" '{"id":"8","rev":8}'
+PROBLEM=$(curl -s -i "$BASE/models/nope")
+check_contains "unknown model is 404" "$PROBLEM" "HTTP/1.1 404"
+check_contains "errors are problem+json" "$PROBLEM" "Content-Type: application/problem+json"
+check_contains "problem says what is wrong" "$PROBLEM" '"detail":"no model named \"nope\""'
+check "PUT without a media type is 415" \
+  "$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$BASE/models/x" -H 'Content-Type:' -d '{}')" 415
+check_contains "metrics count writes" "$(curl -s "$BASE/metrics")" "livebind_writes_total 8"
+
 # --- shutdown -----------------------------------------------------------------------------------
 kill -TERM "$SERVER_PID"
 for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$SERVER_PID" 2>/dev/null; then fail "SIGTERM stops the server"; else
   wait "$SERVER_PID"; check "SIGTERM stops the server with status 0" "$?" 0; fi
 SERVER_PID=""
+
+# --- the demo, with its bindings ------------------------------------------------------------------
+start_server --demo
+sleep 2.2
+check_contains "demo has its three models" "$(curl -s "$BASE/models")" '"name":"orders"'
+READINGS=$(curl -s "$BASE/models/readings")
+check_contains "demo readings gain rows" "$READINGS" '"items":[{"id":1,'
+check_contains "a binding derives the readings count" "$READINGS" '"count":'
+check_contains "a binding derives the sensor label" "$(curl -s "$BASE/models/sensor/label")" ' °C"'
+check_contains "GET /bindings lists the demo bindings" "$(curl -s "$BASE/bindings")" '"id":"sensor-status"'
+check_contains "POST /bindings adds one" "$(curl -s -X POST "$BASE/bindings" -H "$JSON" \
+  -d '{"id":"f","source":"sensor.temperature","target":"sensor.fahrenheit","transform":{"name":"scale","factor":1.8,"offset":32}}')" \
+  '"id":"f"'
+check_contains "PATCH /bindings/{id} disables it" \
+  "$(curl -s -X PATCH "$BASE/bindings/f" -H "$JSON" -d '{"enabled":false}')" '"enabled":false'
+check "DELETE /bindings/{id}" "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$BASE/bindings/f")" 200
+kill -INT "$SERVER_PID"
+for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$SERVER_PID" 2>/dev/null; then fail "SIGINT stops the demo server"; else
+  wait "$SERVER_PID"; check "SIGINT stops the demo server with status 0" "$?" 0; fi
+SERVER_PID=""
+
+# --- --config -----------------------------------------------------------------------------------
+cat >"$WORK/config.json" <<'JSON_END'
+{"models":   {"sensor": {"temperature": 20.5}, "panel": {}},
+ "bindings": [{"source": "sensor.temperature", "target": "panel.label",
+               "transform": {"name": "format", "pattern": "%.1f °C"}}]}
+JSON_END
+start_server --config "$WORK/config.json"
+check "--config loads models and runs bindings" "$(curl -s "$BASE/models/panel")" '{"label":"20.5 °C"}'
+curl -s -d 'temperature=22.25' "$BASE/models/sensor" >/dev/null
+check "a form write flows through the binding" "$(curl -s "$BASE/models/panel/label")" '"22.2 °C"'
+check "no demo with --config" "$(curl -s "$BASE/models" | grep -c orders)" 0
+kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+echo '{"models": {"a": {}}, "bindings": [{"source": "a.x", "target": "a.y", "transform": "nope"}]}' >"$WORK/bad.json"
+OUTPUT=$("$BINARY" --port 0 --config "$WORK/bad.json" 2>&1); STATUS=$?
+check "a bad --config exits non-zero" "$([ $STATUS -ne 0 ] && echo yes)" yes
+check_contains "a bad --config says where" "$OUTPUT" "bindings[0]"
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -2,7 +2,7 @@ extension LiveBindServer {
     /// Every endpoint, in one table.
     func makeRouter(hub: EventHub) throws(ServerError) -> Router {
         var router = Router()
-        let models = ModelEndpoint(store: store, counters: counters)
+        let models = ModelEndpoint(store: store, registry: bindings, counters: counters)
         router.add([.get], "/healthz") { _, _ in
             .bytes(Array(#"{"status":"ok"}"#.utf8), contentType: "application/json")
         }
@@ -19,6 +19,17 @@ extension LiveBindServer {
             case .patch: return try models.patch(name, pointer, request)
             case .post: return try models.post(name, pointer, request)
             default: return try models.get(name, pointer)
+            }
+        }
+        let bindingsResource = BindingsResource(registry: bindings, counters: counters)
+        router.add([.get, .post], "/bindings") { request, _ in
+            request.method == .post ? try bindingsResource.create(request) : bindingsResource.list()
+        }
+        router.add([.get, .patch, .delete], "/bindings/:id") { request, parameters in
+            switch request.method {
+            case .patch: return try bindingsResource.update(parameters[0], request)
+            case .delete: return try bindingsResource.delete(parameters[0])
+            default: return try bindingsResource.get(parameters[0])
             }
         }
         if let directory = configuration.publicDirectory {

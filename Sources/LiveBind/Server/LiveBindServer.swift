@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// ```swift
 /// let store = Store()
-/// let server = LiveBindServer(store: store, configuration: .init())
+/// let server = LiveBindServer(store: store, configuration: .init())   // bindings at server.bindings
 /// try server.start()          // http://127.0.0.1:8080/
 /// try store.put("sensor", ["temperature": 21.5])
 /// server.stop()
@@ -13,6 +13,8 @@ import Synchronization
 public final class LiveBindServer: Sendable {
     /// The models served.
     public let store: Store
+    /// The live bindings of `store`, served at `/bindings`.
+    public let bindings: BindingRegistry
     /// The configuration the server was made with.
     public let configuration: Configuration
     let logger: Logger
@@ -27,10 +29,12 @@ public final class LiveBindServer: Sendable {
     }
     private let running: Mutex<Running?> = Mutex(nil)
 
-    /// Makes a stopped server for `store`.
-    public init(store: Store, configuration: Configuration = Configuration(),
+    /// Makes a stopped server for `store`, serving the bindings of `bindings` (a new registry if nil).
+    public init(store: Store, bindings: BindingRegistry? = nil, configuration: Configuration = Configuration(),
                 logger: Logger = Logger(label: "livebind.server")) {
+        precondition(bindings == nil || bindings!.store === store, "the binding registry must belong to the served store")
         self.store = store
+        self.bindings = bindings ?? BindingRegistry(store: store)
         self.configuration = configuration
         self.logger = logger
     }

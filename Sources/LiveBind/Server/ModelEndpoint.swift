@@ -2,8 +2,13 @@
 ///
 /// Every write is one atomic store commit and answers `{"id": "<event id>", "rev": N}` (plus `index`
 /// for appends). Reads carry `ETag: "<rev>"` and `LiveBind-Event-ID` (the event id they were taken at).
+///
+/// Values written from outside pass the validation rules of the bindings whose targets they touch
+/// (`BindingRegistry.validate`) before they are committed: a rejected value is a 422, a coerced one is
+/// written coerced.
 struct ModelEndpoint: Sendable {
     let store: Store
+    let registry: BindingRegistry
     let counters: ServerCounters
 
     /// The header naming the event id a snapshot or write corresponds to.
@@ -37,8 +42,8 @@ struct ModelEndpoint: Sendable {
     /// `PUT`: creates or replaces a model (201/200), or sets the value at a pointer.
     func put(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
         _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json])
-        let value = try RequestBody.parseJSON(request)
         let path = try Path(pointer: pointer)
+        let value = try registry.validate(model: name, path: path, value: try RequestBody.parseJSON(request))
         let revision = try RequestBody.ifMatch(request)
         if path == .root {
             let (created, result) = try store.put(name, value, ifRevision: revision)
@@ -64,12 +69,13 @@ struct ModelEndpoint: Sendable {
         let path = try Path(pointer: pointer)
         let revision = try RequestBody.ifMatch(request)
         if type == RequestBody.mergePatch {
-            return written(try store.mergePatch(body, at: path, in: name, ifRevision: revision))
+            let patch = try registry.validate(model: name, path: path, value: body)
+            return written(try store.mergePatch(patch, at: path, in: name, ifRevision: revision))
         }
         guard path == .root else {
             throw RequestError.badRequest("a JSON Patch applies to the whole model: PATCH /models/\(name) with paths inside the operations")
         }
-        return written(try store.jsonPatch(body, in: name, ifRevision: revision))
+        return written(try store.jsonPatch(try validatedOperations(body, in: name), in: name, ifRevision: revision))
     }
 
     /// `POST`: JSON appends to an array or merges into an object; a form sets each dotted key path.
@@ -78,7 +84,12 @@ struct ModelEndpoint: Sendable {
         let base = try Path(pointer: pointer)
         let revision = try RequestBody.ifMatch(request)
         if type == RequestBody.form { return try postForm(name, base, request, revision) }
-        let value = try RequestBody.parseJSON(request)
+        var value = try RequestBody.parseJSON(request)
+        if case .array(let elements)? = try? store.value(of: name, at: base) {
+            value = try registry.validate(model: name, path: base.appending("\(elements.count)"), value: value)
+        } else {
+            value = try registry.validate(model: name, path: base, value: value)
+        }
         var appendedAt: Int?
         var result = try store.write(name, ifRevision: revision) { (editor: inout ModelEditor) throws(StoreError) in
             switch try editor.value(at: base) {
@@ -102,12 +113,26 @@ struct ModelEndpoint: Sendable {
             guard relative != .root else { throw RequestError.malformedBody("empty key in form data") }
             var path = base
             for component in relative.components { path = path.appending(component) }
-            edits.append((path, (try? JSON(parsing: text)) ?? .string(text)))
+            let value = (try? JSON(parsing: text)) ?? .string(text)
+            edits.append((path, try registry.validate(model: name, path: path, value: value)))
         }
         let result = try store.write(name, ifRevision: revision) { (editor: inout ModelEditor) throws(StoreError) in
             for (path, value) in edits { try Self.set(value, at: path, creatingParents: &editor) }
         }
         return written(result)
+    }
+
+    /// JSON Patch operations with each `add`/`replace` value checked (and maybe coerced) by the bindings' rules.
+    private func validatedOperations(_ operations: JSON, in model: String) throws -> JSON {
+        guard case .array(var list) = operations else { return operations }
+        for index in list.indices {
+            guard case .object(var operation) = list[index], let value = operation["value"],
+                  operation["op"] == "add" || operation["op"] == "replace",
+                  case .string(let pointer)? = operation["path"], let path = try? Path(pointer: pointer) else { continue }
+            operation["value"] = try registry.validate(model: model, path: path, value: value)
+            list[index] = .object(operation)
+        }
+        return .array(list)
     }
 
     /// Sets `value`, first creating missing parent members as empty objects (`meta.unit=C` on `{}`).

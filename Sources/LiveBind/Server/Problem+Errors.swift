@@ -3,6 +3,7 @@ extension Problem {
     public static func from(_ error: any Error) -> Problem {
         if let error = error as? RequestError { return from(error) }
         if let error = error as? StoreError { return from(error) }
+        if let error = error as? BindingError { return from(error) }
         if let error = error as? PathError {
             return Problem(status: 400, kind: "invalid-path", title: "Bad Request", detail: error.description)
         }
@@ -52,6 +53,18 @@ extension Problem {
         case .revisionMismatch:
             return Problem(status: 412, kind: "stale-revision", title: "Precondition Failed", detail: detail)
         case .typeMismatch, .indexOutOfRange, .testFailed, .invalidValue, .validationFailed:
+            return Problem(status: 422, kind: "cannot-apply", title: "Unprocessable Content", detail: detail)
+        }
+    }
+
+    private static func from(_ error: BindingError) -> Problem {
+        let detail = error.description
+        switch error {
+        case .store(let inner): return from(inner)
+        case .bindingNotFound: return Problem(status: 404, kind: "not-found", title: "Not Found", detail: detail)
+        case .duplicateID: return Problem(status: 409, kind: "conflict", title: "Conflict", detail: detail)
+        case .invalidSpec, .invalidDefinition, .unknownTransform, .invalidParameter, .notReversible, .unsettledCycle,
+             .transformFailed, .decodingFailed, .propagationLimit:
             return Problem(status: 422, kind: "cannot-apply", title: "Unprocessable Content", detail: detail)
         }
     }

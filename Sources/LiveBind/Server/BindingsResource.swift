@@ -1,0 +1,60 @@
+/// `/bindings`: the live bindings of the server's registry, as JSON resources.
+///
+/// An entry is the same JSON as one entry of a definition file
+/// (`{"source":"sensor.temperature","target":"sensor.label","transform":{"name":"format","pattern":"%.1f °C"}}`);
+/// answers are `Binding.json` (`id`, `source`, `target`, `mode`, `transform`, `enabled`, `fireCount`, `lastError`).
+struct BindingsResource: Sendable {
+    let registry: BindingRegistry
+    let counters: ServerCounters
+
+    /// `GET /bindings`: `{"bindings":[…]}` in creation order.
+    func list() -> HTTPResponse {
+        json(.object(["bindings": .array(registry.all.map(\.json))]))
+    }
+
+    /// `GET /bindings/{id}`.
+    func get(_ id: String) throws -> HTTPResponse {
+        guard let binding = registry.binding(id: id) else { throw BindingError.bindingNotFound(id) }
+        return json(binding.json)
+    }
+
+    /// `POST /bindings`: creates a binding (201) and applies the current source value to its target.
+    func create(_ request: HTTPRequest) throws -> HTTPResponse {
+        _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json])
+        let binding = try registry.bind(json: try RequestBody.parseJSON(request))
+        counters.writes.add(1, ordering: .relaxed)
+        var response = json(binding.json, status: 201)
+        response.headers.add("Location", "/bindings/\(binding.id)")
+        return response
+    }
+
+    /// `PATCH /bindings/{id}` with `{"enabled": false}` (or true).
+    func update(_ id: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json, RequestBody.mergePatch])
+        guard case .object(let members) = try RequestBody.parseJSON(request) else {
+            throw RequestError.malformedBody(#"send an object such as {"enabled": false}"#)
+        }
+        for key in members.keys where key != "enabled" {
+            throw RequestError.malformedBody("'\(key)' cannot be changed; only \"enabled\" can (delete and re-create to change a binding)")
+        }
+        guard case .bool(let enabled)? = members["enabled"] else {
+            throw RequestError.malformedBody(#"send {"enabled": true} or {"enabled": false}"#)
+        }
+        try registry.setEnabled(id: id, enabled)
+        counters.writes.add(1, ordering: .relaxed)
+        return try get(id)
+    }
+
+    /// `DELETE /bindings/{id}`: removes the binding; answers its last state.
+    func delete(_ id: String) throws -> HTTPResponse {
+        guard let binding = registry.binding(id: id) else { throw BindingError.bindingNotFound(id) }
+        let last = binding.json
+        try registry.unbind(id: id)
+        counters.writes.add(1, ordering: .relaxed)
+        return json(last)
+    }
+
+    private func json(_ value: JSON, status: Int = 200) -> HTTPResponse {
+        .bytes(value.encoded(), status: status, contentType: RequestBody.json)
+    }
+}

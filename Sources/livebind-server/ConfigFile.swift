@@ -1,0 +1,40 @@
+import LiveBind
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `--config FILE`: a binding-set definition (`{"models": {...}, "bindings": [...]}`) loaded at start,
+/// all or nothing.
+enum ConfigFile {
+    /// Why a config file could not be used.
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Loads the file into the registry's store; the returned set keeps its bindings alive.
+    static func load(_ path: String, into registry: BindingRegistry, logger: Logger) throws -> BindingSet {
+        guard let bytes = readAll(path) else { throw Failure(description: "cannot read --config file '\(path)'") }
+        do {
+            let set = try BindingSet(definition: bytes, registry: registry)
+            logger.info("loaded \(path): \(registry.store.modelNames().count) models, \(set.bindings.count) bindings")
+            return set
+        } catch {
+            throw Failure(description: "--config file '\(path)': \(error)")
+        }
+    }
+
+    /// The whole file, or nil. The corresponding C functions are `fopen` and `fread`.
+    static func readAll(_ path: String) -> [UInt8]? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count > 0 { bytes += chunk.prefix(count) }
+            if count < chunk.count { break }
+        }
+        return ferror(file) == 0 ? bytes : nil
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+@testable import LiveBind
+
+@Suite("Bindings over HTTP") struct BindingsResourceTests {
+    typealias Client = TestHTTPClient
+    static let label = #"{"id":"label","source":"sensor.temperature","target":"sensor.label","transform":{"name":"format","pattern":"%.1f °C"}}"#
+
+    @Test func postCreatesListsAndGetsABinding() throws {
+        let store = Store()
+        try store.put("sensor", ["temperature": 20.25])
+        try withRunningServer(store: store) { port in
+            let created = try Client.send(port: port, "POST", "/bindings", Self.label)
+            #expect(created.status == 201)
+            #expect(created.header("Location") == "/bindings/label")
+            let binding = try created.object()
+            #expect(binding["source"] as? String == "sensor.temperature")
+            #expect(binding["enabled"] as? Bool == true)
+            #expect(try store.value(of: "sensor", at: Path(dotted: "label")) == "20.2 °C" ||
+                    (try store.value(of: "sensor", at: Path(dotted: "label"))) == "20.3 °C")
+            let list = try Client.getObject(port: port, "/bindings")
+            #expect((list["bindings"] as? [[String: Any]])?.map { $0["id"] as? String } == ["label"])
+            #expect(try Client.getObject(port: port, "/bindings/label")["target"] as? String == "sensor.label")
+        }
+    }
+
+    @Test func anHTTPWriteFlowsThroughTheBindingAndBothChangesAreStreamed() throws {
+        let store = Store()
+        try store.put("sensor", ["temperature": 20])
+        try withRunningServer(store: store) { port in
+            #expect(try Client.send(port: port, "POST", "/bindings", Self.label).status == 201)
+            let stream = try TestEventStream(port: port, target: "/events?model=sensor")
+            _ = try stream.next(1)
+            let write = try Client.send(port: port, "PUT", "/models/sensor/temperature", "21.5")
+            #expect(write.status == 200)
+            let events = try stream.next(2)
+            #expect(try events.map { try $0.object()["path"] as? String } == ["/temperature", "/label"])
+            #expect(try events[1].object()["value"] as? String == "21.5 °C")
+            #expect(Int(events[1].id ?? "") ?? 0 > Int(events[0].id ?? "") ?? 0)
+            let info = try Client.getObject(port: port, "/bindings/label")
+            #expect(info["fireCount"] as? Int == 2)
+        }
+    }
+
+    @Test func patchDisablesAndReEnablesAndDeleteRemoves() throws {
+        let store = Store()
+        try store.put("sensor", ["temperature": 20])
+        try withRunningServer(store: store) { port in
+            _ = try Client.send(port: port, "POST", "/bindings", Self.label)
+            let disabled = try Client.send(port: port, "PATCH", "/bindings/label", #"{"enabled":false}"#)
+            #expect(try disabled.object()["enabled"] as? Bool == false)
+            _ = try Client.send(port: port, "PUT", "/models/sensor/temperature", "30")
+            #expect(try store.value(of: "sensor", at: Path(dotted: "label")) == "20.0 °C")
+            _ = try Client.send(port: port, "PATCH", "/bindings/label", #"{"enabled":true}"#)
+            #expect(try store.value(of: "sensor", at: Path(dotted: "label")) == "30.0 °C")
+            let deleted = try Client.request(port: port, "DELETE", "/bindings/label")
+            #expect(deleted.status == 200)
+            #expect(try Client.request(port: port, "GET", "/bindings/label").isProblem(404))
+            _ = try Client.send(port: port, "PUT", "/models/sensor/temperature", "40")
+            #expect(try store.value(of: "sensor", at: Path(dotted: "label")) == "30.0 °C")
+        }
+    }
+
+    @Test func badBindingRequestsGetProblems() throws {
+        let store = Store()
+        try store.put("sensor", ["temperature": 20])
+        try withRunningServer(store: store) { port in
+            let unknown = #"{"source":"sensor.temperature","target":"sensor.x","transform":"nope"}"#
+            #expect(try Client.send(port: port, "POST", "/bindings", unknown).isProblem(422))
+            #expect(try Client.send(port: port, "POST", "/bindings", "{").isProblem(400))
+            #expect(try Client.send(port: port, "POST", "/bindings", Self.label, type: "text/plain").isProblem(415))
+            #expect(try Client.send(port: port, "POST", "/bindings", Self.label).status == 201)
+            #expect(try Client.send(port: port, "POST", "/bindings", Self.label).isProblem(409))
+            #expect(try Client.send(port: port, "PATCH", "/bindings/label", #"{"source":"x.y"}"#).isProblem(400))
+            #expect(try Client.send(port: port, "PATCH", "/bindings/missing", #"{"enabled":false}"#).isProblem(404))
+            #expect(try Client.request(port: port, "DELETE", "/bindings/missing").isProblem(404))
+            let wrongMethod = try Client.request(port: port, "DELETE", "/bindings")
+            #expect(wrongMethod.isProblem(405))
+            #expect(wrongMethod.header("Allow") == "GET, HEAD, POST")
+            #expect(try Client.getObject(port: port, "/bindings")["bindings"] as? [Any] != nil)
+            #expect((try Client.getObject(port: port, "/bindings")["bindings"] as? [Any])?.count == 1)
+        }
+    }
+
+    @Test func httpWritesToAValidatedTargetAreCheckedBeforeTheyCommit() throws {
+        let store = Store()
+        try store.put("panel", ["level": 10])
+        try store.put("device", ["level": 10, "mode": "auto"])
+        try withRunningServer(store: store) { port in
+            let strict = #"{"id":"level","source":"panel.level","target":"device.level","mode":"twoWay","validate":{"type":"number","min":0,"max":100}}"#
+            #expect(try Client.send(port: port, "POST", "/bindings", strict).status == 201)
+            let before = store.lastSequence
+            let rejected = try Client.send(port: port, "PUT", "/models/device/level", "150")
+            #expect(rejected.isProblem(422))
+            #expect(try rejected.object()["detail"] as? String != nil)
+            let form = try Client.send(port: port, "POST", "/models/device", "level=-5&mode=manual",
+                                       type: "application/x-www-form-urlencoded")
+            #expect(form.isProblem(422))
+            let merge = try Client.send(port: port, "PATCH", "/models/device", #"{"level":"high"}"#,
+                                        type: "application/merge-patch+json")
+            #expect(merge.isProblem(422))
+            #expect(store.lastSequence == before)
+            #expect(try store.value(of: "device") == ["level": 10, "mode": "auto"])
+            let accepted = try Client.send(port: port, "PUT", "/models/device/level", "42")
+            #expect(accepted.status == 200)
+            #expect(try store.value(of: "panel", at: Path(dotted: "level")) == 42)
+        }
+    }
+
+    @Test func aCoercingRuleWritesTheCoercedValue() throws {
+        let store = Store()
+        try store.put("panel", ["level": 10])
+        try store.put("device", ["level": 10])
+        try withRunningServer(store: store) { port throws in
+            let clamp = #"{"source":"panel.level","target":"device.level","mode":"twoWay","validate":{"min":0,"max":100,"coerce":true}}"#
+            #expect(try Client.send(port: port, "POST", "/bindings", clamp).status == 201)
+            #expect(try Client.send(port: port, "PUT", "/models/device/level", "150").status == 200)
+            #expect(try store.value(of: "device", at: Path(dotted: "level")) == 100)
+            let patch = #"[{"op":"replace","path":"/level","value":-3}]"#
+            #expect(try Client.send(port: port, "PATCH", "/models/device", patch, type: "application/json-patch+json").status == 200)
+            #expect(try store.value(of: "device", at: Path(dotted: "level")) == 0)
+        }
+    }
+}
