@@ -1,0 +1,312 @@
+"""Browser DOM benchmark for livebind.js, run against the real livebind-server in headless Chromium.
+
+    .venv/bin/python Benchmarks/browser/bench_dom.py [--server .build/release/livebind-server]
+
+1. A 10,000-row data-lb-each table takes 1,000 random granular changes (insert/remove/replace sent to
+   the server as JSON Patch, streamed back as SSE): time livebind.js spends applying them, per change,
+   against rebuilding the whole table (innerHTML) once per change with plain DOM, in the same page.
+2. A 1,000-row table while the server streams ~1,000 changes a second: frame times (requestAnimationFrame
+   deltas) and long tasks over 50 ms (PerformanceObserver).
+Prints a markdown table. Numbers only; nothing here asserts a timing.
+"""
+import argparse
+import http.client
+import json
+import os
+import pathlib
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/lib/chromium/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>bench</title>
+<script src="/livebind.js" defer></script><script src="/bench/probe.js" defer></script></head>
+<body>
+<table><tbody id="live" data-lb-each="MODEL.rows">
+<template><tr><td data-lb-text=".id"></td><td data-lb-text=".name"></td><td data-lb-text=".value"></td></tr></template>
+</tbody></table>
+<table><tbody id="plain"></tbody></table>
+</body></html>
+"""
+
+# Frame and long-task recording, and the plain re-render baseline (kept in a file: strict CSP friendly).
+PROBE = """
+window.bench = {
+  frames: [], longTasks: [], recording: false,
+  record() {
+    this.frames = []; this.longTasks = []; this.recording = true;
+    let last = performance.now();
+    const tick = (now) => { if (!this.recording) return; this.frames.push(now - last); last = now; requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+  },
+  stop() { this.recording = false; return { frames: this.frames, longTasks: this.longTasks }; },
+  plainRows: null,
+  /** Applies one change to a plain array and rebuilds the whole table with innerHTML; returns ms (layout included). */
+  rerender(change) {
+    const rows = this.plainRows;
+    const body = document.getElementById('plain');
+    const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;');
+    const t0 = performance.now();
+    if (change.op === 'add') rows.splice(change.index, 0, change.value);
+    else if (change.op === 'remove') rows.splice(change.index, 1);
+    else rows[change.index] = change.value;
+    body.innerHTML = rows.map(r => `<tr><td>${esc(r.id)}</td><td>${esc(r.name)}</td><td>${esc(r.value)}</td></tr>`).join('');
+    void body.offsetHeight;  // the baseline pays its layout, as a frame would
+    return performance.now() - t0;
+  },
+};
+try {
+  new PerformanceObserver((list) => { for (const e of list.getEntries()) if (window.bench.recording) window.bench.longTasks.push(e.duration); })
+    .observe({ type: 'longtask', buffered: false });
+} catch (e) { window.bench.noLongTaskObserver = true; }
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, binary, public):
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [binary, "--host", "127.0.0.1", "--port", str(self.port), "--public", str(public)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(self.base + "/healthz", timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("server did not start")
+
+    @property
+    def base(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def connection(self):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+
+    def stop(self):
+        os.kill(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def send(conn, method, path, body, content_type="application/json"):
+    conn.request(method, path, body=json.dumps(body), headers={"Content-Type": content_type})
+    response = conn.getresponse()
+    data = response.read()
+    if response.status >= 300:
+        raise RuntimeError(f"{method} {path} → {response.status} {data[:200]!r}")
+
+
+def rows_of(count):
+    return [{"id": i, "name": f"row {i}", "value": i % 97} for i in range(count)]
+
+
+def random_changes(count, length, rng):
+    """1,000 random insert/remove/replace operations valid in sequence from `length` rows."""
+    changes, next_id = [], 10**6
+    for _ in range(count):
+        op = rng.choice(["add", "remove", "replace"]) if length > 0 else "add"
+        index = rng.randrange(length + 1) if op == "add" else rng.randrange(length)
+        change = {"op": op, "index": index}
+        if op != "remove":
+            next_id += 1
+            change["value"] = {"id": next_id, "name": f"row {next_id}", "value": rng.randrange(1000)}
+        length += 1 if op == "add" else -1 if op == "remove" else 0
+        changes.append(change)
+    return changes
+
+
+def as_patch(change):
+    path = f"/rows/{change['index']}"
+    if change["op"] == "remove":
+        return [{"op": "remove", "path": path}]
+    return [{"op": change["op"], "path": path, "value": change["value"]}]
+
+
+def open_browser():
+    profile = tempfile.mkdtemp(prefix="livebind-bench-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run", "--disable-default-apps",
+                 "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1",
+                 f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_window_size(1280, 900)
+    driver.set_script_timeout(600)
+    return driver, profile
+
+
+def wait_for(driver, script, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if driver.execute_script(script):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"timed out waiting for: {script}")
+
+
+def load(driver, server, model, count):
+    send(server.connection(), "PUT", f"/models/{model}", {"rows": rows_of(count)})
+    driver.get(f"{server.base}/bench/{model}.html")
+    wait_for(driver, f"return document.querySelectorAll('#live > tr').length === {count}")
+
+
+def granular_vs_rerender(driver, server, rng, rows, changes_count, rerender_samples):
+    model = "bench10k"
+    load(driver, server, model, rows)
+    changes = random_changes(changes_count, rows, rng)
+    before = driver.execute_script("return {changes: LiveBind.stats.changes, ms: LiveBind.stats.applyMs, frames: LiveBind.stats.frames}")
+    conn = server.connection()
+    started = time.monotonic()
+    for change in changes:
+        send(conn, "PATCH", f"/models/{model}", as_patch(change), "application/json-patch+json")
+    write_seconds = time.monotonic() - started
+    wait_for(driver, f"return LiveBind.stats.changes >= {before['changes'] + changes_count}")
+    after = driver.execute_script("return {changes: LiveBind.stats.changes, ms: LiveBind.stats.applyMs, frames: LiveBind.stats.frames}")
+    final_rows = driver.execute_script("return document.querySelectorAll('#live > tr').length")
+    granular_ms = (after["ms"] - before["ms"]) / changes_count
+    # Baseline: the same kind of changes, re-rendering the whole 10,000-row table each time.
+    driver.execute_script("window.bench.plainRows = arguments[0]", rows_of(rows))
+    times = [driver.execute_script("return window.bench.rerender(arguments[0])", change)
+             for change in random_changes(rerender_samples, rows, rng)]
+    driver.execute_script("document.getElementById('plain').textContent = ''; window.bench.plainRows = null")
+    return {
+        "granular_ms": granular_ms,
+        "frames": after["frames"] - before["frames"],
+        "rerender_ms": statistics.mean(times),
+        "rerender_p95": sorted(times)[max(0, int(len(times) * 0.95) - 1)],
+        "final_rows": final_rows,
+        "expected_rows": rows + sum(1 if c["op"] == "add" else -1 if c["op"] == "remove" else 0 for c in changes),
+        "write_seconds": write_seconds,
+    }
+
+
+def streaming_frames(driver, server, rng, rows, rate, seconds):
+    model = "bench1k"
+    load(driver, server, model, rows)
+    driver.execute_script("window.bench.record()")
+    before = driver.execute_script("return LiveBind.stats.changes")
+    stop = threading.Event()
+    sent = [0, 0]
+
+    def writer(slot, share):
+        conn = server.connection()
+        interval = 1.0 / share
+        next_at = time.monotonic()
+        while not stop.is_set():
+            index = rng.randrange(rows)
+            send(conn, "PUT", f"/models/{model}/rows/{index}/value", rng.randrange(100000))
+            sent[slot] += 1
+            next_at += interval
+            delay = next_at - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+
+    threads = [threading.Thread(target=writer, args=(i, rate / 2), daemon=True) for i in range(2)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - started
+    wait_for(driver, f"return LiveBind.stats.changes >= {before + sum(sent)}")
+    result = driver.execute_script("return window.bench.stop()")
+    frames = result["frames"][1:] or [0]
+    ordered = sorted(frames)
+    pick = lambda q: ordered[min(len(ordered) - 1, int(len(ordered) * q))]  # noqa: E731
+    return {
+        "rate": sum(sent) / elapsed,
+        "fps": len(frames) / (sum(frames) / 1000) if sum(frames) else 0,
+        "p50": pick(0.50), "p95": pick(0.95), "p99": pick(0.99), "max": ordered[-1],
+        "over_20ms": sum(1 for f in frames if f > 20) / len(frames) * 100,
+        "long_tasks": len(result["longTasks"]),
+        "longest_task": max(result["longTasks"], default=0),
+        "observer": not driver.execute_script("return !!window.bench.noLongTaskObserver"),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--server", default=os.environ.get("LIVEBIND_SERVER", str(ROOT / ".build/release/livebind-server")))
+    parser.add_argument("--rows", type=int, default=10000)
+    parser.add_argument("--changes", type=int, default=1000)
+    parser.add_argument("--rerender-samples", type=int, default=20)
+    parser.add_argument("--stream-rows", type=int, default=1000)
+    parser.add_argument("--rate", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+
+    public = pathlib.Path(tempfile.mkdtemp(prefix="livebind-bench-public-"))
+    shutil.copytree(ROOT / "Public", public, dirs_exist_ok=True)
+    (public / "bench").mkdir()
+    (public / "bench" / "probe.js").write_text(PROBE)
+    for model in ("bench10k", "bench1k"):
+        (public / "bench" / f"{model}.html").write_text(PAGE.replace("MODEL", model))
+
+    server = Server(args.server, public)
+    driver, profile = open_browser()
+    try:
+        big = granular_vs_rerender(driver, server, rng, args.rows, args.changes, args.rerender_samples)
+        live = streaming_frames(driver, server, rng, args.stream_rows, args.rate, args.seconds)
+    finally:
+        for cleanup in (driver.quit, server.stop):
+            try:
+                cleanup()
+            except Exception as error:  # keep cleaning up; say what failed
+                print(f"cleanup: {error}", file=sys.stderr)
+        shutil.rmtree(profile, ignore_errors=True)
+        shutil.rmtree(public, ignore_errors=True)
+
+    version = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip()
+    ratio = big["rerender_ms"] / big["granular_ms"] if big["granular_ms"] else float("inf")
+    print(f"### Browser DOM benchmark ({version}, headless, software rendering)\n")
+    print("| measurement | result |")
+    print("|---|---|")
+    print(f"| {args.rows:,}-row table, {args.changes:,} random insert/remove/replace via the server: livebind.js apply cost | "
+          f"{big['granular_ms']:.3f} ms per change ({big['frames']} frames; rows {big['final_rows']:,}, expected {big['expected_rows']:,}) |")
+    print(f"| same table re-rendered with innerHTML per change (+ layout), {args.rerender_samples} samples | "
+          f"{big['rerender_ms']:.1f} ms per change (p95 {big['rerender_p95']:.1f} ms) |")
+    print(f"| granular advantage | {ratio:,.0f}× cheaper per change |")
+    print(f"| {args.stream_rows:,}-row table while the server streams {live['rate']:,.0f} changes/s for {args.seconds:g} s: frame rate | "
+          f"{live['fps']:.1f} fps |")
+    print(f"| frame time p50 / p95 / p99 / max | {live['p50']:.1f} / {live['p95']:.1f} / {live['p99']:.1f} / {live['max']:.1f} ms |")
+    print(f"| frames over 20 ms | {live['over_20ms']:.1f} % |")
+    tasks = f"{live['long_tasks']} (longest {live['longest_task']:.0f} ms)" if live["observer"] else "PerformanceObserver longtask unsupported"
+    print(f"| long tasks over 50 ms during the stream | {tasks} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

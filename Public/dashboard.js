@@ -1,0 +1,488 @@
+/*
+ * The LiveBind dashboard: every model live, built on livebind.js.
+ *
+ * livebind.js does the live work: leaf values are <input data-lb-value> (two-way, focus-safe),
+ * tables are <tbody data-lb-each> (row by row). This file draws the structure, redraws a part only
+ * when its shape changes, highlights what changed, draws charts, the bindings panel and the log.
+ *
+ * Sections: Helpers · Rendering values · Charts · Applying changes · Event log · Bindings · Start
+ */
+(function () {
+  'use strict';
+
+  const LB = window.LiveBind;
+  const $ = (selector) => document.querySelector(selector);
+  const LOG_LIMIT = 100;
+  const SVG = 'http://www.w3.org/2000/svg';
+  const WIDE = new Set(['table', 'series']); // drawn below their key, full width
+
+  // ===========================================================================================
+  // Helpers
+  // ===========================================================================================
+
+  function h(tag, props, ...children) {
+    const el = document.createElement(tag);
+    for (const [name, value] of Object.entries(props || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (name === 'class') el.className = value;
+      else if (name === 'text') el.textContent = value;
+      else el.setAttribute(name, value === true ? '' : value);
+    }
+    for (const child of children) if (child !== null && child !== undefined) el.append(child);
+    return el;
+  }
+
+  function escapeToken(token) {
+    return String(token).replace(/~/g, '~0').replace(/\//g, '~1');
+  }
+
+  function pointerOf(tokens) {
+    return tokens.map((t) => '/' + escapeToken(t)).join('');
+  }
+
+  function tokensOf(pointer) {
+    return pointer ? pointer.slice(1).split('/').map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~')) : [];
+  }
+
+  /** The livebind.js attribute path of a place in a model (pointer form, safe for any key). */
+  function bindingPath(model, tokens) {
+    return tokens.length ? model + pointerOf(tokens) : model;
+  }
+
+  function isPlainObject(v) {
+    return v !== null && typeof v === 'object' && !Array.isArray(v);
+  }
+
+  /** How a value is drawn: object, table, series, list, or a leaf kind. */
+  function kindOf(value) {
+    if (Array.isArray(value)) {
+      if (value.length > 0 && value.every(isPlainObject)) return 'table';
+      if (value.length > 0 && value.every((v) => typeof v === 'number')) return 'series';
+      return 'list';
+    }
+    if (isPlainObject(value)) return 'object';
+    if (value === null || value === undefined) return 'null';
+    return typeof value; // string, number, boolean
+  }
+
+  function columnsOf(rows) {
+    const columns = [];
+    const seen = new Set();
+    for (const row of rows) {
+      for (const key of Object.keys(row)) if (!seen.has(key)) { seen.add(key); columns.push(key); }
+      if (columns.length >= 12) break;
+    }
+    return columns;
+  }
+
+  function preview(value, limit) {
+    const text = value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value);
+    return text.length > limit ? text.slice(0, limit - 1) + '…' : text;
+  }
+
+  const flashColor = getComputedStyle(document.documentElement).getPropertyValue('--flash').trim() || 'rgba(255, 196, 0, 0.45)';
+
+  /** A brief highlight; the Web Animations API needs no layout read to restart it. */
+  function flash(el) {
+    if (el && el.animate) el.animate([{ backgroundColor: flashColor }, { backgroundColor: 'transparent' }], { duration: 1200, easing: 'ease-out' });
+  }
+
+  // ===========================================================================================
+  // Rendering values
+  //   Every drawn place is registered in its model view under its pointer, with its kind, so a
+  //   change can find the nearest drawn place and decide whether livebind.js already updated it.
+  // ===========================================================================================
+
+  const views = new Map(); // model → { card, body, rev, nodes: Map<pointer, node> }
+
+  function renderNode(view, tokens, value) {
+    const kind = kindOf(value);
+    const path = bindingPath(view.model, tokens);
+    const label = path;
+    let node;
+    switch (kind) {
+      case 'object': {
+        const list = h('dl', { class: 'tree' });
+        node = { kind, el: list, entries: new Map() };
+        view.nodes.set(pointerOf(tokens), node);
+        for (const key of Object.keys(value)) addEntry(view, node, tokens, key, value[key]);
+        if (node.entries.size === 0) list.append(h('div', { class: 'muted', text: '{ }' }));
+        return list;
+      }
+      case 'table': return renderTable(view, tokens, value, path);
+      case 'series': {
+        const chart = makeChart(value, label);
+        const summary = h('span', { class: 'series-summary muted' });
+        node = { kind, el: h('div', { class: 'series' }, chart.svg, summary), chart, summary };
+        describeSeries(summary, value);
+        break;
+      }
+      case 'list': {
+        const list = h('ol', { class: 'list', start: '0' });
+        node = { kind, el: list };
+        view.nodes.set(pointerOf(tokens), node);
+        value.forEach((item, i) => list.append(h('li', {}, renderNode(view, tokens.concat(String(i)), item))));
+        if (value.length === 0) list.append(h('li', { class: 'muted', text: 'empty' }));
+        return list;
+      }
+      case 'boolean':
+        node = { kind, el: h('input', { type: 'checkbox', class: 'leaf leaf-boolean', 'data-lb-value': path, 'aria-label': label }) };
+        break;
+      case 'number':
+        node = { kind, el: h('input', { class: 'leaf leaf-number', inputmode: 'decimal', 'data-lb-value': path, 'aria-label': label, spellcheck: 'false' }) };
+        break;
+      case 'string':
+        node = { kind, el: h('input', { class: 'leaf leaf-string', 'data-lb-value': path, 'aria-label': label, spellcheck: 'false' }) };
+        break;
+      default:
+        node = { kind, el: h('span', { class: 'leaf leaf-null', text: 'null' }) };
+    }
+    view.nodes.set(pointerOf(tokens), node);
+    return node.el;
+  }
+
+  function addEntry(view, node, tokens, key, value) {
+    const content = h('dd', {}, renderNode(view, tokens.concat(key), value));
+    const row = h('div', { class: 'entry' }, h('dt', { text: key, title: key }), content);
+    row.classList.toggle('entry-wide', WIDE.has(kindOf(value)));
+    node.el.append(row);
+    node.entries.set(key, row);
+    return row;
+  }
+
+  function renderTable(view, tokens, rows, path) {
+    const columns = columnsOf(rows);
+    const cells = columns.map((c) => h('td', { 'data-lb-text': './' + escapeToken(c) }));
+    const template = h('template');
+    template.content.append(h('tr', {}, ...cells));
+    const body = h('tbody', { 'data-lb-each': path }, template);
+    const table = h('table', { class: 'data' },
+      h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col', text: c })))), body);
+    const numeric = columns.find((c) => c !== 'id' && rows.every((r) => typeof r[c] === 'number'));
+    const chart = numeric ? makeChart(rows.map((r) => r[numeric]), path + ' ' + numeric) : null;
+    const summary = numeric ? h('span', { class: 'series-summary muted' }) : null;
+    if (summary) describeSeries(summary, rows.map((r) => r[numeric]), numeric);
+    const el = h('div', { class: 'table-view' }, chart && chart.svg, summary, h('div', { class: 'table-scroll' }, table));
+    const node = { kind: 'table', el, body, columns, chart, summary, numeric };
+    view.nodes.set(pointerOf(tokens), node);
+    return el;
+  }
+
+  function describeSeries(summary, values, name) {
+    const numbers = values.filter((v) => typeof v === 'number');
+    if (numbers.length === 0) { summary.textContent = ''; return; }
+    const last = numbers[numbers.length - 1];
+    const min = Math.min(...numbers);
+    const max = Math.max(...numbers);
+    const what = name ? `${name}: ` : '';
+    summary.textContent = `${what}${numbers.length} values · last ${round(last)} · ${round(min)}–${round(max)}`;
+  }
+
+  function round(n) {
+    return Number.isInteger(n) ? String(n) : n.toFixed(2);
+  }
+
+  // ===========================================================================================
+  // Charts
+  //   A small inline-SVG line chart in a fixed viewBox; redrawing only changes `points`.
+  // ===========================================================================================
+
+  function makeChart(values, label) {
+    const svg = document.createElementNS(SVG, 'svg');
+    svg.setAttribute('viewBox', '0 0 300 60');
+    svg.setAttribute('preserveAspectRatio', 'none');
+    svg.setAttribute('class', 'chart');
+    svg.setAttribute('role', 'img');
+    svg.setAttribute('aria-label', 'chart of ' + label);
+    const area = document.createElementNS(SVG, 'polygon');
+    area.setAttribute('class', 'chart-area');
+    const line = document.createElementNS(SVG, 'polyline');
+    line.setAttribute('class', 'chart-line');
+    line.setAttribute('vector-effect', 'non-scaling-stroke');
+    svg.append(area, line);
+    const chart = { svg, line, area };
+    drawChart(chart, values);
+    return chart;
+  }
+
+  function drawChart(chart, values) {
+    const numbers = values.filter((v) => typeof v === 'number' && Number.isFinite(v));
+    if (numbers.length === 0) {
+      chart.line.setAttribute('points', '');
+      chart.area.setAttribute('points', '');
+      return;
+    }
+    const min = Math.min(...numbers);
+    const max = Math.max(...numbers);
+    const span = max - min || 1;
+    const step = numbers.length > 1 ? 300 / (numbers.length - 1) : 0;
+    const points = numbers.map((v, i) => `${(i * step).toFixed(1)},${(56 - ((v - min) / span) * 52).toFixed(1)}`);
+    chart.line.setAttribute('points', points.join(' '));
+    chart.area.setAttribute('points', `0,60 ${points.join(' ')} ${((numbers.length - 1) * step).toFixed(1)},60`);
+  }
+
+  // ===========================================================================================
+  // Applying changes
+  // ===========================================================================================
+
+  function ensureView(model) {
+    let view = views.get(model);
+    if (view) return view;
+    const rev = h('span', { class: 'rev muted' });
+    const body = h('div', { class: 'card-body' });
+    const card = h('article', { class: 'card', 'data-model': model },
+      h('header', { class: 'card-header' }, h('h3', { text: model }), rev), body);
+    view = { model, card, body, rev, nodes: new Map() };
+    views.set(model, view);
+    const cards = $('#models');
+    const after = Array.from(cards.children).find((c) => c.getAttribute('data-model') > model);
+    cards.insertBefore(card, after || null);
+    $('#models-empty').hidden = true;
+    return view;
+  }
+
+  function renderModel(model, rev) {
+    const view = ensureView(model);
+    view.nodes.clear();
+    view.body.replaceChildren(renderNode(view, [], LB.peek(model, '')));
+    if (rev !== undefined) view.rev.textContent = 'rev ' + rev;
+  }
+
+  function dropModel(model) {
+    const view = views.get(model);
+    if (!view) return;
+    view.card.remove();
+    views.delete(model);
+    $('#models-empty').hidden = views.size > 0;
+  }
+
+  /** Forgets every registered place at or below `pointer`. */
+  function forget(view, pointer) {
+    for (const key of Array.from(view.nodes.keys())) {
+      if (key === pointer || key.startsWith(pointer + '/')) view.nodes.delete(key);
+    }
+  }
+
+  /** Draws a place again (its shape changed) and highlights it. */
+  function redraw(view, tokens, node) {
+    const pointer = pointerOf(tokens);
+    forget(view, pointer);
+    const fresh = renderNode(view, tokens, LB.peek(view.model, pointer));
+    node.el.replaceWith(fresh);
+    flash(fresh);
+  }
+
+  function applyChange(c) {
+    if (c.kind === 'snapshot') return renderModel(c.model, c.rev);
+    if (c.kind === 'drop') return dropModel(c.model);
+    const view = views.get(c.model);
+    if (!view) return renderModel(c.model, c.rev);
+    if (c.rev !== undefined) view.rev.textContent = 'rev ' + c.rev;
+
+    const tokens = tokensOf(c.path);
+    let depth = tokens.length;
+    let node = view.nodes.get(pointerOf(tokens));
+    while (!node && depth > 0) node = view.nodes.get(pointerOf(tokens.slice(0, --depth)));
+    if (!node) return renderModel(c.model, c.rev);
+    const at = tokens.slice(0, depth);
+    const current = LB.peek(c.model, pointerOf(at));
+    const kind = kindOf(current);
+
+    if (node.kind === 'table' && kind === 'table' && columnsOf(current).join('\n') === node.columns.join('\n')) {
+      // livebind.js has applied the row operation; highlight the row and redraw the chart.
+      const index = depth === tokens.length ? (c.kind === 'move' ? c.to : c.index) : Number(tokens[depth]);
+      if (c.kind !== 'remove' && index !== undefined) flash(node.body.rows[index]);
+      if (node.chart) {
+        const column = current.map((r) => r[node.numeric]);
+        drawChart(node.chart, column);
+        describeSeries(node.summary, column, node.numeric);
+      }
+      return;
+    }
+    if (node.kind === 'series' && kind === 'series') {
+      drawChart(node.chart, current);
+      describeSeries(node.summary, current);
+      return;
+    }
+    if (node.kind === 'object' && kind === 'object' && depth === tokens.length - 1 && c.index === undefined) {
+      // One member set or removed: touch only its entry.
+      const key = tokens[depth];
+      const entry = node.entries.get(key);
+      forget(view, pointerOf(tokens));
+      if (c.kind === 'remove') {
+        if (entry) entry.remove();
+        node.entries.delete(key);
+        return;
+      }
+      if (entry) {
+        const dd = entry.querySelector('dd');
+        dd.replaceChildren(renderNode(view, tokens, current[key]));
+        entry.classList.toggle('entry-wide', WIDE.has(kindOf(current[key])));
+        flash(entry);
+      } else {
+        flash(addEntry(view, node, at, key, current[key]));
+      }
+      return;
+    }
+    if (depth === tokens.length && node.kind === kind && !['object', 'list', 'table'].includes(kind)) {
+      flash(node.el); // a leaf: its data-lb-value binding already shows the new value
+      return;
+    }
+    redraw(view, at, node);
+  }
+
+  // ===========================================================================================
+  // Event log
+  // ===========================================================================================
+
+  let eventCount = 0;
+
+  function clock() {
+    const d = new Date();
+    return d.toTimeString().slice(0, 8) + '.' + String(d.getMilliseconds()).padStart(3, '0');
+  }
+
+  function logEvent(c) {
+    eventCount += 1;
+    const where = c.model ? c.model + (c.path || '') : '';
+    let what = '';
+    if (c.kind === 'move') what = `${c.from} → ${c.to}`;
+    else if (c.kind === 'remove' && c.index !== undefined) what = `[${c.index}]`;
+    else if (c.kind === 'resync') what = c.reason || '';
+    else if (c.value !== undefined) what = (c.index !== undefined ? `[${c.index}] ` : '') + preview(c.value, 90);
+    const item = h('li', { class: 'log-item kind-' + c.kind },
+      h('time', { class: 'muted', text: clock() }),
+      h('span', { class: 'badge', text: c.kind }),
+      h('span', { class: 'log-path', text: where }),
+      h('span', { class: 'log-value', text: what }),
+      h('span', { class: 'log-id muted', text: c.id ? '#' + c.id : '' }));
+    const log = $('#log');
+    log.prepend(item);
+    while (log.childElementCount > LOG_LIMIT) log.lastElementChild.remove();
+    $('#log-count').textContent = `${Math.min(eventCount, LOG_LIMIT)} of ${eventCount}`;
+  }
+
+  function summarize() {
+    $('#summary').textContent = `${views.size} model${views.size === 1 ? '' : 's'} · ${eventCount} events`;
+  }
+
+  // ===========================================================================================
+  // Bindings
+  //   Polled from GET /bindings; the switch sends PATCH /bindings/{id} {"enabled": …}.
+  // ===========================================================================================
+
+  const bindingRows = new Map(); // id → { item, fires, error, toggle, last }
+
+  function transformText(t) {
+    if (t === null || t === undefined) return '';
+    if (typeof t === 'string') return t;
+    const { name, ...rest } = t;
+    const args = Object.entries(rest).map(([k, v]) => `${k}: ${JSON.stringify(v)}`);
+    return name + (args.length ? `(${args.join(', ')})` : '');
+  }
+
+  function bindingRow(b) {
+    const toggle = h('input', { type: 'checkbox', class: 'switch', 'aria-label': `binding ${b.id} enabled` });
+    toggle.addEventListener('change', () => setEnabled(b.id, toggle));
+    const fires = h('span', { class: 'fires' });
+    const error = h('p', { class: 'binding-error' });
+    const transform = h('span', { class: 'transform' });
+    const item = h('li', { class: 'binding', 'data-binding': b.id },
+      h('div', { class: 'binding-flow' },
+        h('code', { text: b.source }), h('span', { class: 'arrow', text: b.mode === 'twoWay' ? '⇄' : '→' }), h('code', { text: b.target })),
+      h('div', { class: 'binding-meta' }, transform, fires, h('label', { class: 'switch-label' }, toggle, h('span', { text: 'enabled' }))),
+      error);
+    return { item, fires, error, toggle, transform, last: null };
+  }
+
+  function showBindings(list) {
+    const container = $('#bindings');
+    const seen = new Set();
+    for (const b of list) {
+      const id = String(b.id);
+      seen.add(id);
+      let row = bindingRows.get(id);
+      if (!row) {
+        row = bindingRow(b);
+        bindingRows.set(id, row);
+        container.append(row.item);
+      }
+      const fires = `fired ${b.fireCount ?? 0}×`;
+      if (row.fires.textContent !== fires) {
+        if (row.last) flash(row.fires);
+        row.fires.textContent = fires;
+      }
+      row.transform.textContent = transformText(b.transform);
+      row.error.textContent = b.lastError ? b.lastError : '';
+      row.error.hidden = !b.lastError;
+      if (!row.busy) row.toggle.checked = b.enabled !== false;
+      row.item.classList.toggle('disabled', b.enabled === false);
+      row.last = b;
+    }
+    for (const [id, row] of bindingRows) {
+      if (!seen.has(id)) { row.item.remove(); bindingRows.delete(id); }
+    }
+    $('#bindings-status').textContent = list.length ? '' : 'No bindings.';
+    $('#bindings-status').hidden = list.length > 0;
+  }
+
+  async function loadBindings() {
+    try {
+      const response = await fetch(LB.config.server + '/bindings', { cache: 'no-store' });
+      if (!response.ok) throw new Error(`GET /bindings answered ${response.status}`);
+      const body = await response.json();
+      showBindings(Array.isArray(body) ? body : body.bindings || []);
+    } catch (e) {
+      $('#bindings-status').hidden = false;
+      $('#bindings-status').textContent = 'Bindings unavailable: ' + e.message;
+    }
+  }
+
+  async function setEnabled(id, toggle) {
+    const row = bindingRows.get(String(id));
+    const wanted = toggle.checked;
+    if (row) row.busy = true;
+    try {
+      const response = await fetch(`${LB.config.server}/bindings/${encodeURIComponent(id)}`, {
+        method: 'PATCH',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ enabled: wanted }),
+      });
+      if (!response.ok) {
+        const problem = await response.json().catch(() => ({}));
+        throw new Error(problem.detail || `PATCH answered ${response.status}`);
+      }
+      toggle.removeAttribute('aria-invalid');
+    } catch (e) {
+      toggle.checked = !wanted;
+      toggle.setAttribute('aria-invalid', 'true');
+      if (row) { row.error.hidden = false; row.error.textContent = e.message; }
+    } finally {
+      if (row) row.busy = false;
+      loadBindings();
+    }
+  }
+
+  // ===========================================================================================
+  // Start
+  // ===========================================================================================
+
+  document.addEventListener('livebind:state', (e) => {
+    $('#connection-state').textContent = e.detail.state;
+  });
+
+  LB.on('*', (value, change) => {
+    logEvent(change);
+    try {
+      applyChange(change);
+    } catch (e) {
+      if (change.model) renderModel(change.model, change.rev); // never leave a card half drawn
+    }
+    summarize();
+  });
+
+  $('#connection-state').textContent = LB.state || 'connecting';
+  summarize();
+  loadBindings();
+  setInterval(() => { if (!document.hidden) loadBindings(); }, 1500);
+})();

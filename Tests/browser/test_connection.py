@@ -1,0 +1,67 @@
+"""The client resumes after the stream drops: no missed change with Last-Event-ID, a resync after a restart."""
+import pytest
+
+from conftest import open_page, wait, wait_text
+from proxy import DroppingProxy
+
+RECORD = """
+window.states = []; window.changes = [];
+document.addEventListener('livebind:state', e => window.states.push(e.detail.state));
+document.addEventListener('livebind:change', e => window.changes.push({id: e.detail.id, kind: e.detail.kind, model: e.detail.model}));
+"""
+
+
+@pytest.fixture()
+def proxy(server):
+    p = DroppingProxy(server.port)
+    yield p
+    p.close()
+
+
+def state(page):
+    return page.execute_script("return document.documentElement.dataset.lbState")
+
+
+def test_resume_after_dropped_stream_misses_nothing(page, server, proxy):
+    server.put("/models/counter", {"n": 0, "log": []})
+    open_page(page, proxy.base, "/t/connection.html")
+    wait_text(page, "#count", "0")
+    page.execute_script(RECORD)
+
+    proxy.drop()
+    wait(page, lambda d: state(d) in ("reconnecting", "offline"), lambda: f"state {state(page)}")
+    ids = []
+    for n in range(1, 21):
+        ids.append(server.put("/models/counter/n", n)["id"])
+        status, body = server.request("POST", "/models/counter/log", f"entry {n}")
+        assert status in (200, 201), body
+        ids.append(body["id"])
+    proxy.resume()
+
+    wait(page, lambda d: state(d) == "live", lambda: f"state {state(page)}", timeout=20)
+    wait_text(page, "#count", "20")
+    items = lambda: page.execute_script("return Array.from(document.querySelectorAll('#log > li')).map(li => li.textContent)")  # noqa: E731
+    wait(page, lambda d: len(items()) == 20, lambda: f"log {items()}")
+    assert items() == [f"entry {n}" for n in range(1, 21)]
+    changes = page.execute_script("return window.changes")
+    assert [c["kind"] for c in changes if c["kind"] in ("resync", "snapshot")] == [], changes
+    received = [str(c["id"]) for c in changes]
+    assert received == [str(i) for i in ids], f"received {received}, written {ids}"
+
+
+def test_resync_after_server_restart(page, own_server):
+    own_server.put("/models/counter", {"n": 0, "log": ["before"]})
+    open_page(page, own_server.base, "/t/connection.html")
+    for n in range(1, 6):  # the client's last event id ends up ahead of the new process's ids
+        own_server.put("/models/counter/n", n)
+    wait_text(page, "#count", "5")
+    page.execute_script(RECORD)
+
+    own_server.restart()  # a new process: the old event history is gone
+    own_server.put("/models/counter", {"n": 2, "log": ["after"]})
+    wait(page, lambda d: state(d) == "live" and "reconnecting" in d.execute_script("return window.states"),
+         lambda: f"states {page.execute_script('return window.states')}", timeout=20)
+    wait_text(page, "#count", "2")
+    wait_text(page, "#log", "after")
+    kinds = [c["kind"] for c in page.execute_script("return window.changes")]
+    assert "snapshot" in kinds, kinds
