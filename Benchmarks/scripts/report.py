@@ -136,15 +136,19 @@ def fanout_cell(s):
 def fanout_rows(directory):
     rows = []
     for (subs, rate), by_server in sorted(load_fanout(directory).items(), key=lambda kv: (kv[0][0], kv[0][1] == 0)):
-        lb = summarize(by_server["livebind"]) if "livebind" in by_server else None
-        nc = summarize(by_server["nchan"]) if "nchan" in by_server else None
+        lb, nc, fl = (summarize(by_server[k]) if k in by_server else None for k in ("livebind", "nchan", "ssefloor"))
         ratio = "—"
         if lb and nc:
-            ratio = (f"ev/s {lb['rate'] / nc['rate']:.2f}, p99 {lb['p99'] / nc['p99']:.2f}, "
+            ratio = (f"vs Nchan: ev/s {lb['rate'] / nc['rate']:.2f}, p99 {lb['p99'] / nc['p99']:.2f}, "
                      f"RSS {lb['rss'] / nc['rss']:.2f}")
+        if lb and fl:
+            ratio += f"; vs ssefloor: ev/s {lb['rate'] / fl['rate']:.2f}"
+        anchor = "Nchan: " + fanout_cell(nc)
+        if fl:
+            anchor += "<br>ssefloor (ceiling): " + fanout_cell(fl)
         target = "ev/s ≥ 1.0 (aim ≥ 2.0), p99 ≤ 1.0, RSS ≤ 1.0, 0 lost" if subs >= 1000 else "0 lost"
         label = f"fan-out: {subs:,} subscribers, 2,000 × 200 B at {'max rate' if rate == 0 else f'{rate:,}/s'}"
-        rows.append(("fan-out", label, fanout_cell(lb), "Nchan: " + fanout_cell(nc), ratio, target))
+        rows.append(("fan-out", label, fanout_cell(lb), anchor, ratio, target))
     idle = {}
     for server in ("livebind", "nchan"):
         try:
