@@ -3,11 +3,14 @@
 # sseload with the same parameters (2,000 messages of 200 bytes at 1,000/s and as fast as possible, to
 # 100, 1,000 and 5,000 subscribers), then 10,000 idle streams held against each.
 # Every measurement gets a fresh server process (sseload reports peak RSS since process start).
+# `ssefloor` (../shared/tools/sseload/ssefloor.c: frames each message once and coalesces all pending frames
+# into one write per subscriber, no HTTP framework) runs the same matrix as the practical ceiling.
 # Results: one JSON object per run under $FANOUT_OUT (default Benchmarks/results/fanout).
 #
 # Environment: BENCH_QUICK=1 (1,000 subscribers only, one repeat, short idle hold), FANOUT_REPEATS (3),
 # FANOUT_SUBSCRIBERS ("100 1000 5000"), FANOUT_RATES ("1000 0"), FANOUT_IDLE_STREAMS (10000),
-# LIVEBIND_SERVER (.build/release/livebind-server), FANOUT_PORT (first of two loopback ports, 18480).
+# FANOUT_SERVERS ("livebind nchan ssefloor"), LIVEBIND_SERVER (.build/release/livebind-server),
+# FANOUT_PORT (first of three loopback ports, 18480).
 set -euo pipefail
 cd "$(dirname "$0")/.."                       # the repository root
 root=$(pwd)
@@ -26,6 +29,7 @@ idle_streams=${FANOUT_IDLE_STREAMS:-10000}
 server_bin=${LIVEBIND_SERVER:-$root/.build/release/livebind-server}
 lb_port=${FANOUT_PORT:-18480}
 nchan_port=$((lb_port + 1))
+floor_port=$((lb_port + 2))
 out=${FANOUT_OUT:-$root/Benchmarks/results/fanout}
 tools=$root/Benchmarks/.build/tools
 shared=$root/../shared
@@ -46,11 +50,14 @@ ensure_nchan() {
 
 build_tools() {
     mkdir -p "$tools"
-    local src=$shared/tools/sseload/sseload.c
-    [ -f "$src" ] || { log "missing $src (the shared load generator)"; exit 1; }
-    if [ ! -x "$tools/sseload" ] || [ "$src" -nt "$tools/sseload" ]; then
-        cc -O2 -o "$tools/sseload" "$src"
-    fi
+    local tool src
+    for tool in sseload ssefloor; do
+        src=$shared/tools/sseload/$tool.c
+        [ -f "$src" ] || { log "missing $src (the shared load generator)"; exit 1; }
+        if [ ! -x "$tools/$tool" ] || [ "$src" -nt "$tools/$tool" ]; then
+            cc -O2 -o "$tools/$tool" "$src"
+        fi
+    done
 }
 
 # --- servers (each started in a session of its own, stopped by its pid only) ---------------------
@@ -88,6 +95,13 @@ raise_share() {
     echo -10 2>/dev/null >"/proc/$1/autogroup" || true
 }
 
+start_ssefloor() {
+    setsid "$tools/ssefloor" -p "$floor_port" -t 900 >"$work/ssefloor.log" 2>&1 &
+    server_pid=$!
+    wait_for_port "$floor_port" || { log "ssefloor did not start:"; tail -5 "$work/ssefloor.log" >&2; return 1; }
+    raise_share "$server_pid"
+}
+
 stop_server() {
     [ -n "$server_pid" ] || return 0
     kill "$server_pid" 2>/dev/null || true
@@ -103,6 +117,7 @@ server_args() {  # server channel: sets the array `args`
     case $1 in
         livebind) args=(-p "$lb_port" --sub "/events?model=bench" --pub /models/bench/log --server-pid "$server_pid") ;;
         nchan)    args=(-p "$nchan_port" --sub "/sub/$2" --pub "/pub/$2" --server-pid "$server_pid" --children) ;;
+        ssefloor) args=(-p "$floor_port" --sub /sub --pub /pub --server-pid "$server_pid") ;;
     esac
 }
 
@@ -143,12 +158,13 @@ build_tools
 raise_share self
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 [ "$(ulimit -n)" -ge $((idle_streams + 200)) ] || log "warning: ulimit -n is $(ulimit -n), below what $idle_streams streams need"
-servers="livebind nchan"
-if [ ! -x "$server_bin" ]; then
-    log "warning: $server_bin not built: measuring nginx + Nchan only"
-    servers="nchan"
+servers=${FANOUT_SERVERS:-livebind nchan ssefloor}
+if [ ! -x "$server_bin" ] && [[ $servers == *livebind* ]]; then
+    log "warning: $server_bin not built: leaving livebind-server out"
+    servers=${servers//livebind/}
 fi
-rm -rf "$out"; mkdir -p "$out"
+[ "${FANOUT_KEEP:-0}" = 1 ] || rm -rf "$out"
+mkdir -p "$out"
 for rep in $(seq 1 "$repeats"); do
     for subs in $subscribers; do
         for rate in $rates; do
@@ -158,5 +174,8 @@ for rep in $(seq 1 "$repeats"); do
         done
     done
 done
-for server in $servers; do idle_run "$server" || log "  idle $server failed"; done
+for server in $servers; do
+    [ "$server" = ssefloor ] && continue    # no idle figure for the reference
+    idle_run "$server" || log "  idle $server failed"
+done
 log "fan-out results in $out"
