@@ -1,4 +1,6 @@
 internal import CMicroHTTPD
+import Dispatch
+import Foundation
 import Logging
 import Synchronization
 #if canImport(Glibc)
@@ -105,8 +107,29 @@ final class MicroHTTPDDaemon: Sendable {
             return (state.daemon, state.listenSocket)
         }
         guard let daemon else { return }
-        MHD_stop_daemon(daemon)
+        // Once in a full parallel test run a worker of 0.9.75 was seen never waking from epoll_wait, so
+        // MHD_stop_daemon's join blocked forever. Stop on a thread of its own and wait a bounded time:
+        // past it, log, and keep this object (the callbacks' context) alive for the stuck worker.
+        let stopped = DispatchSemaphore(value: 0)
+        let handle = DaemonHandle(pointer: daemon)
+        Thread.detachNewThread {
+            MHD_stop_daemon(handle.pointer)
+            stopped.signal()
+        }
+        guard stopped.wait(timeout: .now() + Self.stopDeadline) == .success else {
+            logger.error("libmicrohttpd did not stop its worker threads within \(Self.stopDeadline); leaving them behind")
+            _ = Unmanaged.passRetained(self)
+            return
+        }
         if listenSocket >= 0 { close(listenSocket) }
+    }
+
+    /// How long `stop()` waits for libmicrohttpd's worker threads to end.
+    static let stopDeadline = DispatchTimeInterval.seconds(10)
+
+    /// The daemon handle, carried to the thread that stops it; nothing else touches it by then.
+    private struct DaemonHandle: @unchecked Sendable {
+        let pointer: OpaquePointer
     }
 
     private static func item(_ option: MHD_OPTION, _ value: Int) -> MHD_OptionItem {
