@@ -1,3 +1,5 @@
+import Collections
+
 extension JSON {
     /// The value at the first `depth` components of `path` (all of them by default).
     func value(at path: Path, depth: Int? = nil) throws(StoreError) -> JSON {
@@ -30,23 +32,43 @@ extension JSON {
     ) throws(StoreError) -> R {
         if level == depth { return try body(&self) }
         let component = path.components[level]
-        switch self {
-        case .object(var members):
-            guard let index = members.index(forKey: component) else { throw .pathNotFound(path.prefix(level + 1)) }
-            self = .null
+        var members = OrderedDictionary<String, JSON>()
+        if takeObject(into: &members) {
             defer { self = .object(members) }
+            guard let index = members.index(forKey: component) else { throw .pathNotFound(path.prefix(level + 1)) }
             return try members.values[index].withValue(at: path, depth: depth, level: level + 1, body)
-        case .array(var elements):
+        }
+        var elements: [JSON] = []
+        if takeArray(into: &elements) {
+            defer { self = .array(elements) }
             guard let index = Path.arrayIndex(component) else { throw .pathNotFound(path.prefix(level + 1)) }
             guard index < elements.count else {
                 throw .indexOutOfRange(path: path.prefix(level), index: index, count: elements.count)
             }
-            self = .null
-            defer { self = .array(elements) }
             return try elements[index].withValue(at: path, depth: depth, level: level + 1, body)
-        default:
-            throw .typeMismatch(path: path.prefix(level), expected: "object or array", found: typeName)
         }
+        throw .typeMismatch(path: path.prefix(level), expected: "object or array", found: typeName)
+    }
+
+    /// When this is an object, moves its members into `members` and leaves `.null` behind, so that the
+    /// members' storage is uniquely referenced and can be mutated without a copy. Put them back after.
+    ///
+    /// A separate function rather than `if case .object(var m) = self`: the matched temporary could
+    /// otherwise keep a second reference alive during the mutation (it does in debug builds).
+    mutating func takeObject(into members: inout OrderedDictionary<String, JSON>) -> Bool {
+        guard case .object(let taken) = self else { return false }
+        self = .null
+        members = taken
+        return true
+    }
+
+    /// When this is an array, moves its elements into `elements` and leaves `.null` behind; see
+    /// ``takeObject(into:)``.
+    mutating func takeArray(into elements: inout [JSON]) -> Bool {
+        guard case .array(let taken) = self else { return false }
+        self = .null
+        elements = taken
+        return true
     }
 
     /// This value with `null` members removed from every object inside it (RFC 7386's result for a

@@ -1,3 +1,5 @@
+import Collections
+
 /// One step that reverses one applied edit; a failed write replays them backwards.
 enum UndoStep {
     /// The whole document was replaced; this was the old one.
@@ -38,16 +40,16 @@ extension ModelEditor {
         case .member(let path, let old):
             let key = path.last!
             try document.withValue(at: path, depth: path.components.count - 1) { (parent) throws(StoreError) in
-                guard case .object(var members) = parent else { return }
-                parent = .null
+                var members = OrderedDictionary<String, JSON>()
+                guard parent.takeObject(into: &members) else { return }
                 if let old { members[key] = old } else { members.removeValue(forKey: key) }
                 parent = .object(members)
             }
         case .removedMember(let path, let old, let position):
             let key = path.last!
             try document.withValue(at: path, depth: path.components.count - 1) { (parent) throws(StoreError) in
-                guard case .object(var members) = parent else { return }
-                parent = .null
+                var members = OrderedDictionary<String, JSON>()
+                guard parent.takeObject(into: &members) else { return }
                 members.updateValue(old, forKey: key, insertingAt: position)
                 parent = .object(members)
             }
@@ -64,8 +66,8 @@ extension ModelEditor {
 
     private mutating func editArray(_ path: Path, _ body: (inout [JSON]) -> Void) throws(StoreError) {
         try document.withValue(at: path, depth: path.components.count) { (value) throws(StoreError) in
-            guard case .array(var elements) = value else { return }
-            value = .null
+            var elements: [JSON] = []
+            guard value.takeArray(into: &elements) else { return }
             body(&elements)
             value = .array(elements)
         }

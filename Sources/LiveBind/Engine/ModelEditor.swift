@@ -26,196 +26,41 @@ public struct ModelEditor {
     /// `replace` change), or appends when the last component is `-` or the array's count (an `insert`).
     /// Setting an equal value changes nothing. A missing parent is `pathNotFound`.
     public mutating func set(_ value: JSON, at path: Path) throws(StoreError) {
-        guard value.isFinite else { throw .invalidValue("numbers must be finite (JSON has no NaN or infinity)") }
-        guard let key = path.last else {
-            guard case .object = value else {
-                throw .typeMismatch(path: .root, expected: "object", found: value.typeName)
-            }
-            if document == value { return }
-            undoLog.append(.root(document))
-            document = value
-            changes.append(Change(kind: .set, path: .root, value: value))
-            return
-        }
-        let depth = path.components.count - 1
-        let outcome = try document.withValue(at: path, depth: depth) { (parent) throws(StoreError) -> SetOutcome in
-            switch parent {
-            case .object(var members):
-                if let index = members.index(forKey: key) {
-                    if members.values[index] == value { return .unchanged }
-                    parent = .null
-                    let old = members.values[index]
-                    members.values[index] = value
-                    parent = .object(members)
-                    return .member(old: old)
-                }
-                parent = .null
-                members[key] = value
-                parent = .object(members)
-                return .member(old: nil)
-            case .array(var elements):
-                let index = key == "-" ? elements.count : Path.arrayIndex(key)
-                guard let index else { throw .pathNotFound(path) }
-                if index == elements.count {
-                    parent = .null
-                    elements.append(value)
-                    parent = .array(elements)
-                    return .inserted(index)
-                }
-                guard index < elements.count else {
-                    throw .indexOutOfRange(path: path.prefix(depth), index: index, count: elements.count)
-                }
-                if elements[index] == value { return .unchanged }
-                parent = .null
-                let old = elements[index]
-                elements[index] = value
-                parent = .array(elements)
-                return .replaced(index, old: old)
-            default:
-                throw .typeMismatch(path: path.prefix(depth), expected: "object or array", found: parent.typeName)
-            }
-        }
-        switch outcome {
-        case .unchanged:
-            return
-        case .member(let old):
-            undoLog.append(.member(path, old: old))
-            changes.append(Change(kind: .set, path: path, value: value))
-        case .inserted(let index):
-            let arrayPath = path.prefix(depth)
-            undoLog.append(.inserted(arrayPath, index: index))
-            changes.append(Change(kind: .insert, path: arrayPath, value: value, index: index, key: Change.key(of: value)))
-            appendedIndex = index
-        case .replaced(let index, let old):
-            let arrayPath = path.prefix(depth)
-            undoLog.append(.replaced(arrayPath, index: index, old: old))
-            changes.append(Change(kind: .replace, path: arrayPath, value: value, index: index, key: Change.key(of: value)))
-        }
+        record(try document.applySet(value, at: path))
     }
 
     /// Removes the object member or array element at `path`.
     public mutating func remove(at path: Path) throws(StoreError) {
-        guard let key = path.last else {
-            throw .invalidValue("the root of a model cannot be removed; drop the model instead")
-        }
-        let depth = path.components.count - 1
-        let outcome = try document.withValue(at: path, depth: depth) { (parent) throws(StoreError) -> RemoveOutcome in
-            switch parent {
-            case .object(var members):
-                guard let index = members.index(forKey: key) else { throw .pathNotFound(path) }
-                parent = .null
-                let old = members.remove(at: index).value
-                parent = .object(members)
-                return .member(old: old, position: index)
-            case .array(var elements):
-                guard let index = Path.arrayIndex(key) else { throw .pathNotFound(path) }
-                guard index < elements.count else {
-                    throw .indexOutOfRange(path: path.prefix(depth), index: index, count: elements.count)
-                }
-                parent = .null
-                let old = elements.remove(at: index)
-                parent = .array(elements)
-                return .element(old: old, index: index)
-            default:
-                throw .typeMismatch(path: path.prefix(depth), expected: "object or array", found: parent.typeName)
-            }
-        }
-        switch outcome {
-        case .member(let old, let position):
-            undoLog.append(.removedMember(path, old: old, position: position))
-            changes.append(Change(kind: .remove, path: path))
-        case .element(let old, let index):
-            let arrayPath = path.prefix(depth)
-            undoLog.append(.removed(arrayPath, index: index, old: old))
-            changes.append(Change(kind: .remove, path: arrayPath, index: index, key: Change.key(of: old)))
-        }
+        record(try document.applyRemove(at: path))
     }
 
     /// Inserts `value` into the array at `array` so that it ends up at `index` (`0...count`).
     public mutating func insert(_ value: JSON, at index: Int, in array: Path) throws(StoreError) {
-        guard value.isFinite else { throw .invalidValue("numbers must be finite (JSON has no NaN or infinity)") }
-        try withArray(at: array) { (elements) throws(StoreError) in
-            guard index >= 0, index <= elements.count else {
-                throw .indexOutOfRange(path: array, index: index, count: elements.count)
-            }
-            elements.insert(value, at: index)
-        }
-        undoLog.append(.inserted(array, index: index))
-        changes.append(Change(kind: .insert, path: array, value: value, index: index, key: Change.key(of: value)))
+        record(try document.applyInsert(value, at: index, in: array))
     }
 
     /// Appends `value` to the array at `array` and returns its index.
     @discardableResult
     public mutating func append(_ value: JSON, to array: Path) throws(StoreError) -> Int {
-        guard value.isFinite else { throw .invalidValue("numbers must be finite (JSON has no NaN or infinity)") }
-        let index = try withArray(at: array) { (elements) throws(StoreError) -> Int in
-            elements.append(value)
-            return elements.count - 1
-        }
-        undoLog.append(.inserted(array, index: index))
-        changes.append(Change(kind: .insert, path: array, value: value, index: index, key: Change.key(of: value)))
-        appendedIndex = index
-        return index
+        let edit = try document.applyInsert(value, at: nil, in: array)
+        record(edit)
+        return edit.change.index!
     }
 
     /// Replaces the element at `index` of the array at `array`. An equal value changes nothing.
     public mutating func replace(at index: Int, in array: Path, with value: JSON) throws(StoreError) {
-        guard value.isFinite else { throw .invalidValue("numbers must be finite (JSON has no NaN or infinity)") }
-        let old = try withArray(at: array) { (elements) throws(StoreError) -> JSON? in
-            guard index >= 0, index < elements.count else {
-                throw .indexOutOfRange(path: array, index: index, count: elements.count)
-            }
-            if elements[index] == value { return nil }
-            let old = elements[index]
-            elements[index] = value
-            return old
-        }
-        guard let old else { return }
-        undoLog.append(.replaced(array, index: index, old: old))
-        changes.append(Change(kind: .replace, path: array, value: value, index: index, key: Change.key(of: value)))
+        record(try document.applyReplace(at: index, in: array, with: value))
     }
 
     /// Moves the element at `from` of the array at `array` so that it ends up at `to`.
     public mutating func move(from: Int, to: Int, in array: Path) throws(StoreError) {
-        let moved = try withArray(at: array) { (elements) throws(StoreError) -> JSON? in
-            for index in [from, to] where index < 0 || index >= elements.count {
-                throw .indexOutOfRange(path: array, index: index, count: elements.count)
-            }
-            if from == to { return nil }
-            let element = elements.remove(at: from)
-            elements.insert(element, at: to)
-            return element
-        }
-        guard let moved else { return }
-        undoLog.append(.moved(array, from: from, to: to))
-        changes.append(Change(kind: .move, path: array, from: from, to: to, key: Change.key(of: moved)))
+        record(try document.applyMove(from: from, to: to, in: array))
     }
 
-    /// Runs `body` on the array at `path` in place, or throws if there is no array there.
-    private mutating func withArray<R>(
-        at path: Path, _ body: (inout [JSON]) throws(StoreError) -> R
-    ) throws(StoreError) -> R {
-        try document.withValue(at: path, depth: path.components.count) { (value) throws(StoreError) -> R in
-            guard case .array(var elements) = value else {
-                throw .typeMismatch(path: path, expected: "array", found: value.typeName)
-            }
-            value = .null
-            defer { value = .array(elements) }
-            return try body(&elements)
-        }
-    }
-}
-
-extension ModelEditor {
-    enum SetOutcome {
-        case unchanged
-        case member(old: JSON?)
-        case inserted(Int)
-        case replaced(Int, old: JSON)
-    }
-
-    enum RemoveOutcome {
-        case member(old: JSON, position: Int)
-        case element(old: JSON, index: Int)
+    private mutating func record(_ edit: JSON.Edit?) {
+        guard let edit else { return }
+        if edit.change.kind == .insert { appendedIndex = edit.change.index }
+        changes.append(edit.change)
+        undoLog.append(edit.undo)
     }
 }

@@ -34,10 +34,27 @@ enum Delivery: Sendable {
 /// observers on the way down to it (at and above) and every observer below it.
 struct ObserverTable {
     private struct Node {
-        var children: [String: Int] = [:]
+        /// Child nodes by component. Searched linearly while small (comparing a few strings is cheaper
+        /// than hashing one); `lookup` indexes them once there are many.
+        var children: [(component: String, node: Int)] = []
+        var lookup: [String: Int] = [:]
         var observers: [ObserverBox<Change>] = []
         /// Observers in this node and every node below it, to skip empty branches.
         var subtreeCount = 0
+
+        func child(_ component: String) -> Int? {
+            if children.count > 8 { return lookup[component] }
+            for child in children where child.component == component { return child.node }
+            return nil
+        }
+
+        mutating func addChild(_ component: String, _ node: Int) {
+            children.append((component, node))
+            if children.count > 8 {
+                if lookup.isEmpty { for child in children { lookup[child.component] = child.node } }
+                lookup[component] = node
+            }
+        }
     }
 
     private var nodes: [Node] = [Node()]
@@ -49,11 +66,11 @@ struct ObserverTable {
         var node = 0
         nodes[0].subtreeCount += 1
         for component in path.components {
-            if let child = nodes[node].children[component] {
+            if let child = nodes[node].child(component) {
                 node = child
             } else {
                 nodes.append(Node())
-                nodes[node].children[component] = nodes.count - 1
+                nodes[node].addChild(component, nodes.count - 1)
                 node = nodes.count - 1
             }
             nodes[node].subtreeCount += 1
@@ -64,7 +81,7 @@ struct ObserverTable {
     mutating func remove(id: UInt64, at path: Path) {
         var trail = [0]
         for component in path.components {
-            guard let child = nodes[trail.last!].children[component] else { return }
+            guard let child = nodes[trail.last!].child(component) else { return }
             trail.append(child)
         }
         guard let position = nodes[trail.last!].observers.firstIndex(where: { $0.id == id }) else { return }
@@ -77,7 +94,7 @@ struct ObserverTable {
         var node = 0
         for box in nodes[0].observers { queue.append(.change(box, change)) }
         for component in change.path.components {
-            guard let child = nodes[node].children[component], nodes[child].subtreeCount > 0 else { return }
+            guard let child = nodes[node].child(component), nodes[child].subtreeCount > 0 else { return }
             node = child
             for box in nodes[node].observers { queue.append(.change(box, change)) }
         }
@@ -87,7 +104,7 @@ struct ObserverTable {
     }
 
     private func enqueueBelow(_ node: Int, _ change: Change, into queue: inout [Delivery]) {
-        for child in nodes[node].children.values where nodes[child].subtreeCount > 0 {
+        for (_, child) in nodes[node].children where nodes[child].subtreeCount > 0 {
             for box in nodes[child].observers { queue.append(.change(box, change)) }
             enqueueBelow(child, change, into: &queue)
         }

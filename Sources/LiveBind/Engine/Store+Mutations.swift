@@ -5,13 +5,17 @@ extension Store {
     public func set(_ value: JSON, at path: Path, in model: String, ifRevision: UInt64? = nil) throws(StoreError)
         -> WriteResult
     {
-        try commit(model, ifRevision: ifRevision) { (editor) throws(StoreError) in try editor.set(value, at: path) }
+        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) in
+            try document.applySet(value, at: path)
+        }
     }
 
     /// Removes the object member or array element at `path`.
     @discardableResult
     public func remove(at path: Path, in model: String, ifRevision: UInt64? = nil) throws(StoreError) -> WriteResult {
-        try commit(model, ifRevision: ifRevision) { (editor) throws(StoreError) in try editor.remove(at: path) }
+        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) in
+            try document.applyRemove(at: path)
+        }
     }
 
     /// Inserts `value` at `index` (`0...count`) of the array at `array`.
@@ -19,8 +23,8 @@ extension Store {
     public func insert(_ value: JSON, at index: Int, in array: Path, of model: String, ifRevision: UInt64? = nil)
         throws(StoreError) -> WriteResult
     {
-        try commit(model, ifRevision: ifRevision) { (editor) throws(StoreError) in
-            try editor.insert(value, at: index, in: array)
+        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) in
+            try document.applyInsert(value, at: index, in: array)
         }
     }
 
@@ -29,8 +33,8 @@ extension Store {
     public func append(_ value: JSON, to array: Path, in model: String, ifRevision: UInt64? = nil) throws(StoreError)
         -> WriteResult
     {
-        try commit(model, ifRevision: ifRevision) { (editor) throws(StoreError) in
-            try editor.append(value, to: array)
+        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) in
+            try document.applyInsert(value, at: nil, in: array)
         }
     }
 
@@ -39,8 +43,8 @@ extension Store {
     public func replace(at index: Int, in array: Path, of model: String, with value: JSON, ifRevision: UInt64? = nil)
         throws(StoreError) -> WriteResult
     {
-        try commit(model, ifRevision: ifRevision) { (editor) throws(StoreError) in
-            try editor.replace(at: index, in: array, with: value)
+        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) in
+            try document.applyReplace(at: index, in: array, with: value)
         }
     }
 
@@ -49,8 +53,8 @@ extension Store {
     public func move(from: Int, to: Int, in array: Path, of model: String, ifRevision: UInt64? = nil)
         throws(StoreError) -> WriteResult
     {
-        try commit(model, ifRevision: ifRevision) { (editor) throws(StoreError) in
-            try editor.move(from: from, to: to, in: array)
+        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) in
+            try document.applyMove(from: from, to: to, in: array)
         }
     }
 }

@@ -6,15 +6,19 @@ extension Store {
     /// Called after the store's lock is released, in commit order, never concurrently with another
     /// observer of this store. Keep the returned token: the observer stops when it is cancelled or released.
     public func observe(_ path: Path, in model: String, _ handler: @escaping @Sendable (Change) -> Void) -> Observation {
-        let box = state.withLock { state in
+        let box = withState { state in
             state.nextObserverID += 1
             let box = ObserverBox(id: state.nextObserverID, handler: handler)
-            state.observers[model, default: ObserverTable()].add(box, at: path)
+            state.makeEntry(for: model).observers.add(box, at: path)
             return box
         }
         return Observation { [weak self] in
             box.isActive.store(false, ordering: .releasing)
-            self?.state.withLock { $0.observers[model]?.remove(id: box.id, at: path) }
+            self?.withState { state in
+                guard let entry = state.entries[model] else { return }
+                entry.observers.remove(id: box.id, at: path)
+                if !entry.exists, entry.observers.isEmpty { state.entries[model] = nil }
+            }
         }
     }
 
@@ -22,7 +26,7 @@ extension Store {
     ///
     /// Called after the store's lock is released, never concurrently with another observer of this store.
     public func observeAll(_ handler: @escaping @Sendable (Commit) -> Void) -> Observation {
-        let box = state.withLock { state in
+        let box = withState { state in
             state.nextObserverID += 1
             let box = ObserverBox(id: state.nextObserverID, handler: handler)
             state.commitObservers.append(box)
@@ -30,7 +34,7 @@ extension Store {
         }
         return Observation { [weak self] in
             box.isActive.store(false, ordering: .releasing)
-            self?.state.withLock { $0.commitObservers.removeAll { $0 === box } }
+            self?.withState { $0.commitObservers.removeAll { $0 === box } }
         }
     }
 
@@ -40,6 +44,6 @@ extension Store {
         repeat {
             for delivery in batch { delivery.run() }
             batch.removeAll(keepingCapacity: true)
-        } while state.withLock { $0.nextDelivery(after: &batch) }
+        } while withState { $0.nextDelivery(after: &batch) }
     }
 }

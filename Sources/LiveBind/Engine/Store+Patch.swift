@@ -4,7 +4,7 @@ extension Store {
     public func mergePatch(_ patch: JSON, at path: Path = .root, in model: String, ifRevision: UInt64? = nil)
         throws(StoreError) -> WriteResult
     {
-        try commit(model, ifRevision: ifRevision) { (editor) throws(StoreError) in
+        try write(model, ifRevision: ifRevision) { (editor) throws(StoreError) in
             try editor.mergePatch(patch, at: path)
         }
     }
@@ -14,7 +14,7 @@ extension Store {
     public func jsonPatch(_ operations: JSON, in model: String, ifRevision: UInt64? = nil) throws(StoreError)
         -> WriteResult
     {
-        try commit(model, ifRevision: ifRevision) { (editor) throws(StoreError) in
+        try write(model, ifRevision: ifRevision) { (editor) throws(StoreError) in
             try editor.jsonPatch(operations)
         }
     }

@@ -9,6 +9,8 @@ import Synchronization
 /// the current delivery).
 public final class Store: Sendable {
     let state: Mutex<StoreState>
+    /// Only orders critical sections for the thread sanitizer; see ``withState(_:)``.
+    let lockOrder = Atomic<Int>(0)
 
     /// An empty store whose first commit gets sequence `startingSequence + 1`.
     public init(startingSequence: UInt64 = 0) {
@@ -17,43 +19,36 @@ public final class Store: Sendable {
 
     /// The sequence number of the latest commit (or `startingSequence` before any).
     public var lastSequence: UInt64 {
-        state.withLock { $0.lastSequence }
+        withState { $0.lastSequence }
     }
 
     /// Every model's name and revision, sorted by name.
     public func modelNames() -> [(name: String, revision: UInt64)] {
-        state.withLock { state in
-            state.models.map { (name: $0.key, revision: $0.value.revision) }
+        withState { state in
+            state.entries.compactMap { name, entry in entry.exists ? (name: name, revision: entry.revision) : nil }
         }.sorted { $0.name < $1.name }
     }
 
     /// The value at `path` in `model`.
     public func value(of model: String, at path: Path = .root) throws(StoreError) -> JSON {
-        let document = try state.withLock { (state) throws(StoreError) -> JSON in
-            guard let entry = state.models[model] else { throw .modelNotFound(model) }
-            return entry.value
+        let document = try withState { (state) throws(StoreError) -> JSON in
+            try state.entry(of: model).document
         }
         return try document.value(at: path)
     }
 
     /// The whole of `model` with its revision.
     public func snapshot(_ model: String) throws(StoreError) -> ModelSnapshot {
-        try state.withLock { (state) throws(StoreError) -> ModelSnapshot in
-            guard let entry = state.models[model] else { throw .modelNotFound(model) }
-            return ModelSnapshot(name: model, revision: entry.revision, value: entry.value)
+        try withState { (state) throws(StoreError) -> ModelSnapshot in
+            let entry = try state.entry(of: model)
+            return ModelSnapshot(name: model, revision: entry.revision, value: entry.document)
         }
     }
 
     /// One consistent cut: the snapshots (sorted by name; unknown names are skipped) and the sequence
     /// they were taken at. `nil` means every model.
     public func snapshot(models: [String]?) -> (sequence: UInt64, models: [ModelSnapshot]) {
-        let (sequence, snapshots) = state.withLock { state in
-            let names = models ?? Array(state.models.keys)
-            let snapshots = names.compactMap { name in
-                state.models[name].map { ModelSnapshot(name: name, revision: $0.revision, value: $0.value) }
-            }
-            return (state.lastSequence, snapshots)
-        }
+        let (sequence, snapshots) = withState { state in (state.lastSequence, state.snapshots(models)) }
         return (sequence, snapshots.sorted { $0.name < $1.name })
     }
 
@@ -82,24 +77,27 @@ public final class Store: Sendable {
     ) {
         guard Self.isValidModelName(model) else { throw .invalidModelName(model) }
         guard case .object = value else { throw .typeMismatch(path: .root, expected: "object", found: value.typeName) }
-        guard value.isFinite else { throw .invalidValue("numbers must be finite (JSON has no NaN or infinity)") }
-        let (outcome, pending) = try state.withLock {
+        try JSON.requireFinite(value)
+        let (outcome, pending) = try withState {
             (state) throws(StoreError) -> ((created: Bool, result: WriteResult), [Delivery]?) in
-            let existing = state.models[model]
+            let existing = state.entries[model]
+            let existed = existing?.exists ?? false
             let revision = existing?.revision ?? 0
             if let expected = ifRevision, expected != revision {
                 throw .revisionMismatch(expected: expected, actual: revision)
             }
-            if let existing, existing.value == value {
-                let result = WriteResult(sequence: state.lastSequence, revision: revision, changed: false)
-                return ((false, result), nil)
+            let entry = state.makeEntry(for: model)
+            if existed, entry.document == value {
+                return ((false, WriteResult(sequence: state.lastSequence, revision: revision, changed: false)), nil)
             }
             state.lastSequence += 1
-            state.models[model] = ModelState(value: value, revision: revision + 1)
-            state.enqueue(Change(kind: .set, path: .root, value: value), in: model)
+            entry.exists = true
+            entry.document = value
+            entry.revision = revision + 1
+            state.enqueue(Change(kind: .set, path: .root, value: value), for: entry)
             state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)))
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
-            return ((existing == nil, result), state.claimDelivery())
+            return ((!existed, result), state.claimDelivery())
         }
         if let pending { deliver(pending) }
         return outcome
@@ -108,16 +106,17 @@ public final class Store: Sendable {
     /// Deletes `model`. Observers of the model hear a `remove` at the root; store observers a `drop`.
     @discardableResult
     public func drop(_ model: String, ifRevision: UInt64? = nil) throws(StoreError) -> WriteResult {
-        let (result, pending) = try state.withLock { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
-            guard let existing = state.models[model] else { throw .modelNotFound(model) }
-            if let expected = ifRevision, expected != existing.revision {
-                throw .revisionMismatch(expected: expected, actual: existing.revision)
-            }
+        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
+            let entry = try state.entry(of: model)
+            let revision = try state.revision(of: entry, ifRevision: ifRevision)
             state.lastSequence += 1
-            state.models[model] = nil
-            state.enqueue(Change(kind: .remove, path: .root), in: model)
-            state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: existing.revision + 1, kind: .drop))
-            let result = WriteResult(sequence: state.lastSequence, revision: existing.revision + 1, changed: true)
+            state.enqueue(Change(kind: .remove, path: .root), for: entry)
+            state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .drop))
+            entry.exists = false
+            entry.document = .null
+            entry.revision = 0
+            if entry.observers.isEmpty { state.entries[model] = nil }
+            let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
             return (result, state.claimDelivery())
         }
         if let pending { deliver(pending) }
@@ -132,42 +131,30 @@ public final class Store: Sendable {
     public func write(
         _ model: String, ifRevision: UInt64? = nil, _ edit: (inout ModelEditor) throws(StoreError) -> Void
     ) throws(StoreError) -> WriteResult {
-        try commit(model, ifRevision: ifRevision, edit)
-    }
-
-    /// Runs `edit` on `model` under the lock, then commits its changes or rolls them back.
-    func commit(
-        _ model: String, ifRevision: UInt64?, _ edit: (inout ModelEditor) throws(StoreError) -> Void
-    ) throws(StoreError) -> WriteResult {
-        let (result, pending) = try state.withLock { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
-            guard let slot = state.models.index(forKey: model) else { throw .modelNotFound(model) }
-            let revision = state.models.values[slot].revision
-            if let expected = ifRevision, expected != revision {
-                throw .revisionMismatch(expected: expected, actual: revision)
-            }
+        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
+            let entry = try state.entry(of: model)
+            let revision = try state.revision(of: entry, ifRevision: ifRevision)
             // Take the document and the scratch buffers out of the state so they stay uniquely referenced.
             var editor = ModelEditor(
-                document: state.models.values[slot].value, changes: state.takeScratchChanges(),
-                undoLog: state.takeScratchUndo())
-            state.models.values[slot].value = .null
+                document: .null, changes: state.takeScratchChanges(), undoLog: state.takeScratchUndo())
+            swap(&editor.document, &entry.document)
             do throws(StoreError) {
                 try edit(&editor)
             } catch {
                 editor.rollback()
-                state.models.values[slot].value = editor.document
+                swap(&editor.document, &entry.document)
                 state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
                 throw error
             }
-            state.models.values[slot].value = editor.document
-            editor.document = .null
+            swap(&editor.document, &entry.document)
             guard !editor.changes.isEmpty else {
                 state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
                 return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), nil)
             }
             state.lastSequence += 1
-            state.models.values[slot].revision = revision + 1
-            if let table = state.observers[model], !table.isEmpty {
-                for change in editor.changes { table.enqueue(change, into: &state.queue) }
+            entry.revision = revision + 1
+            if !entry.observers.isEmpty {
+                for change in editor.changes { state.enqueue(change, for: entry) }
             }
             if !state.commitObservers.isEmpty {
                 state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes(editor.changes)))
@@ -175,6 +162,32 @@ public final class Store: Sendable {
             let result = WriteResult(
                 sequence: state.lastSequence, revision: revision + 1, index: editor.appendedIndex, changed: true)
             state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
+            return (result, state.claimDelivery())
+        }
+        if let pending { deliver(pending) }
+        return result
+    }
+
+    /// Applies one edit to `model` and commits it: the fast path of the single-edit methods, with no
+    /// undo log (a single edit throws before it changes anything) and no change list unless a store
+    /// observer needs one.
+    func commitEdit(
+        _ model: String, ifRevision: UInt64?, _ edit: (inout JSON) throws(StoreError) -> JSON.Edit?
+    ) throws(StoreError) -> WriteResult {
+        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
+            let entry = try state.entry(of: model)
+            let revision = try state.revision(of: entry, ifRevision: ifRevision)
+            guard let change = try edit(&entry.document)?.change else {
+                return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), nil)
+            }
+            state.lastSequence += 1
+            entry.revision = revision + 1
+            if !entry.observers.isEmpty { state.enqueue(change, for: entry) }
+            if !state.commitObservers.isEmpty {
+                state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])))
+            }
+            let index = change.kind == .insert ? change.index : nil
+            let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
             return (result, state.claimDelivery())
         }
         if let pending { deliver(pending) }

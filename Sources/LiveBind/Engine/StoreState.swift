@@ -1,15 +1,20 @@
-/// One model's document and revision.
-struct ModelState {
-    var value: JSON
-    var revision: UInt64
+/// One model name's slot: its document and revision while the model exists, and its path observers
+/// (which may be registered before the model is created and survive its drop).
+///
+/// A class, so that the lock holder reaches the fields through one reference instead of copying the
+/// entry out of the dictionary; it never leaves the store's lock.
+final class ModelEntry {
+    var exists = false
+    var document: JSON = .null
+    var revision: UInt64 = 0
+    var observers = ObserverTable()
 }
 
 /// Everything the store's lock protects.
 struct StoreState {
-    var models: [String: ModelState] = [:]
+    var entries: [String: ModelEntry] = [:]
     var lastSequence: UInt64
     var nextObserverID: UInt64 = 0
-    var observers: [String: ObserverTable] = [:]
     var commitObservers: [ObserverBox<Commit>] = []
     /// Deliveries waiting for the draining thread, in commit order.
     var queue: [Delivery] = []
@@ -24,8 +29,44 @@ struct StoreState {
         self.lastSequence = lastSequence
     }
 
-    mutating func enqueue(_ change: Change, in model: String) {
-        if let table = observers[model], !table.isEmpty { table.enqueue(change, into: &queue) }
+    /// The entry of an existing model, or `modelNotFound`.
+    func entry(of model: String) throws(StoreError) -> ModelEntry {
+        guard let entry = entries[model], entry.exists else { throw .modelNotFound(model) }
+        return entry
+    }
+
+    /// The entry of `model`, created (as a model that does not exist yet) when missing.
+    mutating func makeEntry(for model: String) -> ModelEntry {
+        if let entry = entries[model] { return entry }
+        let entry = ModelEntry()
+        entries[model] = entry
+        return entry
+    }
+
+    /// The model's revision, checked against `ifRevision`.
+    func revision(of entry: ModelEntry, ifRevision: UInt64?) throws(StoreError) -> UInt64 {
+        let revision = entry.revision
+        if let expected = ifRevision, expected != revision {
+            throw .revisionMismatch(expected: expected, actual: revision)
+        }
+        return revision
+    }
+
+    /// The existing models as snapshots, in no particular order.
+    func snapshots(_ names: [String]?) -> [ModelSnapshot] {
+        if let names {
+            return names.compactMap { name in
+                guard let entry = entries[name], entry.exists else { return nil }
+                return ModelSnapshot(name: name, revision: entry.revision, value: entry.document)
+            }
+        }
+        return entries.compactMap { name, entry in
+            entry.exists ? ModelSnapshot(name: name, revision: entry.revision, value: entry.document) : nil
+        }
+    }
+
+    mutating func enqueue(_ change: Change, for entry: ModelEntry) {
+        entry.observers.enqueue(change, into: &queue)
     }
 
     mutating func enqueue(_ commit: Commit) {

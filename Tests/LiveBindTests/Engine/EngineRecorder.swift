@@ -1,9 +1,26 @@
-import Synchronization
+import Foundation
 @testable import LiveBind
+
+/// A value behind an `NSLock`, for tests. (`NSLock` is a pthread mutex, which the thread sanitizer
+/// understands even when contended.)
+final class TestLocked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
 
 /// Collects observer events behind a lock, for tests.
 final class EngineRecorder<Event: Sendable>: Sendable {
-    private let storage = Mutex<[Event]>([])
+    private let storage = TestLocked<[Event]>([])
 
     /// The handler to register.
     var handler: @Sendable (Event) -> Void {

@@ -13,10 +13,8 @@ extension Binding {
         var aggregator: (any Aggregator)?
         let taken = state.withLock { state -> Bool in
             guard !state.needsFullSync, state.shadow != nil else { return false }
-            shadow = state.shadow!
-            state.shadow = nil
-            aggregator = state.aggregator
-            state.aggregator = nil
+            shadow = state.shadow.take()!
+            aggregator = state.aggregator.take()
             return true
         }
         guard taken else { return false }
@@ -103,10 +101,7 @@ extension Binding {
             return nil
         }
         do {
-            let result = try operation()
-            guard result.changed else { return nil }
-            PropagationDepth.record(depth + 1, sequence: result.sequence, in: store)
-            return result.sequence
+            return try PropagationDepth.write(at: depth + 1, in: store, operation)
         } catch {
             throw .store(error)
         }

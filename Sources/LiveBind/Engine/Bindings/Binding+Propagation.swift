@@ -190,10 +190,7 @@ extension Binding {
     /// Runs a store write made by this binding; returns the commit's sequence when it changed something.
     func write(depth: Int, _ operation: () throws(StoreError) -> WriteResult) -> UInt64? {
         do {
-            let result = try operation()
-            guard result.changed else { return nil }
-            PropagationDepth.record(depth + 1, sequence: result.sequence, in: store)
-            return result.sequence
+            return try PropagationDepth.write(at: depth + 1, in: store, operation)
         } catch {
             fail(.store(error))
             return nil

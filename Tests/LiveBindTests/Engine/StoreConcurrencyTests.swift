@@ -1,0 +1,126 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import LiveBind
+
+/// Hammers one store from several threads; `make test` runs this under the thread sanitizer.
+@Suite("Store concurrency") struct StoreConcurrencyTests {
+    /// Runs `body(index)` on `count` new threads at once and waits for all of them.
+    func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let group = DispatchGroup()
+        for index in 0..<count {
+            group.enter()
+            let thread = Thread {
+                body(index)
+                group.leave()
+            }
+            thread.start()
+        }
+        group.wait()
+    }
+
+    @Test func writersObserversAndReadersAgreeOnOrder() throws {
+        let writers = 4, writesPerWriter = 400
+        let store = Store(startingSequence: 1_000)
+        var initial: [String: JSON] = ["a": 0, "b": 0, "mirror": 0, "log": []]
+        for writer in 0..<writers { initial["w\(writer)"] = 0 }
+        try store.put("m", .object(.init(uniqueKeysWithValues: initial.sorted { $0.key < $1.key })))
+
+        let sequences = TestLocked<[UInt64]>([])
+        let all = store.observeAll { commit in sequences.withLock { $0.append(commit.sequence) } }
+        let perWriter = TestLocked<[[Int]]>(Array(repeating: [], count: writers))
+        var tokens: [Observation] = []
+        for writer in 0..<writers {
+            tokens.append(store.observe(Path(["w\(writer)"]), in: "m") { change in
+                guard case .int(let value)? = change.value else { return }
+                perWriter.withLock { $0[writer].append(value) }
+            })
+        }
+        // A binding-like observer that writes back into the store from inside a delivery.
+        tokens.append(store.observe(Path(["w0"]), in: "m") { change in
+            _ = try? store.set(change.value ?? .null, at: Path(["mirror"]), in: "m")
+        })
+        let torn = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+
+        onThreads(writers + 2) { index in
+            switch index {
+            case 0..<writers:
+                let member = Path(["w\(index)"])
+                for step in 1...writesPerWriter {
+                    do {
+                        try store.set(.int(step), at: member, in: "m")
+                        if step.isMultiple(of: 10) {
+                            // Two members changed atomically: readers must never see them differ.
+                            try store.write("m") { (editor) throws(StoreError) in
+                                let next = (try editor.value(at: Path(["a"])).doubleValue ?? 0) + 1
+                                try editor.set(.double(next), at: Path(["a"]))
+                                try editor.set(.double(next), at: Path(["b"]))
+                            }
+                            try store.append(.int(step), to: Path(["log"]), in: "m")
+                        }
+                    } catch {
+                        Issue.record("write failed: \(error)")
+                    }
+                }
+            case writers:
+                // A reader taking consistent cuts while the writers run.
+                var lastSequence: UInt64 = 0
+                while !stop.load(ordering: .relaxed) {
+                    let cut = store.snapshot(models: nil)
+                    if cut.sequence < lastSequence { torn.add(1, ordering: .relaxed) }
+                    lastSequence = cut.sequence
+                    if let value = cut.models.first?.value, value["a"] != value["b"] { torn.add(1, ordering: .relaxed) }
+                }
+            default:
+                // Observers coming and going while commits are delivered.
+                while !stop.load(ordering: .relaxed) {
+                    let token = store.observe(Path(["a"]), in: "m") { _ in }
+                    token.cancel()
+                    _ = store.observeAll { _ in }
+                }
+            }
+            if index == writers - 1 { stop.store(true, ordering: .relaxed) }
+        }
+        // The last writer may finish before the others; make sure the helper threads stopped.
+        stop.store(true, ordering: .relaxed)
+
+        #expect(torn.load(ordering: .relaxed) == 0)
+        // Every commit after the first `put` (made before observeAll), once and in order.
+        let seen = sequences.withLock { $0 }
+        #expect(seen.first == 1_002 && seen.last == store.lastSequence)
+        #expect(seen.count == Int(store.lastSequence - 1_001))
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 + 1 == $1 }, "observeAll saw commits out of order")
+        for (writer, values) in perWriter.withLock({ $0 }).enumerated() {
+            #expect(values.count == writesPerWriter, "writer \(writer)'s observer missed writes")
+            #expect(values == Array((1...writesPerWriter).prefix(values.count)), "writer \(writer)'s changes out of order")
+        }
+        let final = try store.value(of: "m")
+        #expect(final["mirror"] == final["w0"])
+        #expect(final["a"] == .double(Double(writers * writesPerWriter / 10)))
+        #expect(final["log"]?.arrayValue?.count == writers * writesPerWriter / 10)
+        all.cancel()
+        tokens.removeAll()
+    }
+
+    @Test func concurrentPutsAndDropsKeepSequencesUnique() throws {
+        let store = Store()
+        let results = TestLocked<[UInt64]>([])
+        onThreads(4) { index in
+            for step in 0..<200 {
+                do {
+                    let name = "model-\(index)-\(step % 5)"
+                    let put = try store.put(name, ["step": .int(step)])
+                    let drop = try store.drop(name)
+                    results.withLock { $0.append(contentsOf: [put.result.sequence, drop.sequence]) }
+                } catch {
+                    Issue.record("\(error)")
+                }
+            }
+        }
+        let sequences = results.withLock { $0 }
+        #expect(Set(sequences).count == sequences.count)
+        #expect(sequences.max() == store.lastSequence)
+        #expect(store.modelNames().isEmpty)
+    }
+}
