@@ -372,7 +372,13 @@
     'data-lb-text': (el, path, ctx) =>
       bindValue(el, 'data-lb-text', path, ctx, (v) => {
         const text = toText(v);
-        if (el.textContent !== text) el.textContent = text;
+        const only = el.firstChild;
+        // Reuse a lone text node: no node churn, no childList mutation records.
+        if (only && only.nodeType === 3 && !only.nextSibling) {
+          if (only.data !== text) only.data = text;
+        } else if (el.textContent !== text) {
+          el.textContent = text;
+        }
       }),
 
     'data-lb-show': (el, path, ctx) =>

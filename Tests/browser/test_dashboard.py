@@ -110,9 +110,12 @@ def test_dashboard_runs_without_csp_violations(page, demo):
     added = page.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source":
         "window.cspViolations = []; document.addEventListener('securitypolicyviolation', "
         "e => window.cspViolations.push(e.violatedDirective + ' ' + e.blockedURI))"})
+    page.get_log("browser")  # drop what earlier pages logged
     try:
         open_page(page, demo.base, "/")
         wait(page, lambda d: d.execute_script("return document.querySelectorAll('.card').length") > 0)
         assert page.execute_script("return window.cspViolations") == []
+        errors = [e for e in page.get_log("browser") if e["level"] == "SEVERE"]
+        assert errors == [], errors
     finally:
         page.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": added["identifier"]})

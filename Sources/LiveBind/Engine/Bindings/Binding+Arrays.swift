@@ -13,10 +13,8 @@ extension Binding {
         var aggregator: (any Aggregator)?
         let taken = state.withLock { state -> Bool in
             guard !state.needsFullSync, state.shadow != nil else { return false }
-            shadow = state.shadow!
-            state.shadow = nil
-            aggregator = state.aggregator
-            state.aggregator = nil
+            shadow = state.shadow.take()!
+            aggregator = state.aggregator.take()
             return true
         }
         guard taken else { return false }

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 @testable import LiveBind
 
-@Suite("Server concurrency") struct ServerConcurrencyTests {
+@Suite("Parallel clients") struct ParallelClientTests {
     @Test func concurrentHTTPWritersAreStreamedInOrderExactlyOnceToEveryStream() throws {
         let store = Store()
         try store.put("m", ["a": 0, "b": 0, "c": 0, "d": 0])
