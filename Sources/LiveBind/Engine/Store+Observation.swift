@@ -5,14 +5,14 @@ extension Store {
     ///
     /// Called after the store's lock is released, in commit order, never concurrently with another
     /// observer of this store. Keep the returned token: the observer stops when it is cancelled or released.
-    public func observe(_ path: Path, in model: String, _ handler: @escaping @Sendable (Change) -> Void) -> Observation {
+    public func observe(_ path: Path, in model: String, _ handler: @escaping @Sendable (Change) -> Void) -> ObservationToken {
         let box = withState { state in
             state.nextObserverID += 1
             let box = ObserverBox(id: state.nextObserverID, handler: handler)
             state.makeEntry(for: model).observers.add(box, at: path)
             return box
         }
-        return Observation { [weak self] in
+        return ObservationToken { [weak self] in
             box.isActive.store(false, ordering: .releasing)
             self?.withState { state in
                 guard let entry = state.entries[model] else { return }
@@ -25,14 +25,14 @@ extension Store {
     /// Calls `handler` with every commit of every model, in sequence order (the server's SSE feed).
     ///
     /// Called after the store's lock is released, never concurrently with another observer of this store.
-    public func observeAll(_ handler: @escaping @Sendable (Commit) -> Void) -> Observation {
+    public func observeAll(_ handler: @escaping @Sendable (Commit) -> Void) -> ObservationToken {
         let box = withState { state in
             state.nextObserverID += 1
             let box = ObserverBox(id: state.nextObserverID, handler: handler)
             state.commitObservers.append(box)
             return box
         }
-        return Observation { [weak self] in
+        return ObservationToken { [weak self] in
             box.isActive.store(false, ordering: .releasing)
             self?.withState { $0.commitObservers.removeAll { $0 === box } }
         }

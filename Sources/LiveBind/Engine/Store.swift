@@ -52,14 +52,16 @@ public final class Store: Sendable {
         return (sequence, snapshots.sorted { $0.name < $1.name })
     }
 
-    /// Whether `name` is a valid model name: 1 to 128 characters from `A-Z a-z 0-9 _ . -`.
+    /// Whether `name` is a valid model name: 1 to 128 characters from `A-Z a-z 0-9 _ -`.
+    ///
+    /// No dot: a dotted key path's first component names the model (`sensor.readings.3`).
     public static func isValidModelName(_ name: String) -> Bool {
         let bytes = name.utf8
         guard !bytes.isEmpty, bytes.count <= 128 else { return false }
         return bytes.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
                 true
             default:
                 false

@@ -24,7 +24,7 @@ public final class LiveBindServer: Sendable {
     struct Running: Sendable {
         let daemon: MicroHTTPDDaemon
         let hub: EventHub
-        let feed: Observation
+        let feed: ObservationToken
         let heartbeat: HeartbeatTimer?
     }
     private let running: Mutex<Running?> = Mutex(nil)
@@ -50,7 +50,7 @@ public final class LiveBindServer: Sendable {
         let daemon = MicroHTTPDDaemon(options: daemonOptions, handlers: makeHandlers(router), logger: logger)
         let claimed = running.withLock { current in
             guard current == nil else { return false }
-            current = Running(daemon: daemon, hub: hub, feed: Observation {}, heartbeat: nil)
+            current = Running(daemon: daemon, hub: hub, feed: ObservationToken {}, heartbeat: nil)
             return true
         }
         guard claimed else { throw .alreadyRunning }

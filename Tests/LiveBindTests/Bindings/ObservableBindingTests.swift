@@ -1,8 +1,7 @@
 import Testing
 @testable import LiveBind
 
-// `Thermostat` is declared in ObservableFixtures.swift, a file that does not import LiveBind: the
-// @Observable macro expands to `Observation.…`, which LiveBind's `Observation` class would shadow.
+// `Thermostat` is declared in ObservableFixtures.swift.
 
 @Suite("Observable bindings") struct ObservableBindingTests {
     @MainActor @Test func storeAndObservablePropertyStayInSyncBothWays() async throws {

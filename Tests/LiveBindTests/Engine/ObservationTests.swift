@@ -78,7 +78,7 @@ import Testing
         let store = Store()
         try store.put("a", ["x": 1])
         let recorder = EngineRecorder<Change>()
-        var token: Observation? = store.observe(.root, in: "a", recorder.handler)
+        var token: ObservationToken? = store.observe(.root, in: "a", recorder.handler)
         weak let weakToken = token
         try store.set(2, at: path("x"), in: "a")
         token = nil

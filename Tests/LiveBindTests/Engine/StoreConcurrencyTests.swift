@@ -29,7 +29,7 @@ import Testing
         let sequences = TestLocked<[UInt64]>([])
         let all = store.observeAll { commit in sequences.withLock { $0.append(commit.sequence) } }
         let perWriter = TestLocked<[[Int]]>(Array(repeating: [], count: writers))
-        var tokens: [Observation] = []
+        var tokens: [ObservationToken] = []
         for writer in 0..<writers {
             tokens.append(store.observe(Path(["w\(writer)"]), in: "m") { change in
                 guard case .int(let value)? = change.value else { return }

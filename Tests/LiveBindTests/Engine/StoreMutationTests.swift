@@ -4,7 +4,7 @@ import Testing
 @Suite("Store mutations") struct StoreMutationTests {
     let store: Store
     let all = EngineRecorder<Commit>()
-    let token: Observation
+    let token: ObservationToken
 
     init() throws {
         store = Store()

@@ -32,11 +32,11 @@ import Testing
         #expect(throws: StoreError.typeMismatch(path: .root, expected: "object", found: "array")) {
             try store.put("a", [1])
         }
-        for bad in ["", "a b", "a/b", "é", String(repeating: "x", count: 129)] {
+        for bad in ["", "a b", "a/b", "a.b", "é", String(repeating: "x", count: 129)] {
             #expect(throws: StoreError.invalidModelName(bad)) { try store.put(bad, [:]) }
         }
         try store.put(String(repeating: "x", count: 128), [:])
-        try store.put("Az09_.-", [:])
+        try store.put("Az09_-", [:])
     }
 
     @Test func dropDeletesAndMissingModelsAreReported() throws {

@@ -24,7 +24,7 @@ public final class BindingRegistry: Sendable {
     public let transforms: TransformRegistry
 
     let state = Mutex(RegistryState())
-    private let feed = Mutex<Observation?>(nil)
+    private let feed = Mutex<ObservationToken?>(nil)
 
     /// A registry for `store`, with its own transform registry (built-ins included) unless one is given.
     public init(store: Store, transforms: TransformRegistry = TransformRegistry()) {

@@ -43,7 +43,7 @@ public final class BindingSet: Sendable {
         case nil: break
         case .object(let declared)?:
             for (name, value) in declared {
-                if !Store.isValidModelName(name) || name.contains(".") {
+                if !Store.isValidModelName(name) {
                     issues.append(BindingIssue(position: "models.\(name)", reason: "a model name is 1 to 128 of A-Z a-z 0-9 _ - (no dots)"))
                 } else if case .object = value {
                     models[name] = value
