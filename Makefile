@@ -10,12 +10,13 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends
 PY_PACKAGES  := pytest==9.0.3 selenium==4.51.0
 TSAN_BUILD   := .build-tsan
+ASAN_BUILD   := .build-asan
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 # Suites that run under the thread sanitizer: every one that drives several threads at once.
 TSAN_SUITES  := Concurrency|EventStreamTests|ModelEndpointTests
 
-.PHONY: run build release test test-swift test-tsan test-browser test-cli bench fuzz clean \
+.PHONY: run build release test test-swift test-tsan test-asan test-browser test-cli bench fuzz clean \
         deps-server deps-browser deps-python
 
 ## run: install libmicrohttpd if missing, build in release mode, serve the demo on http://$(HOST):$(PORT)/
@@ -30,7 +31,7 @@ release: deps-server
 	$(SWIFT) build -c release --product livebind-server
 
 ## test: every suite (Swift, thread sanitizer, curl, browser); fails if any fails
-test: test-swift test-tsan test-cli test-browser
+test: test-swift test-tsan test-asan test-cli test-browser
 
 test-swift: deps-server
 	$(SWIFT) build --build-tests
@@ -39,6 +40,12 @@ test-swift: deps-server
 test-tsan: deps-server
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_BUILD)
 	$(LIMIT) 1200 $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_BUILD) --filter '$(TSAN_SUITES)'
+
+# Every suite under the address sanitizer. The suppressions file names only the XCTest runner.
+test-asan: deps-server
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path $(ASAN_BUILD)
+	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp $(LIMIT) 1200 \
+	  $(SWIFT) test --skip-build --sanitize=address --scratch-path $(ASAN_BUILD)
 
 test-cli: release
 	$(LIMIT) 300 bash Tests/cli/curl_test.sh .build/release/livebind-server
