@@ -8,6 +8,7 @@ import LiveBind
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzForm(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let fixture = FormFixture.shared
+    fixture.reset()
     let body = Array(UnsafeBufferPointer(start: data, count: size))
     let before = try? fixture.store.snapshot("doc")
     let status = fixture.post(body)
@@ -36,22 +37,30 @@ final class FormFixture: Sendable {
     let port: UInt16
 
     private init() {
-        do {
-            try store.put("doc", ["temperature": 20.5, "name": "probe", "readings": [1, 2, 3], "meta": ["unit": "C"]])
-        } catch {
-            fatalError("seed document refused: \(error)")
-        }
         var configuration = LiveBindServer.Configuration()
         configuration.port = 0
         server = LiveBindServer(store: store, configuration: configuration)
         do { try server.start() } catch { fatalError("server did not start: \(error)") }
         port = UInt16(server.port)
+        reset()
+    }
+
+    /// Puts the seed document back, so inputs do not grow the model without end.
+    func reset() {
+        do {
+            try store.put("doc", ["temperature": 20.5, "name": "probe", "readings": [1, 2, 3], "meta": ["unit": "C"]])
+        } catch {
+            fail("seed document refused: \(error)")
+        }
     }
 
     /// POSTs `body` to /models/doc and returns the status (0: no answer).
     func post(_ body: [UInt8]) -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         precondition(fd >= 0, "socket failed")
+        // Close with a reset: tens of thousands of connections in TIME_WAIT would exhaust loopback ports.
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
