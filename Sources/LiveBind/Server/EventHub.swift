@@ -65,13 +65,13 @@ final class EventHub: Sendable {
 
     let store: Store
     let settings: Settings
-    let state: Mutex<State>
+    let state: OrderedMutex<State>
 
     init(store: Store, settings: Settings) {
         self.store = store
         self.settings = settings
         let start = store.lastSequence
-        state = Mutex(State(droppedThrough: start, newestSequence: start))
+        state = OrderedMutex(State(droppedThrough: start, newestSequence: start))
     }
 
     /// Appends a frame to the log and wakes the suspended subscribers that want it.

@@ -25,7 +25,7 @@ final class RequestDeadlines: Sendable {
     }
 
     let limit: Duration
-    private let state = Mutex(State())
+    private let state = OrderedMutex(State())
     private let clock = ContinuousClock()
 
     init(limit: Duration) {
