@@ -70,6 +70,21 @@ extension ReliabilityTests {
             }
         }
 
+        /// Each request on a kept-alive connection gets the full request timeout; a connection left
+        /// idle past it is closed.
+        @Test func aKeptAliveConnectionServesEachPromptRequestAndIsClosedWhenLeftIdle() throws {
+            try withRunningServer(configure: { $0.requestTimeout = .seconds(1) }) { port in
+                let socket = try TestSocket(port: port, timeout: 5)
+                for _ in 0..<4 {
+                    try socket.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                    let response = try TestHTTPClient.readResponse(from: socket)
+                    #expect(response.status == 200)
+                    usleep(300_000)   // well inside the timeout, which starts again after each answer
+                }
+                #expect(peerClosed(socket, seconds: 10))
+            }
+        }
+
         /// A request that stops arriving altogether is closed too, and an open event stream is not
         /// limited by the request deadline.
         @Test func aStalledRequestIsClosedButAnEventStreamOutlivesTheRequestTimeout() throws {
