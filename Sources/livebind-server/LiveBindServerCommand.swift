@@ -41,12 +41,20 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Recent events kept for Last-Event-ID resumes.")
     var retainedEvents = 4096
 
+    @Option(help: "Seconds without progress before a connection is closed (a client that stopped reading or sending).")
+    var connectionTimeout = 60
+
+    @Option(help: "Seconds a client may take to send a whole request, headers and body (slowloris guard).")
+    var requestTimeout = 30.0
+
     func validate() throws {
         guard (1...65535).contains(port) || port == 0 else { throw ValidationError("--port must be 0...65535") }
         guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
         guard heartbeat > 0 else { throw ValidationError("--heartbeat must be more than 0 seconds") }
         guard bodyLimit >= 1 else { throw ValidationError("--body-limit must be at least 1 byte") }
         guard retainedEvents >= 1 else { throw ValidationError("--retained-events must be at least 1") }
+        guard connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be at least 1 second") }
+        guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be more than 0 seconds") }
     }
 
     mutating func run() throws {
@@ -61,6 +69,8 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         configuration.bodyLimit = bodyLimit
         configuration.retainedEvents = retainedEvents
+        configuration.connectionTimeout = connectionTimeout
+        configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
         FileLimit.raise(toAtLeast: configuration.maxStreams + 1024, logger: logger)
 
         let store = Store()

@@ -36,6 +36,9 @@ final class EventHub: Sendable {
     /// Everything mutable, behind one lock.
     struct State {
         var log: Deque<EventFrame> = []
+        /// Bytes of the frames in `log`: with the partial frame each subscriber may hold, all the
+        /// memory streams use, however many there are and however far behind they are.
+        var logBytes = 0
         /// Absolute position of `log.first`.
         var basePosition = 0
         /// The highest commit sequence no longer in the log (or older than the hub).
@@ -62,21 +65,23 @@ final class EventHub: Sendable {
 
     let store: Store
     let settings: Settings
-    let state: Mutex<State>
+    let state: OrderedMutex<State>
 
     init(store: Store, settings: Settings) {
         self.store = store
         self.settings = settings
         let start = store.lastSequence
-        state = Mutex(State(droppedThrough: start, newestSequence: start))
+        state = OrderedMutex(State(droppedThrough: start, newestSequence: start))
     }
 
     /// Appends a frame to the log and wakes the suspended subscribers that want it.
     func publish(_ frame: EventFrame) {
         let wake: [any HTTPStreamConnection] = state.withLock { state in
             state.log.append(frame)
+            state.logBytes += frame.bytes.count
             if state.log.count > settings.retainedEvents {
                 let dropped = state.log.removeFirst()
+                state.logBytes -= dropped.bytes.count
                 state.basePosition += 1
                 if dropped.isCommit { state.droppedThrough = max(state.droppedThrough, dropped.sequence) }
             }
@@ -122,6 +127,7 @@ final class EventHub: Sendable {
             var metrics = state.metrics
             metrics.openStreams = state.subscribers.count
             metrics.retainedEvents = state.log.count
+            metrics.retainedBytes = state.logBytes
             return metrics
         }
     }
@@ -131,6 +137,7 @@ final class EventHub: Sendable {
 struct EventHubMetrics: Sendable {
     var openStreams = 0
     var retainedEvents = 0
+    var retainedBytes = 0
     var eventsPublished = 0
     var bytesSent = 0
     var streamsOpened = 0

@@ -23,8 +23,12 @@ extension LiveBindServer {
         public var connectionMemoryLimit: Int = 16 * 1024
         /// Kernel send buffer per socket in bytes, so a stalled reader holds little memory; 0 keeps the default.
         public var sendBufferSize: Int = 64 * 1024
-        /// Seconds without progress before a connection is closed (slow or stalled clients).
+        /// Seconds without progress before a connection is closed: a client that stopped reading its
+        /// event stream, or stopped sending its request. Never less than two heartbeats and 5 s.
         public var connectionTimeout: Int = 60
+        /// Longest time a client may take to send a request's headers and body, however steadily it
+        /// trickles them (slowloris); past it the connection is closed. Event streams, once answered, are not limited.
+        public var requestTimeout: Duration = .seconds(30)
 
         /// The defaults.
         public init() {}

@@ -47,7 +47,8 @@ public final class LiveBindServer: Sendable {
         let hub = EventHub(store: store, settings: .init(retainedEvents: max(1, configuration.retainedEvents),
                                                          maxStreams: configuration.maxStreams))
         let router = try makeRouter(hub: hub)
-        let daemon = MicroHTTPDDaemon(options: daemonOptions, handlers: makeHandlers(router), logger: logger)
+        let daemon = MicroHTTPDDaemon(options: daemonOptions, handlers: makeHandlers(router), counters: counters,
+                                      logger: logger)
         let claimed = running.withLock { current in
             guard current == nil else { return false }
             current = Running(daemon: daemon, hub: hub, feed: ObservationToken {}, heartbeat: nil)
@@ -87,6 +88,7 @@ public final class LiveBindServer: Sendable {
             connectionLimit: configuration.effectiveConnectionLimit,
             connectionMemoryLimit: configuration.connectionMemoryLimit,
             connectionTimeoutSeconds: configuration.effectiveConnectionTimeout,
+            requestTimeout: configuration.requestTimeout,
             threadPoolSize: configuration.threadPoolSize,
             sendBufferSize: configuration.sendBufferSize, bodyLimit: configuration.bodyLimit)
     }

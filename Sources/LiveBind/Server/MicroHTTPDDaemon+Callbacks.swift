@@ -36,25 +36,41 @@ let accessHandlerTrampoline: MHD_AccessHandlerCallback = {
     } else {
         daemon.handlers.respond(pending.request)
     }
+    if case .stream = response.body { pending.isStream = true }
     return daemon.queue(response, on: connection)
 }
 
-/// Frees the per-request context when a request is finished, whatever the reason.
-let requestCompletedTrampoline: MHD_RequestCompletedCallback = { _, _, requestContext, _ in
+/// Frees the per-request context when a request is finished, whatever the reason; counts streams
+/// the idle timeout closed (their client stopped reading) and restarts the next request's deadline.
+let requestCompletedTrampoline: MHD_RequestCompletedCallback = { context, connection, requestContext, code in
+    if let context, let connection {
+        let daemon = Unmanaged<MicroHTTPDDaemon>.fromOpaque(context).takeUnretainedValue()
+        daemon.deadlines.completed(Int(bitPattern: connection))
+        if code == .REQUEST_TERMINATED_TIMEOUT_REACHED, let opaque = requestContext?.pointee,
+           Unmanaged<MicroHTTPDPendingRequest>.fromOpaque(opaque).takeUnretainedValue().isStream {
+            daemon.counters.stalledStreamsClosed.add(1, ordering: .relaxed)
+        }
+    }
     guard let requestContext, let opaque = requestContext.pointee else { return }
     Unmanaged<MicroHTTPDPendingRequest>.fromOpaque(opaque).release()
     requestContext.pointee = nil
 }
 
-/// Bounds each socket's kernel send buffer as it opens, so stalled readers cannot hold megabytes.
+/// As a socket opens: bounds its kernel send buffer, so stalled readers cannot hold megabytes, and
+/// starts its request deadline. As it closes (before libmicrohttpd closes the socket): forgets it.
 let connectionNotifyTrampoline: MHD_NotifyConnectionCallback = { context, connection, _, code in
-    guard let context, let connection, code == .CONNECTION_NOTIFY_STARTED else { return }
+    guard let context, let connection else { return }
     let daemon = Unmanaged<MicroHTTPDDaemon>.fromOpaque(context).takeUnretainedValue()
+    guard code == .CONNECTION_NOTIFY_STARTED else {
+        daemon.deadlines.closed(Int(bitPattern: connection))
+        return
+    }
     var size = Int32(clamping: daemon.options.sendBufferSize)
     let fd = livebind_connection_fd(connection)
     if size > 0, fd >= 0 {
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
     }
+    if fd >= 0 { daemon.deadlines.opened(Int(bitPattern: connection), socket: fd) }
 }
 
 /// libmicrohttpd's error log, formatted with `vsnprintf` and sent to swift-log.
@@ -64,7 +80,8 @@ let errorLogTrampoline: MHD_LogCallback = { context, format, arguments in
     var buffer = [CChar](repeating: 0, count: 512)
     _ = vsnprintf(&buffer, buffer.count, format, arguments)
     let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    daemon.logger.warning("libmicrohttpd: \(message.trimmingCharacters(in: "\n"))")
+    let line = "libmicrohttpd: \(message.trimmingCharacters(in: "\n"))"
+    if MicroHTTPDDaemon.isClientDisconnect(message) { daemon.logger.debug("\(line)") } else { daemon.logger.warning("\(line)") }
 }
 
 /// Reads the next bytes of a stream body. Returning 0 is only allowed after suspending.

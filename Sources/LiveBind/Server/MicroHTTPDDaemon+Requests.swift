@@ -65,6 +65,7 @@ extension MicroHTTPDDaemon {
         }
         let result = MHD_queue_response(connection, UInt32(response.status), made)
         MHD_destroy_response(made)
+        deadlines.responded(Int(bitPattern: connection))
         return result
     }
 }

@@ -19,6 +19,8 @@ final class MicroHTTPDDaemon: Sendable {
         var connectionLimit: Int
         var connectionMemoryLimit: Int
         var connectionTimeoutSeconds: Int
+        /// Longest time a request's headers and body may take to arrive (slowloris).
+        var requestTimeout: Duration
         var threadPoolSize: Int
         var sendBufferSize: Int
         var bodyLimit: Int
@@ -35,17 +37,24 @@ final class MicroHTTPDDaemon: Sendable {
     let options: Options
     let handlers: Handlers
     let logger: Logger
+    /// Where slow requests and stalled streams are counted.
+    let counters: ServerCounters
+    /// The per-request deadline, enforced by a timer while running.
+    let deadlines: RequestDeadlines
     private struct State: @unchecked Sendable {   // the handle is only touched under the mutex
         var daemon: OpaquePointer?
         var listenSocket: Int32 = -1
         var port: UInt16 = 0
+        var sweeper: HeartbeatTimer?
     }
     private let state = Mutex(State())
 
-    init(options: Options, handlers: Handlers, logger: Logger) {
+    init(options: Options, handlers: Handlers, counters: ServerCounters, logger: Logger) {
         self.options = options
         self.handlers = handlers
+        self.counters = counters
         self.logger = logger
+        deadlines = RequestDeadlines(limit: options.requestTimeout)
     }
 
     /// The port the daemon is bound to (useful after asking for port 0); 0 when not running.
@@ -86,9 +95,15 @@ final class MicroHTTPDDaemon: Sendable {
             throw .cannotListen(host: options.host, port: Int(options.port))
         }
         let boundPort = livebind_daemon_port(started)
+        let (deadlines, counters) = (deadlines, counters)
+        let sweeper = HeartbeatTimer(interval: deadlines.sweepInterval) {
+            let cut = deadlines.sweep()
+            if cut > 0 { counters.slowRequestsClosed.add(cut, ordering: .relaxed) }
+        }
         state.withLock {
             $0.daemon = started
             $0.port = boundPort
+            $0.sweeper = sweeper
         }
     }
 
@@ -104,10 +119,11 @@ final class MicroHTTPDDaemon: Sendable {
     ///
     /// > Important: no connection may be suspended at this point (libmicrohttpd aborts the process).
     func stop() {
-        let (daemon, listenSocket) = state.withLock { state in
-            defer { state.daemon = nil; state.listenSocket = -1; state.port = 0 }
-            return (state.daemon, state.listenSocket)
+        let (daemon, listenSocket, sweeper) = state.withLock { state in
+            defer { state.daemon = nil; state.listenSocket = -1; state.port = 0; state.sweeper = nil }
+            return (state.daemon, state.listenSocket, state.sweeper)
         }
+        sweeper?.cancel()
         guard let daemon else { return }
         // Once in a full parallel test run a worker of 0.9.75 was seen never waking from epoll_wait, so
         // MHD_stop_daemon's join blocked forever. Stop on a thread of its own and wait a bounded time:

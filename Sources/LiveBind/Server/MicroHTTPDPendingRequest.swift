@@ -4,6 +4,8 @@
 final class MicroHTTPDPendingRequest {
     var request: HTTPRequest
     var failure: HTTPTransportFailure?
+    /// Whether the answer is an open-ended stream (a timeout then means the client stopped reading).
+    var isStream = false
     private(set) var receivedBytes = 0
     let bodyLimit: Int
 

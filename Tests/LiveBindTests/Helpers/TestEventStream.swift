@@ -35,8 +35,9 @@ final class TestEventStream {
     private var ended = false
 
     /// Opens `target` (such as `/events?model=a`) with optional extra headers.
-    init(port: Int, target: String = "/events", headers: [(String, String)] = [], timeout: Double = 10) throws {
-        socket = try TestSocket(port: port, timeout: timeout)
+    init(port: Int, target: String = "/events", headers: [(String, String)] = [], timeout: Double = 10,
+         receiveBufferSize: Int32? = nil) throws {
+        socket = try TestSocket(port: port, timeout: timeout, receiveBufferSize: receiveBufferSize)
         var head = "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         try socket.send(head + "\r\n")

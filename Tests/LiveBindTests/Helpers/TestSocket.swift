@@ -15,9 +15,14 @@ final class TestSocket {
     private var position = 0
 
     /// Connects to 127.0.0.1:`port`; reads and writes give up after `timeout` seconds.
-    init(port: Int, timeout: Double = 10) throws {
+    /// A `receiveBufferSize` (set before connecting, so the TCP window stays small) makes a client
+    /// that does not read fill up quickly.
+    init(port: Int, timeout: Double = 10, receiveBufferSize: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSocketError(description: "socket: errno \(errno)") }
+        if var size = receiveBufferSize {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
@@ -98,5 +103,22 @@ final class TestSocket {
     /// Reads and drops everything until the peer closes; throws if that takes longer than the timeout.
     func waitForClose() throws {
         while try fill() { position = buffer.count }
+    }
+
+    /// Reads what arrived so far, up to `limit` bytes, waiting at most the socket's timeout for the
+    /// first; empty at end of stream. Bypasses the line buffer (for raw byte-level readers).
+    func receive(upTo limit: Int) throws -> [UInt8] {
+        if position < buffer.count {
+            let count = min(limit, buffer.count - position)
+            defer { position += count }
+            return Array(buffer[position..<position + count])
+        }
+        var chunk = [UInt8](repeating: 0, count: max(1, limit))
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if count < 0 {
+            let code = errno
+            throw TestSocketError(description: code == EAGAIN ? "read timed out" : "recv: errno \(code)")
+        }
+        return Array(chunk.prefix(count))
     }
 }

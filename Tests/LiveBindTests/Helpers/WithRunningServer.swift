@@ -40,10 +40,20 @@ func withPublicDirectory<Result>(_ body: (String) throws -> Result) throws -> Re
     return try body(publicDirectory.path)
 }
 
-/// Raises this process's open-file limit so a test can hold thousands of sockets.
-func raiseFileLimit(to wanted: Int) {
+/// Raises this process's open-file limit so a test can hold thousands of sockets; past the hard
+/// limit only where that is allowed (as root). Returns the soft limit now in force.
+@discardableResult
+func raiseFileLimit(to wanted: Int) -> Int {
     var limit = rlimit()
-    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < rlim_t(wanted) else { return }
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+    guard limit.rlim_cur < rlim_t(wanted) else { return Int(limit.rlim_cur) }
+    if limit.rlim_max < rlim_t(wanted) {
+        var raised = limit
+        raised.rlim_cur = rlim_t(wanted)
+        raised.rlim_max = rlim_t(wanted)
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return wanted }
+    }
     limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
     setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    return Int(limit.rlim_cur)
 }

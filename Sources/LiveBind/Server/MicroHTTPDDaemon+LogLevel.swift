@@ -1,0 +1,21 @@
+extension MicroHTTPDDaemon {
+    /// The beginnings of libmicrohttpd 0.9.75's messages about a client that went away: ordinary on
+    /// any server with browsers and event streams, so they are logged at debug level, not as warnings.
+    static let clientDisconnectMessages = [
+        "The socket is no longer available for sending",
+        "The connection was forcibly closed by remote peer",
+        "Socket has been disconnected when reading request",
+        "Connection socket is closed when reading request",
+        "Connection was closed by remote side with incomplete request",
+        "Failed to send data in request for",
+        "Failed to send the response headers for the request",
+        "Failed to send the response body for the request",
+        "Failed to send the chunked response body for the request",
+        "Failed to send the footers for the request",
+    ]
+
+    /// Whether a libmicrohttpd log message only says that a client disconnected.
+    static func isClientDisconnect(_ message: String) -> Bool {
+        clientDisconnectMessages.contains { message.hasPrefix($0) }
+    }
+}
