@@ -25,6 +25,9 @@ extension LiveBindServer {
         public var sendBufferSize: Int = 64 * 1024
         /// Seconds without progress before a connection is closed (slow or stalled clients).
         public var connectionTimeout: Int = 60
+        /// Bearer tokens, private reads and other allowed origins; by default anyone who can reach the
+        /// port may write, and only the server's own pages may write from a browser.
+        public var access = AccessPolicy()
 
         /// The defaults.
         public init() {}
