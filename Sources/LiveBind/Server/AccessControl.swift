@@ -111,3 +111,17 @@ struct AccessControl: Sendable {
         return header.trimmingWhitespace()
     }
 }
+
+extension AccessControl {
+    /// `text` with the value after every `access_token=` and `Bearer ` replaced by `…`, for log lines
+    /// whose text comes from elsewhere (libmicrohttpd's messages may quote a request).
+    static func redactingTokens(_ text: String) -> String {
+        var out = ""
+        var rest = Substring(text)
+        while let marker = rest.firstRange(of: "access_token=") ?? rest.firstRange(of: "Bearer ") {
+            out += rest[..<marker.upperBound] + "…"
+            rest = rest[marker.upperBound...].drop { !" &\t'`\"\n".contains($0) }
+        }
+        return out + rest
+    }
+}

@@ -68,6 +68,9 @@ public struct AccessPolicy: Sendable {
         }
         for (index, token) in tokens.enumerated() {
             if let reason = Self.problem(with: token) { return "token \(index + 1)\(token.label): \(reason)" }
+            if let earlier = tokens[..<index].firstIndex(where: { $0.secret == token.secret }) {
+                return "token \(index + 1)\(token.label) is the same as token \(earlier + 1)\(tokens[earlier].label); each must be unique"
+            }
         }
         for origin in allowedOrigins where Origin(parsing: origin) == nil {
             return "allowed origin '\(origin)' is not an origin such as https://app.example.com (scheme, host, optional port; no path)"

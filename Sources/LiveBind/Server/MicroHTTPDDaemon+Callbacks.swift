@@ -64,7 +64,7 @@ let errorLogTrampoline: MHD_LogCallback = { context, format, arguments in
     var buffer = [CChar](repeating: 0, count: 512)
     _ = vsnprintf(&buffer, buffer.count, format, arguments)
     let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    daemon.logger.warning("libmicrohttpd: \(message.trimmingCharacters(in: "\n"))")
+    daemon.logger.warning("libmicrohttpd: \(AccessControl.redactingTokens(message.trimmingCharacters(in: "\n")))")
 }
 
 /// Reads the next bytes of a stream body. Returning 0 is only allowed after suspending.
