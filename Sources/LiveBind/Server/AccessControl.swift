@@ -8,9 +8,12 @@ struct AccessControl: Sendable {
     /// Every comparison runs over at least this many bytes (the longest configured token).
     private let comparedLength: Int
     let allowedOrigins: Set<Origin>
+    /// Whether the server listens on loopback only, so `Host` must name a loopback host (`checkHost`).
+    let loopbackOnly: Bool
 
-    init(policy: AccessPolicy) {
+    init(policy: AccessPolicy, listeningOn address: String = "0.0.0.0") {
         self.policy = policy
+        loopbackOnly = Self.isLoopback(address: address)
         secrets = policy.tokens.map { Array($0.secret.utf8) }
         comparedLength = secrets.map(\.count).max() ?? 0
         allowedOrigins = Set(policy.allowedOrigins.compactMap(Origin.init(parsing:)))

@@ -15,6 +15,8 @@ enum AccessError: Error, Equatable, CustomStringConvertible {
     case originNotAllowed(String)
     /// A write a browser marked `Sec-Fetch-Site: cross-site`, without an allowed `Origin`.
     case crossSite
+    /// A loopback-only server asked for by another host name (DNS rebinding).
+    case hostNotAllowed(String)
 
     /// A message a user can act on.
     var description: String {
@@ -35,6 +37,9 @@ enum AccessError: Error, Equatable, CustomStringConvertible {
             "write refused from origin \(origin): not this server's origin; start the server with --allow-origin \(origin) to allow it"
         case .crossSite:
             "cross-site write refused (Sec-Fetch-Site: cross-site): send it from this server's pages or an --allow-origin origin"
+        case .hostNotAllowed(let host):
+            "Host '\(host)' refused: this server listens on loopback and answers only localhost, 127.x.x.x and [::1] "
+                + "(a guard against DNS rebinding); behind a proxy, add --allow-origin with the public origin"
         }
     }
 }

@@ -47,7 +47,7 @@ public final class LiveBindServer: Sendable {
         if let problem = configuration.access.problem() { throw .invalidAccessPolicy(problem) }
         let hub = EventHub(store: store, settings: .init(retainedEvents: max(1, configuration.retainedEvents),
                                                          maxStreams: configuration.maxStreams))
-        let access = AccessControl(policy: configuration.access)
+        let access = AccessControl(policy: configuration.access, listeningOn: configuration.host)
         let router = try makeRouter(hub: hub, access: access)
         let daemon = MicroHTTPDDaemon(options: daemonOptions, handlers: makeHandlers(router, access: access), logger: logger)
         let claimed = running.withLock { current in
@@ -100,15 +100,12 @@ public final class LiveBindServer: Sendable {
             respond: { request in
                 counters.add(request: request)
                 var response: HTTPResponse
-                if let preflight = access.preflight(request) {
-                    response = preflight
-                } else {
-                    do {
-                        response = try router.route(request)
-                    } catch {
-                        counters.addError()
-                        response = Problem.from(error).response
-                    }
+                do {
+                    try access.checkHost(request)
+                    response = try access.preflight(request) ?? router.route(request)
+                } catch {
+                    counters.addError()
+                    response = Problem.from(error).response
                 }
                 access.finish(&response, for: request)
                 return response

@@ -116,3 +116,37 @@ import Testing
         }
     }
 }
+
+@Suite("Access control: DNS-rebinding guard") struct HostCheckTests {
+    private func check(_ host: String, listeningOn address: String = "127.0.0.1", allowing origins: [String] = []) -> Bool {
+        var policy = AccessPolicy()
+        policy.allowedOrigins = origins
+        let access = AccessControl(policy: policy, listeningOn: address)
+        return (try? access.checkHost(HTTPRequest(method: .get, path: "/models", headers: ["Host": host]))) != nil
+    }
+
+    @Test func aLoopbackServerAnswersOnlyLoopbackNames() {
+        for host in ["127.0.0.1:8080", "localhost:8080", "LOCALHOST", "app.localhost:8080", "[::1]:8080", "127.1.2.3"] {
+            #expect(check(host), "\(host)")
+        }
+        for host in ["evil.example:8080", "127.0.0.1.evil.example", "10.0.0.2:8080", "[::2]:8080", "", "a b"] {
+            #expect(!check(host), "\(host)")
+        }
+        #expect(check("live.example.com", allowing: ["https://live.example.com"]), "an allowed origin's host")
+        #expect(check("evil.example:8080", listeningOn: "0.0.0.0"), "a server on every interface cannot know its names")
+        #expect(!check("evil.example", listeningOn: "::1"))
+    }
+
+    @Test func aRebindingRequestIs403AndChangesNothing() throws {
+        let store = Store()
+        try store.put("a", ["t": 1])
+        try withRunningServer(store: store) { port in
+            let socket = try TestSocket(port: port)
+            try socket.send("PUT /models/a/t HTTP/1.1\r\nHost: evil.example:\(port)\r\nOrigin: http://evil.example:\(port)\r\n"
+                            + "Content-Type: application/json\r\nContent-Length: 1\r\nConnection: close\r\n\r\n2")
+            let response = try TestHTTPClient.readResponse(from: socket, method: "PUT")
+            #expect(response.isProblem(403))
+            #expect(try store.value(of: "a", at: Path(dotted: "t")) == 1)
+        }
+    }
+}
