@@ -188,6 +188,8 @@ check_contains "preflight allows the Authorization header" "$PREFLIGHT" "Access-
 check "no CORS for other origins" "$(curl -si "$BASE/models/lab-1" -H 'Origin: https://evil.example' | grep -ci '^access-control')" 0
 check_contains "API answers carry nosniff" "$(curl -sI "$BASE/models/lab-1")" "X-Content-Type-Options: nosniff"
 check_contains "static files carry a CSP" "$(curl -sI "$BASE/")" "Content-Security-Policy: default-src 'self'"
+check "a loopback server refuses other Host names (DNS rebinding)" "$(code -H 'Host: evil.example' "$BASE/models")" 403
+check "but answers an allowed origin's host" "$(code -H 'Host: app.example.com' "$BASE/models")" 200
 check "the token is never logged" "$(grep -c -e "$TOKEN" -e "$LAB" -e "$READER" "$WORK/server.log")" 0
 kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
 

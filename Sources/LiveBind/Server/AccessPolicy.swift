@@ -85,8 +85,8 @@ public struct AccessPolicy: Sendable {
             return "a token may hold only visible ASCII characters (no spaces)"
         }
         if token.scopes.isEmpty { return "no scopes: give \"read\", \"write\" or both" }
-        if let models = token.models, models.contains(where: \.isEmpty) {
-            return "an empty model prefix: leave \"models\" out to cover every model"
+        if let models = token.models, models.isEmpty || models.contains(where: \.isEmpty) {
+            return "an empty model prefix or list: leave \"models\" out to cover every model"
         }
         return nil
     }

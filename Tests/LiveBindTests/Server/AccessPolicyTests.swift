@@ -25,6 +25,7 @@ import Testing
         (#"[{"token": "a b", "scopes": ["read"]}]"#, "tokens file entry 1: a token may hold only visible ASCII"),
         (#"[{"token": "a-1", "scopes": ["read"], "models": "lab"}]"#, #"tokens file entry 1: "models" must be a list"#),
         (#"[{"token": "a-1", "scopes": ["read"], "models": [""]}]"#, "tokens file entry 1: an empty model prefix"),
+        (#"[{"token": "a-1", "scopes": ["read"], "models": []}]"#, "tokens file entry 1: an empty model prefix or list"),
         (#"[{"token": "a-1", "scopes": ["read"], "model": ["x"]}]"#, #"tokens file entry 1: unknown member "model""#),
         (#"[{"token": "a-1", "scopes": ["read"]}, {"token": "a-1", "scopes": ["write"]}]"#, "tokens file entry 2: the same token as entry 1"),
         (#"["a-1"]"#, "tokens file entry 1: expected an object"),
