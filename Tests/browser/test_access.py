@@ -114,3 +114,13 @@ def test_livebind_configure_sets_the_token(recorded, guarded):
         f"LiveBind.configure({{token: '{TOKEN}'}}); LiveBind.set('probe.temperature', 6).then(arguments[0])")
     assert "rev" in result
     assert guarded.get("/models/probe/temperature") == 6
+
+
+def test_a_meta_token_authorizes_writes(recorded, guarded):
+    forget_token(recorded, guarded)
+    put(guarded, "/models/meta", {"title": "before"})
+    open_page(recorded, guarded.base, "/t/token.html")
+    wait(recorded, lambda d: field_value(d, "#title") == "before")
+    edit(recorded, "#title", "after")
+    wait(recorded, lambda d: guarded.get("/models/meta/title") == "after")
+    assert recorded.execute_script("return window.lbErrors") == []
