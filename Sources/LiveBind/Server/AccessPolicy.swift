@@ -108,3 +108,20 @@ extension AccessPolicy {
         return "access: \(tokens.count) token\(tokens.count == 1 ? "" : "s"); writes need a write token, \(reads); \(origins)"
     }
 }
+
+extension AccessPolicy.Token: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The token without its secret, so printing a configuration never shows one.
+    public var description: String {
+        let scopeList = Scope.allCases.filter(scopes.contains).map(\.rawValue).joined(separator: ", ")
+        let reach = models.map { "models \($0.joined(separator: ", "))" } ?? "every model"
+        return "Token(\(name ?? "unnamed"): \(scopeList); \(reach))"
+    }
+
+    /// The same as `description`: the secret stays hidden.
+    public var debugDescription: String { description }
+
+    /// A mirror without the secret (`dump`, `print` of enclosing values).
+    public var customMirror: Mirror {
+        Mirror(self, children: ["name": name as Any, "scopes": scopes, "models": models as Any], displayStyle: .struct)
+    }
+}

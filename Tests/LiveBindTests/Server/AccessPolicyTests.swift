@@ -78,4 +78,15 @@ import Testing
         #expect(AccessControl.redactingTokens("Authorization: Bearer s3cret") == "Authorization: Bearer …")
         #expect(AccessControl.redactingTokens("nothing here") == "nothing here")
     }
+
+    @Test func printingAPolicyHidesTheSecrets() {
+        var configuration = LiveBindServer.Configuration()
+        configuration.access.tokens = [.init("super-secret-1", name: "ops"), .init("super-secret-2", scopes: [.read], models: ["lab-"])]
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        for text in [dumped, "\(configuration)", String(reflecting: configuration), "\(configuration.access.tokens)"] {
+            #expect(!text.contains("super-secret"), "\(text)")
+        }
+        #expect("\(configuration.access.tokens[1])" == "Token(unnamed: read; models lab-)")
+    }
 }
