@@ -14,7 +14,7 @@ ASAN_BUILD   := .build-asan
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 # Suites that run under the thread sanitizer: every one that drives several threads at once.
-TSAN_SUITES  := Concurrency|EventStreamTests|ModelEndpointTests|ReliabilityTests
+TSAN_SUITES  := Concurrency|EventStreamTests|ModelEndpointTests|ReliabilityTests|PrivateReadTests
 
 .PHONY: run build release test test-swift test-tsan test-asan test-browser test-cli bench fuzz clean \
         deps-server deps-browser deps-python

@@ -5,7 +5,8 @@
  * tables are <tbody data-lb-each> (row by row). This file draws the structure, redraws a part only
  * when its shape changes, highlights what changed, draws charts, the bindings panel and the log.
  *
- * Sections: Helpers · Rendering values · Charts · Applying changes · Event log · Bindings · Start
+ * Sections: Access token · Helpers · Rendering values · Charts · Applying changes · Event log ·
+ * Bindings · Start
  */
 (function () {
   'use strict';
@@ -15,6 +16,29 @@
   const LOG_LIMIT = 100;
   const SVG = 'http://www.w3.org/2000/svg';
   const WIDE = new Set(['table', 'series']); // drawn below their key, full width
+
+  // ===========================================================================================
+  // Access token
+  //   Open the dashboard as /#token=… on a server started with --token: the fragment never
+  //   reaches the server (nor its logs). The token moves to this tab's sessionStorage, where
+  //   livebind.js finds it, and the fragment is removed from the address bar.
+  // ===========================================================================================
+
+  function takeTokenFromFragment() {
+    const match = /^#(?:.*&)?token=([^&]*)/.exec(window.location.hash);
+    if (!match) return;
+    const token = decodeURIComponent(match[1]);
+    try {
+      if (token) sessionStorage.setItem('livebind-token', token);
+      else sessionStorage.removeItem('livebind-token'); // /#token= forgets it
+    } catch (e) {
+      // storage disabled: the token lives as long as the page
+    }
+    LB.configure({ token: token || null });
+    window.history.replaceState(null, '', window.location.pathname + window.location.search);
+  }
+
+  takeTokenFromFragment();
 
   // ===========================================================================================
   // Helpers
@@ -432,7 +456,7 @@
 
   async function loadBindings() {
     try {
-      const response = await fetch(LB.config.server + '/bindings', { cache: 'no-store' });
+      const response = await LB.fetch('/bindings', { cache: 'no-store' });
       if (!response.ok) throw new Error(`GET /bindings answered ${response.status}`);
       const body = await response.json();
       showBindings(Array.isArray(body) ? body : body.bindings || []);
@@ -447,7 +471,7 @@
     const wanted = toggle.checked;
     if (row) row.busy = true;
     try {
-      const response = await fetch(`${LB.config.server}/bindings/${encodeURIComponent(id)}`, {
+      const response = await LB.fetch(`/bindings/${encodeURIComponent(id)}`, {
         method: 'PATCH',
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ enabled: wanted }),
@@ -473,6 +497,17 @@
 
   document.addEventListener('livebind:state', (e) => {
     $('#connection-state').textContent = e.detail.state;
+  });
+
+  // A write refused for want of a token (401) or of rights (403): say how to get them.
+  document.addEventListener('livebind:error', (e) => {
+    const status = e.detail && e.detail.status;
+    if (status !== 401 && status !== 403) return;
+    const hint = $('#access-hint');
+    hint.textContent = status === 401
+      ? 'Read-only: this server needs a token to write. Open this page as /#token=YOUR_TOKEN.'
+      : 'Refused: ' + e.detail.reason;
+    hint.hidden = false;
   });
 
   LB.on('*', (value, change) => {

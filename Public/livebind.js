@@ -6,7 +6,7 @@
  * and declare bindings with data-lb-* attributes (see docs/Browser.md).
  *
  * Sections, top to bottom:
- *   Configuration · Paths · Watch tree · Model cache · Scopes · Events and errors ·
+ *   Configuration · Access token · Paths · Watch tree · Model cache · Scopes · Events and errors ·
  *   Writes · Directives · Walker · Frame scheduling · Connection · Public API · Boot
  */
 (function (global) {
@@ -29,7 +29,37 @@
     backoffBase: 250,
     backoffMax: 15000,
     offlineAfter: 4,
+    /** Bearer token for a server started with --token (see "Access token" below); null: none. */
+    token: null,
+    /** Whether reads need the token too (--private): null until learned from a refused stream. */
+    privateReads: null,
   };
+
+  // ===========================================================================================
+  // Access token
+  //   A server started with --token needs `Authorization: Bearer <token>` on writes (and, with
+  //   --private, on reads). The token comes from LiveBind.configure({token}), else
+  //   <meta name="livebind-token" content="…">, else sessionStorage "livebind-token" (where the
+  //   dashboard keeps a token it was opened with as /#token=…). EventSource cannot send headers, so
+  //   the stream carries it as ?access_token= — only once the server has refused a stream without it.
+  // ===========================================================================================
+
+  function currentToken() {
+    if (config.token) return config.token;
+    const meta = document.querySelector('meta[name="livebind-token"]');
+    if (meta && meta.content) return meta.content;
+    try {
+      return global.sessionStorage.getItem('livebind-token') || null;
+    } catch (e) {
+      return null; // storage disabled
+    }
+  }
+
+  /** `headers` plus Authorization when there is a token. */
+  function withToken(headers) {
+    const token = currentToken();
+    return token ? Object.assign({ Authorization: 'Bearer ' + token }, headers) : Object.assign({}, headers);
+  }
 
   const ATTRS = ['data-lb-each', 'data-lb-text', 'data-lb-value', 'data-lb-attr', 'data-lb-class', 'data-lb-show'];
   const EMPTY = Object.freeze([]);
@@ -295,7 +325,7 @@
     try {
       response = await fetch(url, {
         method: 'PUT',
-        headers: { 'Content-Type': 'application/json' },
+        headers: withToken({ 'Content-Type': 'application/json' }),
         body: JSON.stringify(value),
       });
     } catch (e) {
@@ -926,6 +956,8 @@
       const params = new URLSearchParams();
       if (!this.all) for (const m of this.models) params.append('model', m);
       if (resume && this.lastId) params.set('lastEventId', this.lastId);
+      const token = currentToken();
+      if (token && config.privateReads) params.set('access_token', token);
       const query = params.toString();
       return config.server + '/events' + (query ? '?' + query : '');
     },
@@ -938,6 +970,7 @@
       setState(this.attempt > 0 ? (this.attempt > config.offlineAfter ? 'offline' : 'reconnecting') : 'connecting');
       const source = new EventSource(this.url(resume));
       this.source = source;
+      let opened = false;
       const onEvent = (e) => {
         if (source !== this.source) return;
         if (e.lastEventId) this.lastId = e.lastEventId;
@@ -953,6 +986,7 @@
       for (const type of EVENT_TYPES) source.addEventListener(type, onEvent);
       source.onopen = () => {
         if (source !== this.source) return;
+        opened = true;
         this.attempt = 0;
         setState('live');
         checkModels();
@@ -960,6 +994,15 @@
       source.onerror = () => {
         if (source !== this.source) return;
         this.close();
+        if (!opened && config.privateReads === null && currentToken()) {
+          // Refused before it opened: if the server wants a token for reads, send it on the stream.
+          readsArePrivate().then((isPrivate) => {
+            if (source !== this.source && this.source !== null) return;
+            if (isPrivate !== null) config.privateReads = isPrivate;
+            if (isPrivate) this.open(true); else this.retry();
+          });
+          return;
+        }
         this.retry();
       };
     },
@@ -982,6 +1025,16 @@
     },
   };
 
+  /** Whether reads need a token (a tokenless HEAD /models answers 401 then); null when unreachable. */
+  async function readsArePrivate() {
+    try {
+      const response = await fetch(config.server + '/models', { method: 'HEAD', cache: 'no-store' });
+      return response.status === 401;
+    } catch (e) {
+      return null;
+    }
+  }
+
   function setState(state) {
     if (connection.state === state) return;
     connection.state = state;
@@ -994,7 +1047,7 @@
     if (modelUsers.size === 0) return;
     let names;
     try {
-      const response = await fetch(config.server + '/models');
+      const response = await fetch(config.server + '/models', { headers: withToken({}) });
       names = new Set((await response.json()).models.map((m) => m.name));
     } catch (e) {
       return;
@@ -1092,6 +1145,27 @@
     /** The id of the last event received. */
     get lastEventId() {
       return connection.lastId;
+    },
+
+    /**
+     * Sets options: {token} (a bearer token for writes, and for reads on a --private server),
+     * {privateReads: true} to send the token on the stream from the start, {server}, {debounce}.
+     * A new token reconnects the stream.
+     */
+    configure(options) {
+      const before = currentToken();
+      for (const key of ['token', 'privateReads', 'server', 'debounce']) {
+        if (options && Object.prototype.hasOwnProperty.call(options, key)) config[key] = options[key];
+      }
+      if (currentToken() !== before && (connection.source || connection.timer)) connection.open(true);
+      return LiveBind;
+    },
+
+    /** fetch() against the LiveBind server (`path` such as "/bindings"), with the token if there is one. */
+    fetch(path, init) {
+      const options = Object.assign({}, init);
+      options.headers = withToken(options.headers);
+      return fetch(config.server + path, options);
     },
 
     /** Counters for tests and benchmarks: events and changes applied, frames used, time spent applying (ms). */

@@ -46,6 +46,23 @@ struct LiveBindServerCommand: ParsableCommand {
 
     @Option(help: "Seconds a client may take to send a whole request, headers and body (slowloris guard).")
     var requestTimeout = 30.0
+    @Option(name: .customLong("token"), help: ArgumentHelp(
+        "A bearer token with read and write access to every model (repeatable). Writes then need it.",
+        valueName: "token"))
+    var tokens: [String] = []
+
+    @Option(name: .customLong("tokens"), help: ArgumentHelp(
+        #"A JSON file of tokens: [{"token": "…", "scopes": ["read", "write"], "models": ["lab-"]}]."#,
+        valueName: "file"))
+    var tokensFile: String?
+
+    @Flag(name: .customLong("private"), help: "Reads (models, /events, /bindings, /metrics) need a token with the read scope too.")
+    var privateReads = false
+
+    @Option(name: .customLong("allow-origin"), help: ArgumentHelp(
+        "Another origin whose pages may call the API (CORS) and write, e.g. https://app.example.com (repeatable).",
+        valueName: "origin"))
+    var allowedOrigins: [String] = []
 
     func validate() throws {
         guard (1...65535).contains(port) || port == 0 else { throw ValidationError("--port must be 0...65535") }
@@ -71,6 +88,8 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.retainedEvents = retainedEvents
         configuration.connectionTimeout = connectionTimeout
         configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
+        configuration.access = try TokensFile.policy(tokens: tokens, file: tokensFile, privateReads: privateReads,
+                                                     allowedOrigins: allowedOrigins)
         FileLimit.raise(toAtLeast: configuration.maxStreams + 1024, logger: logger)
 
         let store = Store()

@@ -149,5 +149,82 @@ OUTPUT=$("$BINARY" --port 0 --config "$WORK/bad.json" 2>&1); STATUS=$?
 check "a bad --config exits non-zero" "$([ $STATUS -ne 0 ] && echo yes)" yes
 check_contains "a bad --config says where" "$OUTPUT" "bindings[0]"
 
+# --- access control: tokens, scopes, prefixes, Origin, CORS, private reads -----------------------------
+TOKEN=cli-admin-token-3c8e1f
+LAB=cli-lab-token-77aa01
+READER=cli-reader-token-9d2b4c
+cat >"$WORK/tokens.json" <<JSON_END
+[{"token": "$LAB", "scopes": ["read", "write"], "models": ["lab-"], "name": "lab"},
+ {"token": "$READER", "scopes": ["read"], "name": "reader"}]
+JSON_END
+start_server --no-demo --token "$TOKEN" --tokens "$WORK/tokens.json" --allow-origin https://app.example.com
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+check "a write without a token is 401" "$(code -X PUT "$BASE/models/lab-1" -H "$JSON" -d '{"t":1}')" 401
+check_contains "401 names the Bearer scheme" "$(curl -si -X PUT "$BASE/models/lab-1" -H "$JSON" -d '{}')" 'WWW-Authenticate: Bearer realm="livebind"'
+check "a form write without a token is 401" "$(code -d 't=1' "$BASE/models/lab-1")" 401
+check "a wrong token is 401" "$(code -X PUT "$BASE/models/lab-1" -H "$JSON" -H 'Authorization: Bearer nope' -d '{}')" 401
+check "a read-only token cannot write (403)" \
+  "$(code -X PUT "$BASE/models/lab-1" -H "$JSON" -H "Authorization: Bearer $READER" -d '{}')" 403
+check "a lab- token cannot write other models (403)" \
+  "$(code -X PUT "$BASE/models/other" -H "$JSON" -H "Authorization: Bearer $LAB" -d '{}')" 403
+check "nothing was written" "$(curl -s "$BASE/models")" '{"models":[]}'
+check "the lab- token writes lab-1" \
+  "$(curl -s -X PUT "$BASE/models/lab-1" -H "$JSON" -H "Authorization: Bearer $LAB" -d '{"t":1}')" '{"id":"1","rev":1}'
+check "the --token token writes anything" \
+  "$(curl -s -X PUT "$BASE/models/other" -H "$JSON" -H "Authorization: Bearer $TOKEN" -d '{"t":1}')" '{"id":"2","rev":1}'
+check "reads stay open without --private" "$(curl -s "$BASE/models/lab-1")" '{"t":1}'
+check "a binding into another model needs that model too (403)" "$(code -X POST "$BASE/bindings" -H "$JSON" \
+  -H "Authorization: Bearer $LAB" -d '{"source":"lab-1.t","target":"other.copy"}')" 403
+check "a write from another page's origin is 403" "$(code -X PUT "$BASE/models/lab-1/t" -H "$JSON" \
+  -H "Authorization: Bearer $LAB" -H 'Origin: https://evil.example' -d '2')" 403
+check "a write from the server's own origin passes" "$(code -X PUT "$BASE/models/lab-1/t" -H "$JSON" \
+  -H "Authorization: Bearer $LAB" -H "Origin: $BASE" -d '2')" 200
+ALLOWED=$(curl -si -X PUT "$BASE/models/lab-1/t" -H "$JSON" -H "Authorization: Bearer $LAB" -H 'Origin: https://app.example.com' -d '3')
+check_contains "an --allow-origin origin may write" "$ALLOWED" "HTTP/1.1 200"
+check_contains "and gets CORS approval" "$ALLOWED" "Access-Control-Allow-Origin: https://app.example.com"
+PREFLIGHT=$(curl -si -X OPTIONS "$BASE/models/lab-1" -H 'Origin: https://app.example.com' -H 'Access-Control-Request-Method: PUT')
+check_contains "preflight from an allowed origin is 204" "$PREFLIGHT" "HTTP/1.1 204"
+check_contains "preflight allows the Authorization header" "$PREFLIGHT" "Access-Control-Allow-Headers: Authorization, Content-Type, If-Match, Last-Event-ID"
+check "no CORS for other origins" "$(curl -si "$BASE/models/lab-1" -H 'Origin: https://evil.example' | grep -ci '^access-control')" 0
+check_contains "API answers carry nosniff" "$(curl -sI "$BASE/models/lab-1")" "X-Content-Type-Options: nosniff"
+check_contains "static files carry a CSP" "$(curl -sI "$BASE/")" "Content-Security-Policy: default-src 'self'"
+check "a loopback server refuses other Host names (DNS rebinding)" "$(code -H 'Host: evil.example' "$BASE/models")" 403
+check "but answers an allowed origin's host" "$(code -H 'Host: app.example.com' "$BASE/models")" 200
+check "the token is never logged" "$(grep -c -e "$TOKEN" -e "$LAB" -e "$READER" "$WORK/server.log")" 0
+kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+
+start_server --no-demo --token "$TOKEN" --tokens "$WORK/tokens.json" --private
+curl -s -X PUT "$BASE/models/lab-1" -H "$JSON" -H "Authorization: Bearer $LAB" -d '{"t":1}' >/dev/null
+check "--private: the admin token creates another model" \
+  "$(code -X PUT "$BASE/models/other" -H "$JSON" -H "Authorization: Bearer $TOKEN" -d '{}')" 201
+check "--private: a read without a token is 401" "$(code "$BASE/models/lab-1")" 401
+check "--private: /events without a token is 401" "$(code "$BASE/events")" 401
+check "--private: /healthz stays open" "$(code "$BASE/healthz")" 200
+check "--private: static files stay open" "$(code "$BASE/")" 200
+check "--private: the reader reads" "$(curl -s -H "Authorization: Bearer $READER" "$BASE/models/lab-1")" '{"t":1}'
+check "--private: the lab- token lists only its models" "$(curl -s -H "Authorization: Bearer $LAB" "$BASE/models")" \
+  '{"models":[{"name":"lab-1","rev":1}]}'
+STREAM=$(curl -sN --max-time 1 "$BASE/events?access_token=$LAB" 2>/dev/null)
+check_contains "--private: /events takes ?access_token=" "$STREAM" '"model":"lab-1"'
+check "--private: the stream carries only the token's models" "$(grep -c '"model":"other"' <<<"$STREAM")" 0
+check "the stream token is never logged" "$(grep -c -e "$TOKEN" -e "$LAB" -e "$READER" "$WORK/server.log")" 0
+kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+
+echo '[{"token": "abc-123", "scopes": ["read"]}, {"token": "x", "scopes": ["admin"], "name": "ci"}]' >"$WORK/bad-tokens.json"
+OUTPUT=$("$BINARY" --port 0 --no-demo --tokens "$WORK/bad-tokens.json" 2>&1); STATUS=$?
+check "a bad --tokens file exits non-zero" "$([ $STATUS -ne 0 ] && echo yes)" yes
+check_contains "a bad --tokens file names the entry" "$OUTPUT" 'tokens file entry 2 ("ci"): unknown scope "admin"'
+OUTPUT=$("$BINARY" --port 0 --no-demo --private 2>&1); STATUS=$?
+check "--private without tokens exits non-zero" "$([ $STATUS -ne 0 ] && echo yes)" yes
+check_contains "--private without tokens says why" "$OUTPUT" "private reads need at least one token"
+
+# The default address is loopback.
+"$BINARY" --port 0 --no-demo >"$WORK/default.log" 2>&1 &
+DEFAULT_PID=$!
+for _ in $(seq 1 100); do grep -q "listening on" "$WORK/default.log" && break; sleep 0.1; done
+check_contains "listens on 127.0.0.1 by default" "$(cat "$WORK/default.log")" "listening on http://127.0.0.1:"
+check_contains "says that anyone on the port can write without tokens" "$(cat "$WORK/default.log")" "access: no tokens"
+kill -KILL "$DEFAULT_PID"; wait "$DEFAULT_PID" 2>/dev/null
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

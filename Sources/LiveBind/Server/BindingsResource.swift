@@ -7,9 +7,34 @@ struct BindingsResource: Sendable {
     let registry: BindingRegistry
     let counters: ServerCounters
 
-    /// `GET /bindings`: `{"bindings":[…]}` in creation order.
-    func list() -> HTTPResponse {
-        json(.object(["bindings": .array(registry.all.map(\.json))]))
+    /// `GET /bindings`: `{"bindings":[…]}` in creation order, those whose models the caller reaches.
+    func list(reach: AccessControl.Reach = .everything) -> HTTPResponse {
+        let visible = registry.all.filter { Self.models(of: $0).allSatisfy { $0.map(reach.covers) ?? (reach == .everything) } }
+        return json(.object(["bindings": .array(visible.map(\.json))]))
+    }
+
+    /// Throws 403 unless the caller reaches the source and target models of binding `id` (an unknown id
+    /// passes: the handler answers 404). A binding into Swift code needs a token for every model.
+    func check(_ id: String, reach: AccessControl.Reach) throws(AccessError) {
+        guard reach != .everything, let binding = registry.binding(id: id) else { return }
+        for model in Self.models(of: binding) {
+            guard let model else { throw .bindingNotCovered(id) }
+            try reach.check(model)
+        }
+    }
+
+    /// Throws 403 unless the caller reaches the source and target models of the binding in the body;
+    /// a body that is no binding entry throws what `create` would.
+    func checkNew(_ request: HTTPRequest, reach: AccessControl.Reach) throws {
+        _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json])
+        let spec = try BindingSpec(json: try RequestBody.parseJSON(request))
+        try reach.check(spec.source.model)
+        try reach.check(spec.target.model)
+    }
+
+    /// The source model and the target model (nil for a Swift closure or object target).
+    private static func models(of binding: Binding) -> [String?] {
+        [binding.source.model, binding.target.endpoint?.model]
     }
 
     /// `GET /bindings/{id}`.

@@ -18,9 +18,27 @@ final class EventFrame: Sendable {
         self.bytes = bytes
     }
 
-    /// Whether a subscriber with this model filter (nil = all models) receives the frame.
-    func isWanted(by models: Set<String>?) -> Bool {
-        guard let models, let model else { return true }
-        return models.contains(model)
+    /// Whether a subscriber with this model filter receives the frame.
+    func isWanted(by models: ModelFilter) -> Bool {
+        guard let model else { return true }
+        return models.wants(model)
+    }
+}
+
+/// Which models a stream receives: the models it named (nil = all), narrowed to a token's prefixes.
+struct ModelFilter: Sendable, Equatable {
+    /// Model names asked for with `?model=`; nil means every model.
+    var names: Set<String>?
+    /// Model-name prefixes the stream's token reaches; nil means every model.
+    var prefixes: [String]?
+
+    /// Every model.
+    static let all = ModelFilter()
+
+    /// Whether the stream receives `model`'s events.
+    func wants(_ model: String) -> Bool {
+        if let names, !names.contains(model) { return false }
+        guard let prefixes else { return true }
+        return prefixes.contains { model.hasPrefix($0) }
     }
 }

@@ -1,7 +1,7 @@
 extension EventHub {
     private enum Step {
         case done(HTTPStreamRead)
-        case resync(ResyncReason, Set<String>?)
+        case resync(ResyncReason, ModelFilter)
     }
 
     /// Fills `buffer` for subscriber `id`: its unfinished frame, its preface, then every log frame it

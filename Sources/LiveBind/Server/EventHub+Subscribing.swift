@@ -1,9 +1,9 @@
 extension EventHub {
-    /// Registers a stream for `models` (nil = all), starting after `lastEventID` when given.
+    /// Registers a stream for the models `models` lets through, starting after `lastEventID` when given.
     ///
     /// A resume whose events are all retained starts right after `lastEventID`; otherwise the stream
     /// starts with `resync` (gap or restart) and fresh snapshots. Throws when the limit is reached.
-    func subscribe(models: Set<String>?, lastEventID: String?) throws(RequestError) -> Int {
+    func subscribe(models: ModelFilter, lastEventID: String?) throws(RequestError) -> Int {
         try checkAdmission()
         var preface = [EventFrame(sequence: 0, model: nil, isCommit: false,
                                   bytes: EventEncoder.retry(milliseconds: settings.retryMilliseconds))]
@@ -38,10 +38,10 @@ extension EventHub {
     }
 
     /// One private frame: an optional `resync` followed by a `snapshot` per model, all with the cut's id.
-    func snapshotFrame(models: Set<String>?, reason: ResyncReason?) -> (UInt64, EventFrame) {
-        let cut = store.snapshot(models: models.map { Array($0) })
+    func snapshotFrame(models: ModelFilter, reason: ResyncReason?) -> (UInt64, EventFrame) {
+        let cut = store.snapshot(models: models.names.map { Array($0) })
         var bytes = reason.map(EventEncoder.resync) ?? []
-        for model in cut.models { EventEncoder.appendSnapshot(model, sequence: cut.sequence, into: &bytes) }
+        for model in cut.models where models.wants(model.name) { EventEncoder.appendSnapshot(model, sequence: cut.sequence, into: &bytes) }
         return (cut.sequence, EventFrame(sequence: cut.sequence, model: nil, isCommit: false, bytes: bytes))
     }
 

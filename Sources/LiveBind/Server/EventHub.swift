@@ -19,7 +19,7 @@ final class EventHub: Sendable {
 
     /// One stream's place in the log, guarded by the hub's lock.
     struct Subscriber {
-        let models: Set<String>?
+        let models: ModelFilter
         /// Absolute log position of the next frame to look at.
         var position: Int
         /// Commit frames with a sequence at or below this were sent (or are covered by a snapshot).

@@ -29,6 +29,9 @@ extension LiveBindServer {
         /// Longest time a client may take to send a request's headers and body, however steadily it
         /// trickles them (slowloris); past it the connection is closed. Event streams, once answered, are not limited.
         public var requestTimeout: Duration = .seconds(30)
+        /// Bearer tokens, private reads and other allowed origins; by default anyone who can reach the
+        /// port may write, and only the server's own pages may write from a browser.
+        public var access = AccessPolicy()
 
         /// The defaults.
         public init() {}

@@ -44,11 +44,13 @@ public final class LiveBindServer: Sendable {
 
     /// Binds and starts serving. Throws when the address is invalid or taken, or when already running.
     public func start() throws(ServerError) {
+        if let problem = configuration.access.problem() { throw .invalidAccessPolicy(problem) }
         let hub = EventHub(store: store, settings: .init(retainedEvents: max(1, configuration.retainedEvents),
                                                          maxStreams: configuration.maxStreams))
-        let router = try makeRouter(hub: hub)
-        let daemon = MicroHTTPDDaemon(options: daemonOptions, handlers: makeHandlers(router), counters: counters,
-                                      logger: logger)
+        let access = AccessControl(policy: configuration.access, listeningOn: configuration.host)
+        let router = try makeRouter(hub: hub, access: access)
+        let daemon = MicroHTTPDDaemon(options: daemonOptions, handlers: makeHandlers(router, access: access),
+                                      counters: counters, logger: logger)
         let claimed = running.withLock { current in
             guard current == nil else { return false }
             current = Running(daemon: daemon, hub: hub, feed: ObservationToken {}, heartbeat: nil)
@@ -65,6 +67,7 @@ public final class LiveBindServer: Sendable {
         let heartbeat = HeartbeatTimer(interval: configuration.heartbeat) { hub.publishHeartbeat() }
         running.withLock { $0 = Running(daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat) }
         logger.info("listening on http://\(configuration.host):\(daemon.port)/")
+        logger.info("\(configuration.access.summary)")
     }
 
     /// Stops in the order libmicrohttpd needs: stop accepting, end every stream (resuming the
@@ -93,21 +96,27 @@ public final class LiveBindServer: Sendable {
             sendBufferSize: configuration.sendBufferSize, bodyLimit: configuration.bodyLimit)
     }
 
-    private func makeHandlers(_ router: Router) -> MicroHTTPDDaemon.Handlers {
+    private func makeHandlers(_ router: Router, access: AccessControl) -> MicroHTTPDDaemon.Handlers {
         let counters = counters
         return MicroHTTPDDaemon.Handlers(
             respond: { request in
                 counters.add(request: request)
+                var response: HTTPResponse
                 do {
-                    return try router.route(request)
+                    try access.checkHost(request)
+                    response = try access.preflight(request) ?? router.route(request)
                 } catch {
                     counters.addError()
-                    return Problem.from(error).response
+                    response = Problem.from(error).response
                 }
+                access.finish(&response, for: request)
+                return response
             },
-            reject: { _, failure in
+            reject: { request, failure in
                 counters.addError()
-                return Problem.from(failure).response
+                var response = Problem.from(failure).response
+                access.finish(&response, for: request)
+                return response
             })
     }
 }

@@ -80,7 +80,7 @@ let errorLogTrampoline: MHD_LogCallback = { context, format, arguments in
     var buffer = [CChar](repeating: 0, count: 512)
     _ = vsnprintf(&buffer, buffer.count, format, arguments)
     let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    let line = "libmicrohttpd: \(message.trimmingCharacters(in: "\n"))"
+    let line = "libmicrohttpd: \(AccessControl.redactingTokens(message.trimmingCharacters(in: "\n")))"
     if MicroHTTPDDaemon.isClientDisconnect(message) { daemon.logger.debug("\(line)") } else { daemon.logger.warning("\(line)") }
 }
 

@@ -14,10 +14,10 @@ struct ModelEndpoint: Sendable {
     /// The header naming the event id a snapshot or write corresponds to.
     static let eventIDHeader = "LiveBind-Event-ID"
 
-    /// `GET /models`: every model's name and revision.
-    func list() -> HTTPResponse {
+    /// `GET /models`: the name and revision of every model the caller reaches.
+    func list(reach: AccessControl.Reach = .everything) -> HTTPResponse {
         var bytes = Array(#"{"models":["#.utf8)
-        for (position, model) in store.modelNames().enumerated() {
+        for (position, model) in store.modelNames().filter({ reach.covers($0.name) }).enumerated() {
             if position > 0 { bytes.append(UInt8(ascii: ",")) }
             bytes += #"{"name":"#.utf8
             JSON.string(model.name).encode(into: &bytes)

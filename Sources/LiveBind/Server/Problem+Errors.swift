@@ -4,6 +4,7 @@ extension Problem {
         if let error = error as? RequestError { return from(error) }
         if let error = error as? StoreError { return from(error) }
         if let error = error as? BindingError { return from(error) }
+        if let error = error as? AccessError { return from(error) }
         if let error = error as? PathError {
             return Problem(status: 400, kind: "invalid-path", title: "Bad Request", detail: error.description)
         }
@@ -43,6 +44,23 @@ extension Problem {
             var problem = Problem(status: 503, kind: "unavailable", title: "Service Unavailable", detail: detail)
             problem.headers.add("Retry-After", "5")
             return problem
+        }
+    }
+
+    private static func from(_ error: AccessError) -> Problem {
+        let detail = error.description
+        switch error {
+        case .missingToken, .invalidToken:
+            var problem = Problem(status: 401, kind: "unauthorized", title: "Unauthorized", detail: detail)
+            problem.headers.add("WWW-Authenticate", error == .invalidToken
+                                ? #"Bearer realm="livebind", error="invalid_token""# : #"Bearer realm="livebind""#)
+            return problem
+        case .missingScope:
+            var problem = Problem(status: 403, kind: "forbidden", title: "Forbidden", detail: detail)
+            problem.headers.add("WWW-Authenticate", #"Bearer realm="livebind", error="insufficient_scope""#)
+            return problem
+        case .modelNotCovered, .bindingNotCovered, .originNotAllowed, .crossSite, .hostNotAllowed:
+            return Problem(status: 403, kind: "forbidden", title: "Forbidden", detail: detail)
         }
     }
 

@@ -8,6 +8,10 @@ public enum ServerError: Error, Equatable, CustomStringConvertible {
     case publicDirectoryMissing(String)
     /// `start()` was called on a server that is running.
     case alreadyRunning
+    /// The access policy cannot be used (private reads without tokens, a bad token or origin).
+    case invalidAccessPolicy(String)
+    /// A tokens file is malformed; `entry` counts from 1 (nil: the whole file), `name` is the entry's label.
+    case invalidTokensFile(entry: Int?, name: String?, reason: String)
 
     /// A message a user can act on.
     public var description: String {
@@ -20,6 +24,10 @@ public enum ServerError: Error, Equatable, CustomStringConvertible {
             "public directory '\(path)' does not exist: pass --public with the folder holding index.html"
         case .alreadyRunning:
             "the server is already running"
+        case .invalidAccessPolicy(let reason):
+            "access: \(reason)"
+        case .invalidTokensFile(let entry, let name, let reason):
+            "tokens file" + (entry.map { " entry \($0)" } ?? "") + (name.map { " (\"\($0)\")" } ?? "") + ": \(reason)"
         }
     }
 }

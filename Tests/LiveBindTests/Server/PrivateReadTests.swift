@@ -1,0 +1,166 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+@testable import LiveBind
+
+@Suite("Access control: private reads and logs") struct PrivateReadTests {
+    private func seeded() throws -> Store {
+        let store = Store()
+        try store.put("lab-1", ["t": 1])
+        try store.put("other", ["t": 1])
+        return store
+    }
+
+    private static var policy: AccessPolicy {
+        var policy = TestTokens.policy
+        policy.privateReads = true
+        return policy
+    }
+
+    @Test func readsNeedAReadToken() throws {
+        try withPublicDirectory { directory in
+            try withRunningServer(store: try seeded(), configure: { $0.access = Self.policy; $0.publicDirectory = directory }) { port in
+                for target in ["/models", "/models/lab-1", "/models/lab-1/t", "/bindings", "/metrics", "/events"] {
+                    let response = try TestHTTPClient.request(port: port, "GET", target)
+                    #expect(response.isProblem(401), "\(target): \(response.status)")
+                    #expect(response.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
+                    let wrong = try TestHTTPClient.request(port: port, "GET", target, headers: TestTokens.bearer("nope"))
+                    #expect(wrong.isProblem(401))
+                }
+                #expect(try TestHTTPClient.request(port: port, "GET", "/healthz").status == 200)
+                #expect(try TestHTTPClient.request(port: port, "GET", "/").status == 200, "static files stay open")
+                let reader = TestTokens.bearer(TestTokens.reader)
+                #expect(try TestHTTPClient.request(port: port, "GET", "/models/other", headers: reader).text == #"{"t":1}"#)
+                #expect(try TestHTTPClient.request(port: port, "GET", "/metrics", headers: reader).status == 200)
+                let query = try TestHTTPClient.request(port: port, "GET", "/models/other?access_token=\(TestTokens.reader)")
+                #expect(query.isProblem(401), "?access_token= is only for /events")
+            }
+        }
+    }
+
+    @Test func aWriteOnlyTokenCannotRead() throws {
+        var policy = Self.policy
+        policy.tokens.append(.init("writer-only-123456", scopes: [.write]))
+        try withRunningServer(store: try seeded(), configure: { $0.access = policy }) { port in
+            let response = try TestHTTPClient.request(port: port, "GET", "/models/other", headers: TestTokens.bearer("writer-only-123456"))
+            #expect(response.isProblem(403))
+        }
+    }
+
+    @Test func aPrefixTokenSeesOnlyItsModels() throws {
+        try withRunningServer(store: try seeded(), configure: { $0.access = Self.policy }) { port in
+            let lab = TestTokens.bearer(TestTokens.lab)
+            #expect(try TestHTTPClient.request(port: port, "GET", "/models", headers: lab).text == #"{"models":[{"name":"lab-1","rev":1}]}"#)
+            #expect(try TestHTTPClient.request(port: port, "GET", "/models/other", headers: lab).isProblem(403))
+            #expect(try TestHTTPClient.request(port: port, "GET", "/models/lab-1", headers: lab).status == 200)
+            let admin = TestTokens.bearer(TestTokens.admin)
+            _ = try TestHTTPClient.send(port: port, "POST", "/bindings", #"{"id":"o","source":"other.t","target":"other.u"}"#, headers: admin)
+            _ = try TestHTTPClient.send(port: port, "POST", "/bindings", #"{"id":"l","source":"lab-1.t","target":"lab-1.u"}"#, headers: admin)
+            let listed = try TestHTTPClient.request(port: port, "GET", "/bindings", headers: lab).object()["bindings"] as? [[String: Any]]
+            #expect(listed?.map { $0["id"] as? String } == ["l"])
+            #expect(try TestHTTPClient.request(port: port, "GET", "/bindings/o", headers: lab).isProblem(403))
+            #expect(try TestHTTPClient.request(port: port, "GET", "/bindings/l", headers: lab).status == 200)
+        }
+    }
+
+    @Test func theStreamTakesAQueryTokenAndCarriesOnlyCoveredModels() throws {
+        let store = try seeded()
+        try withRunningServer(store: store, configure: { $0.access = Self.policy }) { port in
+            let stream = try TestEventStream(port: port, target: "/events?access_token=\(TestTokens.lab)")
+            #expect(stream.status == 200)
+            let snapshot = try #require(try stream.next())
+            #expect(snapshot.type == "snapshot")
+            #expect(try snapshot.object()["model"] as? String == "lab-1")
+            try store.set(2, at: Path(dotted: "t"), in: "other")
+            try store.put("other-2", [:])
+            try store.put("lab-2", ["n": 1])
+            try store.set(3, at: Path(dotted: "t"), in: "lab-1")
+            let next = try stream.next(2)
+            #expect(next.map(\.type) == ["snapshot", "set"])
+            #expect(try next.map { try $0.object()["model"] as? String } == ["lab-2", "lab-1"])
+
+            let named = try TestEventStream(port: port, target: "/events?model=other&access_token=\(TestTokens.lab)")
+            #expect(named.status == 403)
+            let header = try TestEventStream(port: port, target: "/events?model=other", headers: TestTokens.bearer(TestTokens.reader))
+            #expect(header.status == 200, "the header works on /events too")
+            let none = try TestEventStream(port: port, target: "/events")
+            #expect(none.status == 401)
+            #expect(String(decoding: none.errorBody, as: UTF8.self).contains("access_token"))
+        }
+    }
+
+    @Test func aResyncKeepsTheFilter() throws {
+        let store = try seeded()
+        try withRunningServer(store: store, configure: { $0.access = Self.policy }) { port in
+            let stream = try TestEventStream(port: port, target: "/events?lastEventId=999&access_token=\(TestTokens.lab)")
+            let events = try stream.next(2)
+            #expect(events.map(\.type) == ["resync", "snapshot"])
+            #expect(try events[1].object()["model"] as? String == "lab-1")
+            try store.set(5, at: Path(dotted: "t"), in: "lab-1")
+            #expect(try stream.next()?.type == "set")
+        }
+    }
+
+    @Test func privateReadsWithoutTokensDoNotStart() throws {
+        var configuration = LiveBindServer.Configuration()
+        configuration.port = 0
+        configuration.access.privateReads = true
+        let server = LiveBindServer(store: Store(), configuration: configuration)
+        #expect(throws: ServerError.invalidAccessPolicy("private reads need at least one token (--token or --tokens)")) {
+            try server.start()
+        }
+    }
+
+    @Test func tokensNeverReachTheLog() throws {
+        let records = LogRecords()
+        var logger = Logger(label: "livebind.test") { _ in RecordingLogHandler(records: records) }
+        logger.logLevel = .trace
+        var configuration = LiveBindServer.Configuration()
+        configuration.port = 0
+        configuration.access = Self.policy
+        let store = try seeded()
+        let server = LiveBindServer(store: store, configuration: configuration, logger: logger)
+        try server.start()
+        let port = server.port
+        let secrets = [TestTokens.admin, TestTokens.lab, TestTokens.reader, "guessed-token-31337"]
+        for secret in secrets {
+            _ = try TestHTTPClient.send(port: port, "PUT", "/models/lab-1/t", "7", headers: TestTokens.bearer(secret))
+            _ = try TestHTTPClient.request(port: port, "GET", "/models/other", headers: TestTokens.bearer(secret))
+            let stream = try TestEventStream(port: port, target: "/events?access_token=\(secret)")
+            _ = stream.status
+        }
+        _ = try TestHTTPClient.request(port: port, "GARBAGE", "/models/x?access_token=\(TestTokens.admin)")
+        server.stop()
+        let lines = records.all
+        #expect(lines.count >= 2, "start and stop are logged")
+        for secret in secrets {
+            #expect(!lines.contains { $0.contains(secret) }, "a log line holds a token")
+        }
+        #expect(lines.contains { $0.contains("3 tokens") })
+    }
+}
+
+/// Log lines (message and metadata) collected by `RecordingLogHandler`.
+final class LogRecords: Sendable {
+    private let lines = Mutex<[String]>([])
+    func add(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+/// A swift-log handler that keeps every line, with its metadata, for inspection.
+struct RecordingLogHandler: LogHandler {
+    let records: LogRecords
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { $1 }
+        records.add("\(event.level) \(event.message) \(all) \(event.error.map { "\($0)" } ?? "")")
+    }
+}
