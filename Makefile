@@ -57,9 +57,9 @@ clean:
 	rm -rf .build $(TSAN_BUILD) .build-* Benchmarks/.build $(VENV) Tests/browser/artifacts
 
 deps-server:
-	@pkg-config --exists libmicrohttpd 2>/dev/null || { \
-	  echo "Installing libmicrohttpd-dev (Debian)"; \
-	  $(SUDO) apt-get update -qq && $(APT_INSTALL) libmicrohttpd-dev pkg-config; }
+	@{ pkg-config --exists libmicrohttpd && pkg-config --exists sqlite3; } 2>/dev/null || { \
+	  echo "Installing libmicrohttpd-dev and libsqlite3-dev (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) libmicrohttpd-dev libsqlite3-dev pkg-config; }
 
 deps-browser:
 	@{ [ -x /usr/lib/chromium/chromium ] && command -v chromedriver >/dev/null; } || { \

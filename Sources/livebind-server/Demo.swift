@@ -56,11 +56,6 @@ final class Demo: Sendable {
         ],
     ]
 
-    /// Creates the three models and their bindings; the set keeps the bindings alive.
-    func install(registry: BindingRegistry) throws -> BindingSet {
-        try BindingSet(definition: Self.definition, registry: registry)
-    }
-
     /// One second of life: the temperature drifts, a reading is added, an order changes.
     func tick() {
         let (tick, temperature) = state.withLock { state in

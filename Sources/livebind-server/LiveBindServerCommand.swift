@@ -41,6 +41,11 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Recent events kept for Last-Event-ID resumes.")
     var retainedEvents = 4096
 
+    @Option(help: ArgumentHelp(
+        "Folder for livebind.sqlite: models, event ids, retained events and bindings made over HTTP survive restarts; writes are answered once on disk.",
+        valueName: "dir"))
+    var data: String?
+
     func validate() throws {
         guard (1...65535).contains(port) || port == 0 else { throw ValidationError("--port must be 0...65535") }
         guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
@@ -61,18 +66,23 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         configuration.bodyLimit = bodyLimit
         configuration.retainedEvents = retainedEvents
+        configuration.dataDirectory = data
         FileLimit.raise(toAtLeast: configuration.maxStreams + 1024, logger: logger)
 
-        let store = Store()
-        let registry = BindingRegistry(store: store)
-        let app = try Application(registry: registry, configFile: config, logger: logger)
-        let server = LiveBindServer(store: store, bindings: registry, configuration: configuration, logger: logger)
+        let server: LiveBindServer
+        do {
+            server = try LiveBindServer(configuration: configuration, logger: logger)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        // Definition files and the demo create their models only when the data directory lacks them.
+        let app = try Application(registry: server.bindings, configFile: config, logger: logger)
+        if demo ?? (config == nil) { app.startDemo() }
         do {
             try server.start()
         } catch {
             throw ValidationError("\(error)")
         }
-        if demo ?? (config == nil) { app.startDemo() }
         logger.info("Open http://\(displayHost):\(server.port)/ for the dashboard (Ctrl-C stops)")
         ShutdownSignals.install(logger: logger) {
             app.stop()

@@ -11,10 +11,26 @@ public final class Store: Sendable {
     let state: Mutex<StoreState>
     /// Only orders critical sections for the thread sanitizer; see ``withState(_:)``.
     let lockOrder = Atomic<Int>(0)
+    /// Records every commit before it becomes visible (durable storage); nil keeps the store in memory.
+    let journal: (any StoreJournal)?
 
     /// An empty store whose first commit gets sequence `startingSequence + 1`.
     public init(startingSequence: UInt64 = 0) {
         state = Mutex(StoreState(lastSequence: startingSequence))
+        journal = nil
+    }
+
+    /// A store holding `models` as they were recorded, whose every commit goes to `journal` first.
+    init(restoring models: [ModelSnapshot], lastSequence: UInt64, journal: any StoreJournal) {
+        var restored = StoreState(lastSequence: lastSequence)
+        for model in models {
+            let entry = restored.makeEntry(for: model.name)
+            entry.exists = true
+            entry.document = model.value
+            entry.revision = model.revision
+        }
+        state = Mutex(restored)
+        self.journal = journal
     }
 
     /// The sequence number of the latest commit (or `startingSequence` before any).
@@ -92,6 +108,14 @@ public final class Store: Sendable {
             if existed, entry.document == value {
                 return ((false, WriteResult(sequence: state.lastSequence, revision: revision, changed: false)), nil)
             }
+            do throws(StoreError) {
+                try journal?.record(
+                    Commit(sequence: state.lastSequence + 1, model: model, revision: revision + 1, kind: .snapshot(value)),
+                    document: value)
+            } catch {
+                if !existed, entry.observers.isEmpty { state.entries[model] = nil }
+                throw error
+            }
             state.lastSequence += 1
             entry.exists = true
             entry.document = value
@@ -111,6 +135,8 @@ public final class Store: Sendable {
         let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
+            try journal?.record(
+                Commit(sequence: state.lastSequence + 1, model: model, revision: revision + 1, kind: .drop), document: .null)
             state.lastSequence += 1
             state.enqueue(Change(kind: .remove, path: .root), for: entry)
             state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .drop))
@@ -148,6 +174,19 @@ public final class Store: Sendable {
                 state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
                 throw error
             }
+            if let journal, !editor.changes.isEmpty {
+                do throws(StoreError) {
+                    try journal.record(
+                        Commit(sequence: state.lastSequence + 1, model: model, revision: revision + 1,
+                               kind: .changes(editor.changes)),
+                        document: editor.document)
+                } catch {
+                    editor.rollback()
+                    swap(&editor.document, &entry.document)
+                    state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
+                    throw error
+                }
+            }
             swap(&editor.document, &entry.document)
             guard !editor.changes.isEmpty else {
                 state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
@@ -179,8 +218,13 @@ public final class Store: Sendable {
         let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
-            guard let change = try edit(&entry.document)?.change else {
+            guard let applied = try edit(&entry.document) else {
                 return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), nil)
+            }
+            let change = applied.change
+            if let journal {
+                try record(change, undo: applied.undo, of: entry, model: model, revision: revision + 1,
+                           sequence: state.lastSequence + 1, in: journal)
             }
             state.lastSequence += 1
             entry.revision = revision + 1

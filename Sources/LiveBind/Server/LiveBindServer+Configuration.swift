@@ -25,6 +25,11 @@ extension LiveBindServer {
         public var sendBufferSize: Int = 64 * 1024
         /// Seconds without progress before a connection is closed (slow or stalled clients).
         public var connectionTimeout: Int = 60
+        /// Folder holding `livebind.sqlite` (created when missing): the models, the event ids, the
+        /// retained events and the bindings made over HTTP survive restarts, and a write is answered
+        /// only once it is on disk. nil keeps everything in memory (lost at exit). Used by
+        /// ``LiveBindServer/init(configuration:logger:)``.
+        public var dataDirectory: String?
 
         /// The defaults.
         public init() {}

@@ -21,7 +21,7 @@ extension LiveBindServer {
             default: return try models.get(name, pointer)
             }
         }
-        let bindingsResource = BindingsResource(registry: bindings, counters: counters)
+        let bindingsResource = BindingsResource(registry: bindings, counters: counters, database: database)
         router.add([.get, .post], "/bindings") { request, _ in
             request.method == .post ? try bindingsResource.create(request) : bindingsResource.list()
         }

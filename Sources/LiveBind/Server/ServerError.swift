@@ -8,6 +8,8 @@ public enum ServerError: Error, Equatable, CustomStringConvertible {
     case publicDirectoryMissing(String)
     /// `start()` was called on a server that is running.
     case alreadyRunning
+    /// The data directory cannot be created, opened, locked, written or read back.
+    case dataDirectoryUnusable(String)
 
     /// A message a user can act on.
     public var description: String {
@@ -20,6 +22,8 @@ public enum ServerError: Error, Equatable, CustomStringConvertible {
             "public directory '\(path)' does not exist: pass --public with the folder holding index.html"
         case .alreadyRunning:
             "the server is already running"
+        case .dataDirectoryUnusable(let reason):
+            "cannot use the data directory: \(reason)"
         }
     }
 }
