@@ -1,0 +1,66 @@
+import Foundation
+import Logging
+import Testing
+@testable import LiveBind
+
+/// The server made with `Configuration.dataDirectory`, in process.
+@Suite("Data directory server") struct DataDirectoryServerTests {
+    typealias Client = TestHTTPClient
+
+    static func withServer<Result>(_ directory: String, _ body: (LiveBindServer, Int) throws -> Result) throws -> Result {
+        var configuration = LiveBindServer.Configuration()
+        configuration.port = 0
+        configuration.dataDirectory = directory
+        var logger = Logger(label: "livebind.test")
+        logger.logLevel = .warning
+        let server = try LiveBindServer(configuration: configuration, logger: logger)
+        try server.start()
+        defer { server.stop() }
+        return try body(server, server.port)
+    }
+
+    @Test func aWriteTheDiskRefusesIs503AndChangesNothing() throws {
+        try withTemporaryDirectory { directory in
+            try Self.withServer(directory) { (server, port) throws in
+                #expect(try Client.send(port: port, "PUT", "/models/m", #"{"v":0}"#).status == 201)
+                let stream = try TestEventStream(port: port, target: "/events?model=m", timeout: 5)
+                _ = try stream.next(1)
+                try server.database!.connection.withLock { connection in
+                    let pages = try connection.database.prepare("PRAGMA page_count")
+                    _ = try pages.step()
+                    try connection.database.execute("PRAGMA max_page_count = \(pages.int64(0))")
+                }
+                let big = "\"" + String(repeating: "x", count: 200_000) + "\""
+                let refused = try Client.send(port: port, "PUT", "/models/m/v", big)
+                #expect(refused.isProblem(503))
+                #expect(try refused.object()["type"] as? String == "urn:livebind:problem:storage-unavailable")
+                let model = try Client.request(port: port, "GET", "/models/m")
+                #expect(model.text == #"{"v":0}"#)
+                #expect(model.header("ETag") == "\"1\"")
+                // The refused write was never streamed: the next event is the next write, with the next id.
+                #expect(try Client.send(port: port, "PUT", "/models/m/v", "2").object()["id"] as? String == "2")
+                #expect(try stream.next()?.id == "2")
+            }
+        }
+    }
+
+    @Test func theServerStartsFromWhatTheLastOneLeft() throws {
+        try withTemporaryDirectory { directory in
+            try Self.withServer(directory) { (_, port) throws in
+                #expect(try Client.send(port: port, "PUT", "/models/m", #"{"v":0}"#).status == 201)
+                #expect(try Client.send(port: port, "POST", "/bindings", #"{"id":"copy","source":"m.v","target":"m.w"}"#).status == 201)
+                #expect(try Client.send(port: port, "PUT", "/models/m/v", "5").status == 200)
+            }
+            try Self.withServer(directory) { (server, port) throws in
+                #expect(try Client.request(port: port, "GET", "/models/m").text == #"{"v":5,"w":5}"#)
+                #expect(server.bindings.binding(id: "copy") != nil)
+                #expect(try Client.send(port: port, "DELETE", "/bindings/copy", "").status == 200)
+                let stream = try TestEventStream(port: port, target: "/events", headers: [("Last-Event-ID", "1")], timeout: 5)
+                #expect(try stream.next(3).map(\.id) == ["2", "3", "4"])
+            }
+            try Self.withServer(directory) { (server, _) throws in
+                #expect(server.bindings.all.isEmpty)
+            }
+        }
+    }
+}
