@@ -63,4 +63,24 @@ import Testing
             }
         }
     }
+
+    /// The example in docs/HTTP.md ("With a data directory"), on a temporary directory and any port.
+    @Test func theDocumentedEmbeddingKeepsAWriteAcrossServers() throws {
+        try withTemporaryDirectory { directory in
+            do {
+                var configuration = LiveBindServer.Configuration()
+                configuration.dataDirectory = directory
+                configuration.port = 0
+                let server = try LiveBindServer(configuration: configuration)
+                try server.store.put("sensor", ["temperature": 20.5])
+                try server.start()
+                server.stop()
+            }
+            var configuration = LiveBindServer.Configuration()
+            configuration.dataDirectory = directory
+            let server = try LiveBindServer(configuration: configuration)
+            #expect(try server.store.value(of: "sensor") == ["temperature": 20.5])
+            #expect(server.store.lastSequence == 1)
+        }
+    }
 }
