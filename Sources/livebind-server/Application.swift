@@ -33,6 +33,7 @@ final class Application: Sendable {
             logger.error("demo could not start: \(error)")
             return
         }
+        demo.continueFromStore()
         let task = Task.detached {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
