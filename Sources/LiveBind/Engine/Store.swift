@@ -22,14 +22,7 @@ public final class Store: Sendable {
 
     /// A store holding `models` as they were recorded, whose every commit goes to `journal` first.
     init(restoring models: [ModelSnapshot], lastSequence: UInt64, journal: any StoreJournal) {
-        var restored = StoreState(lastSequence: lastSequence)
-        for model in models {
-            let entry = restored.makeEntry(for: model.name)
-            entry.exists = true
-            entry.document = model.value
-            entry.revision = model.revision
-        }
-        state = Mutex(restored)
+        state = Mutex(StoreState(restoring: models, lastSequence: lastSequence))
         self.journal = journal
     }
 
@@ -108,14 +101,7 @@ public final class Store: Sendable {
             if existed, entry.document == value {
                 return ((false, WriteResult(sequence: state.lastSequence, revision: revision, changed: false)), nil)
             }
-            do throws(StoreError) {
-                try journal?.record(
-                    Commit(sequence: state.lastSequence + 1, model: model, revision: revision + 1, kind: .snapshot(value)),
-                    document: value)
-            } catch {
-                if !existed, entry.observers.isEmpty { state.entries[model] = nil }
-                throw error
-            }
+            if let journal { try recordPut(model, value, revision: revision + 1, existed: existed, state: &state, in: journal) }
             state.lastSequence += 1
             entry.exists = true
             entry.document = value
@@ -175,17 +161,7 @@ public final class Store: Sendable {
                 throw error
             }
             if let journal, !editor.changes.isEmpty {
-                do throws(StoreError) {
-                    try journal.record(
-                        Commit(sequence: state.lastSequence + 1, model: model, revision: revision + 1,
-                               kind: .changes(editor.changes)),
-                        document: editor.document)
-                } catch {
-                    editor.rollback()
-                    swap(&editor.document, &entry.document)
-                    state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
-                    throw error
-                }
+                try record(&editor, of: entry, model: model, revision: revision + 1, state: &state, in: journal)
             }
             swap(&editor.document, &entry.document)
             guard !editor.changes.isEmpty else {

@@ -11,7 +11,8 @@ extension LiveBindServer {
     /// try server.start()                                              // bindings made over HTTP are back
     /// ```
     /// Throws ``ServerError/dataDirectoryUnusable(_:)`` when the directory cannot be created, the file is
-    /// not a LiveBind database, or another process uses it.
+    /// not a LiveBind database, or another server uses it. The file stays locked until the store is
+    /// released (the store keeps writing to it after `stop()`).
     public convenience init(configuration: Configuration, logger: Logger = Logger(label: "livebind.server")) throws(ServerError) {
         guard let directory = configuration.dataDirectory else {
             self.init(store: Store(), bindings: nil, configuration: configuration, logger: logger, database: nil)

@@ -80,7 +80,7 @@ public final class LiveBindServer: Sendable {
             throw error
         }
         logStateLocation()
-        let heartbeat = HeartbeatTimer(interval: configuration.heartbeat) { hub.publishHeartbeat() }
+        let heartbeat = HeartbeatTimer(interval: configuration.heartbeat) { [weak hub] in hub?.publishHeartbeat() }
         running.withLock { $0 = Running(daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat) }
         logger.info("listening on http://\(configuration.host):\(daemon.port)/")
     }

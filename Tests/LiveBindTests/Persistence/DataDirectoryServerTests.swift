@@ -67,6 +67,8 @@ import Testing
     /// The example in docs/HTTP.md ("With a data directory"), on a temporary directory and any port.
     @Test func theDocumentedEmbeddingKeepsAWriteAcrossServers() throws {
         try withTemporaryDirectory { directory in
+            weak var weakServer: LiveBindServer?
+            weak var weakStore: Store?
             do {
                 var configuration = LiveBindServer.Configuration()
                 configuration.dataDirectory = directory
@@ -75,7 +77,13 @@ import Testing
                 try server.store.put("sensor", ["temperature": 20.5])
                 try server.start()
                 server.stop()
+                weakServer = server
+                weakStore = server.store
             }
+            // The file stays locked until the store is gone; a stopped server's last references (a
+            // cancelled timer's handler) may be released a moment later, on another thread.
+            for _ in 0..<500 where weakStore != nil || weakServer != nil { usleep(10_000) }
+            #expect(weakStore == nil)
             var configuration = LiveBindServer.Configuration()
             configuration.dataDirectory = directory
             let server = try LiveBindServer(configuration: configuration)
