@@ -1,13 +1,13 @@
 extension StateDatabase {
     /// A binding made over HTTP, as it was posted (with its id filled in).
-    struct StoredBinding {
+    struct StoredBinding: Sendable {
         var id: String
         var definition: JSON
     }
 
     /// The bindings made over HTTP in creation order, and the enabled flags set over HTTP (by binding id).
     func bindings() -> (created: [StoredBinding], enabled: [(id: String, enabled: Bool)]) {
-        connection.withLock { connection in
+        withConnection { connection in
             var created: [StoredBinding] = []
             var enabled: [(id: String, enabled: Bool)] = []
             do {

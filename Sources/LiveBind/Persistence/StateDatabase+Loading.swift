@@ -1,6 +1,6 @@
 extension StateDatabase {
     /// Everything a restarted server starts from.
-    struct Contents {
+    struct Contents: Sendable {
         /// The models as last committed, with their revisions.
         var models: [ModelSnapshot] = []
         /// The sequence of the last committed write: the next event id is one more.
@@ -10,7 +10,7 @@ extension StateDatabase {
     /// Reads the models and the sequence back.
     func load() throws(StateDatabaseError) -> Contents {
         let path = directory + "/" + Self.fileName
-        return try connection.withLock { (connection) throws(StateDatabaseError) -> Contents in
+        return try withConnection { (connection) throws(StateDatabaseError) -> Contents in
             var contents = Contents()
             do {
                 let models = try connection.database.prepare("SELECT name, revision, document FROM models ORDER BY name")
@@ -35,7 +35,7 @@ extension StateDatabase {
     /// The retained event log, oldest first, as the event hub keeps it. Empty when it cannot be read
     /// (clients then get `resync`, never a wrong event).
     func recentEvents() -> [EventFrame] {
-        connection.withLock { connection in
+        withConnection { connection in
             var frames: [EventFrame] = []
             do {
                 let events = try connection.database.prepare(

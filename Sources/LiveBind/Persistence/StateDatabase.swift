@@ -24,7 +24,9 @@ final class StateDatabase: StoreJournal, Sendable {
     let directory: String
     /// Commit events kept for `Last-Event-ID` resumes across restarts.
     let retainedEvents: Int
-    let connection: Mutex<Connection>
+    private let connection: Mutex<Connection>
+    /// Only orders critical sections for the thread sanitizer, as ``Store/withState(_:)`` explains.
+    private let lockOrder = Atomic<Int>(0)
 
     /// The connection and its prepared statements, used only under the lock.
     struct Connection {
@@ -100,11 +102,20 @@ final class StateDatabase: StoreJournal, Sendable {
         }
     }
 
+    /// Runs `body` with the connection locked.
+    func withConnection<R: Sendable, E: Error>(_ body: (inout Connection) throws(E) -> R) throws(E) -> R {
+        try connection.withLock { (connection) throws(E) -> R in
+            _ = lockOrder.load(ordering: .acquiring)
+            defer { lockOrder.store(0, ordering: .releasing) }
+            return try body(&connection)
+        }
+    }
+
     /// Runs `body` in one write transaction and commits it (synced to disk before returning).
     ///
     /// A failure inside `body` rolls back and throws; a failed `COMMIT` also marks the database failed.
     func transaction(_ body: (Connection) throws(SQLiteError) -> Void) throws(StoreError) {
-        try connection.withLock { (connection) throws(StoreError) in
+        try withConnection { (connection) throws(StoreError) in
             if let failure = connection.failure {
                 throw .storageFailed("an earlier write could not be committed (\(failure)); restart the server")
             }

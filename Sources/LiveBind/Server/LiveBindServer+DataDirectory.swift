@@ -36,11 +36,21 @@ extension LiveBindServer {
     func restoreBindings() {
         guard let database, bindingsRestored.withLock({ done in defer { done = true }; return !done }) else { return }
         let (created, enabled) = database.bindings()
+        let flags = Dictionary(enabled.map { ($0.id, $0.enabled) }, uniquingKeysWith: { _, last in last })
         for stored in created where bindings.binding(id: stored.id) == nil {
+            // Made disabled, then enabled unless it was disabled: a disabled binding must not catch up.
+            var issues: [BindingIssue] = []
             do {
-                try bindings.bind(json: stored.definition)
+                let prepared = try bindings.prepare(try BindingSpec(json: stored.definition))
+                if let binding = bindings.insertDisabled([(prepared, stored.id)], issues: &issues).first,
+                   flags[stored.id] ?? true {
+                    bindings.setEnabled(binding, true)
+                }
             } catch {
-                logger.warning("binding '\(stored.id)' from the data directory could not be made again: \(error)")
+                issues.append(BindingIssue(position: stored.id, reason: error.description))
+            }
+            if !issues.isEmpty {
+                logger.warning("binding '\(stored.id)' from the data directory could not be made again: \(issues)")
             }
         }
         for (id, isEnabled) in enabled where bindings.binding(id: id) != nil {

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,9 +11,14 @@ final class ServerProcess {
     let process: Process
     private let output = LogBuffer()
 
-    /// Text appended by the reading thread and read by the test.
-    final class LogBuffer: Sendable {
-        let text = Mutex("")
+    /// Text appended by the reading thread and read by the test (an `NSLock`, which the thread
+    /// sanitizer sees).
+    final class LogBuffer: @unchecked Sendable {
+        private let lock = NSLock()
+        private var contents = ""
+
+        func append(_ text: String) { lock.withLock { contents += text } }
+        var text: String { lock.withLock { contents } }
     }
 
     /// The executable the tests run.
@@ -47,13 +51,13 @@ final class ServerProcess {
             while true {
                 let data = handle.availableData
                 if data.isEmpty { return }
-                output.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+                output.append(String(decoding: data, as: UTF8.self))
             }
         }
     }
 
     /// Everything the process wrote so far.
-    var log: String { output.text.withLock { $0 } }
+    var log: String { output.text }
 
     /// The port from the "listening on" line; throws when the process exits or `timeout` passes first.
     func waitForPort(timeout: Double = 20) throws -> Int {

@@ -13,10 +13,18 @@ import Testing
         configuration.dataDirectory = directory
         var logger = Logger(label: "livebind.test")
         logger.logLevel = .warning
-        let server = try LiveBindServer(configuration: configuration, logger: logger)
-        try server.start()
-        defer { server.stop() }
-        return try body(server, server.port)
+        weak var store: Store?
+        let result = try { () throws -> Result in
+            let server = try LiveBindServer(configuration: configuration, logger: logger)
+            store = server.store
+            try server.start()
+            defer { server.stop() }
+            return try body(server, server.port)
+        }()
+        // The next server on this directory can open it once the store (and its database) is gone; a
+        // stopped server's last references (a cancelled timer's handler) may go a moment later.
+        for _ in 0..<500 where store != nil { usleep(10_000) }
+        return result
     }
 
     @Test func aWriteTheDiskRefusesIs503AndChangesNothing() throws {
@@ -25,7 +33,7 @@ import Testing
                 #expect(try Client.send(port: port, "PUT", "/models/m", #"{"v":0}"#).status == 201)
                 let stream = try TestEventStream(port: port, target: "/events?model=m", timeout: 5)
                 _ = try stream.next(1)
-                try server.database!.connection.withLock { connection in
+                try server.database!.withConnection { connection in
                     let pages = try connection.database.prepare("PRAGMA page_count")
                     _ = try pages.step()
                     try connection.database.execute("PRAGMA max_page_count = \(pages.int64(0))")
@@ -60,6 +68,23 @@ import Testing
             }
             try Self.withServer(directory) { (server, _) throws in
                 #expect(server.bindings.all.isEmpty)
+            }
+        }
+    }
+
+    @Test func aBindingDisabledOverHTTPComesBackDisabledWithoutCatchingUp() throws {
+        try withTemporaryDirectory { directory in
+            try Self.withServer(directory) { (_, port) throws in
+                #expect(try Client.send(port: port, "PUT", "/models/m", #"{"v":1}"#).status == 201)
+                #expect(try Client.send(port: port, "POST", "/bindings", #"{"id":"frozen","source":"m.v","target":"m.f"}"#).status == 201)
+                #expect(try Client.send(port: port, "PATCH", "/bindings/frozen", #"{"enabled":false}"#).status == 200)
+                #expect(try Client.send(port: port, "PUT", "/models/m/v", "2").status == 200)
+            }
+            for _ in 0..<2 {
+                try Self.withServer(directory) { (server, port) throws in
+                    #expect(try Client.request(port: port, "GET", "/models/m").text == #"{"v":2,"f":1}"#)
+                    #expect(server.bindings.binding(id: "frozen")?.isEnabled == false)
+                }
             }
         }
     }

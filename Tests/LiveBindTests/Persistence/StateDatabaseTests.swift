@@ -53,7 +53,7 @@ import Testing
             let (store, database) = try Self.open(directory)
             try store.put("m", ["items": [], "v": 0])
             // Cap the file at its current size: the next write that needs a page fails with SQLITE_FULL.
-            try database.connection.withLock { connection in
+            try database.withConnection { connection in
                 let pages = try connection.database.prepare("PRAGMA page_count")
                 _ = try pages.step()
                 try connection.database.execute("PRAGMA max_page_count = \(pages.int64(0))")
