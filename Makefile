@@ -13,7 +13,7 @@ TSAN_BUILD   := .build-tsan
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 # Suites that run under the thread sanitizer: every one that drives several threads at once.
-TSAN_SUITES  := Concurrency|EventStreamTests|ModelEndpointTests
+TSAN_SUITES  := Concurrency|EventStreamTests|ModelEndpointTests|DataDirectoryServerTests|StateDatabaseTests
 
 .PHONY: run build release test test-swift test-tsan test-browser test-cli bench fuzz clean \
         deps-server deps-browser deps-python
