@@ -14,7 +14,7 @@ ASAN_BUILD   := .build-asan
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 # Suites that run under the thread sanitizer: every one that drives several threads at once.
-TSAN_SUITES  := Concurrency|EventStreamTests|ModelEndpointTests|ReliabilityTests|PrivateReadTests
+TSAN_SUITES  := Concurrency|EventStreamTests|ModelEndpointTests|ReliabilityTests|PrivateReadTests|DataDirectoryServerTests|StateDatabaseTests
 
 .PHONY: run build release test test-swift test-tsan test-asan test-browser test-cli bench fuzz clean \
         deps-server deps-browser deps-python
@@ -64,9 +64,9 @@ clean:
 	rm -rf .build $(TSAN_BUILD) .build-* Benchmarks/.build $(VENV) Tests/browser/artifacts
 
 deps-server:
-	@pkg-config --exists libmicrohttpd 2>/dev/null || { \
-	  echo "Installing libmicrohttpd-dev (Debian)"; \
-	  $(SUDO) apt-get update -qq && $(APT_INSTALL) libmicrohttpd-dev pkg-config; }
+	@{ pkg-config --exists libmicrohttpd && pkg-config --exists sqlite3; } 2>/dev/null || { \
+	  echo "Installing libmicrohttpd-dev and libsqlite3-dev (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) libmicrohttpd-dev libsqlite3-dev pkg-config; }
 
 deps-browser:
 	@{ [ -x /usr/lib/chromium/chromium ] && command -v chromedriver >/dev/null; } || { \

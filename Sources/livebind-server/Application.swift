@@ -22,16 +22,18 @@ final class Application: Sendable {
         }
     }
 
-    /// Creates the demo models and bindings, and changes the models every second until `stop()`.
+    /// Creates the demo models (those missing) and bindings, and changes the models every second until `stop()`.
     func startDemo() {
         let demo = Demo(store: registry.store, logger: logger)
         let set: BindingSet
         do {
-            set = try demo.install(registry: registry)
+            set = try BindingSet(definition: Self.keepingExistingModels(Demo.definition, in: registry.store),
+                                 registry: registry)
         } catch {
             logger.error("demo could not start: \(error)")
             return
         }
+        demo.continueFromStore()
         let task = Task.detached {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
@@ -43,6 +45,17 @@ final class Application: Sendable {
             $0.demo = task
         }
         logger.info("demo running: models sensor, readings and orders change every second; \(set.bindings.count) bindings")
+    }
+
+    /// `definition` without the models the store already has: a restart with a data directory keeps
+    /// their values instead of resetting them to the initial ones.
+    static func keepingExistingModels(_ definition: JSON, in store: Store) -> JSON {
+        guard case .object(var members) = definition, case .object(var models)? = members["models"] else {
+            return definition
+        }
+        for existing in store.modelNames() { models.removeValue(forKey: existing.name) }
+        members["models"] = .object(models)
+        return .object(members)
     }
 
     /// Stops the demo.

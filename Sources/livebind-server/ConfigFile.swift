@@ -15,8 +15,13 @@ enum ConfigFile {
     /// Loads the file into the registry's store; the returned set keeps its bindings alive.
     static func load(_ path: String, into registry: BindingRegistry, logger: Logger) throws -> BindingSet {
         guard let bytes = readAll(path) else { throw Failure(description: "cannot read --config file '\(path)'") }
+        let definition: JSON
+        do { definition = try JSON(parsing: bytes) } catch {
+            throw Failure(description: "--config file '\(path)': not valid JSON: \(error)")
+        }
         do {
-            let set = try BindingSet(definition: bytes, registry: registry)
+            let set = try BindingSet(definition: Application.keepingExistingModels(definition, in: registry.store),
+                                     registry: registry)
             logger.info("loaded \(path): \(registry.store.modelNames().count) models, \(set.bindings.count) bindings")
             return set
         } catch {

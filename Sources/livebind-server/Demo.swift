@@ -56,9 +56,20 @@ final class Demo: Sendable {
         ],
     ]
 
-    /// Creates the three models and their bindings; the set keeps the bindings alive.
-    func install(registry: BindingRegistry) throws -> BindingSet {
-        try BindingSet(definition: Self.definition, registry: registry)
+    /// Continues from models a data directory kept: the temperature where it was, new readings and
+    /// orders with ids after the existing ones (a row's id stays unique across restarts).
+    func continueFromStore() {
+        let items = Path.root.appending("items")
+        let readings = (try? store.value(of: "readings", at: items))?.arrayValue ?? []
+        let lastReading = readings.compactMap { $0.objectMember("id")?.doubleValue }.max().map { Int($0) } ?? 0
+        let orders = (try? store.value(of: "orders", at: items))?.arrayValue ?? []
+        let lastOrder = orders.compactMap { $0.objectMember("id")?.stringValue?.dropFirst(2) }.compactMap { Int($0) }.max() ?? 0
+        let temperature = (try? store.value(of: "sensor", at: Path.root.appending("temperature")))?.doubleValue
+        state.withLock { state in
+            state.tick = max(state.tick, lastReading)
+            state.nextOrder = max(state.nextOrder, lastOrder + 1)
+            if let temperature { state.temperature = temperature }
+        }
     }
 
     /// One second of life: the temperature drifts, a reading is added, an order changes.

@@ -46,6 +46,7 @@ struct LiveBindServerCommand: ParsableCommand {
 
     @Option(help: "Seconds a client may take to send a whole request, headers and body (slowloris guard).")
     var requestTimeout = 30.0
+
     @Option(name: .customLong("token"), help: ArgumentHelp(
         "A bearer token with read and write access to every model (repeatable). Writes then need it.",
         valueName: "token"))
@@ -63,6 +64,10 @@ struct LiveBindServerCommand: ParsableCommand {
         "Another origin whose pages may call the API (CORS) and write, e.g. https://app.example.com (repeatable).",
         valueName: "origin"))
     var allowedOrigins: [String] = []
+    @Option(help: ArgumentHelp(
+        "Folder for livebind.sqlite: models, event ids, retained events and bindings made over HTTP survive restarts; writes are answered once on disk.",
+        valueName: "dir"))
+    var data: String?
 
     func validate() throws {
         guard (1...65535).contains(port) || port == 0 else { throw ValidationError("--port must be 0...65535") }
@@ -90,18 +95,23 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
         configuration.access = try TokensFile.policy(tokens: tokens, file: tokensFile, privateReads: privateReads,
                                                      allowedOrigins: allowedOrigins)
+        configuration.dataDirectory = data
         FileLimit.raise(toAtLeast: configuration.maxStreams + 1024, logger: logger)
 
-        let store = Store()
-        let registry = BindingRegistry(store: store)
-        let app = try Application(registry: registry, configFile: config, logger: logger)
-        let server = LiveBindServer(store: store, bindings: registry, configuration: configuration, logger: logger)
+        let server: LiveBindServer
+        do {
+            server = try LiveBindServer(configuration: configuration, logger: logger)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        // Definition files and the demo create their models only when the data directory lacks them.
+        let app = try Application(registry: server.bindings, configFile: config, logger: logger)
+        if demo ?? (config == nil) { app.startDemo() }
         do {
             try server.start()
         } catch {
             throw ValidationError("\(error)")
         }
-        if demo ?? (config == nil) { app.startDemo() }
         logger.info("Open http://\(displayHost):\(server.port)/ for the dashboard (Ctrl-C stops)")
         ShutdownSignals.install(logger: logger) {
             app.stop()

@@ -225,6 +225,31 @@ for _ in $(seq 1 100); do grep -q "listening on" "$WORK/default.log" && break; s
 check_contains "listens on 127.0.0.1 by default" "$(cat "$WORK/default.log")" "listening on http://127.0.0.1:"
 check_contains "says that anyone on the port can write without tokens" "$(cat "$WORK/default.log")" "access: no tokens"
 kill -KILL "$DEFAULT_PID"; wait "$DEFAULT_PID" 2>/dev/null
+# --- --data: state survives SIGKILL ------------------------------------------------------------------
+check_contains "without --data the start-up says state is in memory" "$(cat "$WORK/server.log")" "state is in memory"
+DATA="$WORK/data"
+start_server --no-demo --data "$DATA"
+check_contains "start-up names the data directory" "$(cat "$WORK/server.log")" "data directory $DATA"
+check "PUT with --data" "$(curl -s -X PUT "$BASE/models/sensor" -H "$JSON" -d '{"temperature":20}')" '{"id":"1","rev":1}'
+check "a form write with --data" "$(curl -s -d 'temperature=21.5' "$BASE/models/sensor")" '{"id":"2","rev":2}'
+curl -s -X POST "$BASE/bindings" -H "$JSON" -d '{"id":"copy","source":"sensor.temperature","target":"sensor.shown"}' >/dev/null
+check "a write through the HTTP-made binding" "$(curl -s -d 'temperature=22' "$BASE/models/sensor")" '{"id":"4","rev":4}'
+kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+check "livebind.sqlite is in the data directory" "$([ -s "$DATA/livebind.sqlite" ] && echo yes)" yes
+start_server --no-demo --data "$DATA"
+check "models survive SIGKILL" "$(curl -s "$BASE/models/sensor")" '{"temperature":22,"shown":22}'
+check_contains "the revision survives" "$(curl -sI "$BASE/models/sensor")" 'ETag: "5"'
+check_contains "HTTP-made bindings survive" "$(curl -s "$BASE/bindings")" '"id":"copy"'
+RESUMED=$(curl -sN --max-time 1 -H 'Last-Event-ID: 3' "$BASE/events" 2>/dev/null)
+check_contains "resume across the restart starts after the id" "$RESUMED" $'retry: 2000\n\nid: 4\nevent: set'
+check "resume across the restart has no resync" "$(grep -c 'event: resync' <<<"$RESUMED")" 0
+check "ids continue after the restart" "$(curl -s -d 'temperature=23' "$BASE/models/sensor")" '{"id":"6","rev":6}'
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+echo 'not a database, not at all; padding padding padding padding padding padding padding padding' >"$WORK/bad.sqlite"
+mkdir -p "$WORK/baddata"; cp "$WORK/bad.sqlite" "$WORK/baddata/livebind.sqlite"
+OUTPUT=$("$BINARY" --port 0 --no-demo --data "$WORK/baddata" 2>&1); STATUS=$?
+check "a damaged data directory exits non-zero" "$([ $STATUS -ne 0 ] && echo yes)" yes
+check_contains "a damaged data directory says so" "$OUTPUT" "is not a SQLite database"
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -11,10 +11,19 @@ public final class Store: Sendable {
     let state: Mutex<StoreState>
     /// Only orders critical sections for the thread sanitizer; see ``withState(_:)``.
     let lockOrder = Atomic<Int>(0)
+    /// Records every commit before it becomes visible (durable storage); nil keeps the store in memory.
+    let journal: (any StoreJournal)?
 
     /// An empty store whose first commit gets sequence `startingSequence + 1`.
     public init(startingSequence: UInt64 = 0) {
         state = Mutex(StoreState(lastSequence: startingSequence))
+        journal = nil
+    }
+
+    /// A store holding `models` as they were recorded, whose every commit goes to `journal` first.
+    init(restoring models: [ModelSnapshot], lastSequence: UInt64, journal: any StoreJournal) {
+        state = Mutex(StoreState(restoring: models, lastSequence: lastSequence))
+        self.journal = journal
     }
 
     /// The sequence number of the latest commit (or `startingSequence` before any).
@@ -92,6 +101,7 @@ public final class Store: Sendable {
             if existed, entry.document == value {
                 return ((false, WriteResult(sequence: state.lastSequence, revision: revision, changed: false)), nil)
             }
+            if let journal { try recordPut(model, value, revision: revision + 1, existed: existed, state: &state, in: journal) }
             state.lastSequence += 1
             entry.exists = true
             entry.document = value
@@ -111,6 +121,8 @@ public final class Store: Sendable {
         let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
+            try journal?.record(
+                Commit(sequence: state.lastSequence + 1, model: model, revision: revision + 1, kind: .drop), document: .null)
             state.lastSequence += 1
             state.enqueue(Change(kind: .remove, path: .root), for: entry)
             state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .drop))
@@ -148,6 +160,9 @@ public final class Store: Sendable {
                 state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
                 throw error
             }
+            if let journal, !editor.changes.isEmpty {
+                try record(&editor, of: entry, model: model, revision: revision + 1, state: &state, in: journal)
+            }
             swap(&editor.document, &entry.document)
             guard !editor.changes.isEmpty else {
                 state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
@@ -179,8 +194,13 @@ public final class Store: Sendable {
         let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
-            guard let change = try edit(&entry.document)?.change else {
+            guard let applied = try edit(&entry.document) else {
                 return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), nil)
+            }
+            let change = applied.change
+            if let journal {
+                try record(change, undo: applied.undo, of: entry, model: model, revision: revision + 1,
+                           sequence: state.lastSequence + 1, in: journal)
             }
             state.lastSequence += 1
             entry.revision = revision + 1

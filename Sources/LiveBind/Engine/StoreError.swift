@@ -22,6 +22,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case validationFailed(path: Path, reason: String)
     /// A key path or pointer could not be parsed.
     case invalidPath(PathError)
+    /// The write could not be made durable (the data directory failed); nothing changed.
+    case storageFailed(String)
 
     /// A message saying what is wrong, with its context.
     public var description: String {
@@ -48,6 +50,8 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             "validation failed at \"\(path)\": \(reason)"
         case .invalidPath(let error):
             error.description
+        case .storageFailed(let reason):
+            "the write could not be stored durably, so it was not made: \(reason)"
         }
     }
 }

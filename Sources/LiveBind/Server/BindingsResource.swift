@@ -6,6 +6,8 @@
 struct BindingsResource: Sendable {
     let registry: BindingRegistry
     let counters: ServerCounters
+    /// Where bindings made over HTTP and enabled flags set over HTTP are kept; nil keeps them in memory.
+    let database: StateDatabase?
 
     /// `GET /bindings`: `{"bindings":[…]}` in creation order, those whose models the caller reaches.
     func list(reach: AccessControl.Reach = .everything) -> HTTPResponse {
@@ -46,7 +48,17 @@ struct BindingsResource: Sendable {
     /// `POST /bindings`: creates a binding (201) and applies the current source value to its target.
     func create(_ request: HTTPRequest) throws -> HTTPResponse {
         _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json])
-        let binding = try registry.bind(json: try RequestBody.parseJSON(request))
+        let entry = try RequestBody.parseJSON(request)
+        let binding = try registry.bind(json: entry)
+        if let database, case .object(var members) = entry {
+            members["id"] = .string(binding.id)
+            do {
+                try database.saveBinding(id: binding.id, definition: .object(members))
+            } catch {
+                try? registry.unbind(id: binding.id)
+                throw error
+            }
+        }
         counters.writes.add(1, ordering: .relaxed)
         var response = json(binding.json, status: 201)
         response.headers.add("Location", "/bindings/\(binding.id)")
@@ -65,6 +77,8 @@ struct BindingsResource: Sendable {
         guard case .bool(let enabled)? = members["enabled"] else {
             throw RequestError.malformedBody(#"send {"enabled": true} or {"enabled": false}"#)
         }
+        guard registry.binding(id: id) != nil else { throw BindingError.bindingNotFound(id) }
+        try database?.saveEnabled(id: id, enabled)
         try registry.setEnabled(id: id, enabled)
         counters.writes.add(1, ordering: .relaxed)
         return try get(id)
@@ -74,6 +88,7 @@ struct BindingsResource: Sendable {
     func delete(_ id: String) throws -> HTTPResponse {
         guard let binding = registry.binding(id: id) else { throw BindingError.bindingNotFound(id) }
         let last = binding.json
+        try database?.deleteBinding(id: id)
         try registry.unbind(id: id)
         counters.writes.add(1, ordering: .relaxed)
         return json(last)

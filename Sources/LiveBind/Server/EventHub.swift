@@ -77,6 +77,8 @@ final class EventHub: Sendable {
     /// Appends a frame to the log and wakes the suspended subscribers that want it.
     func publish(_ frame: EventFrame) {
         let wake: [any HTTPStreamConnection] = state.withLock { state in
+            // A commit already in the log (seeded from the data directory's history) is not added twice.
+            if frame.isCommit && frame.sequence <= state.newestSequence { return [] }
             state.log.append(frame)
             state.logBytes += frame.bytes.count
             if state.log.count > settings.retainedEvents {

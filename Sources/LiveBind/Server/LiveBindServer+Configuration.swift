@@ -32,6 +32,11 @@ extension LiveBindServer {
         /// Bearer tokens, private reads and other allowed origins; by default anyone who can reach the
         /// port may write, and only the server's own pages may write from a browser.
         public var access = AccessPolicy()
+        /// Folder holding `livebind.sqlite` (created when missing): the models, the event ids, the
+        /// retained events and the bindings made over HTTP survive restarts, and a write is answered
+        /// only once it is on disk. nil keeps everything in memory (lost at exit). Used by
+        /// ``LiveBindServer/init(configuration:logger:)``.
+        public var dataDirectory: String?
 
         /// The defaults.
         public init() {}

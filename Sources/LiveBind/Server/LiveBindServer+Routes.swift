@@ -27,7 +27,7 @@ extension LiveBindServer {
             default: return try models.get(name, pointer)
             }
         }
-        let bindingsResource = BindingsResource(registry: bindings, counters: counters)
+        let bindingsResource = BindingsResource(registry: bindings, counters: counters, database: database)
         router.add([.get, .post], "/bindings") { request, _ in
             guard request.method == .post else { return bindingsResource.list(reach: try access.authorize(request, .read)) }
             try access.checkOrigin(request)

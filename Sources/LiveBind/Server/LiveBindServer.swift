@@ -19,6 +19,10 @@ public final class LiveBindServer: Sendable {
     public let configuration: Configuration
     let logger: Logger
     let counters = ServerCounters()
+    /// The data directory's database when `configuration.dataDirectory` is set; nil keeps state in memory.
+    let database: StateDatabase?
+    /// Whether the bindings kept in the data directory were restored (once, at the first start).
+    let bindingsRestored = Mutex(false)
 
     /// What exists only while running.
     struct Running: Sendable {
@@ -30,13 +34,23 @@ public final class LiveBindServer: Sendable {
     private let running: Mutex<Running?> = Mutex(nil)
 
     /// Makes a stopped server for `store`, serving the bindings of `bindings` (a new registry if nil).
-    public init(store: Store, bindings: BindingRegistry? = nil, configuration: Configuration = Configuration(),
-                logger: Logger = Logger(label: "livebind.server")) {
+    ///
+    /// The state is in memory. For a data directory use ``init(configuration:logger:)``:
+    /// `configuration.dataDirectory` must be nil here.
+    public convenience init(store: Store, bindings: BindingRegistry? = nil, configuration: Configuration = Configuration(),
+                            logger: Logger = Logger(label: "livebind.server")) {
+        precondition(configuration.dataDirectory == nil,
+                     "a data directory needs LiveBindServer(configuration:), which loads the store from it")
+        self.init(store: store, bindings: bindings, configuration: configuration, logger: logger, database: nil)
+    }
+
+    init(store: Store, bindings: BindingRegistry?, configuration: Configuration, logger: Logger, database: StateDatabase?) {
         precondition(bindings == nil || bindings!.store === store, "the binding registry must belong to the served store")
         self.store = store
         self.bindings = bindings ?? BindingRegistry(store: store)
         self.configuration = configuration
         self.logger = logger
+        self.database = database
     }
 
     /// The bound port while running (the real one when configured with port 0), else 0.
@@ -57,14 +71,19 @@ public final class LiveBindServer: Sendable {
             return true
         }
         guard claimed else { throw .alreadyRunning }
+        restoreBindings()
+        // The feed first, then the retained history, then clients: no commit falls between them.
+        let feed = store.observeAll { commit in hub.publish(EventEncoder.frame(for: commit)) }
+        if let database { hub.seed(history: database.recentEvents()) }
         do {
             try daemon.start()
         } catch {
+            feed.cancel()
             running.withLock { $0 = nil }
             throw error
         }
-        let feed = store.observeAll { commit in hub.publish(EventEncoder.frame(for: commit)) }
-        let heartbeat = HeartbeatTimer(interval: configuration.heartbeat) { hub.publishHeartbeat() }
+        logStateLocation()
+        let heartbeat = HeartbeatTimer(interval: configuration.heartbeat) { [weak hub] in hub?.publishHeartbeat() }
         running.withLock { $0 = Running(daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat) }
         logger.info("listening on http://\(configuration.host):\(daemon.port)/")
         logger.info("\(configuration.access.summary)")

@@ -75,6 +75,10 @@ extension Problem {
             return Problem(status: 412, kind: "stale-revision", title: "Precondition Failed", detail: detail)
         case .typeMismatch, .indexOutOfRange, .testFailed, .invalidValue, .validationFailed:
             return Problem(status: 422, kind: "cannot-apply", title: "Unprocessable Content", detail: detail)
+        case .storageFailed:
+            var problem = Problem(status: 503, kind: "storage-unavailable", title: "Service Unavailable", detail: detail)
+            problem.headers.add("Retry-After", "5")
+            return problem
         }
     }
 

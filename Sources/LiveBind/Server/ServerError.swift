@@ -12,6 +12,8 @@ public enum ServerError: Error, Equatable, CustomStringConvertible {
     case invalidAccessPolicy(String)
     /// A tokens file is malformed; `entry` counts from 1 (nil: the whole file), `name` is the entry's label.
     case invalidTokensFile(entry: Int?, name: String?, reason: String)
+    /// The data directory cannot be created, opened, locked, written or read back.
+    case dataDirectoryUnusable(String)
 
     /// A message a user can act on.
     public var description: String {
@@ -28,6 +30,8 @@ public enum ServerError: Error, Equatable, CustomStringConvertible {
             "access: \(reason)"
         case .invalidTokensFile(let entry, let name, let reason):
             "tokens file" + (entry.map { " entry \($0)" } ?? "") + (name.map { " (\"\($0)\")" } ?? "") + ": \(reason)"
+        case .dataDirectoryUnusable(let reason):
+            "cannot use the data directory: \(reason)"
         }
     }
 }

@@ -1,0 +1,46 @@
+extension StateDatabase {
+    /// The tables of format 1. Documents and frames are UTF-8 JSON / SSE bytes stored as blobs.
+    static let schema = """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+        CREATE TABLE models(name TEXT PRIMARY KEY, revision INTEGER NOT NULL, document BLOB NOT NULL);
+        CREATE TABLE events(sequence INTEGER PRIMARY KEY, model TEXT NOT NULL, frame BLOB NOT NULL);
+        CREATE TABLE bindings(position INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
+                              definition BLOB NOT NULL);
+        CREATE TABLE binding_states(id TEXT PRIMARY KEY, enabled INTEGER NOT NULL);
+        PRAGMA user_version = 1;
+        """
+
+    /// Creates the tables in an empty file, refuses files of another kind or a newer format, and makes
+    /// one write, so an unwritable directory fails now and the exclusive lock is taken now.
+    static func migrate(_ database: SQLiteConnection, path: String) throws(StateDatabaseError) {
+        do {
+            try database.execute("BEGIN IMMEDIATE")
+            let version = try database.prepare("PRAGMA user_version")
+            _ = try version.step()
+            let format = version.int64(0)
+            version.reset()
+            if format == 0 {
+                let tables = try database.prepare("SELECT count(*) FROM sqlite_master")
+                _ = try tables.step()
+                let count = tables.int64(0)
+                tables.reset()
+                guard count == 0 else {
+                    try? database.execute("ROLLBACK")
+                    throw StateDatabaseError.notLiveBind(path: path, reason: "it holds other tables")
+                }
+                try database.execute(schema)
+            } else if format > formatVersion {
+                try? database.execute("ROLLBACK")
+                throw StateDatabaseError.notLiveBind(
+                    path: path, reason: "format \(format) was written by a newer LiveBind (this one reads \(formatVersion))")
+            }
+            try database.execute("INSERT INTO meta(key, value) VALUES('format', 1) ON CONFLICT(key) DO UPDATE SET value = 1")
+            try database.execute("COMMIT")
+        } catch let error as StateDatabaseError {
+            throw error
+        } catch {
+            if database.isInTransaction { try? database.execute("ROLLBACK") }
+            throw StateDatabaseError.from(error, path: path)
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import DequeModule
+
+extension EventHub {
+    /// Puts commits made before this hub existed in front of its log, so clients resume across a
+    /// restart with `Last-Event-ID`: `history` is the data directory's event log, oldest first,
+    /// contiguous, read after the hub's feed was registered.
+    ///
+    /// Frames the feed already published are kept and not duplicated; the history is used only when it
+    /// joins them without a gap. Call before any stream subscribes.
+    func seed(history: [EventFrame]) {
+        state.withLock { state in
+            precondition(state.subscribers.isEmpty, "seed the event log before streams subscribe")
+            let firstLive = state.log.first { $0.isCommit }?.sequence
+            var merged = Deque(history.filter { $0.isCommit && $0.sequence < (firstLive ?? .max) })
+            guard let last = merged.last else { return }
+            if let firstLive {
+                guard last.sequence + 1 == firstLive else { return }
+            } else {
+                guard last.sequence >= state.newestSequence else { return }
+            }
+            merged.append(contentsOf: state.log)
+            while merged.count > settings.retainedEvents { merged.removeFirst() }
+            state.log = merged
+            state.droppedThrough = merged.first!.sequence - 1
+            state.newestSequence = max(state.newestSequence, merged.last { $0.isCommit }?.sequence ?? 0)
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Logging
+
+extension LiveBindServer {
+    /// Makes a stopped server with its own store and bindings: loaded from `configuration.dataDirectory`
+    /// when set (every later write is on disk before it is answered or streamed), else empty and in memory.
+    ///
+    /// ```swift
+    /// var configuration = LiveBindServer.Configuration()
+    /// configuration.dataDirectory = "/var/lib/livebind"
+    /// let server = try LiveBindServer(configuration: configuration)   // models as they were at exit
+    /// try server.start()                                              // bindings made over HTTP are back
+    /// ```
+    /// Throws ``ServerError/dataDirectoryUnusable(_:)`` when the directory cannot be created, the file is
+    /// not a LiveBind database, or another server uses it. The file stays locked until the store is
+    /// released (the store keeps writing to it after `stop()`).
+    public convenience init(configuration: Configuration, logger: Logger = Logger(label: "livebind.server")) throws(ServerError) {
+        guard let directory = configuration.dataDirectory else {
+            self.init(store: Store(), bindings: nil, configuration: configuration, logger: logger, database: nil)
+            return
+        }
+        let database: StateDatabase
+        let contents: StateDatabase.Contents
+        do {
+            database = try StateDatabase(directory: directory, retainedEvents: configuration.retainedEvents)
+            contents = try database.load()
+        } catch {
+            throw .dataDirectoryUnusable(error.description)
+        }
+        let store = Store(restoring: contents.models, lastSequence: contents.lastSequence, journal: database)
+        self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: database)
+    }
+
+    /// Re-creates the bindings made over HTTP and applies the enabled flags set over HTTP, once, after the
+    /// bindings of the definition files and the app exist. A binding that cannot be made any more is
+    /// logged and skipped (its row stays, so a later version can make it again).
+    func restoreBindings() {
+        guard let database, bindingsRestored.withLock({ done in defer { done = true }; return !done }) else { return }
+        let (created, enabled) = database.bindings()
+        let flags = Dictionary(enabled.map { ($0.id, $0.enabled) }, uniquingKeysWith: { _, last in last })
+        for stored in created where bindings.binding(id: stored.id) == nil {
+            // Made disabled, then enabled unless it was disabled: a disabled binding must not catch up.
+            var issues: [BindingIssue] = []
+            do {
+                let prepared = try bindings.prepare(try BindingSpec(json: stored.definition))
+                if let binding = bindings.insertDisabled([(prepared, stored.id)], issues: &issues).first,
+                   flags[stored.id] ?? true {
+                    bindings.setEnabled(binding, true)
+                }
+            } catch {
+                issues.append(BindingIssue(position: stored.id, reason: error.description))
+            }
+            if !issues.isEmpty {
+                logger.warning("binding '\(stored.id)' from the data directory could not be made again: \(issues)")
+            }
+        }
+        for (id, isEnabled) in enabled where bindings.binding(id: id) != nil {
+            try? bindings.setEnabled(id: id, isEnabled)
+        }
+    }
+
+    /// Says at start where the state lives.
+    func logStateLocation() {
+        if let database {
+            logger.info("""
+                data directory \(database.directory): \(store.modelNames().count) models, \
+                \(bindings.all.count) bindings, event ids continue after \(store.lastSequence); \
+                writes are answered once on disk
+                """)
+        } else {
+            logger.info("state is in memory: models, bindings and events are lost at exit (--data DIR keeps them)")
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// The real executable with `--data`, killed with SIGKILL in the middle of a stream of writes and
+/// restarted on the same directory.
+@Suite("Crash recovery", .serialized) struct CrashRecoveryTests {
+    typealias Client = TestHTTPClient
+
+    /// What the writers saw acknowledged: per client, the values whose append was answered 200.
+    /// (An `NSLock`, which the thread sanitizer sees, unlike `Mutex`'s contended path.)
+    final class Acknowledged: @unchecked Sendable {
+        private let lock = NSLock()
+        private var values: [[Int]]
+        private var highest = 0
+
+        init(clients: Int) { values = Array(repeating: [], count: clients) }
+
+        func add(_ value: Int, client: Int, id: Int) {
+            lock.withLock {
+                values[client].append(value)
+                highest = max(highest, id)
+            }
+        }
+
+        var count: Int { lock.withLock { values.joined().count } }
+        var perClient: [[Int]] { lock.withLock { values } }
+        var highestID: Int { lock.withLock { highest } }
+    }
+
+    @Test func everyAcknowledgedWriteSurvivesSIGKILLAndClientsResumeByEventID() throws {
+        try withTemporaryDirectory { directory in
+            let clients = 4
+            var server = try ServerProcess(["--no-demo", "--data", directory])
+            var port = try server.waitForPort()
+            #expect(server.log.contains("data directory \(directory)"))
+            let lists = (0..<clients).map { "\"c\($0)\":[]" }.joined(separator: ",")
+            #expect(try Client.send(port: port, "PUT", "/models/log", "{\(lists)}").status == 201)
+            let bindings = [
+                #"{"id":"count0","source":"log.c0","target":"log.count0","transform":"count"}"#,
+                #"{"id":"count1","source":"log.c1","target":"log.count1","transform":"count"}"#,
+            ]
+            for binding in bindings { #expect(try Client.send(port: port, "POST", "/bindings", binding).status == 201) }
+            #expect(try Client.send(port: port, "PATCH", "/bindings/count1", #"{"enabled":false}"#).status == 200)
+
+            // A watcher reads events while the writers run; it stops at the kill.
+            let stream = try TestEventStream(port: port, target: "/events?model=log", timeout: 5)
+            var seen: [TestEvent] = []
+            _ = try stream.next(1)   // the snapshot
+
+            let acknowledged = Acknowledged(clients: clients)
+            let stop = Atomic<Bool>(false)
+            let running = Atomic<Int>(clients)
+            for client in 0..<clients {
+                let writePort = port
+                Thread.detachNewThread {
+                    defer { running.subtract(1, ordering: .releasing) }
+                    var value = 0
+                    while !stop.load(ordering: .acquiring), value < 2000 {
+                        guard let answer = try? Client.send(port: writePort, "POST", "/models/log/c\(client)", "\(value)",
+                                                           headers: []),
+                              answer.status == 200, let object = try? answer.object(),
+                              let id = (object["id"] as? String).flatMap(Int.init) else { return }
+                        acknowledged.add(value, client: client, id: id)
+                        value += 1
+                    }
+                }
+            }
+            // The watcher reads the first ~150 writes' events and then goes away (a closed laptop); the
+            // writers go on to a few hundred writes, and the server is killed in the middle of them.
+            let deadline = Date().addingTimeInterval(60)
+            while acknowledged.count < 150, Date() < deadline {
+                if let event = try? stream.next() { seen.append(event) }
+            }
+            while acknowledged.count < 400, Date() < deadline { usleep(5_000) }
+            try server.kill()
+            stop.store(true, ordering: .releasing)
+            while running.load(ordering: .acquiring) > 0 { usleep(10_000) }
+            let lastSeen = try #require(seen.last?.id.flatMap(Int.init))
+            let acked = acknowledged.perClient
+            let highestAcknowledged = acknowledged.highestID
+
+            server = try ServerProcess(["--no-demo", "--data", directory])
+            port = try server.waitForPort()
+            defer { try? server.terminate() }
+            let model = try Client.request(port: port, "GET", "/models/log")
+            let restoredSequence = try #require(model.header("LiveBind-Event-ID").flatMap(Int.init))
+            let document = try model.object()
+            var recovered = 0
+            for client in 0..<clients {
+                let values = (document["c\(client)"] as? [Int]) ?? []
+                recovered += values.count
+                // Every acknowledged append is there, in order; at most the one write in flight at the kill more.
+                #expect(Array(values.prefix(acked[client].count)) == acked[client], "client \(client)")
+                #expect(values.count <= acked[client].count + 1, "client \(client)")
+                #expect(values == Array(0..<values.count), "client \(client)")
+            }
+            #expect(document["count0"] as? Int == (document["c0"] as? [Int])?.count)
+            #expect(restoredSequence >= highestAcknowledged)
+
+            // Resume from the last event seen before the kill: exactly the missed events, in order.
+            let resumed = try TestEventStream(port: port, target: "/events?model=log",
+                                              headers: [("Last-Event-ID", "\(lastSeen)")], timeout: 5)
+            let missed = try resumed.next(restoredSequence - lastSeen)
+            #expect(missed.allSatisfy { $0.type != "resync" && $0.type != "snapshot" })
+            #expect(missed.compactMap { $0.id.flatMap(Int.init) } == Array((lastSeen + 1)...restoredSequence))
+
+            // Ids and revisions keep increasing; bindings made over HTTP and their enabled flags are back.
+            let write = try Client.send(port: port, "POST", "/models/log/c0", "-1").object()
+            #expect(Int(write["id"] as? String ?? "") == restoredSequence + 1)
+            let next = try #require(try resumed.next())
+            #expect(next.id == "\(restoredSequence + 1)")
+            let listed = try Client.getObject(port: port, "/bindings")["bindings"] as? [[String: Any]] ?? []
+            #expect(listed.map { $0["id"] as? String } == ["count0", "count1"])
+            #expect(listed.map { $0["enabled"] as? Bool } == [true, false])
+            let ackedCount = acked.joined().count
+            print("crash recovery: writes acknowledged \(ackedCount), writes recovered \(recovered), "
+                  + "events seen before the kill up to id \(lastSeen), events replayed after restart \(missed.count), "
+                  + "ids continue at \(restoredSequence + 1)")
+            #expect(recovered >= ackedCount)
+        }
+    }
+
+    @Test func withoutDataTheServerSaysStateIsInMemoryAndARestartGivesResync() throws {
+        var server = try ServerProcess(["--no-demo"])
+        var port = try server.waitForPort()
+        #expect(server.log.contains("state is in memory"))
+        let written = try Client.send(port: port, "PUT", "/models/m", #"{"v":1}"#).object()
+        let id = try #require(written["id"] as? String)
+        try server.kill()
+        server = try ServerProcess(["--no-demo"])
+        port = try server.waitForPort()
+        defer { try? server.terminate() }
+        let stream = try TestEventStream(port: port, headers: [("Last-Event-ID", id)], timeout: 5)
+        let first = try #require(try stream.next())
+        #expect(first.type == "resync")
+        #expect(try first.object()["reason"] as? String == "restart")
+    }
+
+    @Test func anUnusableDataDirectoryIsAClearStartError() throws {
+        try withTemporaryDirectory { directory in
+            let file = directory + "/plain-file"
+            try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+            let corrupt = directory + "/corrupt"
+            try FileManager.default.createDirectory(atPath: corrupt, withIntermediateDirectories: false)
+            try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: corrupt + "/livebind.sqlite"))
+            let cases: [(String, String)] = [
+                (file, "exists but is not a directory"),
+                (directory + "/missing/deeper", "cannot be created"),
+                (corrupt, "is not a SQLite database"),
+            ]
+            for (path, message) in cases {
+                let server = try ServerProcess(["--no-demo", "--data", path])
+                let status = try server.waitForExit()
+                #expect(status != 0, "\(path)")
+                #expect(server.log.contains(message), "\(server.log)")
+                #expect(!server.log.contains("listening on"))
+            }
+            // A second server on a directory in use refuses to start instead of sharing the file.
+            let first = try ServerProcess(["--no-demo", "--data", directory + "/shared"])
+            _ = try first.waitForPort()
+            defer { try? first.terminate() }
+            let second = try ServerProcess(["--no-demo", "--data", directory + "/shared"])
+            #expect(try second.waitForExit() != 0)
+            #expect(second.log.contains("in use by another process"), "\(second.log)")
+        }
+    }
+}

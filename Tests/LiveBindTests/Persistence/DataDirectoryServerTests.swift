@@ -1,0 +1,119 @@
+import Foundation
+import Logging
+import Testing
+@testable import LiveBind
+
+/// The server made with `Configuration.dataDirectory`, in process.
+@Suite("Data directory server") struct DataDirectoryServerTests {
+    typealias Client = TestHTTPClient
+
+    static func withServer<Result>(_ directory: String, _ body: (LiveBindServer, Int) throws -> Result) throws -> Result {
+        var configuration = LiveBindServer.Configuration()
+        configuration.port = 0
+        configuration.dataDirectory = directory
+        var logger = Logger(label: "livebind.test")
+        logger.logLevel = .warning
+        weak var store: Store?
+        let result = try { () throws -> Result in
+            let server = try LiveBindServer(configuration: configuration, logger: logger)
+            store = server.store
+            try server.start()
+            defer { server.stop() }
+            return try body(server, server.port)
+        }()
+        // The next server on this directory can open it once the store (and its database) is gone; a
+        // stopped server's last references (a cancelled timer's handler) may go a moment later.
+        for _ in 0..<500 where store != nil { usleep(10_000) }
+        return result
+    }
+
+    @Test func aWriteTheDiskRefusesIs503AndChangesNothing() throws {
+        try withTemporaryDirectory { directory in
+            try Self.withServer(directory) { (server, port) throws in
+                #expect(try Client.send(port: port, "PUT", "/models/m", #"{"v":0}"#).status == 201)
+                let stream = try TestEventStream(port: port, target: "/events?model=m", timeout: 5)
+                _ = try stream.next(1)
+                try server.database!.withConnection { connection in
+                    let pages = try connection.database.prepare("PRAGMA page_count")
+                    _ = try pages.step()
+                    try connection.database.execute("PRAGMA max_page_count = \(pages.int64(0))")
+                }
+                let big = "\"" + String(repeating: "x", count: 200_000) + "\""
+                let refused = try Client.send(port: port, "PUT", "/models/m/v", big)
+                #expect(refused.isProblem(503))
+                #expect(try refused.object()["type"] as? String == "urn:livebind:problem:storage-unavailable")
+                let model = try Client.request(port: port, "GET", "/models/m")
+                #expect(model.text == #"{"v":0}"#)
+                #expect(model.header("ETag") == "\"1\"")
+                // The refused write was never streamed: the next event is the next write, with the next id.
+                #expect(try Client.send(port: port, "PUT", "/models/m/v", "2").object()["id"] as? String == "2")
+                #expect(try stream.next()?.id == "2")
+            }
+        }
+    }
+
+    @Test func theServerStartsFromWhatTheLastOneLeft() throws {
+        try withTemporaryDirectory { directory in
+            try Self.withServer(directory) { (_, port) throws in
+                #expect(try Client.send(port: port, "PUT", "/models/m", #"{"v":0}"#).status == 201)
+                #expect(try Client.send(port: port, "POST", "/bindings", #"{"id":"copy","source":"m.v","target":"m.w"}"#).status == 201)
+                #expect(try Client.send(port: port, "PUT", "/models/m/v", "5").status == 200)
+            }
+            try Self.withServer(directory) { (server, port) throws in
+                #expect(try Client.request(port: port, "GET", "/models/m").text == #"{"v":5,"w":5}"#)
+                #expect(server.bindings.binding(id: "copy") != nil)
+                #expect(try Client.send(port: port, "DELETE", "/bindings/copy", "").status == 200)
+                let stream = try TestEventStream(port: port, target: "/events", headers: [("Last-Event-ID", "1")], timeout: 5)
+                #expect(try stream.next(3).map(\.id) == ["2", "3", "4"])
+            }
+            try Self.withServer(directory) { (server, _) throws in
+                #expect(server.bindings.all.isEmpty)
+            }
+        }
+    }
+
+    @Test func aBindingDisabledOverHTTPComesBackDisabledWithoutCatchingUp() throws {
+        try withTemporaryDirectory { directory in
+            try Self.withServer(directory) { (_, port) throws in
+                #expect(try Client.send(port: port, "PUT", "/models/m", #"{"v":1}"#).status == 201)
+                #expect(try Client.send(port: port, "POST", "/bindings", #"{"id":"frozen","source":"m.v","target":"m.f"}"#).status == 201)
+                #expect(try Client.send(port: port, "PATCH", "/bindings/frozen", #"{"enabled":false}"#).status == 200)
+                #expect(try Client.send(port: port, "PUT", "/models/m/v", "2").status == 200)
+            }
+            for _ in 0..<2 {
+                try Self.withServer(directory) { (server, port) throws in
+                    #expect(try Client.request(port: port, "GET", "/models/m").text == #"{"v":2,"f":1}"#)
+                    #expect(server.bindings.binding(id: "frozen")?.isEnabled == false)
+                }
+            }
+        }
+    }
+
+    /// The example in docs/HTTP.md ("With a data directory"), on a temporary directory and any port.
+    @Test func theDocumentedEmbeddingKeepsAWriteAcrossServers() throws {
+        try withTemporaryDirectory { directory in
+            weak var weakServer: LiveBindServer?
+            weak var weakStore: Store?
+            do {
+                var configuration = LiveBindServer.Configuration()
+                configuration.dataDirectory = directory
+                configuration.port = 0
+                let server = try LiveBindServer(configuration: configuration)
+                try server.store.put("sensor", ["temperature": 20.5])
+                try server.start()
+                server.stop()
+                weakServer = server
+                weakStore = server.store
+            }
+            // The file stays locked until the store is gone; a stopped server's last references (a
+            // cancelled timer's handler) may be released a moment later, on another thread.
+            for _ in 0..<500 where weakStore != nil || weakServer != nil { usleep(10_000) }
+            #expect(weakStore == nil)
+            var configuration = LiveBindServer.Configuration()
+            configuration.dataDirectory = directory
+            let server = try LiveBindServer(configuration: configuration)
+            #expect(try server.store.value(of: "sensor") == ["temperature": 20.5])
+            #expect(server.store.lastSequence == 1)
+        }
+    }
+}
