@@ -17,19 +17,6 @@ final class ObserverBox<Event: Sendable>: Sendable {
     }
 }
 
-/// One queued call of an observer.
-enum Delivery: Sendable {
-    case change(ObserverBox<Change>, Change)
-    case commit(ObserverBox<Commit>, Commit)
-
-    func run() {
-        switch self {
-        case .change(let box, let change): box.deliver(change)
-        case .commit(let box, let commit): box.deliver(commit)
-        }
-    }
-}
-
 /// The path observers of one model, as a tree of path components: a change at a path reaches the
 /// observers on the way down to it (at and above) and every observer below it.
 struct ObserverTable {
@@ -90,23 +77,29 @@ struct ObserverTable {
     }
 
     /// Queues `change` for every observer at, above or below `change.path`.
-    func enqueue(_ change: Change, into queue: inout [Delivery]) {
+    func enqueue(_ change: consuming Change, into batch: inout DeliveryBatch) {
+        let start = batch.callCount
+        addCalls(at: change.path, into: &batch)
+        if batch.callCount > start { batch.addChange(change) }
+    }
+
+    private func addCalls(at path: Path, into batch: inout DeliveryBatch) {
         var node = 0
-        for box in nodes[0].observers { queue.append(.change(box, change)) }
-        for component in change.path.components {
+        for box in nodes[0].observers { batch.addCall(box) }
+        for component in path.components {
             guard let child = nodes[node].child(component), nodes[child].subtreeCount > 0 else { return }
             node = child
-            for box in nodes[node].observers { queue.append(.change(box, change)) }
+            for box in nodes[node].observers { batch.addCall(box) }
         }
         if nodes[node].subtreeCount > nodes[node].observers.count {
-            enqueueBelow(node, change, into: &queue)
+            addCallsBelow(node, into: &batch)
         }
     }
 
-    private func enqueueBelow(_ node: Int, _ change: Change, into queue: inout [Delivery]) {
+    private func addCallsBelow(_ node: Int, into batch: inout DeliveryBatch) {
         for (_, child) in nodes[node].children where nodes[child].subtreeCount > 0 {
-            for box in nodes[child].observers { queue.append(.change(box, change)) }
-            enqueueBelow(child, change, into: &queue)
+            for box in nodes[child].observers { batch.addCall(box) }
+            addCallsBelow(child, into: &batch)
         }
     }
 }

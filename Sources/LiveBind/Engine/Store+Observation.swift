@@ -15,9 +15,9 @@ extension Store {
         return ObservationToken { [weak self] in
             box.isActive.store(false, ordering: .releasing)
             self?.withState { state in
-                guard let entry = state.entries[model] else { return }
+                guard let entry = state.lookUp(model) else { return }
                 entry.observers.remove(id: box.id, at: path)
-                if !entry.exists, entry.observers.isEmpty { state.entries[model] = nil }
+                if !entry.exists, entry.observers.isEmpty { state.removeEntry(model) }
             }
         }
     }
@@ -39,11 +39,13 @@ extension Store {
     }
 
     /// Runs `pending`, then whatever other writes queued meanwhile, until the queue is empty.
-    func deliver(_ pending: [Delivery]) {
+    ///
+    /// `pending` is consumed so that its storage stays uniquely referenced: emptying it then keeps the
+    /// storage for the next batch instead of allocating new storage.
+    func deliver(_ pending: consuming DeliveryBatch) {
         var batch = pending
         repeat {
-            for delivery in batch { delivery.run() }
-            batch.removeAll(keepingCapacity: true)
+            batch.run()
         } while withState { $0.nextDelivery(after: &batch) }
     }
 }

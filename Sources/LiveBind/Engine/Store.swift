@@ -81,8 +81,8 @@ public final class Store: Sendable {
         guard case .object = value else { throw .typeMismatch(path: .root, expected: "object", found: value.typeName) }
         try JSON.requireFinite(value)
         let (outcome, pending) = try withState {
-            (state) throws(StoreError) -> ((created: Bool, result: WriteResult), [Delivery]?) in
-            let existing = state.entries[model]
+            (state) throws(StoreError) -> ((created: Bool, result: WriteResult), DeliveryBatch?) in
+            let existing = state.lookUp(model)
             let existed = existing?.exists ?? false
             let revision = existing?.revision ?? 0
             if let expected = ifRevision, expected != revision {
@@ -108,7 +108,7 @@ public final class Store: Sendable {
     /// Deletes `model`. Observers of the model hear a `remove` at the root; store observers a `drop`.
     @discardableResult
     public func drop(_ model: String, ifRevision: UInt64? = nil) throws(StoreError) -> WriteResult {
-        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
+        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, DeliveryBatch?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
             state.lastSequence += 1
@@ -117,7 +117,7 @@ public final class Store: Sendable {
             entry.exists = false
             entry.document = .null
             entry.revision = 0
-            if entry.observers.isEmpty { state.entries[model] = nil }
+            if entry.observers.isEmpty { state.removeEntry(model) }
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
             return (result, state.claimDelivery())
         }
@@ -133,7 +133,7 @@ public final class Store: Sendable {
     public func write(
         _ model: String, ifRevision: UInt64? = nil, _ edit: (inout ModelEditor) throws(StoreError) -> Void
     ) throws(StoreError) -> WriteResult {
-        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
+        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, DeliveryBatch?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
             // Take the document and the scratch buffers out of the state so they stay uniquely referenced.
@@ -174,21 +174,21 @@ public final class Store: Sendable {
     /// undo log (a single edit throws before it changes anything) and no change list unless a store
     /// observer needs one.
     func commitEdit(
-        _ model: String, ifRevision: UInt64?, _ edit: (inout JSON) throws(StoreError) -> JSON.Edit?
+        _ model: String, ifRevision: UInt64?, _ edit: (inout JSON) throws(StoreError) -> Change?
     ) throws(StoreError) -> WriteResult {
-        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
+        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, DeliveryBatch?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
-            guard let change = try edit(&entry.document)?.change else {
+            guard let change = try edit(&entry.document) else {
                 return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), nil)
             }
             state.lastSequence += 1
             entry.revision = revision + 1
-            if !entry.observers.isEmpty { state.enqueue(change, for: entry) }
+            let index = change.kind == .insert ? change.index : nil
             if !state.commitObservers.isEmpty {
                 state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])))
             }
-            let index = change.kind == .insert ? change.index : nil
+            if !entry.observers.isEmpty { state.enqueue(change, for: entry) }
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
             return (result, state.claimDelivery())
         }
