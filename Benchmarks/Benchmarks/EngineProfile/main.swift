@@ -27,7 +27,8 @@ func run() throws {
         try store.put("bench", ["source": -1, "target": -2])
         try registry.bind(BindingSpec("bench.source", "bench.target", transform: TransformSpec("scale", ["factor": 2])))
         let observation = store.observe(Path.root.appending("target"), in: "bench") { consume($0) }
-        for i in 0..<count { try store.set(.int(i), at: Path.root.appending("source"), in: "bench") }
+        let source = Path.root.appending("source")
+        for i in 0..<count { try store.set(.int(i), at: source, in: "bench") }
         observation.cancel()
         consume(registry)
     case "remove-first":

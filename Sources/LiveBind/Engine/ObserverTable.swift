@@ -80,26 +80,29 @@ struct ObserverTable {
     func enqueue(_ change: consuming Change, into batch: inout DeliveryBatch) {
         let start = batch.callCount
         addCalls(at: change.path, into: &batch)
-        if batch.callCount > start { batch.addChange(change) }
+        if batch.callCount > start { batch.addChange(consume change) }
     }
 
     private func addCalls(at path: Path, into batch: inout DeliveryBatch) {
-        var node = 0
-        for box in nodes[0].observers { batch.addCall(box) }
-        for component in path.components {
-            guard let child = nodes[node].child(component), nodes[child].subtreeCount > 0 else { return }
-            node = child
-            for box in nodes[node].observers { batch.addCall(box) }
-        }
-        if nodes[node].subtreeCount > nodes[node].observers.count {
-            addCallsBelow(node, into: &batch)
+        // Through a buffer pointer, so that reading a node does not copy (and retain) its arrays.
+        nodes.withUnsafeBufferPointer { nodes in
+            var node = 0
+            for index in nodes[0].observers.indices { batch.addCall(nodes[0].observers[index]) }
+            for component in path.components {
+                guard let child = nodes[node].child(component), nodes[child].subtreeCount > 0 else { return }
+                node = child
+                for index in nodes[node].observers.indices { batch.addCall(nodes[node].observers[index]) }
+            }
+            if nodes[node].subtreeCount > nodes[node].observers.count {
+                Self.addCallsBelow(node, in: nodes, into: &batch)
+            }
         }
     }
 
-    private func addCallsBelow(_ node: Int, into batch: inout DeliveryBatch) {
+    private static func addCallsBelow(_ node: Int, in nodes: UnsafeBufferPointer<Node>, into batch: inout DeliveryBatch) {
         for (_, child) in nodes[node].children where nodes[child].subtreeCount > 0 {
             for box in nodes[child].observers { batch.addCall(box) }
-            addCallsBelow(child, into: &batch)
+            addCallsBelow(child, in: nodes, into: &batch)
         }
     }
 }

@@ -188,7 +188,7 @@ public final class Store: Sendable {
             if !state.commitObservers.isEmpty {
                 state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])))
             }
-            if !entry.observers.isEmpty { state.enqueue(change, for: entry) }
+            if !entry.observers.isEmpty { state.enqueue(consume change, for: entry) }
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
             return (result, state.claimDelivery())
         }

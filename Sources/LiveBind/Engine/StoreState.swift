@@ -90,10 +90,13 @@ struct StoreState {
     }
 
     mutating func enqueue(_ change: consuming Change, for entry: ModelEntry) {
-        entry.observers.enqueue(change, into: &queue)
+        entry.observers.enqueue(consume change, into: &queue)
     }
 
     mutating func enqueue(_ commit: consuming Commit) {
+        guard !commitObservers.isEmpty else { return }
+        var commit = commit
+        commit.depth = PropagationDepth.writing ?? 0
         queue.add(commit, for: commitObservers)
     }
 

@@ -175,12 +175,16 @@ extension Binding {
 
     /// The value at `endpoint` (`nil` when missing, recorded as the last error) and the sequence it is from.
     func read(_ endpoint: BindingEndpoint) -> (UInt64, JSON?)? {
-        let (sequence, models) = store.snapshot(models: [endpoint.model])
-        guard let model = models.first(where: { $0.name == endpoint.model }) else {
+        // One critical section for the value and its sequence; `nil` inside: the model does not exist.
+        let (sequence, found) = store.withState { state -> (UInt64, JSON??) in
+            guard let entry = state.lookUp(endpoint.model), entry.exists else { return (state.lastSequence, nil) }
+            return (state.lastSequence, .some(JSONEdit.value(in: entry.document, at: endpoint.path.components)))
+        }
+        guard let found else {
             fail(.store(.modelNotFound(endpoint.model)))
             return (sequence, nil)
         }
-        guard let value = JSONEdit.value(in: model.value, at: endpoint.path.components) else {
+        guard let value = found else {
             fail(.store(.pathNotFound(endpoint.path)))
             return (sequence, nil)
         }
@@ -190,7 +194,7 @@ extension Binding {
     /// Runs a store write made by this binding; returns the commit's sequence when it changed something.
     func write(depth: Int, _ operation: () throws(StoreError) -> WriteResult) -> UInt64? {
         do {
-            return try PropagationDepth.write(at: depth + 1, in: store, operation)
+            return try PropagationDepth.write(at: depth + 1, operation)
         } catch {
             fail(.store(error))
             return nil

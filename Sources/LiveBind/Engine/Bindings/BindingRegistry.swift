@@ -116,8 +116,7 @@ public final class BindingRegistry: Sendable {
     private func deliver(_ commit: Commit) {
         let bindings = state.withLock { $0.byModel[commit.model] ?? [] }
         guard !bindings.isEmpty else { return }
-        let depth = PropagationDepth.depth(of: commit.sequence, in: store)
-        for binding in bindings { binding.perform(.commit(commit, depth: depth)) }
+        for binding in bindings { binding.perform(.commit(commit, depth: commit.depth)) }
         if bindings.contains(where: { !$0.isAlive }) { pruneEnded() }
     }
 
