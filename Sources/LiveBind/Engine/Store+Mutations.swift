@@ -7,9 +7,9 @@ extension Store {
     {
         try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) -> Change? in
             switch document.replaceMember(value, at: path) {
-            case .replaced: Change(kind: .set, path: path, value: value)
-            case .unchanged: nil
-            case .notApplicable: try document.applySet(value, at: path)?.change
+            case .replaced: return Change(kind: .set, path: path, value: value)
+            case .unchanged: return nil
+            case .notApplicable: return try document.applySet(value, at: path)?.change
             }
         }
     }
