@@ -5,8 +5,8 @@
 /// batches keep their storage and are reused, so delivering does not allocate.
 struct DeliveryBatch: Sendable {
     private enum Call: Sendable {
-        case change(ObserverBox<Change>, Int)
-        case commit(ObserverBox<Commit>, Int)
+        case change(ObserverBox, Int)
+        case commit(ObserverBox, Int)
     }
 
     private var calls: [Call] = []
@@ -20,7 +20,7 @@ struct DeliveryBatch: Sendable {
     var callCount: Int { calls.count }
 
     /// Queues a call of `box` with the change that the next `addChange` stores.
-    mutating func addCall(_ box: ObserverBox<Change>) {
+    mutating func addCall(_ box: ObserverBox) {
         calls.append(.change(box, changes.count))
     }
 
@@ -30,7 +30,7 @@ struct DeliveryBatch: Sendable {
     }
 
     /// Queues `commit` for every one of `boxes`.
-    mutating func add(_ commit: consuming Commit, for boxes: [ObserverBox<Commit>]) {
+    mutating func add(_ commit: consuming Commit, for boxes: [ObserverBox]) {
         guard !boxes.isEmpty else { return }
         for box in boxes { calls.append(.commit(box, commits.count)) }
         commits.append(commit)

@@ -1,19 +1,34 @@
 import Synchronization
 
-/// A registered handler. Shared between the observer table and queued deliveries, so that cancelling
-/// also stops deliveries that are already queued.
-final class ObserverBox<Event: Sendable>: Sendable {
+/// A registered handler of changes (`observe`) or of commits (`observeAll`). Shared between the
+/// observer lists and queued deliveries, so that cancelling also stops deliveries already queued.
+///
+/// Not generic on purpose: a handler stored in a generic class is called through a reabstraction
+/// thunk that copies each event; with concrete closure types each handler borrows its event.
+final class ObserverBox: Sendable {
     let id: UInt64
-    let handler: @Sendable (Event) -> Void
     let isActive = Atomic<Bool>(true)
+    private let onChange: (@Sendable (Change) -> Void)?
+    private let onCommit: (@Sendable (Commit) -> Void)?
 
-    init(id: UInt64, handler: @escaping @Sendable (Event) -> Void) {
+    init(id: UInt64, onChange: @escaping @Sendable (Change) -> Void) {
         self.id = id
-        self.handler = handler
+        self.onChange = onChange
+        self.onCommit = nil
     }
 
-    func deliver(_ event: Event) {
-        if isActive.load(ordering: .acquiring) { handler(event) }
+    init(id: UInt64, onCommit: @escaping @Sendable (Commit) -> Void) {
+        self.id = id
+        self.onChange = nil
+        self.onCommit = onCommit
+    }
+
+    func deliver(_ change: Change) {
+        if isActive.load(ordering: .acquiring) { onChange?(change) }
+    }
+
+    func deliver(_ commit: Commit) {
+        if isActive.load(ordering: .acquiring) { onCommit?(commit) }
     }
 }
 
@@ -25,7 +40,7 @@ struct ObserverTable {
         /// than hashing one); `lookup` indexes them once there are many.
         var children: [(component: String, node: Int)] = []
         var lookup: [String: Int] = [:]
-        var observers: [ObserverBox<Change>] = []
+        var observers: [ObserverBox] = []
         /// Observers in this node and every node below it, to skip empty branches.
         var subtreeCount = 0
 
@@ -49,7 +64,7 @@ struct ObserverTable {
     /// Whether no observer is registered.
     var isEmpty: Bool { nodes[0].subtreeCount == 0 }
 
-    mutating func add(_ box: ObserverBox<Change>, at path: Path) {
+    mutating func add(_ box: ObserverBox, at path: Path) {
         var node = 0
         nodes[0].subtreeCount += 1
         for component in path.components {

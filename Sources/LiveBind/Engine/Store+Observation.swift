@@ -8,7 +8,7 @@ extension Store {
     public func observe(_ path: Path, in model: String, _ handler: @escaping @Sendable (Change) -> Void) -> ObservationToken {
         let box = withState { state in
             state.nextObserverID += 1
-            let box = ObserverBox(id: state.nextObserverID, handler: handler)
+            let box = ObserverBox(id: state.nextObserverID, onChange: handler)
             state.makeEntry(for: model).observers.add(box, at: path)
             return box
         }
@@ -28,7 +28,7 @@ extension Store {
     public func observeAll(_ handler: @escaping @Sendable (Commit) -> Void) -> ObservationToken {
         let box = withState { state in
             state.nextObserverID += 1
-            let box = ObserverBox(id: state.nextObserverID, handler: handler)
+            let box = ObserverBox(id: state.nextObserverID, onCommit: handler)
             state.commitObservers.append(box)
             return box
         }

@@ -24,7 +24,7 @@ struct StoreState {
     private var lastEntry: ModelEntry?
     var lastSequence: UInt64
     var nextObserverID: UInt64 = 0
-    var commitObservers: [ObserverBox<Commit>] = []
+    var commitObservers: [ObserverBox] = []
     /// Deliveries waiting for the draining thread, in commit order.
     var queue = DeliveryBatch()
     /// The emptied batch handed back by the last deliverer, reused so that delivery does not allocate.
