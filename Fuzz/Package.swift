@@ -12,6 +12,7 @@ let package = Package(
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzPath", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzPatch", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
+        .executableTarget(name: "FuzzForm", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
     ],
     swiftLanguageModes: [.v6]
 )

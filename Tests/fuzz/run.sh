@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 seconds=${FUZZ_SECONDS:-60}
 export SWIFT_BACKTRACE=enable=no   # the Swift backtracer and ASan fight over a crashing process
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzPath FuzzPatch)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzPath FuzzPatch FuzzForm)
 
 swift build -c release --package-path Fuzz --scratch-path .build-fuzz \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
@@ -15,14 +15,18 @@ swift build -c release --package-path Fuzz --scratch-path .build-fuzz \
 mkdir -p fuzz-artifacts
 status=0
 for target in "${targets[@]}"; do
+  leaks=1
   case "$target" in
     FuzzJSON) seeds=json ;; FuzzPath) seeds=path ;; FuzzPatch) seeds=patch ;;
+    # FuzzForm's server keeps its store across inputs. Swift keeps some enum payload pointers with tag
+    # bits set, which LeakSanitizer does not read as pointers, so that reachable store reads as leaked.
+    FuzzForm) seeds=form; leaks=0 ;;
     *) echo "unknown fuzz target: $target" >&2; exit 2 ;;
   esac
   work=$(mktemp -d)
   cp Tests/fuzz/corpus/$seeds/* "$work/"
   echo "== $target for ${seconds}s"
-  if ! ".build-fuzz/release/$target" -max_total_time="$seconds" -max_len=4096 -timeout=10 \
+  if ! ASAN_OPTIONS=detect_leaks=$leaks ".build-fuzz/release/$target" -max_total_time="$seconds" -max_len=4096 -timeout=10 -detect_leaks=$leaks \
        -artifact_prefix="fuzz-artifacts/$target-" -print_final_stats=1 "$work" 2> "fuzz-artifacts/$target.log"; then
     status=1
     echo "$target FAILED: see fuzz-artifacts/$target.log" >&2

@@ -29,7 +29,7 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .modelNotFound(let name):
             "no model named \"\(name)\""
         case .invalidModelName(let name):
-            "invalid model name \"\(name)\": use 1 to 128 characters from A-Z a-z 0-9 _ . -"
+            "invalid model name \"\(name)\": use 1 to 128 characters from A-Z a-z 0-9 _ - (no dots)"
         case .pathNotFound(let path):
             "nothing at path \"\(path)\""
         case .typeMismatch(let path, let expected, let found):

@@ -4,4 +4,6 @@ public enum HTTPTransportFailure: Sendable, Equatable {
     case bodyTooLarge(limit: Int)
     /// A method that needs a body came without `Content-Length` or chunked encoding.
     case lengthRequired
+    /// The request line or headers break HTTP (no `Host` on HTTP/1.1, a URL that is not UTF-8).
+    case malformedRequest(String)
 }

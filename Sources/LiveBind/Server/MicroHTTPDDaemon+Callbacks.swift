@@ -12,12 +12,12 @@ import Glibc
 
 /// The access handler: called with headers, then once per body piece, then a last time with size 0.
 let accessHandlerTrampoline: MHD_AccessHandlerCallback = {
-    context, connection, url, method, _, uploadData, uploadDataSize, requestContext in
+    context, connection, url, method, version, uploadData, uploadDataSize, requestContext in
     guard let context, let connection, let uploadDataSize, let requestContext else { return .NO }
     let daemon = Unmanaged<MicroHTTPDDaemon>.fromOpaque(context).takeUnretainedValue()
     guard let opaque = requestContext.pointee else {
         let head = daemon.makeRequestHead(connection: connection, url: url, method: method)
-        if let failure = daemon.earlyFailure(for: head) {
+        if let failure = daemon.earlyFailure(for: head, url: url, version: version) {
             return daemon.queue(daemon.handlers.reject(head, failure), on: connection)
         }
         let pending = MicroHTTPDPendingRequest(request: head, bodyLimit: daemon.options.bodyLimit)
@@ -87,6 +87,49 @@ let streamFreeTrampoline: MHD_ContentReaderFreeCallback = { context in
 }
 
 /// Collects one header or query argument into the `[(String, String)]` behind `context`.
+/// Percent-decodes a URL or query component in place and returns its new length.
+///
+/// libmicrohttpd's own decoder turns `%00` into a NUL that silently cuts the string (`/%00index.html`
+/// would read as `/`). Here `%00` becomes the bytes C0 80, which are not UTF-8, so the request is refused
+/// as malformed instead of being truncated. A `%` not followed by two hex digits stays as it is.
+let unescapeTrampoline: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<CChar>?) -> Int = {
+    _, _, string in
+    guard let string else { return 0 }
+    var read = 0
+    var write = 0
+    while string[read] != 0 {
+        if string[read] == CChar(UInt8(ascii: "%")),
+           let high = hexDigitValue(string[read + 1]), let low = hexDigitValue(string[read + 2]) {
+            let decoded = high << 4 | low
+            if decoded == 0 {
+                string[write] = CChar(bitPattern: 0xC0)
+                string[write + 1] = CChar(bitPattern: 0x80)
+                write += 2
+            } else {
+                string[write] = CChar(bitPattern: decoded)
+                write += 1
+            }
+            read += 3
+        } else {
+            string[write] = string[read]
+            write += 1
+            read += 1
+        }
+    }
+    string[write] = 0
+    return write
+}
+
+private func hexDigitValue(_ character: CChar) -> UInt8? {
+    let byte = UInt8(bitPattern: character)
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+    default: return nil
+    }
+}
+
 let keyValueTrampoline: MHD_KeyValueIterator = { context, _, key, value in
     guard let context, let key else { return .YES }
     let pairs = context.assumingMemoryBound(to: [(name: String, value: String)].self)

@@ -19,8 +19,16 @@ extension MicroHTTPDDaemon {
                            path: path.isEmpty ? "/" : path, query: query, headers: headerList)
     }
 
-    /// A refusal decided from the headers alone: a body announced too large, or no length at all.
-    func earlyFailure(for head: HTTPRequest) -> HTTPTransportFailure? {
+    /// A refusal decided from the request line and headers alone: a URL that is not UTF-8 (or held `%00`),
+    /// HTTP/1.1 without `Host`, a body announced too large, or no length at all.
+    func earlyFailure(for head: HTTPRequest, url: UnsafePointer<CChar>?,
+                      version: UnsafePointer<CChar>?) -> HTTPTransportFailure? {
+        if let url, String(validatingCString: url) == nil {
+            return .malformedRequest("the URL is not UTF-8 once decoded, or holds a NUL byte (%00)")
+        }
+        if let version, String(cString: version) == "HTTP/1.1", head.headers["Host"] == nil {
+            return .malformedRequest("an HTTP/1.1 request needs a Host header")
+        }
         if let length = head.headers["Content-Length"] {
             if let count = Int(length.trimmingWhitespace()), count > options.bodyLimit {
                 return .bodyTooLarge(limit: options.bodyLimit)

@@ -71,6 +71,8 @@ final class MicroHTTPDDaemon: Sendable {
                                   unsafeBitCast(requestCompletedTrampoline, to: UnsafeMutableRawPointer.self), context),
                 Self.callbackItem(.NOTIFY_CONNECTION,
                                   unsafeBitCast(connectionNotifyTrampoline, to: UnsafeMutableRawPointer.self), context),
+                Self.callbackItem(.UNESCAPE_CALLBACK,
+                                  unsafeBitCast(unescapeTrampoline, to: UnsafeMutableRawPointer.self), context),
             ]
             if options.threadPoolSize > 1 {
                 items.append(Self.item(.THREAD_POOL_SIZE, options.threadPoolSize))

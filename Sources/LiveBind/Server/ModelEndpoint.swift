@@ -32,7 +32,13 @@ struct ModelEndpoint: Sendable {
         let path = try Path(pointer: pointer)
         let cut = store.snapshot(models: [name])
         guard let snapshot = cut.models.first else { throw StoreError.modelNotFound(name) }
-        let value = try snapshot.value.value(at: path)
+        let value: JSON
+        do {
+            value = try snapshot.value.value(at: path)
+        } catch .indexOutOfRange, .typeMismatch {
+            // Reading: a pointer past an array's end or into a scalar names nothing.
+            throw StoreError.pathNotFound(path)
+        }
         var response = HTTPResponse.bytes(value.encoded(), contentType: RequestBody.json)
         response.headers.add("ETag", "\"\(snapshot.revision)\"")
         response.headers.add(Self.eventIDHeader, "\(cut.sequence)")
@@ -75,7 +81,13 @@ struct ModelEndpoint: Sendable {
         guard path == .root else {
             throw RequestError.badRequest("a JSON Patch applies to the whole model: PATCH /models/\(name) with paths inside the operations")
         }
-        return written(try store.jsonPatch(try validatedOperations(body, in: name), in: name, ifRevision: revision))
+        let operations = try validatedOperations(body, in: name)
+        do {
+            return written(try store.jsonPatch(operations, in: name, ifRevision: revision))
+        } catch StoreError.pathNotFound(let missing) {
+            // The model exists, so this is not a 404: an operation names a location the model lacks.
+            throw RequestError.patchNotApplicable("nothing at \"\(missing)\"")
+        }
     }
 
     /// `POST`: JSON appends to an array or merges into an object; a form sets each dotted key path.

@@ -17,6 +17,7 @@ extension Problem {
         switch failure {
         case .bodyTooLarge(let limit): from(RequestError.bodyTooLarge(limit: limit))
         case .lengthRequired: from(RequestError.lengthRequired)
+        case .malformedRequest(let reason): from(RequestError.badRequest(reason))
         }
     }
 
@@ -32,6 +33,8 @@ extension Problem {
             return Problem(status: 415, kind: "unsupported-media-type", title: "Unsupported Media Type", detail: detail)
         case .malformedBody, .badRequest, .invalidPrecondition:
             return Problem(status: 400, kind: "bad-request", title: "Bad Request", detail: detail)
+        case .patchNotApplicable:
+            return Problem(status: 422, kind: "cannot-apply", title: "Unprocessable Content", detail: detail)
         case .bodyTooLarge:
             return Problem(status: 413, kind: "body-too-large", title: "Content Too Large", detail: detail)
         case .lengthRequired:

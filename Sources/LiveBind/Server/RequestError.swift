@@ -14,6 +14,8 @@ public enum RequestError: Error, Equatable, CustomStringConvertible {
     case bodyTooLarge(limit: Int)
     /// A write came without a body length.
     case lengthRequired
+    /// A well-formed JSON Patch that cannot apply to the model as it stands (RFC 5789: 422).
+    case patchNotApplicable(String)
     /// `If-Match` does not name a revision.
     case invalidPrecondition(String)
     /// Too many event streams are open.
@@ -39,6 +41,7 @@ public enum RequestError: Error, Equatable, CustomStringConvertible {
             "unsupported Content-Type '\(given ?? "none")'; send one of: \(accepted.joined(separator: ", "))"
         case .malformedBody(let reason): "malformed body: \(reason)"
         case .badRequest(let reason): reason
+        case .patchNotApplicable(let reason): "the JSON Patch cannot apply: \(reason); nothing was changed"
         case .bodyTooLarge(let limit): "request body larger than \(limit) bytes; send less or raise --body-limit"
         case .lengthRequired: "a body is required: send Content-Length (or chunked) with a JSON body"
         case .invalidPrecondition(let value):
