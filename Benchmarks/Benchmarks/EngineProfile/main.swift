@@ -31,12 +31,19 @@ func run() throws {
         for i in 0..<count { try store.set(.int(i), at: source, in: "bench") }
         observation.cancel()
         consume(registry)
-    case "remove-first":
-        let rows = Path.root.appending("rows")
-        try store.put("bench", .object(["rows": .array((0..<(count + 100_000)).map { .int($0) })]))
-        for _ in 0..<count { try store.remove(at: rows.appending("0"), in: "bench") }
+    case "append", "remove-first":
+        // `count` operations on an array of `length` (third argument, default 100,000) elements.
+        let length = arguments.count > 3 ? Int(arguments[3]) ?? 100_000 : 100_000
+        let rows = Path.root.appending("rows"), first = rows.appending("0")
+        let initial = operation == "append" ? length : length + count  // removes never empty it
+        try store.put("bench", .object(["rows": .array((0..<initial).map { .int($0) })]))
+        try store.append(.int(-1), to: rows, in: "bench")  // takes the array's storage over from `put`
+        for i in 0..<count {
+            if operation == "append" { try store.append(.int(i), to: rows, in: "bench") }
+            else { try store.remove(at: first, in: "bench") }
+        }
     default:
-        print("usage: EngineProfile set|hop|remove-first [count]")
+        print("usage: EngineProfile set|hop|append|remove-first [count] [length]")
     }
 }
 
