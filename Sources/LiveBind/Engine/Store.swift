@@ -185,10 +185,14 @@ public final class Store: Sendable {
             state.lastSequence += 1
             entry.revision = revision + 1
             let index = change.kind == .insert ? change.index : nil
-            if !state.commitObservers.isEmpty {
+            // Path observers first, then store observers (as `write` and `put` do); the change is moved
+            // rather than copied when only path observers hear it.
+            if state.commitObservers.isEmpty {
+                if !entry.observers.isEmpty { state.enqueue(consume change, for: entry) }
+            } else {
+                if !entry.observers.isEmpty { state.enqueue(change, for: entry) }
                 state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])))
             }
-            if !entry.observers.isEmpty { state.enqueue(consume change, for: entry) }
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
             return (result, state.claimDelivery())
         }
