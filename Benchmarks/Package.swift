@@ -23,5 +23,12 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // A plain loop over one engine operation, for valgrind/perf (see BENCHMARKS.md).
+        .executableTarget(
+            name: "EngineProfile",
+            dependencies: [.product(name: "LiveBind", package: "LiveBind")],
+            path: "Benchmarks/EngineProfile",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
     ]
 )

@@ -73,6 +73,9 @@ public struct Commit: Sendable {
     public var revision: UInt64
     /// What changed.
     public var kind: Kind
+    /// How deep in a chain of binding writes it was made (0: not by a binding). The store stamps it
+    /// from `PropagationDepth.writing` on the writing thread; bindings read it for their loop guard.
+    var depth = 0
 
     /// A commit with every field given.
     public init(sequence: UInt64, model: String, revision: UInt64, kind: Kind) {

@@ -1,32 +1,34 @@
 import Synchronization
 
-/// A registered handler. Shared between the observer table and queued deliveries, so that cancelling
-/// also stops deliveries that are already queued.
-final class ObserverBox<Event: Sendable>: Sendable {
+/// A registered handler of changes (`observe`) or of commits (`observeAll`). Shared between the
+/// observer lists and queued deliveries, so that cancelling also stops deliveries already queued.
+///
+/// Not generic on purpose: a handler stored in a generic class is called through a reabstraction
+/// thunk that copies each event; with concrete closure types each handler borrows its event.
+final class ObserverBox: Sendable {
     let id: UInt64
-    let handler: @Sendable (Event) -> Void
     let isActive = Atomic<Bool>(true)
+    private let onChange: (@Sendable (Change) -> Void)?
+    private let onCommit: (@Sendable (Commit) -> Void)?
 
-    init(id: UInt64, handler: @escaping @Sendable (Event) -> Void) {
+    init(id: UInt64, onChange: @escaping @Sendable (Change) -> Void) {
         self.id = id
-        self.handler = handler
+        self.onChange = onChange
+        self.onCommit = nil
     }
 
-    func deliver(_ event: Event) {
-        if isActive.load(ordering: .acquiring) { handler(event) }
+    init(id: UInt64, onCommit: @escaping @Sendable (Commit) -> Void) {
+        self.id = id
+        self.onChange = nil
+        self.onCommit = onCommit
     }
-}
 
-/// One queued call of an observer.
-enum Delivery: Sendable {
-    case change(ObserverBox<Change>, Change)
-    case commit(ObserverBox<Commit>, Commit)
+    func deliver(_ change: Change) {
+        if isActive.load(ordering: .acquiring) { onChange?(change) }
+    }
 
-    func run() {
-        switch self {
-        case .change(let box, let change): box.deliver(change)
-        case .commit(let box, let commit): box.deliver(commit)
-        }
+    func deliver(_ commit: Commit) {
+        if isActive.load(ordering: .acquiring) { onCommit?(commit) }
     }
 }
 
@@ -38,7 +40,7 @@ struct ObserverTable {
         /// than hashing one); `lookup` indexes them once there are many.
         var children: [(component: String, node: Int)] = []
         var lookup: [String: Int] = [:]
-        var observers: [ObserverBox<Change>] = []
+        var observers: [ObserverBox] = []
         /// Observers in this node and every node below it, to skip empty branches.
         var subtreeCount = 0
 
@@ -62,7 +64,7 @@ struct ObserverTable {
     /// Whether no observer is registered.
     var isEmpty: Bool { nodes[0].subtreeCount == 0 }
 
-    mutating func add(_ box: ObserverBox<Change>, at path: Path) {
+    mutating func add(_ box: ObserverBox, at path: Path) {
         var node = 0
         nodes[0].subtreeCount += 1
         for component in path.components {
@@ -90,23 +92,32 @@ struct ObserverTable {
     }
 
     /// Queues `change` for every observer at, above or below `change.path`.
-    func enqueue(_ change: Change, into queue: inout [Delivery]) {
-        var node = 0
-        for box in nodes[0].observers { queue.append(.change(box, change)) }
-        for component in change.path.components {
-            guard let child = nodes[node].child(component), nodes[child].subtreeCount > 0 else { return }
-            node = child
-            for box in nodes[node].observers { queue.append(.change(box, change)) }
-        }
-        if nodes[node].subtreeCount > nodes[node].observers.count {
-            enqueueBelow(node, change, into: &queue)
+    func enqueue(_ change: consuming Change, into batch: inout DeliveryBatch) {
+        let start = batch.callCount
+        addCalls(at: change.path, into: &batch)
+        if batch.callCount > start { batch.addChange(consume change) }
+    }
+
+    private func addCalls(at path: Path, into batch: inout DeliveryBatch) {
+        // Through a buffer pointer, so that reading a node does not copy (and retain) its arrays.
+        nodes.withUnsafeBufferPointer { nodes in
+            var node = 0
+            for index in nodes[0].observers.indices { batch.addCall(nodes[0].observers[index]) }
+            for component in path.components {
+                guard let child = nodes[node].child(component), nodes[child].subtreeCount > 0 else { return }
+                node = child
+                for index in nodes[node].observers.indices { batch.addCall(nodes[node].observers[index]) }
+            }
+            if nodes[node].subtreeCount > nodes[node].observers.count {
+                Self.addCallsBelow(node, in: nodes, into: &batch)
+            }
         }
     }
 
-    private func enqueueBelow(_ node: Int, _ change: Change, into queue: inout [Delivery]) {
+    private static func addCallsBelow(_ node: Int, in nodes: UnsafeBufferPointer<Node>, into batch: inout DeliveryBatch) {
         for (_, child) in nodes[node].children where nodes[child].subtreeCount > 0 {
-            for box in nodes[child].observers { queue.append(.change(box, change)) }
-            enqueueBelow(child, change, into: &queue)
+            for box in nodes[child].observers { batch.addCall(box) }
+            addCallsBelow(child, in: nodes, into: &batch)
         }
     }
 }

@@ -8,7 +8,7 @@ extension Store {
             try journal.record(Commit(sequence: state.lastSequence + 1, model: model, revision: revision, kind: .snapshot(value)),
                                document: value)
         } catch {
-            if !existed, let entry = state.entries[model], !entry.exists, entry.observers.isEmpty { state.entries[model] = nil }
+            if !existed, let entry = state.lookUp(model), !entry.exists, entry.observers.isEmpty { state.removeEntry(model) }
             throw error
         }
     }
@@ -29,17 +29,17 @@ extension Store {
         }
     }
 
-    /// Records the single edit `commitEdit` just applied to `entry`; when refused, undoes the edit.
-    func record(_ change: Change, undo: UndoStep, of entry: ModelEntry, model: String, revision: UInt64,
+    /// Records the single edit `commitEdit` just applied to `entry`; when refused, puts `before` back.
+    ///
+    /// The single-edit fast path keeps no undo step, so with a journal it keeps the document as it was
+    /// instead: one copy-on-write of the edited containers, small next to the disk sync that follows.
+    func record(_ change: Change, restoring before: JSON, of entry: ModelEntry, model: String, revision: UInt64,
                 sequence: UInt64, in journal: any StoreJournal) throws(StoreError) {
         do throws(StoreError) {
             try journal.record(Commit(sequence: sequence, model: model, revision: revision, kind: .changes([change])),
                                document: entry.document)
         } catch {
-            var editor = ModelEditor(document: .null, changes: [], undoLog: [undo])
-            swap(&editor.document, &entry.document)
-            editor.rollback()
-            swap(&editor.document, &entry.document)
+            entry.document = before
             throw error
         }
     }

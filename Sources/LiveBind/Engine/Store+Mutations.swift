@@ -5,16 +5,20 @@ extension Store {
     public func set(_ value: JSON, at path: Path, in model: String, ifRevision: UInt64? = nil) throws(StoreError)
         -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) in
-            try document.applySet(value, at: path)
+        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) -> Change? in
+            switch document.replaceMember(value, at: path) {
+            case .replaced: return Change(kind: .set, path: path, value: value)
+            case .unchanged: return nil
+            case .notApplicable: return try document.applySet(value, at: path)?.change
+            }
         }
     }
 
     /// Removes the object member or array element at `path`.
     @discardableResult
     public func remove(at path: Path, in model: String, ifRevision: UInt64? = nil) throws(StoreError) -> WriteResult {
-        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) in
-            try document.applyRemove(at: path)
+        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) -> Change? in
+            try document.applyRemove(at: path).change
         }
     }
 
@@ -23,8 +27,8 @@ extension Store {
     public func insert(_ value: JSON, at index: Int, in array: Path, of model: String, ifRevision: UInt64? = nil)
         throws(StoreError) -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) in
-            try document.applyInsert(value, at: index, in: array)
+        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) -> Change? in
+            try document.applyInsert(value, at: index, in: array).change
         }
     }
 
@@ -33,8 +37,8 @@ extension Store {
     public func append(_ value: JSON, to array: Path, in model: String, ifRevision: UInt64? = nil) throws(StoreError)
         -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) in
-            try document.applyInsert(value, at: nil, in: array)
+        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) -> Change? in
+            try document.applyInsert(value, at: nil, in: array).change
         }
     }
 
@@ -43,8 +47,8 @@ extension Store {
     public func replace(at index: Int, in array: Path, of model: String, with value: JSON, ifRevision: UInt64? = nil)
         throws(StoreError) -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) in
-            try document.applyReplace(at: index, in: array, with: value)
+        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) -> Change? in
+            try document.applyReplace(at: index, in: array, with: value)?.change
         }
     }
 
@@ -53,8 +57,8 @@ extension Store {
     public func move(from: Int, to: Int, in array: Path, of model: String, ifRevision: UInt64? = nil)
         throws(StoreError) -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) in
-            try document.applyMove(from: from, to: to, in: array)
+        try commitEdit(model, ifRevision: ifRevision) { (document) throws(StoreError) -> Change? in
+            try document.applyMove(from: from, to: to, in: array)?.change
         }
     }
 }

@@ -8,16 +8,16 @@ extension Store {
     public func observe(_ path: Path, in model: String, _ handler: @escaping @Sendable (Change) -> Void) -> ObservationToken {
         let box = withState { state in
             state.nextObserverID += 1
-            let box = ObserverBox(id: state.nextObserverID, handler: handler)
+            let box = ObserverBox(id: state.nextObserverID, onChange: handler)
             state.makeEntry(for: model).observers.add(box, at: path)
             return box
         }
         return ObservationToken { [weak self] in
             box.isActive.store(false, ordering: .releasing)
             self?.withState { state in
-                guard let entry = state.entries[model] else { return }
+                guard let entry = state.lookUp(model) else { return }
                 entry.observers.remove(id: box.id, at: path)
-                if !entry.exists, entry.observers.isEmpty { state.entries[model] = nil }
+                if !entry.exists, entry.observers.isEmpty { state.removeEntry(model) }
             }
         }
     }
@@ -28,7 +28,7 @@ extension Store {
     public func observeAll(_ handler: @escaping @Sendable (Commit) -> Void) -> ObservationToken {
         let box = withState { state in
             state.nextObserverID += 1
-            let box = ObserverBox(id: state.nextObserverID, handler: handler)
+            let box = ObserverBox(id: state.nextObserverID, onCommit: handler)
             state.commitObservers.append(box)
             return box
         }
@@ -39,11 +39,13 @@ extension Store {
     }
 
     /// Runs `pending`, then whatever other writes queued meanwhile, until the queue is empty.
-    func deliver(_ pending: [Delivery]) {
+    ///
+    /// `pending` is consumed so that its storage stays uniquely referenced: emptying it then keeps the
+    /// storage for the next batch instead of allocating new storage.
+    func deliver(_ pending: consuming DeliveryBatch) {
         var batch = pending
         repeat {
-            for delivery in batch { delivery.run() }
-            batch.removeAll(keepingCapacity: true)
+            batch.run()
         } while withState { $0.nextDelivery(after: &batch) }
     }
 }

@@ -90,8 +90,8 @@ public final class Store: Sendable {
         guard case .object = value else { throw .typeMismatch(path: .root, expected: "object", found: value.typeName) }
         try JSON.requireFinite(value)
         let (outcome, pending) = try withState {
-            (state) throws(StoreError) -> ((created: Bool, result: WriteResult), [Delivery]?) in
-            let existing = state.entries[model]
+            (state) throws(StoreError) -> ((created: Bool, result: WriteResult), DeliveryBatch?) in
+            let existing = state.lookUp(model)
             let existed = existing?.exists ?? false
             let revision = existing?.revision ?? 0
             if let expected = ifRevision, expected != revision {
@@ -118,7 +118,7 @@ public final class Store: Sendable {
     /// Deletes `model`. Observers of the model hear a `remove` at the root; store observers a `drop`.
     @discardableResult
     public func drop(_ model: String, ifRevision: UInt64? = nil) throws(StoreError) -> WriteResult {
-        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
+        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, DeliveryBatch?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
             try journal?.record(
@@ -129,7 +129,7 @@ public final class Store: Sendable {
             entry.exists = false
             entry.document = .null
             entry.revision = 0
-            if entry.observers.isEmpty { state.entries[model] = nil }
+            if entry.observers.isEmpty { state.removeEntry(model) }
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
             return (result, state.claimDelivery())
         }
@@ -145,7 +145,7 @@ public final class Store: Sendable {
     public func write(
         _ model: String, ifRevision: UInt64? = nil, _ edit: (inout ModelEditor) throws(StoreError) -> Void
     ) throws(StoreError) -> WriteResult {
-        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
+        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, DeliveryBatch?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
             // Take the document and the scratch buffers out of the state so they stay uniquely referenced.
@@ -189,26 +189,31 @@ public final class Store: Sendable {
     /// undo log (a single edit throws before it changes anything) and no change list unless a store
     /// observer needs one.
     func commitEdit(
-        _ model: String, ifRevision: UInt64?, _ edit: (inout JSON) throws(StoreError) -> JSON.Edit?
+        _ model: String, ifRevision: UInt64?, _ edit: (inout JSON) throws(StoreError) -> Change?
     ) throws(StoreError) -> WriteResult {
-        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, [Delivery]?) in
+        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, DeliveryBatch?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
-            guard let applied = try edit(&entry.document) else {
+            // With a journal, keep the document as it was, to put back if the journal refuses the write.
+            let before: JSON? = journal == nil ? nil : .some(entry.document)
+            guard let change = try edit(&entry.document) else {
                 return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), nil)
             }
-            let change = applied.change
-            if let journal {
-                try record(change, undo: applied.undo, of: entry, model: model, revision: revision + 1,
+            if let journal, let before {
+                try record(change, restoring: before, of: entry, model: model, revision: revision + 1,
                            sequence: state.lastSequence + 1, in: journal)
             }
             state.lastSequence += 1
             entry.revision = revision + 1
-            if !entry.observers.isEmpty { state.enqueue(change, for: entry) }
-            if !state.commitObservers.isEmpty {
+            let index = change.kind == .insert ? change.index : nil
+            // Path observers first, then store observers (as `write` and `put` do); the change is moved
+            // rather than copied when only path observers hear it.
+            if state.commitObservers.isEmpty {
+                if !entry.observers.isEmpty { state.enqueue(consume change, for: entry) }
+            } else {
+                if !entry.observers.isEmpty { state.enqueue(change, for: entry) }
                 state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])))
             }
-            let index = change.kind == .insert ? change.index : nil
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
             return (result, state.claimDelivery())
         }

@@ -4,22 +4,31 @@
 /// A class, so that the lock holder reaches the fields through one reference instead of copying the
 /// entry out of the dictionary; it never leaves the store's lock.
 final class ModelEntry {
+    let name: String
     var exists = false
-    var document: JSON = .null
+    // Only touched under the store's lock, so the runtime exclusivity checks would only cost time.
+    @exclusivity(unchecked) var document: JSON = .null
     var revision: UInt64 = 0
-    var observers = ObserverTable()
+    @exclusivity(unchecked) var observers = ObserverTable()
+
+    init(name: String) {
+        self.name = name
+    }
 }
 
 /// Everything the store's lock protects.
 struct StoreState {
-    var entries: [String: ModelEntry] = [:]
+    private(set) var entries: [String: ModelEntry] = [:]
+    /// The entry found last: writes usually go to the same model again, and comparing its name is
+    /// much cheaper than hashing it.
+    private var lastEntry: ModelEntry?
     var lastSequence: UInt64
     var nextObserverID: UInt64 = 0
-    var commitObservers: [ObserverBox<Commit>] = []
+    var commitObservers: [ObserverBox] = []
     /// Deliveries waiting for the draining thread, in commit order.
-    var queue: [Delivery] = []
-    /// Emptied queue storage handed back by the last drainer, reused so that delivery does not allocate.
-    var spareQueue: [Delivery] = []
+    var queue = DeliveryBatch()
+    /// The emptied batch handed back by the last deliverer, reused so that delivery does not allocate.
+    var spareQueue = DeliveryBatch()
     /// Whether some thread is delivering; at most one does at a time, which keeps commit order.
     var isDelivering = false
     var scratchChanges: [Change] = []
@@ -30,17 +39,32 @@ struct StoreState {
     }
 
     /// The entry of an existing model, or `modelNotFound`.
-    func entry(of model: String) throws(StoreError) -> ModelEntry {
-        guard let entry = entries[model], entry.exists else { throw .modelNotFound(model) }
+    mutating func entry(of model: String) throws(StoreError) -> ModelEntry {
+        guard let entry = lookUp(model), entry.exists else { throw .modelNotFound(model) }
         return entry
     }
 
     /// The entry of `model`, created (as a model that does not exist yet) when missing.
     mutating func makeEntry(for model: String) -> ModelEntry {
-        if let entry = entries[model] { return entry }
-        let entry = ModelEntry()
+        if let entry = lookUp(model) { return entry }
+        let entry = ModelEntry(name: model)
         entries[model] = entry
+        lastEntry = entry
         return entry
+    }
+
+    /// The entry of `model` if there is one (existing or only observed).
+    mutating func lookUp(_ model: String) -> ModelEntry? {
+        if let lastEntry, lastEntry.name == model { return lastEntry }
+        guard let entry = entries[model] else { return nil }
+        lastEntry = entry
+        return entry
+    }
+
+    /// Forgets the entry of `model` (dropped, and no observer left).
+    mutating func removeEntry(_ model: String) {
+        if lastEntry?.name == model { lastEntry = nil }
+        entries[model] = nil
     }
 
     /// The model's revision, checked against `ifRevision`.
@@ -65,28 +89,31 @@ struct StoreState {
         }
     }
 
-    mutating func enqueue(_ change: Change, for entry: ModelEntry) {
-        entry.observers.enqueue(change, into: &queue)
+    mutating func enqueue(_ change: consuming Change, for entry: ModelEntry) {
+        entry.observers.enqueue(consume change, into: &queue)
     }
 
-    mutating func enqueue(_ commit: Commit) {
-        for box in commitObservers { queue.append(.commit(box, commit)) }
+    mutating func enqueue(_ commit: consuming Commit) {
+        guard !commitObservers.isEmpty else { return }
+        var commit = commit
+        commit.depth = PropagationDepth.writing ?? 0
+        queue.add(commit, for: commitObservers)
     }
 
     /// When deliveries are waiting and nobody delivers them, makes the caller the deliverer and hands it
     /// the waiting deliveries.
-    mutating func claimDelivery() -> [Delivery]? {
+    mutating func claimDelivery() -> DeliveryBatch? {
         guard !queue.isEmpty, !isDelivering else { return nil }
         isDelivering = true
-        var pending = spareQueue
-        spareQueue = []
+        var pending = DeliveryBatch()
+        swap(&pending, &spareQueue)
         swap(&pending, &queue)
         return pending
     }
 
     /// Called by the deliverer after running `finished` (now emptied): hands it the next deliveries, or
     /// ends delivery when none are waiting.
-    mutating func nextDelivery(after finished: inout [Delivery]) -> Bool {
+    mutating func nextDelivery(after finished: inout DeliveryBatch) -> Bool {
         if queue.isEmpty {
             isDelivering = false
             swap(&spareQueue, &finished)

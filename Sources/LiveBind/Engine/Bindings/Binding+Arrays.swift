@@ -101,7 +101,7 @@ extension Binding {
             return nil
         }
         do {
-            return try PropagationDepth.write(at: depth + 1, in: store, operation)
+            return try PropagationDepth.write(at: depth + 1, operation)
         } catch {
             throw .store(error)
         }

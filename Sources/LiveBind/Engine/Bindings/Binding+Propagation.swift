@@ -8,18 +8,23 @@ extension Binding {
     /// Runs `work` now or, if this binding is running on some thread (maybe this one, re-entered through
     /// a store write), queues it for that thread to run next. Never blocks.
     func perform(_ work: BindingWork) {
-        let drain = state.withLock { state in
-            state.queue.append(work)
-            if state.busy { return false }
+        // The queue is empty whenever the binding is not busy, so idle work runs without queuing.
+        let runNow = state.withLock { state in
+            if state.busy {
+                state.queue.append(work)
+                return false
+            }
             state.busy = true
             return true
         }
-        guard drain else { return }
-        while let next = state.withLock({ state -> BindingWork? in
-            guard let next = state.queue.popFirst() else { state.busy = false; return nil }
-            return next
-        }) {
-            run(next)
+        guard runNow else { return }
+        var next: BindingWork? = work
+        while let current = next {
+            run(current)
+            next = state.withLock { state -> BindingWork? in
+                guard let next = state.queue.popFirst() else { state.busy = false; return nil }
+                return next
+            }
         }
     }
 
@@ -67,10 +72,13 @@ extension Binding {
     /// be followed granularly).
     private func forwardWhole(depth: Int) {
         guard let (sequence, value) = read(source) else { return }
-        state.withLock { state in
+        // A plain transform (no array following) needs no second critical section for a shadow copy.
+        let plain = sink == nil && transform != nil && !followsArray
+        let aggregator = state.withLock { state in
             state.sourceSynced = max(state.sourceSynced, sequence)
             state.needsFullSync = false
             state.fireCount += 1
+            return state.aggregator
         }
         guard let value else { return }
         do throws(BindingError) {
@@ -79,7 +87,11 @@ extension Binding {
             if let sink {
                 if let error = sink.deliver(try transform?.applyForward(value) ?? value) { throw error }
                 return
-            } else if var aggregator = state.withLock({ $0.aggregator }) {
+            } else if plain {
+                output = try validated(try transform?.applyForward(value) ?? value)
+                writeForward(output, depth: depth)
+                return
+            } else if var aggregator {
                 guard case .array(let elements) = value else {
                     throw .transformFailed(transform: transform?.name ?? "", reason: "expected an array at \(source), found \(value.typeName)")
                 }
@@ -98,12 +110,17 @@ extension Binding {
                 shadow = transform == nil ? value.arrayValue : nil
             }
             state.withLock { $0.shadow = shadow }
-            guard let endpoint = target.endpoint else { return }
-            if let written = write(depth: depth, { () throws(StoreError) in try store.set(output, at: endpoint.path, in: endpoint.model) }) {
-                state.withLock { $0.targetSynced = max($0.targetSynced, written) }
-            }
+            writeForward(output, depth: depth)
         } catch {
             fail(error)
+        }
+    }
+
+    /// Sets `output` at the target and records that the target reflects it.
+    private func writeForward(_ output: JSON, depth: Int) {
+        guard let endpoint = target.endpoint else { return }
+        if let written = write(depth: depth, { () throws(StoreError) in try store.set(output, at: endpoint.path, in: endpoint.model) }) {
+            state.withLock { $0.targetSynced = max($0.targetSynced, written) }
         }
     }
 
@@ -175,12 +192,16 @@ extension Binding {
 
     /// The value at `endpoint` (`nil` when missing, recorded as the last error) and the sequence it is from.
     func read(_ endpoint: BindingEndpoint) -> (UInt64, JSON?)? {
-        let (sequence, models) = store.snapshot(models: [endpoint.model])
-        guard let model = models.first(where: { $0.name == endpoint.model }) else {
+        // One critical section for the value and its sequence; `nil` inside: the model does not exist.
+        let (sequence, found) = store.withState { state -> (UInt64, JSON??) in
+            guard let entry = state.lookUp(endpoint.model), entry.exists else { return (state.lastSequence, nil) }
+            return (state.lastSequence, .some(JSONEdit.value(in: entry.document, at: endpoint.path.components)))
+        }
+        guard let found else {
             fail(.store(.modelNotFound(endpoint.model)))
             return (sequence, nil)
         }
-        guard let value = JSONEdit.value(in: model.value, at: endpoint.path.components) else {
+        guard let value = found else {
             fail(.store(.pathNotFound(endpoint.path)))
             return (sequence, nil)
         }
@@ -190,7 +211,7 @@ extension Binding {
     /// Runs a store write made by this binding; returns the commit's sequence when it changed something.
     func write(depth: Int, _ operation: () throws(StoreError) -> WriteResult) -> UInt64? {
         do {
-            return try PropagationDepth.write(at: depth + 1, in: store, operation)
+            return try PropagationDepth.write(at: depth + 1, operation)
         } catch {
             fail(.store(error))
             return nil

@@ -114,10 +114,9 @@ public final class BindingRegistry: Sendable {
 
     /// Runs every binding that reads or writes the commit's model.
     private func deliver(_ commit: Commit) {
-        let bindings = state.withLock { $0.byModel[commit.model] ?? [] }
+        let bindings = state.withLock { $0.bindings(for: commit.model) }
         guard !bindings.isEmpty else { return }
-        let depth = PropagationDepth.depth(of: commit.sequence, in: store)
-        for binding in bindings { binding.perform(.commit(commit, depth: depth)) }
+        for binding in bindings { binding.perform(.commit(commit, depth: commit.depth)) }
         if bindings.contains(where: { !$0.isAlive }) { pruneEnded() }
     }
 
@@ -143,6 +142,17 @@ struct RegistryState: Sendable {
     /// The bindings to run for a commit of each model (source or target model).
     var byModel: [String: [Binding]] = [:]
     var nextNumber = 1
+    /// The last `bindings(for:)` answer: commits usually come from the same model again, and comparing
+    /// its name is much cheaper than hashing it.
+    private var lastLookup: (model: String, bindings: [Binding])?
+
+    /// The bindings to run for a commit of `model`.
+    mutating func bindings(for model: String) -> [Binding] {
+        if let lastLookup, lastLookup.model == model { return lastLookup.bindings }
+        let bindings = byModel[model] ?? []
+        lastLookup = (model, bindings)
+        return bindings
+    }
 
     /// The bindings between two key paths (the ones that can form cycles).
     var endpointBindings: [Binding] { bindings.values.filter { $0.sink == nil } }
@@ -163,11 +173,13 @@ struct RegistryState: Sendable {
         var models = [binding.source.model]
         if let endpoint = binding.target.endpoint, endpoint.model != binding.source.model { models.append(endpoint.model) }
         for model in models { byModel[model, default: []].append(binding) }
+        lastLookup = nil
         return binding
     }
 
     mutating func remove(_ id: String) -> Binding? {
         guard let binding = bindings.removeValue(forKey: id) else { return nil }
+        lastLookup = nil
         for model in byModel.keys {
             byModel[model]?.removeAll { $0 === binding }
             if byModel[model]?.isEmpty == true { byModel[model] = nil }

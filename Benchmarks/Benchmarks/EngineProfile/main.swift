@@ -1,0 +1,50 @@
+import LiveBind
+
+// A small driver for profilers (valgrind --tool=callgrind, perf): runs one engine operation in a loop,
+// with no benchmark harness around it.
+//
+//   swift build -c release --product EngineProfile
+//   valgrind --tool=callgrind .build/release/EngineProfile set 100000
+
+/// Keeps `value` alive without letting the optimizer drop the work that made it.
+@inline(never) func consume<T>(_ value: T) { withExtendedLifetime(value) {} }
+
+let arguments = CommandLine.arguments
+let operation = arguments.count > 1 ? arguments[1] : "set"
+let count = arguments.count > 2 ? Int(arguments[2]) ?? 100_000 : 100_000
+
+func run() throws {
+    let store = Store()
+    switch operation {
+    case "set":
+        let path = Path.root.appending("sensor").appending("value")
+        try store.put("bench", ["sensor": ["value": -1]])
+        let observation = store.observe(path, in: "bench") { consume($0) }
+        for i in 0..<count { try store.set(.int(i), at: path, in: "bench") }
+        observation.cancel()
+    case "hop":
+        let registry = BindingRegistry(store: store)
+        try store.put("bench", ["source": -1, "target": -2])
+        try registry.bind(BindingSpec("bench.source", "bench.target", transform: TransformSpec("scale", ["factor": 2])))
+        let observation = store.observe(Path.root.appending("target"), in: "bench") { consume($0) }
+        let source = Path.root.appending("source")
+        for i in 0..<count { try store.set(.int(i), at: source, in: "bench") }
+        observation.cancel()
+        consume(registry)
+    case "append", "remove-first":
+        // `count` operations on an array of `length` (third argument, default 100,000) elements.
+        let length = arguments.count > 3 ? Int(arguments[3]) ?? 100_000 : 100_000
+        let rows = Path.root.appending("rows"), first = rows.appending("0")
+        let initial = operation == "append" ? length : length + count  // removes never empty it
+        try store.put("bench", .object(["rows": .array((0..<initial).map { .int($0) })]))
+        try store.append(.int(-1), to: rows, in: "bench")  // takes the array's storage over from `put`
+        for i in 0..<count {
+            if operation == "append" { try store.append(.int(i), to: rows, in: "bench") }
+            else { try store.remove(at: first, in: "bench") }
+        }
+    default:
+        print("usage: EngineProfile set|hop|append|remove-first [count] [length]")
+    }
+}
+
+try run()
