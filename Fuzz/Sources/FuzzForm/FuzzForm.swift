@@ -29,12 +29,14 @@ func fail(_ message: String) -> Never {
     abort()
 }
 
-/// The server under test, and a minimal HTTP/1.1 client for it.
-final class FormFixture: Sendable {
+/// The server under test, and a minimal keep-alive HTTP/1.1 client for it (one connection for all inputs:
+/// opening one per input outruns the server's cleanup of closed connections under the sanitizers).
+final class FormFixture: @unchecked Sendable {   // libFuzzer calls the target from one thread only
     static let shared = FormFixture()
     let store = Store()
     let server: LiveBindServer
     let port: UInt16
+    private var connection: Int32 = -1
 
     private init() {
         var configuration = LiveBindServer.Configuration()
@@ -54,40 +56,65 @@ final class FormFixture: Sendable {
         }
     }
 
-    /// POSTs `body` to /models/doc and returns the status (0: no answer).
+    /// POSTs `body` to /models/doc and returns the status (0: no answer, even on a fresh connection).
     func post(_ body: [UInt8]) -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        precondition(fd >= 0, "socket failed")
-        // Close with a reset: tens of thousands of connections in TIME_WAIT would exhaust loopback ports.
-        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-        defer { close(fd) }
+        let head = "POST /models/doc HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.count)\r\n\r\n"
+        let request = Array(head.utf8) + body
+        if connection >= 0, let status = exchange(request) { return status }
+        // The server may close a kept-alive connection (after an error answer): reconnect once.
+        reconnect()
+        return exchange(request) ?? 0
+    }
+
+    private func reconnect() {
+        if connection >= 0 { close(connection) }
+        connection = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if connection < 0 { fail("socket failed, errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        precondition(connected == 0, "connect failed")
-        let head = "POST /models/doc HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
-            + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.count)\r\n\r\n"
-        let request = Array(head.utf8) + body
+        if connected != 0 { fail("connect failed, errno \(errno)") }
+    }
+
+    /// Sends one request and reads its whole answer; nil when the connection closed first.
+    private func exchange(_ request: [UInt8]) -> Int? {
         var sent = 0
         while sent < request.count {
-            let count = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if count <= 0 { return 0 }
+            let count = request[sent...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if count <= 0 { return nil }
             sent += count
         }
         var response: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while response.count < 12 {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
+        func readMore() -> Bool {
+            let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { return false }
             response += buffer[0..<count]
+            return true
         }
-        // "HTTP/1.1 200 ..." → 200
-        guard response.count >= 12, let status = Int(String(decoding: response[9..<12], as: UTF8.self)) else { return 0 }
+        let separator: [UInt8] = [13, 10, 13, 10]
+        var headEnd: Int?
+        while headEnd == nil {
+            guard readMore() else { return nil }
+            headEnd = response.indices.dropLast(3).first { Array(response[$0..<($0 + 4)]) == separator }
+        }
+        let head = String(decoding: response[..<headEnd!], as: UTF8.self)
+        guard let status = Int(head.dropFirst(9).prefix(3)) else { return nil }
+        let length = head.split(separator: "\r\n").lazy
+            .compactMap { line -> Int? in
+                let parts = line.split(separator: ":", maxSplits: 1)
+                guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+                return Int(parts[1].trimmingPrefix(" "))
+            }.first ?? 0
+        while response.count < headEnd! + 4 + length {
+            guard readMore() else { return nil }
+        }
+        if head.lowercased().contains("connection: close") { close(connection); connection = -1 }
         return status
     }
 }
