@@ -13,8 +13,6 @@ TSAN_BUILD   := .build-tsan
 ASAN_BUILD   := .build-asan
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
-# Suites that run under the thread sanitizer: every one that drives several threads at once.
-TSAN_SUITES  := Concurrency|EventStreamTests|ModelEndpointTests|ReliabilityTests|PrivateReadTests|DataDirectoryServerTests|StateDatabaseTests
 
 .PHONY: run build release test test-swift test-tsan test-asan test-browser test-cli bench fuzz clean \
         deps-server deps-browser deps-python
@@ -37,9 +35,10 @@ test-swift: deps-server
 	$(SWIFT) build --build-tests
 	$(LIMIT) 1200 $(SWIFT) test --skip-build
 
+# Every suite under the thread sanitizer.
 test-tsan: deps-server
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_BUILD)
-	$(LIMIT) 1200 $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_BUILD) --filter '$(TSAN_SUITES)'
+	$(LIMIT) 1200 $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_BUILD)
 
 # Every suite under the address sanitizer. The suppressions file names only the XCTest runner.
 test-asan: deps-server
