@@ -62,7 +62,7 @@ final class FormFixture: @unchecked Sendable {   // libFuzzer calls the target f
             + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.count)\r\n\r\n"
         let request = Array(head.utf8) + body
         if connection >= 0, let status = exchange(request) { return status }
-        // The server may close a kept-alive connection (after an error answer): reconnect once.
+        // The server may close a kept-alive connection before reading this request: send it again once.
         reconnect()
         return exchange(request) ?? 0
     }
@@ -78,7 +78,7 @@ final class FormFixture: @unchecked Sendable {   // libFuzzer calls the target f
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(connection, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        if connected != 0 { fail("connect failed, errno \(errno)") }
+        if connected != 0 && errno != EINTR { fail("connect failed, errno \(errno)") }
     }
 
     /// Sends one request and reads its whole answer; nil when the connection closed first.
@@ -86,13 +86,17 @@ final class FormFixture: @unchecked Sendable {   // libFuzzer calls the target f
         var sent = 0
         while sent < request.count {
             let count = request[sent...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if count < 0 && errno == EINTR { continue }   // libFuzzer's timeout timer (SIGALRM) interrupts calls
             if count <= 0 { return nil }
             sent += count
         }
         var response: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         func readMore() -> Bool {
-            let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            var count = 0
+            repeat {
+                count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            } while count < 0 && errno == EINTR
             if count <= 0 { return false }
             response += buffer[0..<count]
             return true
