@@ -9,12 +9,13 @@ PYTHON       := $(VENV)/bin/python
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends
 PY_PACKAGES  := pytest==9.0.3 selenium==4.51.0
+MARIONETTE_VERSION := 3.7.1
 TSAN_BUILD   := .build-tsan
 ASAN_BUILD   := .build-asan
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 
-.PHONY: run build release test test-swift test-tsan test-asan test-browser test-cli bench fuzz clean \
+.PHONY: run build release test test-swift test-tsan test-asan test-firefox test-browser test-cli bench fuzz clean \
         deps-server deps-browser deps-python
 
 ## run: install libmicrohttpd if missing, build in release mode, serve the demo on http://$(HOST):$(PORT)/
@@ -53,6 +54,12 @@ test-cli: release
 
 test-browser: release deps-browser deps-python
 	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 1200 $(PYTHON) -m pytest -q Tests/browser
+
+## test-firefox: a smoke check of livebind.js and the dashboard in headless Firefox (not in `make test`)
+test-firefox: release deps-python
+	@command -v firefox >/dev/null || { $(SUDO) apt-get update -qq && $(APT_INSTALL) firefox-esr; }
+	$(PYTHON) -m pip install -q --disable-pip-version-check marionette_driver==$(MARIONETTE_VERSION)
+	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 300 $(PYTHON) Tests/browser/firefox_smoke.py
 
 ## bench: engine, fan-out and browser benchmarks (see BENCHMARKS.md)
 bench: release deps-browser deps-python
