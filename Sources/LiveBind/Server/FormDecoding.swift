@@ -38,7 +38,8 @@ enum FormDecoding {
         return text
     }
 
-    private static func hex(_ byte: UInt8) -> UInt8? {
+    /// The value of one hex digit (`0-9 a-f A-F`); also used to decode URLs (`unescapeTrampoline`).
+    static func hex(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10

@@ -116,7 +116,8 @@ let unescapeTrampoline: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?
     var write = 0
     while string[read] != 0 {
         if string[read] == CChar(UInt8(ascii: "%")),
-           let high = hexDigitValue(string[read + 1]), let low = hexDigitValue(string[read + 2]) {
+           let high = FormDecoding.hex(UInt8(bitPattern: string[read + 1])),
+           let low = FormDecoding.hex(UInt8(bitPattern: string[read + 2])) {
             let decoded = high << 4 | low
             if decoded == 0 {
                 string[write] = CChar(bitPattern: 0xC0)
@@ -135,16 +136,6 @@ let unescapeTrampoline: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?
     }
     string[write] = 0
     return write
-}
-
-private func hexDigitValue(_ character: CChar) -> UInt8? {
-    let byte = UInt8(bitPattern: character)
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-    default: return nil
-    }
 }
 
 let keyValueTrampoline: MHD_KeyValueIterator = { context, _, key, value in
