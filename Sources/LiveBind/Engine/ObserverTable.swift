@@ -91,33 +91,52 @@ struct ObserverTable {
         for node in trail { nodes[node].subtreeCount -= 1 }
     }
 
+    // `enqueue` and `soleObserver` are `mutating` only so that calling them on a model entry's table
+    // reads it in place: a non-mutating call would copy the table out of the entry (a retain and a
+    // release of its nodes).
+
     /// Queues `change` for every observer at, above or below `change.path`.
-    func enqueue(_ change: consuming Change, into batch: inout DeliveryBatch) {
+    mutating func enqueue(_ change: consuming Change, into batch: inout DeliveryBatch) {
         let start = batch.callCount
-        addCalls(at: change.path, into: &batch)
+        forEachObserver(at: change.path) { batch.addCall($0) }
         if batch.callCount > start { batch.addChange(consume change) }
     }
 
-    private func addCalls(at path: Path, into batch: inout DeliveryBatch) {
+    /// The observer that hears a change at `path`, when exactly one does.
+    mutating func soleObserver(at path: Path) -> ObserverBox? {
+        var sole: ObserverBox?
+        var count = 0
+        forEachObserver(at: path) { box in
+            count += 1
+            sole = box
+        }
+        return count == 1 ? sole : nil
+    }
+
+    /// Calls `body` with every observer at, above or below `path`, outermost first.
+    @inline(__always)
+    private func forEachObserver(at path: Path, _ body: (ObserverBox) -> Void) {
         // Through a buffer pointer, so that reading a node does not copy (and retain) its arrays.
         nodes.withUnsafeBufferPointer { nodes in
             var node = 0
-            for index in nodes[0].observers.indices { batch.addCall(nodes[0].observers[index]) }
+            for index in nodes[0].observers.indices { body(nodes[0].observers[index]) }
             for component in path.components {
                 guard let child = nodes[node].child(component), nodes[child].subtreeCount > 0 else { return }
                 node = child
-                for index in nodes[node].observers.indices { batch.addCall(nodes[node].observers[index]) }
+                for index in nodes[node].observers.indices { body(nodes[node].observers[index]) }
             }
             if nodes[node].subtreeCount > nodes[node].observers.count {
-                Self.addCallsBelow(node, in: nodes, into: &batch)
+                Self.forEachObserver(below: node, in: nodes, body)
             }
         }
     }
 
-    private static func addCallsBelow(_ node: Int, in nodes: UnsafeBufferPointer<Node>, into batch: inout DeliveryBatch) {
+    private static func forEachObserver(
+        below node: Int, in nodes: UnsafeBufferPointer<Node>, _ body: (ObserverBox) -> Void
+    ) {
         for (_, child) in nodes[node].children where nodes[child].subtreeCount > 0 {
-            for box in nodes[child].observers { batch.addCall(box) }
-            addCallsBelow(child, in: nodes, into: &batch)
+            for box in nodes[child].observers { body(box) }
+            forEachObserver(below: child, in: nodes, body)
         }
     }
 }

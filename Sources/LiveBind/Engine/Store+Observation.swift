@@ -48,4 +48,11 @@ extension Store {
             batch.run()
         } while withState { $0.nextDelivery(after: &batch) }
     }
+
+    /// Calls `box` with `change` (claimed with `claimSingleDelivery`), then delivers whatever other
+    /// writes queued meanwhile.
+    func deliver(_ change: borrowing Change, to box: ObserverBox) {
+        box.deliver(change)
+        if let next = withState({ $0.nextDeliveryAfterSingle() }) { deliver(next) }
+    }
 }

@@ -186,18 +186,22 @@ public final class Store: Sendable {
     }
 
     /// Applies one edit to `model` and commits it: the fast path of the single-edit methods, with no
-    /// undo log (a single edit throws before it changes anything) and no change list unless a store
-    /// observer needs one.
+    /// undo log (a single edit throws before it changes anything), no change list unless a store
+    /// observer needs one, and no queue when the store is idle and one observer hears the change.
+    ///
+    /// Inlined into each caller, so that its edit closure is inlined too instead of called indirectly
+    /// with the change copied out of it.
+    @inline(__always)
     func commitEdit(
         _ model: String, ifRevision: UInt64?, _ edit: (inout JSON) throws(StoreError) -> Change?
     ) throws(StoreError) -> WriteResult {
-        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, DeliveryBatch?) in
+        let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, PendingDelivery) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
             // With a journal, keep the document as it was, to put back if the journal refuses the write.
             let before: JSON? = journal == nil ? nil : .some(entry.document)
             guard let change = try edit(&entry.document) else {
-                return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), nil)
+                return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), .none)
             }
             if let journal, let before {
                 try record(change, restoring: before, of: entry, model: model, revision: revision + 1,
@@ -206,18 +210,27 @@ public final class Store: Sendable {
             state.lastSequence += 1
             entry.revision = revision + 1
             let index = change.kind == .insert ? change.index : nil
+            let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
             // Path observers first, then store observers (as `write` and `put` do); the change is moved
             // rather than copied when only path observers hear it.
             if state.commitObservers.isEmpty {
-                if !entry.observers.isEmpty { state.enqueue(consume change, for: entry) }
+                if entry.observers.isEmpty { return (result, .none) }
+                if let box = state.claimSingleDelivery(at: change.path, for: entry) {
+                    return (result, .single(box, change))
+                }
+                state.enqueue(consume change, for: entry)
             } else {
                 if !entry.observers.isEmpty { state.enqueue(change, for: entry) }
                 state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])))
             }
-            let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
-            return (result, state.claimDelivery())
+            guard let batch = state.claimDelivery() else { return (result, .none) }
+            return (result, .batch(batch))
         }
-        if let pending { deliver(pending) }
+        switch consume pending {
+        case .none: break
+        case .single(let box, let change): deliver(change, to: box)
+        case .batch(let batch): deliver(batch)
+        }
         return result
     }
 }

@@ -6,7 +6,10 @@
 /// write fails with that error.
 ///
 /// > Important: Called on the writing thread with the store locked: it must not call the store.
-protocol StoreJournal: Sendable {
+///
+/// Class-bound, so that the store's hot path checks for a journal with a pointer compare instead of
+/// copying an existential box.
+protocol StoreJournal: AnyObject, Sendable {
     /// Makes `commit` durable; `document` is the model's whole value after it (`.null` for a drop).
     func record(_ commit: Commit, document: JSON) throws(StoreError)
 }

@@ -111,6 +111,27 @@ struct StoreState {
         return pending
     }
 
+    /// When nothing is waiting and nobody delivers, and exactly one observer of `entry` hears a change
+    /// at `path`, makes the caller the deliverer of that one call and returns its observer.
+    mutating func claimSingleDelivery(at path: Path, for entry: ModelEntry) -> ObserverBox? {
+        guard !isDelivering, queue.isEmpty, let box = entry.observers.soleObserver(at: path) else { return nil }
+        isDelivering = true
+        return box
+    }
+
+    /// Called by the deliverer after a single call: hands it the deliveries queued meanwhile, or ends
+    /// delivery when none are waiting.
+    mutating func nextDeliveryAfterSingle() -> DeliveryBatch? {
+        if queue.isEmpty {
+            isDelivering = false
+            return nil
+        }
+        var pending = DeliveryBatch()
+        swap(&pending, &spareQueue)
+        swap(&pending, &queue)
+        return pending
+    }
+
     /// Called by the deliverer after running `finished` (now emptied): hands it the next deliveries, or
     /// ends delivery when none are waiting.
     mutating func nextDelivery(after finished: inout DeliveryBatch) -> Bool {
