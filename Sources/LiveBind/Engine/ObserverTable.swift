@@ -60,11 +60,16 @@ struct ObserverTable {
     }
 
     private var nodes: [Node] = [Node()]
+    /// The last answer of `soleObserver` and the path components it was for. Writes through a
+    /// pre-parsed path pass the same array storage again, which is cheaper to recognise than walking
+    /// the tree. Registering or removing an observer clears it.
+    private var lastSole: (components: [String], observer: ObserverBox?)?
 
     /// Whether no observer is registered.
     var isEmpty: Bool { nodes[0].subtreeCount == 0 }
 
     mutating func add(_ box: ObserverBox, at path: Path) {
+        lastSole = nil
         var node = 0
         nodes[0].subtreeCount += 1
         for component in path.components {
@@ -81,6 +86,7 @@ struct ObserverTable {
     }
 
     mutating func remove(id: UInt64, at path: Path) {
+        lastSole = nil
         var trail = [0]
         for component in path.components {
             guard let child = nodes[trail.last!].child(component) else { return }
@@ -104,13 +110,22 @@ struct ObserverTable {
 
     /// The observer that hears a change at `path`, when exactly one does.
     mutating func soleObserver(at path: Path) -> ObserverBox? {
+        if let lastSole, Self.sameStorage(lastSole.components, path.components) { return lastSole.observer }
         var sole: ObserverBox?
         var count = 0
         forEachObserver(at: path) { box in
             count += 1
             sole = box
         }
-        return count == 1 ? sole : nil
+        if count != 1 { sole = nil }
+        lastSole = (path.components, sole)
+        return sole
+    }
+
+    /// Whether `a` and `b` share their storage (and so their contents: storage that is shared is
+    /// copied before it is written). `lastSole` keeps its array alive, so its address is not reused.
+    private static func sameStorage(_ a: [String], _ b: [String]) -> Bool {
+        a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress && a.count == b.count } }
     }
 
     /// Calls `body` with every observer at, above or below `path`, outermost first.
