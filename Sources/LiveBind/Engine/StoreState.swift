@@ -39,6 +39,7 @@ struct StoreState {
     }
 
     /// The entry of an existing model, or `modelNotFound`.
+    @inline(__always)
     mutating func entry(of model: String) throws(StoreError) -> ModelEntry {
         guard let entry = lookUp(model), entry.exists else { throw .modelNotFound(model) }
         return entry
@@ -54,6 +55,7 @@ struct StoreState {
     }
 
     /// The entry of `model` if there is one (existing or only observed).
+    @inline(__always)
     mutating func lookUp(_ model: String) -> ModelEntry? {
         if let lastEntry, lastEntry.name == model { return lastEntry }
         guard let entry = entries[model] else { return nil }
