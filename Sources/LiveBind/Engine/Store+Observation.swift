@@ -37,22 +37,4 @@ extension Store {
             self?.withState { $0.commitObservers.removeAll { $0 === box } }
         }
     }
-
-    /// Runs `pending`, then whatever other writes queued meanwhile, until the queue is empty.
-    ///
-    /// `pending` is consumed so that its storage stays uniquely referenced: emptying it then keeps the
-    /// storage for the next batch instead of allocating new storage.
-    func deliver(_ pending: consuming DeliveryBatch) {
-        var batch = pending
-        repeat {
-            batch.run()
-        } while withState { $0.nextDelivery(after: &batch) }
-    }
-
-    /// Calls `box` with `change` (claimed with `claimSingleDelivery`), then delivers whatever other
-    /// writes queued meanwhile.
-    func deliver(_ change: borrowing Change, to box: ObserverBox) {
-        box.deliver(change)
-        if let next = withState({ $0.nextDeliveryAfterSingle() }) { deliver(next) }
-    }
 }

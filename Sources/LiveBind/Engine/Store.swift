@@ -13,6 +13,9 @@ public final class Store: Sendable {
     let lockOrder = Atomic<Int>(0)
     /// Records every commit before it becomes visible (durable storage); nil keeps the store in memory.
     let journal: (any StoreJournal)?
+    /// Who delivers: `DeliveryState` bits. Set and read under the lock, except that the deliverer of a
+    /// single call ends its delivery without taking the lock again (see ``finishSingleDelivery()``).
+    let delivery = Atomic<UInt8>(0)
 
     /// An empty store whose first commit gets sequence `startingSequence + 1`.
     public init(startingSequence: UInt64 = 0) {
@@ -109,7 +112,7 @@ public final class Store: Sendable {
             state.enqueue(Change(kind: .set, path: .root, value: value), for: entry)
             state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)))
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
-            return ((!existed, result), state.claimDelivery())
+            return ((!existed, result), claimDelivery(&state))
         }
         if let pending { deliver(pending) }
         return outcome
@@ -131,7 +134,7 @@ public final class Store: Sendable {
             entry.revision = 0
             if entry.observers.isEmpty { state.removeEntry(model) }
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
-            return (result, state.claimDelivery())
+            return (result, claimDelivery(&state))
         }
         if let pending { deliver(pending) }
         return result
@@ -179,7 +182,7 @@ public final class Store: Sendable {
             let result = WriteResult(
                 sequence: state.lastSequence, revision: revision + 1, index: editor.appendedIndex, changed: true)
             state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
-            return (result, state.claimDelivery())
+            return (result, claimDelivery(&state))
         }
         if let pending { deliver(pending) }
         return result
@@ -215,7 +218,7 @@ public final class Store: Sendable {
             // rather than copied when only path observers hear it.
             if state.commitObservers.isEmpty {
                 if entry.observers.isEmpty { return (result, .none) }
-                if let box = state.claimSingleDelivery(at: change.path, for: entry) {
+                if let box = claimSingleDelivery(at: change.path, for: entry) {
                     return (result, .single(box, change))
                 }
                 state.enqueue(consume change, for: entry)
@@ -223,7 +226,7 @@ public final class Store: Sendable {
                 if !entry.observers.isEmpty { state.enqueue(change, for: entry) }
                 state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])))
             }
-            guard let batch = state.claimDelivery() else { return (result, .none) }
+            guard let batch = claimDelivery(&state) else { return (result, .none) }
             return (result, .batch(batch))
         }
         switch consume pending {

@@ -29,8 +29,6 @@ struct StoreState {
     var queue = DeliveryBatch()
     /// The emptied batch handed back by the last deliverer, reused so that delivery does not allocate.
     var spareQueue = DeliveryBatch()
-    /// Whether some thread is delivering; at most one does at a time, which keeps commit order.
-    var isDelivering = false
     var scratchChanges: [Change] = []
     var scratchUndo: [UndoStep] = []
 
@@ -102,48 +100,17 @@ struct StoreState {
         queue.add(commit, for: commitObservers)
     }
 
-    /// When deliveries are waiting and nobody delivers them, makes the caller the deliverer and hands it
-    /// the waiting deliveries.
-    mutating func claimDelivery() -> DeliveryBatch? {
-        guard !queue.isEmpty, !isDelivering else { return nil }
-        isDelivering = true
+    /// The waiting deliveries, for the thread that delivers them; the queue keeps the spare storage.
+    mutating func takeQueue() -> DeliveryBatch {
         var pending = DeliveryBatch()
         swap(&pending, &spareQueue)
         swap(&pending, &queue)
         return pending
     }
 
-    /// When nothing is waiting and nobody delivers, and exactly one observer of `entry` hears a change
-    /// at `path`, makes the caller the deliverer of that one call and returns its observer.
-    mutating func claimSingleDelivery(at path: Path, for entry: ModelEntry) -> ObserverBox? {
-        guard !isDelivering, queue.isEmpty, let box = entry.observers.soleObserver(at: path) else { return nil }
-        isDelivering = true
-        return box
-    }
-
-    /// Called by the deliverer after a single call: hands it the deliveries queued meanwhile, or ends
-    /// delivery when none are waiting.
-    mutating func nextDeliveryAfterSingle() -> DeliveryBatch? {
-        if queue.isEmpty {
-            isDelivering = false
-            return nil
-        }
-        var pending = DeliveryBatch()
-        swap(&pending, &spareQueue)
-        swap(&pending, &queue)
-        return pending
-    }
-
-    /// Called by the deliverer after running `finished` (now emptied): hands it the next deliveries, or
-    /// ends delivery when none are waiting.
-    mutating func nextDelivery(after finished: inout DeliveryBatch) -> Bool {
-        if queue.isEmpty {
-            isDelivering = false
-            swap(&spareQueue, &finished)
-            return false
-        }
-        swap(&finished, &queue)
-        return true
+    /// Keeps the emptied `finished` batch's storage for the next delivery.
+    mutating func keepSpare(_ finished: inout DeliveryBatch) {
+        swap(&spareQueue, &finished)
     }
 
     mutating func takeScratchChanges() -> [Change] {

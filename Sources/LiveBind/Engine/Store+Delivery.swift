@@ -1,0 +1,72 @@
+import Synchronization
+
+/// The bits of `Store.delivery`. At most one thread delivers at a time, which keeps commit order.
+enum DeliveryState {
+    /// A thread is delivering.
+    static let delivering: UInt8 = 1
+    /// Calls were queued while a thread was delivering: it must take them before it stops.
+    static let waiting: UInt8 = 2
+}
+
+// Who delivers. A writer that queued calls becomes the deliverer unless one is at work; the deliverer
+// runs calls until the queue is empty. Claims and hand-overs happen under the store's lock; only the
+// end of a single call's delivery is a compare-and-swap without the lock, which fails (and so takes the
+// lock) exactly when a writer flagged `waiting` meanwhile.
+extension Store {
+    /// Called with the lock held after queuing calls: when nobody delivers, makes the caller the
+    /// deliverer and hands it the waiting deliveries.
+    func claimDelivery(_ state: inout StoreState) -> DeliveryBatch? {
+        guard !state.queue.isEmpty else { return nil }
+        let old = delivery.bitwiseOr(DeliveryState.waiting, ordering: .acquiringAndReleasing).oldValue
+        guard old & DeliveryState.delivering == 0 else { return nil }
+        delivery.store(DeliveryState.delivering, ordering: .releasing)
+        return state.takeQueue()
+    }
+
+    /// Called with the lock held: when nobody delivers (so nothing is queued) and exactly one observer
+    /// of `entry` hears a change at `path`, makes the caller the deliverer of that one call.
+    func claimSingleDelivery(at path: Path, for entry: ModelEntry) -> ObserverBox? {
+        guard delivery.load(ordering: .acquiring) == 0, let box = entry.observers.soleObserver(at: path) else { return nil }
+        delivery.store(DeliveryState.delivering, ordering: .releasing)
+        return box
+    }
+
+    /// Runs `pending`, then whatever other writes queued meanwhile, until the queue is empty.
+    ///
+    /// `pending` is consumed so that its storage stays uniquely referenced: emptying it then keeps the
+    /// storage for the next batch instead of allocating new storage.
+    func deliver(_ pending: consuming DeliveryBatch) {
+        var batch = pending
+        repeat {
+            batch.run()
+        } while withState { state in
+            guard !state.queue.isEmpty else {
+                delivery.store(0, ordering: .releasing)
+                state.keepSpare(&batch)
+                return false
+            }
+            delivery.store(DeliveryState.delivering, ordering: .releasing)
+            swap(&batch, &state.queue)
+            return true
+        }
+    }
+
+    /// Calls `box` with `change` (claimed with `claimSingleDelivery`), then delivers whatever other
+    /// writes queued meanwhile.
+    func deliver(_ change: borrowing Change, to box: ObserverBox) {
+        box.deliver(change)
+        finishSingleDelivery()
+    }
+
+    /// Ends a single call's delivery: without the lock when nothing was queued meanwhile.
+    private func finishSingleDelivery() {
+        let ended = delivery.compareExchange(
+            expected: DeliveryState.delivering, desired: 0, ordering: .acquiringAndReleasing).exchanged
+        if ended { return }
+        let next = withState { state in
+            delivery.store(DeliveryState.delivering, ordering: .releasing)
+            return state.takeQueue()
+        }
+        deliver(next)
+    }
+}
