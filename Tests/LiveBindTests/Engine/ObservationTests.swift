@@ -115,6 +115,27 @@ import Testing
         _ = (first, second)
     }
 
+    @Test func aReusedPathReachesObserversAddedAndCancelledBetweenWrites() throws {
+        let store = Store()
+        try store.put("a", ["x": 0])
+        let x = try path("x")  // one pre-parsed path for every write, as a hot loop uses it
+        let first = EngineRecorder<Change>(), second = EngineRecorder<Change>(), whole = EngineRecorder<Change>()
+        let firstToken = store.observe(x, in: "a", first.handler)
+        try store.set(1, at: x, in: "a")
+        let secondToken = store.observe(x, in: "a", second.handler)
+        try store.set(2, at: x, in: "a")
+        let wholeToken = store.observe(.root, in: "a", whole.handler)
+        try store.set(3, at: x, in: "a")
+        firstToken.cancel()
+        secondToken.cancel()
+        try store.set(4, at: x, in: "a")
+        wholeToken.cancel()
+        try store.set(5, at: x, in: "a")
+        #expect(first.events.compactMap(\.value) == [1, 2, 3])
+        #expect(second.events.compactMap(\.value) == [2, 3])
+        #expect(whole.events.compactMap(\.value) == [3, 4])
+    }
+
     @Test func observersRunWithoutTheLockHeld() throws {
         let store = Store()
         try store.put("a", ["x": 0])

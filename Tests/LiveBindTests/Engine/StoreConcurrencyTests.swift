@@ -19,6 +19,35 @@ import Testing
         group.wait()
     }
 
+    // No store-wide observer: each write with one observer is delivered directly by its writer when
+    // the store is idle, and queued for the current deliverer otherwise.
+    @Test func directDeliveriesFromManyThreadsArriveOnceInOrderAndNeverOverlap() throws {
+        let writers = 4, writesPerWriter = 500
+        let store = Store()
+        let members = (0..<writers).map { (key: "w\($0)", value: JSON.int(0)) }
+        try store.put("m", .object(.init(uniqueKeysWithValues: members)))
+        let perWriter = TestLocked<[[Int]]>(Array(repeating: [], count: writers))
+        let inside = Atomic<Int>(0)
+        let overlapped = Atomic<Bool>(false)
+        var tokens: [ObservationToken] = []
+        for writer in 0..<writers {
+            tokens.append(store.observe(Path(["w\(writer)"]), in: "m") { change in
+                if inside.add(1, ordering: .acquiringAndReleasing).newValue != 1 { overlapped.store(true, ordering: .relaxed) }
+                if case .int(let value)? = change.value { perWriter.withLock { $0[writer].append(value) } }
+                inside.subtract(1, ordering: .acquiringAndReleasing)
+            })
+        }
+        onThreads(writers) { index in
+            let member = Path(["w\(index)"])
+            for step in 1...writesPerWriter { _ = try? store.set(.int(step), at: member, in: "m") }
+        }
+        // Every writer has returned, and a writer that delivers returns only once the queue is empty.
+        let overlaps = overlapped.load(ordering: .relaxed)
+        #expect(!overlaps)
+        #expect(perWriter.withLock { $0 } == Array(repeating: Array(1...writesPerWriter), count: writers))
+        _ = tokens
+    }
+
     @Test func writersObserversAndReadersAgreeOnOrder() throws {
         let writers = 4, writesPerWriter = 400
         let store = Store(startingSequence: 1_000)
