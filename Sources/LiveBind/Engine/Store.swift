@@ -14,7 +14,7 @@ public final class Store: Sendable {
     /// Records every commit before it becomes visible (durable storage); nil keeps the store in memory.
     let journal: (any StoreJournal)?
     /// Who delivers: `DeliveryState` bits. Set and read under the lock, except that the deliverer of a
-    /// single call ends its delivery without taking the lock again (see ``finishSingleDelivery()``).
+    /// single call ends its delivery without taking the lock again (see `Store+Delivery.swift`).
     let delivery = Atomic<UInt8>(0)
 
     /// An empty store whose first commit gets sequence `startingSequence + 1`.
@@ -192,8 +192,8 @@ public final class Store: Sendable {
     /// undo log (a single edit throws before it changes anything), no change list unless a store
     /// observer needs one, and no queue when the store is idle and one observer hears the change.
     ///
-    /// Inlined into each caller, so that its edit closure is inlined too instead of called indirectly
-    /// with the change copied out of it.
+    /// Inlined into each caller, so that each gets a copy specialized for its edit closure (a shared,
+    /// closure-taking copy cost about 200 instructions more per set).
     @inline(__always)
     func commitEdit(
         _ model: String, ifRevision: UInt64?, _ edit: (inout JSON) throws(StoreError) -> Change?
