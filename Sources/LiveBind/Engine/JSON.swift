@@ -15,8 +15,9 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
     case double(Double)
     /// A string.
     case string(String)
-    /// An array.
-    case array([JSON])
+    /// An array. A `Deque`, so that inserting or removing at either end costs the same whatever the
+    /// length; it is indexed from 0 like an `Array`, and `.array([1, 2])` still works as a literal.
+    case array(Deque<JSON>)
     /// An object whose keys keep their insertion order.
     case object(OrderedDictionary<String, JSON>)
 
@@ -42,8 +43,8 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
         if case .object(let members) = self { members } else { nil }
     }
 
-    /// The elements when this is an array, else `nil`.
-    public var arrayValue: [JSON]? {
+    /// The elements when this is an array, else `nil`. Shares the storage: no copy is made.
+    public var arrayValue: Deque<JSON>? {
         if case .array(let elements) = self { elements } else { nil }
     }
 
