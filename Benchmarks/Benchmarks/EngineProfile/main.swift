@@ -1,3 +1,4 @@
+import DequeModule
 import LiveBind
 
 // A small driver for profilers (valgrind --tool=callgrind, perf): runs one engine operation in a loop,
@@ -36,14 +37,22 @@ func run() throws {
         let length = arguments.count > 3 ? Int(arguments[3]) ?? 100_000 : 100_000
         let rows = Path.root.appending("rows"), first = rows.appending("0")
         let initial = operation == "append" ? length : length + count  // removes never empty it
-        try store.put("bench", .object(["rows": .array((0..<initial).map { .int($0) })]))
+        try store.put("bench", .object(["rows": .array(Deque((0..<initial).map { JSON.int($0) }))]))
         try store.append(.int(-1), to: rows, in: "bench")  // takes the array's storage over from `put`
         for i in 0..<count {
             if operation == "append" { try store.append(.int(i), to: rows, in: "bench") }
             else { try store.remove(at: first, in: "bench") }
         }
+    case "parse", "encode":
+        // `count` parses (or encodings) of a model of 10,000 rows of four members (about 600 KB).
+        let rows = (0..<10_000).map { #"{"id":\#($0),"name":"sensor-\#($0)","value":\#(Double($0) * 0.5),"ok":true}"# }
+        let text = Array("{\"rows\":[\(rows.joined(separator: ","))]}".utf8)
+        let model = try JSON(parsing: text)
+        for _ in 0..<count {
+            if operation == "parse" { consume(try JSON(parsing: text)) } else { consume(model.encoded()) }
+        }
     default:
-        print("usage: EngineProfile set|hop|append|remove-first [count] [length]")
+        print("usage: EngineProfile set|hop|append|remove-first|parse|encode [count] [length]")
     }
 }
 
