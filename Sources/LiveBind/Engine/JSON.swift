@@ -15,8 +15,9 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
     case double(Double)
     /// A string.
     case string(String)
-    /// An array. A `Deque`, so that inserting or removing at either end costs the same whatever the
-    /// length; it is indexed from 0 like an `Array`, and `.array([1, 2])` still works as a literal.
+    /// An array. A `Deque` (from swift-collections' `DequeModule`), so that inserting or removing at
+    /// either end costs the same whatever the length. It is indexed from 0 like an `Array`; write
+    /// `.array([1, 2])` with a literal, or `.array(Deque(elements))` from a Swift array.
     case array(Deque<JSON>)
     /// An object whose keys keep their insertion order.
     case object(OrderedDictionary<String, JSON>)
