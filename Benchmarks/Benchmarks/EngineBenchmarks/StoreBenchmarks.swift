@@ -60,6 +60,19 @@ func registerStoreBenchmarks() {
             benchmark.stopMeasurement()
         }
 
+        Benchmark("array/insert-first/\(length)", configuration: arrayConfiguration) { benchmark in
+            let store = Store()
+            _ = orFail(benchmark) { () throws(StoreError) in
+                try store.put("bench", model)
+                try store.insert(row, at: 0, in: rows, of: "bench")  // takes the array's storage over from `model`
+            }
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                _ = orFail(benchmark) { () throws(StoreError) in try store.insert(row, at: 0, in: rows, of: "bench") }
+            }
+            benchmark.stopMeasurement()
+        }
+
         Benchmark("array/remove-first/\(length)", configuration: arrayConfiguration) { benchmark in
             let store = Store()
             let ops = benchmark.scaledIterations.count
