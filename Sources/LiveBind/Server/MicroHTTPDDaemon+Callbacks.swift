@@ -36,7 +36,7 @@ let accessHandlerTrampoline: MHD_AccessHandlerCallback = {
     } else {
         daemon.handlers.respond(pending.request)
     }
-    if case .stream = response.body { pending.isStream = true }
+    if case .stream = response.body { pending.answeredWithStream() }
     return daemon.queue(response, on: connection, version: version)
 }
 
