@@ -10,6 +10,7 @@ let package = Package(
         .package(name: "LiveBind", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),  // `Deque`, for JSON arrays
     ],
     targets: [
         .executableTarget(
@@ -18,6 +19,7 @@ let package = Package(
                 .product(name: "LiveBind", package: "LiveBind"),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             path: "Benchmarks/EngineBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
@@ -26,7 +28,10 @@ let package = Package(
         // A plain loop over one engine operation, for valgrind/perf (see BENCHMARKS.md).
         .executableTarget(
             name: "EngineProfile",
-            dependencies: [.product(name: "LiveBind", package: "LiveBind")],
+            dependencies: [
+                .product(name: "LiveBind", package: "LiveBind"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
             path: "Benchmarks/EngineProfile",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -83,7 +83,7 @@ def engine_rows(e):
     a, a_cell = cell("binding/opencombine-map-hop")
     rows.append(("engine", "one-way binding hop (set → transform → target set → observer)", hop_cell,
                  f"OpenCombine map → subject → sink: {a_cell}", fmt_ratio(hop, a), "≤ 1.0"))
-    for op in ("append", "remove-first"):
+    for op in ("append", "remove-first", "insert-first"):
         small, small_cell = cell(f"array/{op}/1000")
         large, large_cell = cell(f"array/{op}/100000")
         rows.append(("engine", f"array {op}, 100,000 vs 1,000 elements", large_cell,

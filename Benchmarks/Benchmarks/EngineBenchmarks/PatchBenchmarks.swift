@@ -1,4 +1,5 @@
 import Benchmark
+import DequeModule
 import LiveBind
 
 // Patches as the server applies them (PATCH with json-patch+json or merge-patch+json), pre-parsed.
@@ -13,13 +14,13 @@ func makeJSONPatch(_ value: Int) -> JSON {
     operations.append(["op": "remove", "path": "/log/0"])
     operations.append(["op": "test", "path": "/sensors/s0/value", "value": .int(value * 10)])
     operations.append(["op": "add", "path": "/status", "value": .string("state-\(value)")])
-    return .array(operations)
+    return .array(Deque(operations))
 }
 
 func makeSensorsModel() -> JSON {
     .object([
         "sensors": .object(.init(uniqueKeysWithValues: (0..<6).map { ("s\($0)", ["value": 0]) })),
-        "log": .array((0..<20).map { ["seq": .int($0)] }),
+        "log": .array(Deque((0..<20).map { ["seq": .int($0)] })),
         "status": "idle",
     ])
 }

@@ -1,4 +1,5 @@
 import Benchmark
+import DequeModule
 import LiveBind
 
 // LiveBind's engine: the store's write paths, each measured with its setup outside the measurement.
@@ -10,7 +11,7 @@ func makeRow(_ id: Int) -> JSON {
 
 /// `{"rows": [row 0, row 1, …]}` with `count` rows.
 func makeRowsModel(_ count: Int) -> JSON {
-    .object(["rows": .array((0..<count).map(makeRow))])
+    .object(["rows": .array(Deque((0..<count).map(makeRow)))])
 }
 
 /// Runs `body`, turning a store error into a benchmark failure with its message.
@@ -55,6 +56,19 @@ func registerStoreBenchmarks() {
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
                 _ = orFail(benchmark) { () throws(StoreError) in try store.append(row, to: rows, in: "bench") }
+            }
+            benchmark.stopMeasurement()
+        }
+
+        Benchmark("array/insert-first/\(length)", configuration: arrayConfiguration) { benchmark in
+            let store = Store()
+            _ = orFail(benchmark) { () throws(StoreError) in
+                try store.put("bench", model)
+                try store.insert(row, at: 0, in: rows, of: "bench")  // takes the array's storage over from `model`
+            }
+            benchmark.startMeasurement()
+            for _ in benchmark.scaledIterations {
+                _ = orFail(benchmark) { () throws(StoreError) in try store.insert(row, at: 0, in: rows, of: "bench") }
             }
             benchmark.stopMeasurement()
         }

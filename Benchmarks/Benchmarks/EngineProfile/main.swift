@@ -1,3 +1,4 @@
+import DequeModule
 import LiveBind
 
 // A small driver for profilers (valgrind --tool=callgrind, perf): runs one engine operation in a loop,
@@ -31,19 +32,30 @@ func run() throws {
         for i in 0..<count { try store.set(.int(i), at: source, in: "bench") }
         observation.cancel()
         consume(registry)
-    case "append", "remove-first":
+    case "append", "insert-first", "remove-first":
         // `count` operations on an array of `length` (third argument, default 100,000) elements.
         let length = arguments.count > 3 ? Int(arguments[3]) ?? 100_000 : 100_000
         let rows = Path.root.appending("rows"), first = rows.appending("0")
-        let initial = operation == "append" ? length : length + count  // removes never empty it
-        try store.put("bench", .object(["rows": .array((0..<initial).map { .int($0) })]))
+        let initial = operation == "remove-first" ? length + count : length  // removes never empty it
+        try store.put("bench", .object(["rows": .array(Deque((0..<initial).map { JSON.int($0) }))]))
         try store.append(.int(-1), to: rows, in: "bench")  // takes the array's storage over from `put`
         for i in 0..<count {
-            if operation == "append" { try store.append(.int(i), to: rows, in: "bench") }
-            else { try store.remove(at: first, in: "bench") }
+            switch operation {
+            case "append": try store.append(.int(i), to: rows, in: "bench")
+            case "insert-first": try store.insert(.int(i), at: 0, in: rows, of: "bench")
+            default: try store.remove(at: first, in: "bench")
+            }
+        }
+    case "parse", "encode":
+        // `count` parses (or encodings) of a model of 10,000 rows of four members (about 600 KB).
+        let rows = (0..<10_000).map { #"{"id":\#($0),"name":"sensor-\#($0)","value":\#(Double($0) * 0.5),"ok":true}"# }
+        let text = Array("{\"rows\":[\(rows.joined(separator: ","))]}".utf8)
+        let model = try JSON(parsing: text)
+        for _ in 0..<count {
+            if operation == "parse" { consume(try JSON(parsing: text)) } else { consume(model.encoded()) }
         }
     default:
-        print("usage: EngineProfile set|hop|append|remove-first [count] [length]")
+        print("usage: EngineProfile set|hop|append|insert-first|remove-first|parse|encode [count] [length]")
     }
 }
 

@@ -29,7 +29,7 @@ extension JSON {
                 members[key] = value
                 return .member(old: nil)
             }
-            var elements: [JSON] = []
+            var elements = Deque<JSON>()
             if parent.takeArray(into: &elements) {
                 defer { parent = .array(elements) }
                 guard let index = key == "-" ? elements.count : Path.arrayIndex(key) else { throw .pathNotFound(path) }
@@ -74,7 +74,7 @@ extension JSON {
                 guard let index = members.index(forKey: key) else { throw .pathNotFound(path) }
                 return .member(old: members.remove(at: index).value, position: index)
             }
-            var elements: [JSON] = []
+            var elements = Deque<JSON>()
             if parent.takeArray(into: &elements) {
                 defer { parent = .array(elements) }
                 guard let index = Path.arrayIndex(key) else { throw .pathNotFound(path) }
@@ -145,9 +145,9 @@ extension JSON {
     }
 
     /// Runs `body` on the array at `path` in place, or throws if there is no array there.
-    mutating func withArray<R>(at path: Path, _ body: (inout [JSON]) throws(StoreError) -> R) throws(StoreError) -> R {
+    mutating func withArray<R>(at path: Path, _ body: (inout Deque<JSON>) throws(StoreError) -> R) throws(StoreError) -> R {
         try withValue(at: path, depth: path.components.count) { (value) throws(StoreError) -> R in
-            var elements: [JSON] = []
+            var elements = Deque<JSON>()
             guard value.takeArray(into: &elements) else {
                 throw .typeMismatch(path: path, expected: "array", found: value.typeName)
             }

@@ -34,7 +34,7 @@ extension JSON {
         }
         // Array elements on the way; the element itself is a `replace` change, left to the general path.
         guard !isLast, case .array = self else { return .notApplicable }
-        var elements: [JSON] = []
+        var elements = Deque<JSON>()
         _ = takeArray(into: &elements)
         defer { self = .array(elements) }
         guard let index = Path.arrayIndex(components[level]), index < elements.count else { return .notApplicable }

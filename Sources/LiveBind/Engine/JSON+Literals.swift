@@ -16,7 +16,7 @@ extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressibl
     /// A string literal is `.string`.
     public init(stringLiteral value: String) { self = .string(value) }
     /// An array literal is `.array`.
-    public init(arrayLiteral elements: JSON...) { self = .array(elements) }
+    public init(arrayLiteral elements: JSON...) { self = .array(Deque(elements)) }
     /// A dictionary literal is `.object`, keys in the order written; a repeated key keeps the last value.
     public init(dictionaryLiteral elements: (String, JSON)...) {
         var members = OrderedDictionary<String, JSON>(minimumCapacity: elements.count)

@@ -38,7 +38,7 @@ extension JSON {
             guard let index = members.index(forKey: component) else { throw .pathNotFound(path.prefix(level + 1)) }
             return try members.values[index].withValue(at: path, depth: depth, level: level + 1, body)
         }
-        var elements: [JSON] = []
+        var elements = Deque<JSON>()
         if takeArray(into: &elements) {
             defer { self = .array(elements) }
             guard let index = Path.arrayIndex(component) else { throw .pathNotFound(path.prefix(level + 1)) }
@@ -64,7 +64,7 @@ extension JSON {
 
     /// When this is an array, moves its elements into `elements` and leaves `.null` behind; see
     /// ``takeObject(into:)``.
-    mutating func takeArray(into elements: inout [JSON]) -> Bool {
+    mutating func takeArray(into elements: inout Deque<JSON>) -> Bool {
         guard case .array(let taken) = self else { return false }
         self = .null
         elements = taken

@@ -95,7 +95,7 @@ struct JSONParser {
     private mutating func parseArray() throws(JSONError) -> JSON {
         try enter()
         position += 1
-        var elements: [JSON] = []
+        var elements = Deque<JSON>()
         skipWhitespace()
         if try peek() == UInt8(ascii: "]") {
             position += 1

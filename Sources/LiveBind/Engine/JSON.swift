@@ -15,8 +15,10 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
     case double(Double)
     /// A string.
     case string(String)
-    /// An array.
-    case array([JSON])
+    /// An array. A `Deque` (from swift-collections' `DequeModule`), so that inserting or removing at
+    /// either end costs the same whatever the length. It is indexed from 0 like an `Array`; write
+    /// `.array([1, 2])` with a literal, or `.array(Deque(elements))` from a Swift array.
+    case array(Deque<JSON>)
     /// An object whose keys keep their insertion order.
     case object(OrderedDictionary<String, JSON>)
 
@@ -42,8 +44,8 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
         if case .object(let members) = self { members } else { nil }
     }
 
-    /// The elements when this is an array, else `nil`.
-    public var arrayValue: [JSON]? {
+    /// The elements when this is an array, else `nil`. Shares the storage: no copy is made.
+    public var arrayValue: Deque<JSON>? {
         if case .array(let elements) = self { elements } else { nil }
     }
 

@@ -64,9 +64,9 @@ extension ModelEditor {
         }
     }
 
-    private mutating func editArray(_ path: Path, _ body: (inout [JSON]) -> Void) throws(StoreError) {
+    private mutating func editArray(_ path: Path, _ body: (inout Deque<JSON>) -> Void) throws(StoreError) {
         try document.withValue(at: path, depth: path.components.count) { (value) throws(StoreError) in
-            var elements: [JSON] = []
+            var elements = Deque<JSON>()
             guard value.takeArray(into: &elements) else { return }
             body(&elements)
             value = .array(elements)

@@ -1,3 +1,5 @@
+import Collections
+
 /// `/bindings`: the live bindings of the server's registry, as JSON resources.
 ///
 /// An entry is the same JSON as one entry of a definition file
@@ -12,7 +14,7 @@ struct BindingsResource: Sendable {
     /// `GET /bindings`: `{"bindings":[…]}` in creation order, those whose models the caller reaches.
     func list(reach: AccessControl.Reach = .everything) -> HTTPResponse {
         let visible = registry.all.filter { Self.models(of: $0).allSatisfy { $0.map(reach.covers) ?? (reach == .everything) } }
-        return json(.object(["bindings": .array(visible.map(\.json))]))
+        return json(.object(["bindings": .array(Deque(visible.map(\.json)))]))
     }
 
     /// Throws 403 unless the caller reaches the source and target models of binding `id` (an unknown id

@@ -1,3 +1,4 @@
+import Collections
 import Testing
 @testable import LiveBind
 
@@ -47,7 +48,7 @@ import Testing
     }
 
     @Test func appendingToALargeArrayDoesNotRescanIt() throws {
-        let big = JSON.array((0..<100_000).map { JSON.int($0) })
+        let big = JSON.array(Deque((0..<100_000).map { JSON.int($0) }))
         let store = Store()
         try store.put("source", ["items": big])
         try store.put("stats", [:])

@@ -1,3 +1,4 @@
+import Collections
 import Testing
 @testable import LiveBind
 
@@ -8,19 +9,23 @@ import Testing
 
     init() throws {
         // Spare capacity, so that an insert followed by a remove never needs to grow the buffer.
-        var elements: [JSON] = []
-        elements.reserveCapacity(150_000)
+        var elements = Deque<JSON>(minimumCapacity: 150_000)
         elements.append(contentsOf: (0..<100_000).map { JSON.int($0) })
         try store.put("big", ["sensor": ["readings": .array(elements)]])
     }
 
-    /// The address of the stored array's element buffer (the copy used to read it is released on return).
+    /// The address of the stored array's buffer (the copy used to read it is released on return).
+    ///
+    /// A deque's elements may start anywhere in its ring buffer, so the first element's address moves
+    /// on every remove-first; the buffer object itself is what must stay. A `Deque` is one reference
+    /// to that object, so its bits are the object's address.
     func bufferAddress() throws -> UInt {
         guard case .array(let elements) = try store.value(of: "big", at: readings) else {
             Issue.record("no array")
             return 0
         }
-        return elements.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+        precondition(MemoryLayout<Deque<JSON>>.size == MemoryLayout<UInt>.size, "a Deque is no longer one reference")
+        return withUnsafeBytes(of: elements) { $0.load(as: UInt.self) }
     }
 
     @Test func removeKeepsTheBuffer() throws {
@@ -31,6 +36,19 @@ import Testing
             #expect(try bufferAddress() == address)
         }
         #expect(try store.value(of: "big", at: readings).arrayValue?.count == 99_800)
+    }
+
+    @Test func removeFirstAndInsertAtFrontKeepTheBuffer() throws {
+        let address = try bufferAddress()
+        for step in 0..<1_000 {
+            try store.remove(at: readings.appending(index: 0), in: "big")
+            #expect(try bufferAddress() == address, "remove-first")
+            try store.insert(.int(-step), at: 0, in: readings, of: "big")
+            try store.insert(.int(-step), at: 0, in: readings, of: "big")
+            #expect(try bufferAddress() == address, "insert at 0")
+        }
+        #expect(try store.value(of: "big", at: readings).arrayValue?.count == 101_000)
+        #expect(try store.value(of: "big", at: readings.appending(index: 0)) == -999)
     }
 
     @Test func appendAndInsertOnlyReallocateToGrow() throws {

@@ -1,3 +1,5 @@
+import Collections
+
 /// Following a source array granularly: the array mirror (`each`, or no transform) and the aggregates.
 ///
 /// The binding keeps a copy of the source array (`shadow`) updated from the granular changes, so it
@@ -9,7 +11,7 @@ extension Binding {
         guard followsArray, sink == nil, let endpoint = target.endpoint, case .changes(let changes) = commit.kind else { return false }
         // Take the shadow and aggregator out of the lock so they can be edited in place without copies;
         // only this thread runs the binding now.
-        var shadow: [JSON] = []
+        var shadow = Deque<JSON>()
         var aggregator: (any Aggregator)?
         let taken = state.withLock { state -> Bool in
             guard !state.needsFullSync, state.shadow != nil else { return false }

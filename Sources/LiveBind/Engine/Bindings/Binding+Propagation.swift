@@ -1,3 +1,5 @@
+import Collections
+
 /// Running a binding: the serial work queue and the two directions of propagation.
 ///
 /// Echoes and stale deliveries are recognised by sequence numbers, not by comparing values: after the
@@ -83,7 +85,7 @@ extension Binding {
         guard let value else { return }
         do throws(BindingError) {
             var output: JSON
-            var shadow: [JSON]?
+            var shadow: Deque<JSON>?
             if let sink {
                 if let error = sink.deliver(try transform?.applyForward(value) ?? value) { throw error }
                 return
@@ -103,7 +105,7 @@ extension Binding {
                 guard case .array(let elements) = value else {
                     throw .transformFailed(transform: transform?.name ?? "each", reason: "each needs an array at \(source), found \(value.typeName)")
                 }
-                output = .array(try elements.map { element throws(BindingError) in try forwardElement(element) })
+                output = .array(Deque(try elements.map { element throws(BindingError) in try forwardElement(element) }))
                 shadow = elements
             } else {
                 output = try validated(try transform?.applyForward(value) ?? value)
@@ -172,7 +174,7 @@ extension Binding {
                 guard case .array(let elements) = value else {
                     throw .transformFailed(transform: transform?.name ?? "each", reason: "each needs an array, found \(value.typeName)")
                 }
-                back = .array(try elements.map { element throws(BindingError) in try transform?.applyReverse(element) ?? element })
+                back = .array(Deque(try elements.map { element throws(BindingError) in try transform?.applyReverse(element) ?? element }))
             } else {
                 back = try transform?.applyReverse(value) ?? value
             }

@@ -68,7 +68,7 @@ struct BindingState: Sendable {
     /// Commits up to this sequence are already reflected in what was sent back (two-way).
     var targetSynced: UInt64 = 0
     /// The source array as last seen (array mirror and aggregate modes), `nil` when it is not an array.
-    var shadow: [JSON]?
+    var shadow: Deque<JSON>?
     /// The incremental state of an aggregate transform.
     var aggregator: (any Aggregator)?
     /// Set when the target may no longer mirror the source: the next change syncs it whole.

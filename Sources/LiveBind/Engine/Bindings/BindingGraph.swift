@@ -1,3 +1,5 @@
+import Collections
+
 /// The bind-time cycle check: refuses a binding that would close a loop of bindings that cannot settle.
 ///
 /// Values flow along arcs: every binding has a forward arc (source → target) and a two-way binding also
@@ -49,7 +51,7 @@ enum BindingGraph {
             guard each else { return step }
             return { value throws(BindingError) in
                 guard case .array(let elements) = value else { throw .transformFailed(transform: "each", reason: "not an array") }
-                return .array(try elements.map { element throws(BindingError) in try step(element) })
+                return .array(Deque(try elements.map { element throws(BindingError) in try step(element) }))
             }
         }
         let samples = transform?.samples ?? []

@@ -1,3 +1,5 @@
+import Collections
+
 /// Small read and edit helpers on JSON values for bindings (kept apart from the store's own helpers).
 enum JSONEdit {
     /// The value at `components` below `json`, or `nil` when something on the way is missing.
@@ -86,7 +88,7 @@ enum JSONEdit {
     }
 
     /// Applies an array operation (`insert`, `remove` with index, `replace`, `move`) to `elements`.
-    static func apply(_ change: Change, to elements: inout [JSON]) -> Bool {
+    static func apply(_ change: Change, to elements: inout Deque<JSON>) -> Bool {
         switch change.kind {
         case .insert:
             guard let index = change.index, let value = change.value, (0...elements.count).contains(index) else { return false }

@@ -1,3 +1,5 @@
+import Collections
+
 /// The incremental state behind `count`, `sum`, `avg`, `min` and `max`.
 ///
 /// Count and sum are running totals; `min`/`max` rescan only when the current extremum leaves.
@@ -32,19 +34,19 @@ struct NumericAggregator: Aggregator {
         }
     }
 
-    mutating func reset(_ elements: [JSON]) {
+    mutating func reset(_ elements: Deque<JSON>) {
         count = 0; numbers = 0; doubles = 0; sum = 0; intSum = 0; extremum = nil
         for element in elements { add(element) }
     }
 
-    mutating func insert(_ element: JSON, elements: [JSON]) { add(element) }
+    mutating func insert(_ element: JSON, elements: Deque<JSON>) { add(element) }
 
-    mutating func remove(_ element: JSON, elements: [JSON]) {
+    mutating func remove(_ element: JSON, elements: Deque<JSON>) {
         let number = subtract(element)
         if tracksExtremum, let number, let extremum, number == extremum { rescan(elements) }
     }
 
-    mutating func replace(_ old: JSON, with new: JSON, elements: [JSON]) {
+    mutating func replace(_ old: JSON, with new: JSON, elements: Deque<JSON>) {
         let oldNumber = subtract(old)
         count += 1
         let newNumber = addTotals(new)
@@ -63,7 +65,7 @@ struct NumericAggregator: Aggregator {
 
     private var tracksExtremum: Bool { kind == .min || kind == .max }
 
-    private mutating func rescan(_ elements: [JSON]) {
+    private mutating func rescan(_ elements: Deque<JSON>) {
         rescans += 1
         let saved = rescans
         reset(elements)

@@ -1,3 +1,5 @@
+import Collections
+
 /// A value conversion used by bindings: forward (source → target) and optionally reverse.
 ///
 /// Built-ins come from `TransformRegistry`; write your own with `Transform(name:forward:reverse:)` and
@@ -66,15 +68,16 @@ public struct Transform: Sendable {
 /// Incremental state of an array aggregate, fed with the granular changes of the source array.
 ///
 /// `elements` is the source array after the change, for the rare rescan (e.g. the minimum was removed).
+/// It is the binding's own copy, passed without copying, so following a long array stays cheap.
 public protocol Aggregator: Sendable {
     /// Starts over from a whole array.
-    mutating func reset(_ elements: [JSON])
+    mutating func reset(_ elements: Deque<JSON>)
     /// `element` was inserted.
-    mutating func insert(_ element: JSON, elements: [JSON])
+    mutating func insert(_ element: JSON, elements: Deque<JSON>)
     /// `element` was removed.
-    mutating func remove(_ element: JSON, elements: [JSON])
+    mutating func remove(_ element: JSON, elements: Deque<JSON>)
     /// `old` was replaced by `new`.
-    mutating func replace(_ old: JSON, with new: JSON, elements: [JSON])
+    mutating func replace(_ old: JSON, with new: JSON, elements: Deque<JSON>)
     /// The current result.
     var result: JSON { get }
     /// How many times the state was rebuilt by scanning the whole array (for tests and diagnostics).

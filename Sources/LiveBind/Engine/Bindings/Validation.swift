@@ -66,7 +66,7 @@ public struct Validation: Sendable {
 
 /// The declarative rule behind `Validation(json:)`.
 private struct Rule: Sendable {
-    var type: String?, min: Double?, max: Double?, oneOf: [JSON]?, maxLength: Int?, coerce: Bool, message: String?
+    var type: String?, min: Double?, max: Double?, oneOf: Deque<JSON>?, maxLength: Int?, coerce: Bool, message: String?
 
     func check(_ value: JSON) -> Validation.Outcome {
         if let type, !matches(value, type) { return reject("must be of type \(type), found \(value.typeName)") }
