@@ -16,11 +16,11 @@ extension EventHub {
             case .resync(let reason, let models):
                 let (sequence, frame) = snapshotFrame(models: models, reason: reason)
                 state.withLock { state in
-                    guard state.subscribers[id] != nil else { return }
-                    state.subscribers[id]!.preface.append(frame)
-                    state.subscribers[id]!.lastSequence = sequence
-                    state.subscribers[id]!.position = state.firstPosition(after: sequence)
-                    if state.droppedThrough > sequence { state.subscribers[id]!.pendingResync = .lagging }
+                    guard let subscriber = state.subscribers[id] else { return }
+                    subscriber.preface.append(frame)
+                    subscriber.lastSequence = sequence
+                    subscriber.position = state.firstPosition(after: sequence)
+                    if state.droppedThrough > sequence { subscriber.pendingResync = .lagging }
                     state.metrics.resyncs += 1
                     if reason == .lagging { state.metrics.laggingClients += 1 }
                 }
@@ -31,11 +31,12 @@ extension EventHub {
     private func step(_ id: Int, _ buffer: UnsafeMutableRawBufferPointer,
                       _ connection: any HTTPStreamConnection) -> Step {
         state.withLock { state in
-            guard !state.shuttingDown, var subscriber = state.subscribers[id] else { return .done(.end) }
-            defer { state.subscribers[id] = subscriber }
+            guard !state.shuttingDown, let subscriber = state.subscribers[id] else { return .done(.end) }
             if subscriber.connection == nil { subscriber.connection = connection }
             var written = 0
+            var partial: (frame: EventFrame, offset: Int)?
             /// Copies what fits of `frame` from `offset`; false (and a partial) when it did not all fit.
+            /// It leaves `subscriber` alone: capturing it with `buffer` would tie the hub's state to the caller's.
             func emit(_ frame: EventFrame, from offset: Int) -> Bool {
                 let count = min(frame.bytes.count - offset, buffer.count - written)
                 frame.bytes.withUnsafeBytes { source in
@@ -43,14 +44,18 @@ extension EventHub {
                 }
                 written += count
                 if offset + count < frame.bytes.count {
-                    subscriber.partial = (frame, offset + count)
+                    partial = (frame, offset + count)
                     return false
                 }
                 return true
             }
-            defer { state.metrics.bytesSent += written }
-            if let (frame, offset) = subscriber.partial {
-                subscriber.partial = nil
+            let unfinished = subscriber.partial
+            defer {
+                subscriber.partial = partial
+                state.metrics.bytesSent += written
+                if written > 0 { subscriber.lastWriteRound = state.heartbeatRound }
+            }
+            if let (frame, offset) = unfinished {
                 if !emit(frame, from: offset) { return .done(.bytes(written)) }
             }
             while !subscriber.preface.isEmpty {
@@ -71,8 +76,7 @@ extension EventHub {
                 if !emit(frame, from: 0) { return .done(.bytes(written)) }
             }
             if written > 0 { return .done(.bytes(written)) }
-            subscriber.suspended = true
-            state.suspended.insert(id)
+            state.suspended.insert(id, filter: subscriber.models)
             connection.suspend()
             return .done(.suspended)
         }

@@ -10,12 +10,7 @@ extension EventHub {
     func shutdown(deadline: Duration) -> Int {
         let wake: [any HTTPStreamConnection] = state.withLock { state in
             state.shuttingDown = true
-            let wake = state.suspended.compactMap { id -> (any HTTPStreamConnection)? in
-                state.subscribers[id]!.suspended = false
-                return state.subscribers[id]!.connection
-            }
-            state.suspended = []
-            return wake
+            return state.suspended.removeWoken(byModel: nil).compactMap { state.subscribers[$0]?.connection }
         }
         for connection in wake { connection.resume() }
         let clock = ContinuousClock()

@@ -20,7 +20,7 @@ extension EventHub {
             let id: Int? = try register { state in
                 guard resumeAfter >= state.droppedThrough else { return nil }
                 return Subscriber(models: models, position: state.firstPosition(after: resumeAfter),
-                                  lastSequence: resumeAfter, preface: preface)
+                                  lastSequence: resumeAfter, preface: preface, round: state.heartbeatRound)
             }
             if let id { return id }
             reason = .gap
@@ -28,8 +28,8 @@ extension EventHub {
         let (sequence, snapshot) = snapshotFrame(models: models, reason: reason)
         preface.append(snapshot)
         let id: Int? = try register { state in
-            var subscriber = Subscriber(models: models, position: state.firstPosition(after: sequence),
-                                        lastSequence: sequence, preface: preface)
+            let subscriber = Subscriber(models: models, position: state.firstPosition(after: sequence),
+                                        lastSequence: sequence, preface: preface, round: state.heartbeatRound)
             if state.droppedThrough > sequence { subscriber.pendingResync = .lagging }
             if reason != nil { state.metrics.resyncs += 1 }
             return subscriber

@@ -18,19 +18,31 @@ final class EventHub: Sendable {
     }
 
     /// One stream's place in the log, guarded by the hub's lock.
-    struct Subscriber {
+    ///
+    /// A class, so the reader and `publish` change it in place instead of copying it out of the
+    /// dictionary and back (each copy retains its filter, preface and partial frame).
+    final class Subscriber {
         let models: ModelFilter
         /// Absolute log position of the next frame to look at.
         var position: Int
         /// Commit frames with a sequence at or below this were sent (or are covered by a snapshot).
         var lastSequence: UInt64
-        /// Private frames (retry line, snapshots, resync) sent before any log frame.
+        /// Private frames (retry line, snapshots, resync, heartbeat) sent before any log frame.
         var preface: [EventFrame]
         /// A frame sent only in part, and how many bytes of it went out.
         var partial: (frame: EventFrame, offset: Int)?
         var pendingResync: ResyncReason?
-        var suspended = false
+        /// The heartbeat round in which the stream last wrote anything.
+        var lastWriteRound: Int
         var connection: (any HTTPStreamConnection)?
+
+        init(models: ModelFilter, position: Int, lastSequence: UInt64, preface: [EventFrame], round: Int) {
+            self.models = models
+            self.position = position
+            self.lastSequence = lastSequence
+            self.preface = preface
+            lastWriteRound = round
+        }
     }
 
     /// Everything mutable, behind one lock.
@@ -45,7 +57,9 @@ final class EventHub: Sendable {
         var droppedThrough: UInt64
         var newestSequence: UInt64
         var subscribers: [Int: Subscriber] = [:]
-        var suspended: Set<Int> = []
+        var suspended = SuspendedStreams()
+        /// Heartbeat ticks so far (two per heartbeat interval).
+        var heartbeatRound = 0
         var nextID = 0
         var shuttingDown = false
         var metrics = EventHubMetrics()
@@ -91,29 +105,33 @@ final class EventHub: Sendable {
                 state.newestSequence = frame.sequence
                 state.metrics.eventsPublished += 1
             }
-            var wake: [any HTTPStreamConnection] = []
-            wake.reserveCapacity(state.suspended.count)
-            var stillSuspended: Set<Int> = []
-            for id in state.suspended {
-                guard let subscriber = state.subscribers[id], let connection = subscriber.connection else { continue }
-                if frame.isWanted(by: subscriber.models) {
-                    state.subscribers[id]!.suspended = false
-                    wake.append(connection)
-                } else {
-                    stillSuspended.insert(id)
-                }
-            }
-            state.suspended = stillSuspended
-            return wake
+            return state.suspended.removeWoken(byModel: frame.model).compactMap { state.subscribers[$0]?.connection }
         }
         for connection in wake { connection.resume() }
     }
 
-    /// Publishes a heartbeat comment every subscriber receives.
-    func publishHeartbeat() {
-        let sequence = state.withLock { $0.newestSequence }
-        publish(EventFrame(sequence: sequence, model: nil, isCommit: false, bytes: EventEncoder.heartbeat))
+    /// One heartbeat tick; call it twice per heartbeat interval.
+    ///
+    /// A suspended stream that wrote nothing since the tick before the last gets a heartbeat comment,
+    /// so an idle stream gets one per interval, and a client that went away is noticed when it fails.
+    /// A stream that wrote anything in that time needs none and is left asleep.
+    func heartbeat() {
+        let wake: [any HTTPStreamConnection] = state.withLock { state in
+            state.heartbeatRound += 1
+            let quietSince = state.heartbeatRound - 2
+            let subscribers = state.subscribers
+            let quiet = state.suspended.removeAll { subscribers[$0]!.lastWriteRound <= quietSince }
+            return quiet.compactMap { id in
+                let subscriber = subscribers[id]!
+                subscriber.preface.append(Self.heartbeatFrame)
+                return subscriber.connection
+            }
+        }
+        for connection in wake { connection.resume() }
     }
+
+    /// The comment every heartbeat sends, shared by all streams.
+    private static let heartbeatFrame = EventFrame(sequence: 0, model: nil, isCommit: false, bytes: EventEncoder.heartbeat)
 
     /// Removes a subscriber (its response is finished or its client went away).
     func close(_ id: Int) {

@@ -19,7 +19,8 @@ extension LiveBindServer {
         public var connectionLimit: Int?
         /// libmicrohttpd worker threads.
         public var threadPoolSize: Int = 2
-        /// Per-connection memory pool in bytes (request headers and the write buffer).
+        /// Per-connection memory pool in bytes (request headers and the write buffer). libmicrohttpd
+        /// takes request headers up to about half of it: 16 kB holds a 6 kB cookie; larger headers get 431.
         public var connectionMemoryLimit: Int = 16 * 1024
         /// Kernel send buffer per socket in bytes, so a stalled reader holds little memory; 0 keeps the default.
         public var sendBufferSize: Int = 64 * 1024

@@ -83,7 +83,8 @@ public final class LiveBindServer: Sendable {
             throw error
         }
         logStateLocation()
-        let heartbeat = HeartbeatTimer(interval: configuration.heartbeat) { [weak hub] in hub?.publishHeartbeat() }
+        // Two ticks per interval: an idle stream gets a heartbeat every interval, a busy one none.
+        let heartbeat = HeartbeatTimer(interval: configuration.heartbeat / 2) { [weak hub] in hub?.heartbeat() }
         running.withLock { $0 = Running(daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat) }
         logger.info("listening on http://\(configuration.host):\(daemon.port)/")
         logger.info("\(configuration.access.summary)")

@@ -18,7 +18,7 @@ let accessHandlerTrampoline: MHD_AccessHandlerCallback = {
     guard let opaque = requestContext.pointee else {
         let head = daemon.makeRequestHead(connection: connection, url: url, method: method)
         if let failure = daemon.earlyFailure(for: head, url: url, version: version) {
-            return daemon.queue(daemon.handlers.reject(head, failure), on: connection)
+            return daemon.queue(daemon.handlers.reject(head, failure), on: connection, version: version)
         }
         let pending = MicroHTTPDPendingRequest(request: head, bodyLimit: daemon.options.bodyLimit)
         requestContext.pointee = Unmanaged.passRetained(pending).toOpaque()
@@ -36,8 +36,8 @@ let accessHandlerTrampoline: MHD_AccessHandlerCallback = {
     } else {
         daemon.handlers.respond(pending.request)
     }
-    if case .stream = response.body { pending.isStream = true }
-    return daemon.queue(response, on: connection)
+    if case .stream = response.body { pending.answeredWithStream() }
+    return daemon.queue(response, on: connection, version: version)
 }
 
 /// Frees the per-request context when a request is finished, whatever the reason; counts streams
@@ -80,8 +80,11 @@ let errorLogTrampoline: MHD_LogCallback = { context, format, arguments in
     var buffer = [CChar](repeating: 0, count: 512)
     _ = vsnprintf(&buffer, buffer.count, format, arguments)
     let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let isDisconnect = MicroHTTPDDaemon.isClientDisconnect(message)
+    // Thousands of streams can go away at once: skip the redaction when the line would be dropped.
+    if isDisconnect && daemon.logger.logLevel > .debug { return }
     let line = "libmicrohttpd: \(AccessControl.redactingTokens(message.trimmingCharacters(in: "\n")))"
-    if MicroHTTPDDaemon.isClientDisconnect(message) { daemon.logger.debug("\(line)") } else { daemon.logger.warning("\(line)") }
+    if isDisconnect { daemon.logger.debug("\(line)") } else { daemon.logger.warning("\(line)") }
 }
 
 /// Reads the next bytes of a stream body. Returning 0 is only allowed after suspending.

@@ -41,7 +41,7 @@ extension MicroHTTPDDaemon {
     }
 
     /// Hands a response to libmicrohttpd. The corresponding C function is `MHD_queue_response`.
-    func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    func queue(_ response: HTTPResponse, on connection: OpaquePointer, version: UnsafePointer<CChar>?) -> MHD_Result {
         let made: OpaquePointer?
         switch response.body {
         case .bytes(let bytes):
@@ -52,8 +52,8 @@ extension MicroHTTPDDaemon {
         case .stream(let body):
             let context = MicroHTTPDStreamContext(body: body, connection: MicroHTTPDConnection(pointer: connection))
             let opaque = Unmanaged.passRetained(context).toOpaque()
-            made = MHD_create_response_from_callback(livebind_size_unknown(), 4096, streamReaderTrampoline,
-                                                     opaque, streamFreeTrampoline)
+            made = MHD_create_response_from_callback(livebind_size_unknown(), Self.streamBlockSize(version: version),
+                                                     streamReaderTrampoline, opaque, streamFreeTrampoline)
             if made == nil {
                 Unmanaged<MicroHTTPDStreamContext>.fromOpaque(opaque).release()
                 body.close()
@@ -67,5 +67,16 @@ extension MicroHTTPDDaemon {
         MHD_destroy_response(made)
         deadlines.responded(Int(bitPattern: connection))
         return result
+    }
+
+    /// The size of the buffer a stream response gets of its own, which libmicrohttpd 0.9.75 zero-fills.
+    ///
+    /// Over HTTP/1.1 the body is chunked and the reader writes straight into the connection's write
+    /// buffer: the response's own buffer is never used, and 4 kB of it per stream would be 4 kB of
+    /// resident memory per stream for nothing. An HTTP/1.0 client (or a proxy speaking 1.0) gets an
+    /// unchunked body read through that buffer, so it keeps a useful size.
+    static func streamBlockSize(version: UnsafePointer<CChar>?) -> Int {
+        guard let version, String(cString: version) == "HTTP/1.1" else { return 4096 }
+        return 64
     }
 }

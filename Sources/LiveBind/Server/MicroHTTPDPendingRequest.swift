@@ -5,7 +5,7 @@ final class MicroHTTPDPendingRequest {
     var request: HTTPRequest
     var failure: HTTPTransportFailure?
     /// Whether the answer is an open-ended stream (a timeout then means the client stopped reading).
-    var isStream = false
+    private(set) var isStream = false
     private(set) var receivedBytes = 0
     let bodyLimit: Int
 
@@ -25,5 +25,12 @@ final class MicroHTTPDPendingRequest {
         }
         request.body.append(contentsOf: piece)
         return true
+    }
+
+    /// The request is answered with an open-ended stream, which lives as long as its connection:
+    /// its headers, query and body are not needed any more, so thousands of streams do not keep them.
+    func answeredWithStream() {
+        isStream = true
+        request = HTTPRequest(method: request.method, path: request.path)
     }
 }
