@@ -37,7 +37,8 @@ final class TestSocket {
         }
         guard result == 0 else {
             let code = errno
-            close(fd)
+            // No close here: every property is set, so throwing runs `deinit`, which closes `fd`. A
+            // second close could close a descriptor another test's thread has opened meanwhile.
             throw TestSocketError(description: "connect to port \(port): errno \(code)")
         }
     }
