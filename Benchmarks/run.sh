@@ -26,7 +26,7 @@ if [[ $skip != *" engine "* ]]; then
     (cd Benchmarks && swift build -c release --product EngineBenchmarks >&2)
     for i in $(seq 1 "$engine_runs"); do
         file=$results/engine-$i.md
-        (cd Benchmarks && swift package benchmark --format markdown --scale --no-progress) >"$file" 2>&1 \
+        (cd Benchmarks && swift package benchmark --target EngineBenchmarks --format markdown --scale --no-progress) >"$file" 2>&1 \
             || { echo "engine run $i failed:" >&2; tail -20 "$file" >&2; }
         engine_files+=("$file")
     done
