@@ -69,19 +69,17 @@ import Testing
             let (status, headers) = try TestHTTPClient.readHead(from: socket)
             #expect(status == 200)
             #expect(!headers.contains { $0.name.lowercased() == "transfer-encoding" })
-            var received = ""
-            func readUntil(_ text: String) throws {
-                while !received.contains(text) {
-                    let bytes = try socket.receive(upTo: 65536)
-                    guard !bytes.isEmpty else { throw TestSocketError(description: "stream ended before \(text)") }
-                    received += String(decoding: bytes, as: UTF8.self)
-                }
+            /// Reads lines (`readLine` throws if the stream ends first) up to the one that is `text`.
+            func skipLines(through text: String) throws {
+                while try socket.readLine() != text {}
             }
-            try readUntil("event: snapshot")
+            try skipLines(through: "event: snapshot")
             let value = String(repeating: "z", count: 10_000)   // more than one 4 kB block
             try store.set(.string(value), at: Path(pointer: "/v"), in: "m")
-            try readUntil("\(value)\"")
-            #expect(received.contains("event: set"))
+            try skipLines(through: "event: set")
+            let data = try socket.readLine()
+            #expect(data.hasPrefix("data: "))
+            #expect(data.contains("\(value)\""))
         }
     }
 }
