@@ -26,7 +26,7 @@ extension MicroHTTPDDaemon {
         if let url, String(validatingCString: url) == nil {
             return .malformedRequest("the URL is not UTF-8 once decoded, or holds a NUL byte (%00)")
         }
-        if let version, String(cString: version) == "HTTP/1.1", head.headers["Host"] == nil {
+        if Self.isHTTP11(version), head.headers["Host"] == nil {
             return .malformedRequest("an HTTP/1.1 request needs a Host header")
         }
         if let length = head.headers["Content-Length"] {
@@ -76,7 +76,11 @@ extension MicroHTTPDDaemon {
     /// resident memory per stream for nothing. An HTTP/1.0 client (or a proxy speaking 1.0) gets an
     /// unchunked body read through that buffer, so it keeps a useful size.
     static func streamBlockSize(version: UnsafePointer<CChar>?) -> Int {
-        guard let version, String(cString: version) == "HTTP/1.1" else { return 4096 }
-        return 64
+        isHTTP11(version) ? 64 : 4096
+    }
+
+    /// Whether libmicrohttpd's version string for a request is HTTP/1.1.
+    private static func isHTTP11(_ version: UnsafePointer<CChar>?) -> Bool {
+        version.map { String(cString: $0) == "HTTP/1.1" } ?? false
     }
 }
