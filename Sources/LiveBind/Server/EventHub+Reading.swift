@@ -32,7 +32,10 @@ extension EventHub {
                       _ connection: any HTTPStreamConnection) -> Step {
         state.withLock { state in
             guard !state.shuttingDown, let subscriber = state.subscribers[id] else { return .done(.end) }
-            if subscriber.connection == nil { subscriber.connection = connection }
+            if subscriber.connection == nil {
+                subscriber.connection = connection
+                subscriber.directWriter = connection as? any SuspendedStreamWriting
+            }
             var written = 0
             var partial: (frame: EventFrame, offset: Int)?
             /// Copies what fits of `frame` from `offset`; false (and a partial) when it did not all fit.

@@ -19,6 +19,17 @@ public protocol HTTPStreamConnection: Sendable {
     func resume()
 }
 
+/// A stream connection that can send a few bytes while it is suspended, straight to its socket,
+/// without waking it: what makes a heartbeat to thousands of idle streams cheap.
+///
+/// The caller must own the suspension (the connection is suspended and nobody resumes it meanwhile).
+protocol SuspendedStreamWriting: HTTPStreamConnection {
+    /// Sends `bytes` as the next piece of the response body if the socket takes all of them at once;
+    /// false when it did not send them (the caller then resumes and lets the server send them).
+    /// A connection whose socket took only part of them is shut, so the resumed stream ends.
+    func sendWhileSuspended(_ bytes: [UInt8]) -> Bool
+}
+
 /// An open-ended response body, such as an event stream.
 ///
 /// The server calls `read` when the socket can take more bytes, on one of its worker threads, and

@@ -50,7 +50,8 @@ extension MicroHTTPDDaemon {
                                                 .RESPMEM_MUST_COPY)
             }
         case .stream(let body):
-            let context = MicroHTTPDStreamContext(body: body, connection: MicroHTTPDConnection(pointer: connection))
+            let handle = MicroHTTPDConnection(pointer: connection, version: version.map { String(cString: $0) } ?? "")
+            let context = MicroHTTPDStreamContext(body: body, connection: handle)
             let opaque = Unmanaged.passRetained(context).toOpaque()
             made = MHD_create_response_from_callback(livebind_size_unknown(), Self.streamBlockSize(version: version),
                                                      streamReaderTrampoline, opaque, streamFreeTrampoline)

@@ -9,10 +9,13 @@ struct SuspendedStreams {
     /// Streams that take every model (perhaps narrowed by token prefixes).
     private var anyModel: Set<Int> = []
     /// Every suspended stream, with its filter.
-    private(set) var filters: [Int: ModelFilter] = [:]
+    private var filters: [Int: ModelFilter] = [:]
 
     /// How many streams are suspended.
     var count: Int { filters.count }
+
+    /// The suspended streams.
+    var ids: Dictionary<Int, ModelFilter>.Keys { filters.keys }
 
     /// Whether stream `id` is suspended.
     func contains(_ id: Int) -> Bool { filters[id] != nil }
@@ -50,13 +53,6 @@ struct SuspendedStreams {
         var woken: [Int] = []
         if let named = byModel[model] { woken += named.filter { filters[$0]!.wants(model) } }
         woken += anyModel.filter { filters[$0]!.wants(model) }
-        for id in woken { remove(id) }
-        return woken
-    }
-
-    /// Removes and returns the streams `isWoken` picks.
-    mutating func removeAll(where isWoken: (Int) -> Bool) -> [Int] {
-        let woken = filters.keys.filter(isWoken)
         for id in woken { remove(id) }
         return woken
     }

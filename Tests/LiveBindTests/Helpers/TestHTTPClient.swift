@@ -91,7 +91,8 @@ enum TestHTTPClient {
             return nil
         }
         let data = try socket.read(count: size)
-        _ = try socket.readLine()
+        let end = try socket.readLine()
+        guard end.isEmpty else { throw TestSocketError(description: "chunk of \(size) bytes runs on: \(end)") }
         return data
     }
 }

@@ -71,4 +71,46 @@ import Testing
             #expect(event.id == "\(id)")
         }
     }
+
+    /// Heartbeats go straight to idle sockets while commits wake the same streams in between: every
+    /// stream must stay correctly chunked and get every event, in order.
+    @Test func heartbeatsBetweenEventsKeepEveryStreamWholeAndInOrder() throws {
+        let store = Store()
+        try store.put("m", ["v": 0])
+        try withRunningServer(store: store, configure: { $0.heartbeat = .milliseconds(20) }) { port in
+            let streams = try (0..<8).map { _ in try TestEventStream(port: port, target: "/events?model=m") }
+            for stream in streams { #expect(try stream.next()?.type == "snapshot") }
+            let count = 40
+            for value in 1...count {
+                try store.set(.int(value), at: Path(pointer: "/v"), in: "m")
+                usleep(UInt32(5_000 + value % 7 * 10_000))   // 5–65 ms: some gaps span heartbeats, some not
+            }
+            for stream in streams {
+                let values = try stream.next(count).map { try #require(try $0.object()["value"] as? Int) }
+                #expect(values == Array(1...count))
+                #expect(stream.comments.count >= 5)
+            }
+            // The heartbeats went straight to the parked sockets, not through a wake-up each.
+            let metrics = try readMetrics(port: port)
+            #expect(try #require(metrics["livebind_heartbeats_direct_total"]) >= 8 * 5)
+        }
+    }
+
+    @Test func anHTTP10StreamGetsUnchunkedHeartbeats() throws {
+        try withRunningServer(configure: { $0.heartbeat = .milliseconds(50) }) { port in
+            let socket = try TestSocket(port: port)
+            try socket.send("GET /events HTTP/1.0\r\nAccept: text/event-stream\r\n\r\n")
+            let (status, _) = try TestHTTPClient.readHead(from: socket)
+            #expect(status == 200)
+            var heartbeats = 0
+            for _ in 0..<50 where heartbeats < 3 {
+                let line = try socket.readLine()
+                // Every line is an SSE field, a comment or a blank: no chunk sizes, no chunk ends.
+                if !line.isEmpty { #expect(line.contains(":"), "not an SSE line: \(line)") }
+                if line == ": heartbeat" { heartbeats += 1 }
+            }
+            #expect(heartbeats == 3)
+            #expect(try #require(try readMetrics(port: port)["livebind_heartbeats_direct_total"]) >= 3)
+        }
+    }
 }
