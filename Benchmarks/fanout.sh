@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fan-out over HTTP, side by side in one run: livebind-server against nginx + Nchan, both driven by
 # sseload with the same parameters (2,000 messages of 200 bytes at 1,000/s and as fast as possible, to
-# 100, 1,000 and 5,000 subscribers), then 10,000 idle streams held against each.
+# 100, 1,000 and 5,000 subscribers), then 10,000 idle streams held against each, with heartbeats every
+# 15 s on both sides and with none due on either.
 # Every measurement gets a fresh server process (sseload reports peak RSS since process start).
 # `ssefloor` (../shared/tools/sseload/ssefloor.c: frames each message once and coalesces all pending frames
 # into one write per subscriber, no HTTP framework) runs the same matrix as the practical ceiling.
@@ -20,7 +21,7 @@ quick=${BENCH_QUICK:-0}
 if [ "$quick" = 1 ]; then
     repeats=${FANOUT_REPEATS:-1}; subscribers=${FANOUT_SUBSCRIBERS:-1000}; idle_hold=5
 else
-    repeats=${FANOUT_REPEATS:-3}; subscribers=${FANOUT_SUBSCRIBERS:-100 1000 5000}; idle_hold=20
+    repeats=${FANOUT_REPEATS:-3}; subscribers=${FANOUT_SUBSCRIBERS:-100 1000 5000}; idle_hold=30
 fi
 rates=${FANOUT_RATES:-1000 0}
 messages=2000
@@ -69,25 +70,41 @@ wait_for_port() {  # port: true once something answers on it
     return 1
 }
 
-start_livebind() {
-    local extra=()
+start_livebind() {  # [extra server options]
+    local extra=("$@")
     # Room for the idle-stream run, where the server has the option (its default limit is 10,000).
-    "$server_bin" --help 2>&1 | grep -q -- --max-streams && extra=(--max-streams $((idle_streams + 1000)))
-    setsid "$server_bin" --host 127.0.0.1 --port "$lb_port" "${extra[@]}" >"$work/livebind.log" 2>&1 &
+    "$server_bin" --help 2>&1 | grep -q -- --max-streams && extra+=(--max-streams $((idle_streams + 1000)))
+    # The one model the runs use, from a config file: no demo models changing in the background.
+    echo '{"models": {"bench": {"log": []}}}' >"$work/bench-config.json"
+    setsid "$server_bin" --host 127.0.0.1 --port "$lb_port" --config "$work/bench-config.json" "${extra[@]}" \
+        >"$work/livebind.log" 2>&1 &
     server_pid=$!
     wait_for_port "$lb_port" || { log "livebind-server did not start:"; tail -5 "$work/livebind.log" >&2; return 1; }
     raise_share "$server_pid"
-    curl -sf -X PUT -H 'Content-Type: application/json' --data '{"log":[]}' \
-        "http://127.0.0.1:$lb_port/models/bench" >/dev/null
 }
 
-start_nchan() {
+start_nchan() {  # [directory of run-nchan.sh and nchan.conf.in]
     rm -rf "$work/nchan"
-    setsid bash "$shared/bench/run-nchan.sh" "$work/nchan" "$nchan_port" >"$work/nchan.log" 2>&1 &
+    setsid bash "${1:-$shared/bench}/run-nchan.sh" "$work/nchan" "$nchan_port" >"$work/nchan.log" 2>&1 &
     wait_for_port "$nchan_port" || { log "nginx + Nchan did not start:"; tail -5 "$work/nchan.log" >&2; return 1; }
     server_pid=$(cat "$work/nchan/nginx.pid")   # run-nchan.sh execs nginx: the master's pid
     raise_share "$server_pid"
 }
+
+# The idle-stream anchor doing LiveBind's work: the same Nchan, with a heartbeat comment every 15 s on
+# each stream (LiveBind's default `--heartbeat`), from a copy of the shared files.
+start_nchan_ping() {
+    local dir=$work/nchan-ping-files
+    mkdir -p "$dir"
+    cp "$shared/bench/run-nchan.sh" "$dir/"
+    sed 's#nchan_subscriber_first_message newest;#&\n      nchan_eventsource_ping_interval 15;\n      nchan_eventsource_ping_comment heartbeat;#' \
+        "$shared/bench/nchan.conf.in" >"$dir/nchan.conf.in"
+    grep -q nchan_eventsource_ping_interval "$dir/nchan.conf.in" || { log "could not add pings to nchan.conf.in"; return 1; }
+    start_nchan "$dir"
+}
+
+# LiveBind with no heartbeat due while the streams are held: what idle streams cost between heartbeats.
+start_livebind_quiet() { start_livebind --heartbeat 3600; }
 
 # Linux shares CPU between sessions (autogroups): give each server's session the same raised share as
 # this script's own (run.sh raises it when allowed), so neither side is starved by other work.
@@ -139,14 +156,14 @@ print(f"  {sys.argv[2]:9} c={sys.argv[3]:>5} r={sys.argv[4]:>4}: {r['delivered_p
 PY
 }
 
-idle_run() {  # server
-    local server=$1 path children=""
+idle_run() {  # server: livebind, livebind_quiet, nchan or nchan_ping
+    local server=$1 path port children=""
     "start_$server" || return 1
     case $server in
-        livebind) path="/events?model=bench" ;;
-        nchan)    path="/sub/idle"; children="--children" ;;
+        livebind*) path="/events?model=bench"; port=$lb_port ;;
+        nchan*)    path="/sub/idle"; port=$nchan_port; children="--children" ;;
     esac
-    python3 "$root/Benchmarks/fanout/idle_streams.py" -p "$([ "$server" = livebind ] && echo "$lb_port" || echo "$nchan_port")" \
+    python3 "$root/Benchmarks/fanout/idle_streams.py" -p "$port" \
         --path "$path" -c "$idle_streams" --hold "$idle_hold" --server-pid "$server_pid" $children \
         >"$out/idle-$server.json" || log "  idle run for $server incomplete (see $out/idle-$server.json)"
     stop_server
@@ -177,5 +194,7 @@ done
 for server in $servers; do
     [ "$server" = ssefloor ] && continue    # no idle figure for the reference
     idle_run "$server" || log "  idle $server failed"
+    # Each side again, with heartbeats as the other has them: LiveBind with none due, Nchan with 15 s pings.
+    idle_run "${server}_$([ "$server" = livebind ] && echo quiet || echo ping)" || log "  idle ${server} (variant) failed"
 done
 log "fan-out results in $out"

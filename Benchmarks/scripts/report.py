@@ -150,18 +150,25 @@ def fanout_rows(directory):
         label = f"fan-out: {subs:,} subscribers, 2,000 × 200 B at {'max rate' if rate == 0 else f'{rate:,}/s'}"
         rows.append(("fan-out", label, fanout_cell(lb), anchor, ratio, target))
     idle = {}
-    for server in ("livebind", "nchan"):
+    for server in ("livebind", "nchan", "livebind_quiet", "nchan_ping"):
         try:
             idle[server] = json.load(open(os.path.join(directory, f"idle-{server}.json")))
         except (OSError, ValueError):
             pass
-    if idle:
-        cell = lambda r: (f"{r['open']:,} open, {r['rss_per_stream_kb']:.1f} kB/stream, idle CPU "
-                          f"{r['idle_cpu_pct']:.2f} % over {r['idle_s']:.0f} s") if r else "not measured"
-        lb, nc = idle.get("livebind"), idle.get("nchan")
-        ratio = fmt_ratio(lb and lb["rss_per_stream_kb"], nc and nc["rss_per_stream_kb"])
-        rows.append(("fan-out", f"{(lb or nc)['streams']:,} idle streams", cell(lb), "Nchan: " + cell(nc),
-                     f"RSS/stream {ratio}", "< 20 kB/stream, 0 % CPU"))
+    cell = lambda r: (f"{r['open']:,} open, {r['rss_per_stream_kb']:.1f} kB/stream, CPU {r['idle_cpu_s']:.2f} s "
+                      f"= {r['idle_cpu_pct']:.2f} % over {r['idle_s']:.0f} s") if r else "not measured"
+    # Each row pairs the two servers doing the same work: 15 s heartbeats on every stream, or none.
+    for lb_key, nc_key, label, anchor in (
+            ("livebind", "nchan_ping", "heartbeat every 15 s", "Nchan with 15 s pings"),
+            ("livebind_quiet", "nchan", "no heartbeat due (`--heartbeat 3600`)", "Nchan as shipped, no pings")):
+        lb, nc = idle.get(lb_key), idle.get(nc_key)
+        if not (lb or nc):
+            continue
+        ratio = f"RSS/stream {fmt_ratio(lb and lb['rss_per_stream_kb'], nc and nc['rss_per_stream_kb'])}"
+        if lb and nc and nc["idle_cpu_s"] > 0:
+            ratio += f", CPU {lb['idle_cpu_s'] / nc['idle_cpu_s']:.2f}"
+        rows.append(("fan-out", f"{(lb or nc)['streams']:,} idle streams, {label}", cell(lb), f"{anchor}: " + cell(nc),
+                     ratio, "< 20 kB/stream, 0 % CPU"))
     return rows
 
 
