@@ -52,16 +52,20 @@ def test_resume_after_dropped_stream_misses_nothing(page, server, proxy):
 def test_resync_after_server_restart(page, own_server):
     own_server.put("/models/counter", {"n": 0, "log": ["before"]})
     open_page(page, own_server.base, "/t/connection.html")
-    for n in range(1, 6):  # the client's last event id ends up ahead of the new process's ids
+    for n in range(1, 6):
         own_server.put("/models/counter/n", n)
     wait_text(page, "#count", "5")
     page.execute_script(RECORD)
 
     own_server.restart()  # a new process: the old event history is gone
-    own_server.put("/models/counter", {"n": 2, "log": ["after"]})
+    # More changes than the old process made, before the page is back: ids counted from 1 would pass
+    # the page's last id, and the page would take the newest few for the ones it missed.
+    own_server.put("/models/counter", {"n": 0, "log": ["after"]})
+    for n in range(1, 9):
+        own_server.put("/models/counter/n", n)
     wait(page, lambda d: state(d) == "live" and "reconnecting" in d.execute_script("return window.states"),
          lambda: f"states {page.execute_script('return window.states')}", timeout=20)
-    wait_text(page, "#count", "2")
+    wait_text(page, "#count", "8")
     wait_text(page, "#log", "after")
     kinds = [c["kind"] for c in page.execute_script("return window.changes")]
     assert "snapshot" in kinds, kinds

@@ -22,6 +22,7 @@ extension EventHub {
             while merged.count > settings.retainedEvents { merged.removeFirst() }
             state.log = merged
             state.droppedThrough = merged.first!.sequence - 1
+            state.runStart = nil
             state.newestSequence = max(state.newestSequence, merged.last { $0.isCommit }?.sequence ?? 0)
         }
     }

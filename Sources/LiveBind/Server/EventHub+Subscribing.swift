@@ -17,13 +17,17 @@ extension EventHub {
             }
         }
         if let resumeAfter {
+            var fromAnotherRun = false
             let id: Int? = try register { state in
-                guard resumeAfter >= state.droppedThrough else { return nil }
+                guard resumeAfter >= state.droppedThrough else {
+                    fromAnotherRun = state.runStart.map { resumeAfter < $0 } ?? false
+                    return nil
+                }
                 return Subscriber(models: models, position: state.firstPosition(after: resumeAfter),
                                   lastSequence: resumeAfter, preface: preface, round: state.heartbeatRound)
             }
             if let id { return id }
-            reason = .gap
+            reason = fromAnotherRun ? .restart : .gap
         }
         let (sequence, snapshot) = snapshotFrame(models: models, reason: reason)
         preface.append(snapshot)

@@ -57,6 +57,9 @@ final class EventHub: Sendable {
         var basePosition = 0
         /// The highest commit sequence no longer in the log (or older than the hub).
         var droppedThrough: UInt64
+        /// Ids below this one were never streamed by this server: a client asking to resume after one
+        /// comes from before a restart. Nil once the data directory's history covers earlier runs.
+        var runStart: UInt64?
         var newestSequence: UInt64
         var subscribers: [Int: Subscriber] = [:]
         var suspended = SuspendedStreams()
@@ -87,7 +90,7 @@ final class EventHub: Sendable {
         self.store = store
         self.settings = settings
         let start = store.lastSequence
-        state = OrderedMutex(State(droppedThrough: start, newestSequence: start))
+        state = OrderedMutex(State(droppedThrough: start, runStart: start, newestSequence: start))
     }
 
     /// Appends a frame to the log and wakes the suspended subscribers that want it.

@@ -1,8 +1,17 @@
 import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension LiveBindServer {
     /// Makes a stopped server with its own store and bindings: loaded from `configuration.dataDirectory`
     /// when set (every later write is on disk before it is answered or streamed), else empty and in memory.
+    ///
+    /// In memory, event ids start from the clock (microseconds since 1970) rather than from 1, so they
+    /// keep growing across restarts: a client that comes back with a `Last-Event-ID` from before a
+    /// restart gets `resync` and fresh snapshots, never the new server's events as if they followed
+    /// its old ones. (That holds while the server commits fewer than a million changes per second of
+    /// its uptime.)
     ///
     /// ```swift
     /// var configuration = LiveBindServer.Configuration()
@@ -15,7 +24,8 @@ extension LiveBindServer {
     /// released (the store keeps writing to it after `stop()`).
     public convenience init(configuration: Configuration, logger: Logger = Logger(label: "livebind.server")) throws(ServerError) {
         guard let directory = configuration.dataDirectory else {
-            self.init(store: Store(), bindings: nil, configuration: configuration, logger: logger, database: nil)
+            self.init(store: Store(startingSequence: Self.clockSequence()), bindings: nil, configuration: configuration,
+                      logger: logger, database: nil)
             return
         }
         let database: StateDatabase
@@ -28,6 +38,13 @@ extension LiveBindServer {
         }
         let store = Store(restoring: contents.models, lastSequence: contents.lastSequence, journal: database)
         self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: database)
+    }
+
+    /// Microseconds since 1970: the first event id of a server that keeps no history.
+    static func clockSequence() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec / 1_000)
     }
 
     /// Re-creates the bindings made over HTTP and applies the enabled flags set over HTTP, once, after the

@@ -153,6 +153,34 @@ import Testing
         }
     }
 
+    /// A server without a data directory, restarted: the new run commits more changes than the old one
+    /// had, so ids counted from 1 would collide and the client would take the new run's events as the
+    /// ones it missed. Ids from the clock keep growing instead, and the client is told to start over.
+    @Test func aClientFromBeforeARestartGetsResyncRestartAndIdsKeepGrowing() throws {
+        var configuration = LiveBindServer.Configuration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        let first = try LiveBindServer(configuration: configuration)
+        try first.start()
+        try first.store.put("m", ["v": 0])
+        let stream = try TestEventStream(port: first.port)
+        let oldID = try #require(try stream.next()?.id.flatMap { UInt64($0) })
+        first.stop()
+        #expect(try stream.next() == nil)   // the stop ended the stream
+
+        let second = try LiveBindServer(configuration: configuration)
+        try second.start()
+        defer { second.stop() }
+        try second.store.put("m", ["v": 0])
+        for value in 1...5 { try second.store.set(.int(value), at: Path(pointer: "/v"), in: "m") }
+        let resumed = try TestEventStream(port: second.port, headers: [("Last-Event-ID", "\(oldID)")])
+        let events = try resumed.next(2)
+        #expect(events.map(\.type) == ["resync", "snapshot"])
+        #expect(try events[0].object()["reason"] as? String == "restart")
+        #expect(try #require(events[1].id.flatMap { UInt64($0) }) > oldID + 5)
+        #expect((try events[1].object()["value"] as? [String: Any])?["v"] as? Int == 5)
+    }
+
     @Test func heartbeatCommentsArriveOnIdleStreams() throws {
         try withRunningServer(configure: { $0.heartbeat = .milliseconds(100) }) { port in
             let stream = try TestEventStream(port: port)
