@@ -156,8 +156,8 @@ print(f"  {sys.argv[2]:9} c={sys.argv[3]:>5} r={sys.argv[4]:>4}: {r['delivered_p
 PY
 }
 
-idle_run() {  # server: livebind, livebind_quiet, nchan or nchan_ping
-    local server=$1 path port children=""
+idle_run() {  # server (livebind, livebind_quiet, nchan or nchan_ping) repeat
+    local server=$1 rep=$2 path port children=""
     "start_$server" || return 1
     case $server in
         livebind*) path="/events?model=bench"; port=$lb_port ;;
@@ -165,9 +165,9 @@ idle_run() {  # server: livebind, livebind_quiet, nchan or nchan_ping
     esac
     python3 "$root/Benchmarks/fanout/idle_streams.py" -p "$port" \
         --path "$path" -c "$idle_streams" --hold "$idle_hold" --server-pid "$server_pid" $children \
-        >"$out/idle-$server.json" || log "  idle run for $server incomplete (see $out/idle-$server.json)"
+        >"$out/idle-$server-$rep.json" || log "  idle run for $server incomplete (see $out/idle-$server-$rep.json)"
     stop_server
-    log "  idle $server: $(cat "$out/idle-$server.json")"
+    log "  idle $server: $(cat "$out/idle-$server-$rep.json")"
 }
 
 ensure_nchan
@@ -191,10 +191,13 @@ for rep in $(seq 1 "$repeats"); do
         done
     done
 done
-for server in $servers; do
-    [ "$server" = ssefloor ] && continue    # no idle figure for the reference
-    idle_run "$server" || log "  idle $server failed"
-    # Each side again, with heartbeats as the other has them: LiveBind with none due, Nchan with 15 s pings.
-    idle_run "${server}_$([ "$server" = livebind ] && echo quiet || echo ping)" || log "  idle ${server} (variant) failed"
+for rep in $(seq 1 "$repeats"); do
+    for server in $servers; do
+        [ "$server" = ssefloor ] && continue    # no idle figure for the reference
+        idle_run "$server" "$rep" || log "  idle $server failed"
+        # Each side again, with heartbeats as the other has them: LiveBind with none due, Nchan with 15 s pings.
+        variant=${server}_$([ "$server" = livebind ] && echo quiet || echo ping)
+        idle_run "$variant" "$rep" || log "  idle $variant failed"
+    done
 done
 log "fan-out results in $out"

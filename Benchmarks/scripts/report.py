@@ -3,7 +3,7 @@
 
 Inputs (all optional; missing parts are left out of the table):
   --engine FILE...   markdown output of `swift package benchmark --format markdown --scale`, one per run
-  --fanout DIR       sseload JSON files NAME-cSUBS-rRATE-REPEAT.json and idle-NAME.json (fanout.sh)
+  --fanout DIR       sseload JSON files NAME-cSUBS-rRATE-REPEAT.json and idle-NAME-REPEAT.json (fanout.sh)
   --browser FILE     stdout of Benchmarks/browser/bench_dom.py (JSON object lines are read)
 Engine figures are the median over runs of each run's median sample; fan-out figures are medians
 over repeats.
@@ -149,14 +149,20 @@ def fanout_rows(directory):
         target = "ev/s ≥ 1.0 (aim ≥ 2.0), p99 ≤ 1.0, RSS ≤ 1.0, 0 lost" if subs >= 1000 else "0 lost"
         label = f"fan-out: {subs:,} subscribers, 2,000 × 200 B at {'max rate' if rate == 0 else f'{rate:,}/s'}"
         rows.append(("fan-out", label, fanout_cell(lb), anchor, ratio, target))
-    idle = {}
+    idle = {}  # server: each numeric field's median over the repeats (idle-SERVER-REPEAT.json)
     for server in ("livebind", "nchan", "livebind_quiet", "nchan_ping"):
-        try:
-            idle[server] = json.load(open(os.path.join(directory, f"idle-{server}.json")))
-        except (OSError, ValueError):
-            pass
-    cell = lambda r: (f"{r['open']:,} open, {r['rss_per_stream_kb']:.1f} kB/stream, CPU {r['idle_cpu_s']:.2f} s "
-                      f"= {r['idle_cpu_pct']:.2f} % over {r['idle_s']:.0f} s") if r else "not measured"
+        runs = []
+        for path in glob.glob(os.path.join(directory, f"idle-{server}-*.json")):
+            try:
+                runs.append(json.load(open(path)))
+            except (OSError, ValueError):
+                pass
+        if runs:
+            idle[server] = {key: statistics.median(run[key] for run in runs) for key in runs[0]
+                            if all(isinstance(run.get(key), (int, float)) for run in runs)}
+            idle[server]["n"] = len(runs)
+    cell = lambda r: (f"{r['open']:,.0f} open, {r['rss_per_stream_kb']:.1f} kB/stream, CPU {r['idle_cpu_s']:.2f} s "
+                      f"= {r['idle_cpu_pct']:.2f} % over {r['idle_s']:.0f} s, n={r['n']}") if r else "not measured"
     # Each row pairs the two servers doing the same work: 15 s heartbeats on every stream, or none.
     for lb_key, nc_key, label, anchor in (
             ("livebind", "nchan_ping", "heartbeat every 15 s", "Nchan with 15 s pings"),
@@ -167,7 +173,7 @@ def fanout_rows(directory):
         ratio = f"RSS/stream {fmt_ratio(lb and lb['rss_per_stream_kb'], nc and nc['rss_per_stream_kb'])}"
         if lb and nc and nc["idle_cpu_s"] > 0:
             ratio += f", CPU {lb['idle_cpu_s'] / nc['idle_cpu_s']:.2f}"
-        rows.append(("fan-out", f"{(lb or nc)['streams']:,} idle streams, {label}", cell(lb), f"{anchor}: " + cell(nc),
+        rows.append(("fan-out", f"{(lb or nc)['streams']:,.0f} idle streams, {label}", cell(lb), f"{anchor}: " + cell(nc),
                      ratio, "< 20 kB/stream, 0 % CPU"))
     return rows
 
