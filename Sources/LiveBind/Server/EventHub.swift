@@ -128,7 +128,8 @@ final class EventHub: Sendable {
         let (round, quiet): (Int, [Int]) = state.withLock { state in
             state.heartbeatRound += 1
             let quietSince = state.heartbeatRound - 2
-            return (state.heartbeatRound, state.suspended.ids.filter { state.subscribers[$0]!.lastWriteRound <= quietSince })
+            let quiet = state.suspended.ids.filter { state.subscribers[$0]!.lastWriteRound <= quietSince }
+            return (state.heartbeatRound, quiet)
         }
         var start = 0
         while start < quiet.count {

@@ -53,7 +53,7 @@ extension MicroHTTPDDaemon {
             let handle = MicroHTTPDConnection(pointer: connection, version: version.map { String(cString: $0) } ?? "")
             let context = MicroHTTPDStreamContext(body: body, connection: handle)
             let opaque = Unmanaged.passRetained(context).toOpaque()
-            made = MHD_create_response_from_callback(livebind_size_unknown(), Self.streamBlockSize(version: version),
+            made = MHD_create_response_from_callback(livebind_size_unknown(), Self.streamBlockSize(handle.framing),
                                                      streamReaderTrampoline, opaque, streamFreeTrampoline)
             if made == nil {
                 Unmanaged<MicroHTTPDStreamContext>.fromOpaque(opaque).release()
@@ -76,8 +76,8 @@ extension MicroHTTPDDaemon {
     /// buffer: the response's own buffer is never used, and 4 kB of it per stream would be 4 kB of
     /// resident memory per stream for nothing. An HTTP/1.0 client (or a proxy speaking 1.0) gets an
     /// unchunked body read through that buffer, so it keeps a useful size.
-    static func streamBlockSize(version: UnsafePointer<CChar>?) -> Int {
-        isHTTP11(version) ? 64 : 4096
+    static func streamBlockSize(_ framing: MicroHTTPDConnection.Framing?) -> Int {
+        framing == .chunked ? 64 : 4096
     }
 
     /// Whether libmicrohttpd's version string for a request is HTTP/1.1.
