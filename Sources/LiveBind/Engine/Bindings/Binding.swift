@@ -25,7 +25,7 @@ public final class Binding: Sendable {
     let transform: Transform?
     let sink: BindingSink?
     let store: Store
-    let state: Mutex<BindingState>
+    let state: OrderedMutex<BindingState>
 
     init(id: String, spec: BindingSpec, target: BindingTarget, transform: Transform?, sink: BindingSink?, store: Store) {
         self.id = id
@@ -38,7 +38,7 @@ public final class Binding: Sendable {
         self.transform = transform
         self.sink = sink
         self.store = store
-        self.state = Mutex(BindingState(aggregator: transform?.makeAggregator?()))
+        self.state = OrderedMutex(BindingState(aggregator: transform?.makeAggregator?()))
     }
 
     /// Whether it propagates; a disabled binding ignores changes and catches up when enabled again.

@@ -23,7 +23,7 @@ public final class BindingRegistry: Sendable {
     /// Where transforms are looked up by name; register your own here.
     public let transforms: TransformRegistry
 
-    let state = Mutex(RegistryState())
+    let state = OrderedMutex(RegistryState())
     private let feed = Mutex<ObservationToken?>(nil)
 
     /// A registry for `store`, with its own transform registry (built-ins included) unless one is given.
