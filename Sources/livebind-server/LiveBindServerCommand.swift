@@ -38,6 +38,18 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Largest request body in bytes (413 past it).")
     var bodyLimit = 1 << 20
 
+    @Option(help: "Deepest nesting of a stored model (the root object is level 1; at most 500).")
+    var maxDepth = StoreLimits().maxDepth
+
+    @Option(help: "Largest model in bytes of compact JSON (413 past it).")
+    var maxModelSize = StoreLimits().maxModelBytes
+
+    @Option(help: "Largest total of all models in bytes of compact JSON (413 past it).")
+    var maxStoreSize = StoreLimits().maxStoreBytes
+
+    @Option(help: "Most operations in one JSON Patch (422 past it).")
+    var maxPatchOperations = StoreLimits().maxPatchOperations
+
     @Option(help: "Recent events kept for Last-Event-ID resumes.")
     var retainedEvents = 4096
 
@@ -74,6 +86,11 @@ struct LiveBindServerCommand: ParsableCommand {
         guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
         guard heartbeat > 0 else { throw ValidationError("--heartbeat must be more than 0 seconds") }
         guard bodyLimit >= 1 else { throw ValidationError("--body-limit must be at least 1 byte") }
+        guard (1...StoreLimits.depthCeiling).contains(maxDepth) else {
+            throw ValidationError("--max-depth must be 1...\(StoreLimits.depthCeiling)")
+        }
+        guard maxModelSize >= 1, maxStoreSize >= 1 else { throw ValidationError("--max-model-size and --max-store-size must be at least 1 byte") }
+        guard maxPatchOperations >= 1 else { throw ValidationError("--max-patch-operations must be at least 1") }
         guard retainedEvents >= 1 else { throw ValidationError("--retained-events must be at least 1") }
         guard connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be at least 1 second") }
         guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be more than 0 seconds") }
@@ -91,6 +108,10 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         configuration.bodyLimit = bodyLimit
         configuration.retainedEvents = retainedEvents
+        configuration.limits.maxDepth = maxDepth
+        configuration.limits.maxModelBytes = maxModelSize
+        configuration.limits.maxStoreBytes = maxStoreSize
+        configuration.limits.maxPatchOperations = maxPatchOperations
         configuration.connectionTimeout = connectionTimeout
         configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
         configuration.access = try TokensFile.policy(tokens: tokens, file: tokensFile, privateReads: privateReads,

@@ -2,12 +2,12 @@ import Collections
 
 /// The single edits every write is made of. Each one either throws before changing anything, or applies
 /// itself in place and returns its change with the step that undoes it (`nil` when nothing changed).
+/// Values are measured (finite, within the depth limit) by the caller before they reach these.
 extension JSON {
     typealias Edit = (change: Change, undo: UndoStep)
 
     /// See ``ModelEditor/set(_:at:)``.
     mutating func applySet(_ value: JSON, at path: Path) throws(StoreError) -> Edit? {
-        try Self.requireFinite(value)
         guard let key = path.last else {
             guard case .object = value else {
                 throw .typeMismatch(path: .root, expected: "object", found: value.typeName)
@@ -97,7 +97,6 @@ extension JSON {
 
     /// See ``ModelEditor/insert(_:at:in:)``; `index` `nil` appends.
     mutating func applyInsert(_ value: JSON, at index: Int?, in array: Path) throws(StoreError) -> Edit {
-        try Self.requireFinite(value)
         let landed = try withArray(at: array) { (elements) throws(StoreError) -> Int in
             guard let index else {
                 elements.append(value)
@@ -115,7 +114,6 @@ extension JSON {
 
     /// See ``ModelEditor/replace(at:in:with:)``.
     mutating func applyReplace(at index: Int, in array: Path, with value: JSON) throws(StoreError) -> Edit? {
-        try Self.requireFinite(value)
         let old = try withArray(at: array) { (elements) throws(StoreError) -> JSON? in
             guard index >= 0, index < elements.count else {
                 throw .indexOutOfRange(path: array, index: index, count: elements.count)
@@ -154,10 +152,6 @@ extension JSON {
             defer { value = .array(elements) }
             return try body(&elements)
         }
-    }
-
-    static func requireFinite(_ value: JSON) throws(StoreError) {
-        guard value.isFinite else { throw .invalidValue("numbers must be finite (JSON has no NaN or infinity)") }
     }
 }
 

@@ -8,16 +8,17 @@ extension JSON {
     enum MemberReplacement {
         /// The member held an equal value: nothing changed.
         case unchanged
-        /// The member's value was replaced.
-        case replaced
-        /// The path does not name an existing object member (or the value is not finite): nothing was
-        /// touched, and the general path must handle (or reject) the write.
+        /// The member's value was replaced; this was the old one.
+        case replaced(old: JSON)
+        /// The path does not name an existing object member: nothing was touched, and the general path
+        /// must handle (or reject) the write.
         case notApplicable
     }
 
-    /// Replaces the value of the existing object member at `path` in place.
+    /// Replaces the value of the existing object member at `path` in place. The caller has measured
+    /// `value` (it is finite).
     mutating func replaceMember(_ value: JSON, at path: Path) -> MemberReplacement {
-        guard !path.components.isEmpty, value.isFinite else { return .notApplicable }
+        guard !path.components.isEmpty else { return .notApplicable }
         return replaceMember(value, at: path.components, level: 0)
     }
 
@@ -29,8 +30,9 @@ extension JSON {
             guard let index = members.index(forKey: components[level]) else { return .notApplicable }
             guard isLast else { return members.values[index].replaceMember(value, at: components, level: level + 1) }
             if members.values[index] == value { return .unchanged }
-            members.values[index] = value
-            return .replaced
+            var old = value
+            swap(&old, &members.values[index])
+            return .replaced(old: old)
         }
         // Array elements on the way; the element itself is a `replace` change, left to the general path.
         guard !isLast, case .array = self else { return .notApplicable }

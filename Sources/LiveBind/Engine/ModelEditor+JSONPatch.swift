@@ -5,6 +5,9 @@ extension ModelEditor {
         guard case .array(let list) = operations else {
             throw .invalidPatch("a JSON Patch must be an array of operations, not \(operations.typeName)")
         }
+        guard list.count <= limits.maxPatchOperations else {
+            throw .limitExceeded(.patchOperations, limit: limits.maxPatchOperations, actual: list.count)
+        }
         for (number, operation) in list.enumerated() {
             try apply(PatchOperation(operation, number: number))
         }

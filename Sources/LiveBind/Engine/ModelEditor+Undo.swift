@@ -18,28 +18,57 @@ enum UndoStep {
     case moved(Path, from: Int, to: Int)
 }
 
+extension UndoStep {
+    /// How much the edit this step undoes changed its model's counted size (see `JSON.measure`), given
+    /// `added`, the counted size of the value the edit wrote, and `modelSize`, the model's size before it.
+    /// Measuring the values it replaced or removed adds their size to `measured`.
+    func sizeChange(adding added: Int, modelSize: Int, measured: inout Int) -> Int {
+        func size(of old: JSON) -> Int {
+            let size = old.countedSize
+            measured += size
+            return size
+        }
+        switch self {
+        case .root: return added - modelSize
+        case .member(let path, nil): return JSON.stringSize(path.last!) + 2 + added
+        case .member(_, let old?): return added - size(of: old)
+        case .removedMember(let path, let old, _): return -(JSON.stringSize(path.last!) + 2 + size(of: old))
+        case .inserted: return added + 1
+        case .removed(_, _, let old): return -(size(of: old) + 1)
+        case .replaced(_, _, let old): return added - size(of: old)
+        case .moved: return 0
+        }
+    }
+}
+
 extension ModelEditor {
     /// Reverses every edit made so far, newest first, and forgets the changes.
     mutating func rollback() {
-        while let step = undoLog.popLast() {
-            // Each step reverses an edit that succeeded on exactly this state, so it cannot fail.
-            do {
-                try undo(step)
-            } catch {
-                preconditionFailure("rolling back a write failed: \(error)")
-            }
-        }
+        while let step = undoLog.popLast() { document.undo(step) }
         changes.removeAll(keepingCapacity: true)
         appendedIndex = nil
+        sizeDelta = 0
+    }
+}
+
+extension JSON {
+    /// Reverses the edit `step` was made for; it must be the last edit made to this value.
+    mutating func undo(_ step: UndoStep) {
+        // Each step reverses an edit that succeeded on exactly this state, so it cannot fail.
+        do {
+            try reverse(step)
+        } catch {
+            preconditionFailure("rolling back a write failed: \(error)")
+        }
     }
 
-    private mutating func undo(_ step: UndoStep) throws(StoreError) {
+    private mutating func reverse(_ step: UndoStep) throws(StoreError) {
         switch step {
         case .root(let old):
-            document = old
+            self = old
         case .member(let path, let old):
             let key = path.last!
-            try document.withValue(at: path, depth: path.components.count - 1) { (parent) throws(StoreError) in
+            try withValue(at: path, depth: path.components.count - 1) { (parent) throws(StoreError) in
                 var members = OrderedDictionary<String, JSON>()
                 guard parent.takeObject(into: &members) else { return }
                 if let old { members[key] = old } else { members.removeValue(forKey: key) }
@@ -47,7 +76,7 @@ extension ModelEditor {
             }
         case .removedMember(let path, let old, let position):
             let key = path.last!
-            try document.withValue(at: path, depth: path.components.count - 1) { (parent) throws(StoreError) in
+            try withValue(at: path, depth: path.components.count - 1) { (parent) throws(StoreError) in
                 var members = OrderedDictionary<String, JSON>()
                 guard parent.takeObject(into: &members) else { return }
                 members.updateValue(old, forKey: key, insertingAt: position)
@@ -65,7 +94,7 @@ extension ModelEditor {
     }
 
     private mutating func editArray(_ path: Path, _ body: (inout Deque<JSON>) -> Void) throws(StoreError) {
-        try document.withValue(at: path, depth: path.components.count) { (value) throws(StoreError) in
+        try withValue(at: path, depth: path.components.count) { (value) throws(StoreError) in
             var elements = Deque<JSON>()
             guard value.takeArray(into: &elements) else { return }
             body(&elements)

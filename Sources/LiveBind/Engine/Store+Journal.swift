@@ -54,6 +54,8 @@ extension StoreState {
             entry.exists = true
             entry.document = model.value
             entry.revision = model.revision
+            entry.size = model.value.countedSize
+            totalSize += entry.size
         }
     }
 }

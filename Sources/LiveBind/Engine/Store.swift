@@ -16,17 +16,43 @@ public final class Store: Sendable {
     /// Who delivers: `DeliveryState` bits. Set and read under the lock, except that the deliverer of a
     /// single call ends its delivery without taking the lock again (see `Store+Delivery.swift`).
     let delivery = Atomic<UInt8>(0)
+    /// What every write is checked against.
+    public let limits: StoreLimits
 
-    /// An empty store whose first commit gets sequence `startingSequence + 1`.
-    public init(startingSequence: UInt64 = 0) {
+    /// An empty store whose first commit gets sequence `startingSequence + 1`, and whose writes are
+    /// checked against `limits` (`maxDepth` must be in `1...StoreLimits.depthCeiling`).
+    public init(startingSequence: UInt64 = 0, limits: StoreLimits = StoreLimits()) {
+        Self.check(limits)
         state = Mutex(StoreState(lastSequence: startingSequence))
         journal = nil
+        self.limits = limits
     }
 
     /// A store holding `models` as they were recorded, whose every commit goes to `journal` first.
-    init(restoring models: [ModelSnapshot], lastSequence: UInt64, journal: any StoreJournal) {
+    init(restoring models: [ModelSnapshot], lastSequence: UInt64, journal: any StoreJournal,
+         limits: StoreLimits = StoreLimits()) {
+        Self.check(limits)
         state = Mutex(StoreState(restoring: models, lastSequence: lastSequence))
         self.journal = journal
+        self.limits = limits
+    }
+
+    private static func check(_ limits: StoreLimits) {
+        precondition((1...StoreLimits.depthCeiling).contains(limits.maxDepth),
+                     "StoreLimits.maxDepth must be 1...\(StoreLimits.depthCeiling)")
+        precondition(limits.maxModelBytes > 0 && limits.maxStoreBytes > 0 && limits.maxPatchOperations > 0,
+                     "StoreLimits must be positive")
+    }
+
+    /// The counted size of `model` in bytes: its compact JSON plus one separator per member and element,
+    /// as checked against ``StoreLimits/maxModelBytes``. Kept up to date by every write.
+    public func size(of model: String) throws(StoreError) -> Int {
+        try withState { (state) throws(StoreError) -> Int in try state.entry(of: model).size }
+    }
+
+    /// The counted size of all models together, as checked against ``StoreLimits/maxStoreBytes``.
+    public var totalSize: Int {
+        withState { $0.totalSize }
     }
 
     /// The sequence number of the latest commit (or `startingSequence` before any).
@@ -91,7 +117,8 @@ public final class Store: Sendable {
     ) {
         guard Self.isValidModelName(model) else { throw .invalidModelName(model) }
         guard case .object = value else { throw .typeMismatch(path: .root, expected: "object", found: value.typeName) }
-        try JSON.requireFinite(value)
+        // Measured before the lock: the walk is as long as the value.
+        let measuredSize = try value.measure(at: 0, maxDepth: limits.maxDepth)
         let (outcome, pending) = try withState {
             (state) throws(StoreError) -> ((created: Bool, result: WriteResult), DeliveryBatch?) in
             let existing = state.lookUp(model)
@@ -100,6 +127,13 @@ public final class Store: Sendable {
             if let expected = ifRevision, expected != revision {
                 throw .revisionMismatch(expected: expected, actual: revision)
             }
+            var value = value, size = measuredSize
+            if let rules = state.rules(of: model) {
+                value = try rules.validated(value, at: .root, in: .null)
+                size = try value.measure(at: 0, maxDepth: limits.maxDepth)
+            }
+            let oldSize = existed ? existing?.size ?? 0 : 0
+            try state.checkGrowth(to: size, from: oldSize, limits: limits)
             let entry = state.makeEntry(for: model)
             if existed, entry.document == value {
                 return ((false, WriteResult(sequence: state.lastSequence, revision: revision, changed: false)), nil)
@@ -109,6 +143,8 @@ public final class Store: Sendable {
             entry.exists = true
             entry.document = value
             entry.revision = revision + 1
+            entry.size = size
+            state.totalSize += size - oldSize
             state.enqueue(Change(kind: .set, path: .root, value: value), for: entry)
             state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)))
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
@@ -132,6 +168,8 @@ public final class Store: Sendable {
             entry.exists = false
             entry.document = .null
             entry.revision = 0
+            state.totalSize -= entry.size
+            entry.size = 0
             if entry.observers.isEmpty { state.removeEntry(model) }
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
             return (result, claimDelivery(&state))
@@ -153,7 +191,8 @@ public final class Store: Sendable {
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
             // Take the document and the scratch buffers out of the state so they stay uniquely referenced.
             var editor = ModelEditor(
-                document: .null, changes: state.takeScratchChanges(), undoLog: state.takeScratchUndo())
+                document: .null, changes: state.takeScratchChanges(), undoLog: state.takeScratchUndo(), limits: limits,
+                rules: state.rules(of: model) ?? [], baseSize: entry.size, othersSize: state.totalSize - entry.size)
             swap(&editor.document, &entry.document)
             do throws(StoreError) {
                 try edit(&editor)
@@ -173,6 +212,8 @@ public final class Store: Sendable {
             }
             state.lastSequence += 1
             entry.revision = revision + 1
+            entry.size += editor.sizeDelta
+            state.totalSize += editor.sizeDelta
             if !entry.observers.isEmpty {
                 for change in editor.changes { state.enqueue(change, for: entry) }
             }
@@ -196,22 +237,28 @@ public final class Store: Sendable {
     /// closure-taking copy cost about 200 instructions more per set).
     @inline(__always)
     func commitEdit(
-        _ model: String, ifRevision: UInt64?, _ edit: (inout JSON) throws(StoreError) -> Change?
+        _ model: String, ifRevision: UInt64?,
+        _ edit: (inout JSON, borrowing EditContext) throws(StoreError) -> (change: Change, sizeDelta: Int)?
     ) throws(StoreError) -> WriteResult {
         let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, PendingDelivery) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
             // With a journal, keep the document as it was, to put back if the journal refuses the write.
             let before: JSON? = journal == nil ? nil : .some(entry.document)
-            guard let change = try edit(&entry.document) else {
+            let context = EditContext(limits: limits, rules: state.rules(of: model), modelSize: entry.size,
+                                      totalSize: state.totalSize)
+            guard let edited = try edit(&entry.document, context) else {
                 return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), .none)
             }
+            let change = edited.change
             if let journal, let before {
                 try record(change, restoring: before, of: entry, model: model, revision: revision + 1,
                            sequence: state.lastSequence + 1, in: journal)
             }
             state.lastSequence += 1
             entry.revision = revision + 1
+            entry.size += edited.sizeDelta
+            state.totalSize += edited.sizeDelta
             let index = change.kind == .insert ? change.index : nil
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
             // Path observers first, then store observers (as `write` and `put` do); the change is moved

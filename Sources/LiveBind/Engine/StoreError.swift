@@ -24,6 +24,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidPath(PathError)
     /// The write could not be made durable (the data directory failed); nothing changed.
     case storageFailed(String)
+    /// The write would take a model past one of the store's ``StoreLimits``: `actual` is what it would
+    /// reach (at least), `limit` the limit's value. Nothing changed.
+    case limitExceeded(StoreLimit, limit: Int, actual: Int)
 
     /// A message saying what is wrong, with its context.
     public var description: String {
@@ -52,6 +55,25 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             error.description
         case .storageFailed(let reason):
             "the write could not be stored durably, so it was not made: \(reason)"
+        case .limitExceeded(let limit, let value, let actual):
+            Self.describe(limit, value, actual)
+        }
+    }
+}
+
+extension StoreError {
+    private static func describe(_ limit: StoreLimit, _ value: Int, _ actual: Int) -> String {
+        switch limit {
+        case .depth:
+            "the write would nest containers \(actual) levels deep; the limit is \(value) (\(limit))"
+        case .modelSize:
+            "the write would make the model \(actual) bytes of JSON; the limit is \(value) bytes (\(limit))"
+        case .storeSize:
+            "the write would make all models together \(actual) bytes of JSON; the limit is \(value) bytes (\(limit))"
+        case .patchOperations:
+            "the JSON Patch has \(actual) operations; the limit is \(value) (\(limit))"
+        case .writeWork:
+            "the write copies, moves or replaces more than \(value) bytes of values in all; split it into smaller writes"
         }
     }
 }

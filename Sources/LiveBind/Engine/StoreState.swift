@@ -9,6 +9,8 @@ final class ModelEntry {
     // Only touched under the store's lock, so the runtime exclusivity checks would only cost time.
     @exclusivity(unchecked) var document: JSON = .null
     var revision: UInt64 = 0
+    /// The document's counted size (see `JSON.measure`), kept up to date by every commit.
+    var size = 0
     @exclusivity(unchecked) var observers = ObserverTable()
 
     init(name: String) {
@@ -29,6 +31,11 @@ struct StoreState {
     var queue = DeliveryBatch()
     /// The emptied batch handed back by the last deliverer, reused so that delivery does not allocate.
     var spareQueue = DeliveryBatch()
+    /// The counted size of all models together.
+    var totalSize = 0
+    /// Each model's validation rules; most stores have none.
+    var rules: [String: [ValidationRule]] = [:]
+    var nextRuleID: UInt64 = 0
     var scratchChanges: [Change] = []
     var scratchUndo: [UndoStep] = []
 
@@ -59,6 +66,12 @@ struct StoreState {
         guard let entry = entries[model] else { return nil }
         lastEntry = entry
         return entry
+    }
+
+    /// The validation rules of `model`, `nil` when it has none.
+    @inline(__always)
+    func rules(of model: String) -> [ValidationRule]? {
+        rules.isEmpty ? nil : rules[model]
     }
 
     /// Forgets the entry of `model` (dropped, and no observer left).

@@ -13,6 +13,9 @@ extension LiveBindServer {
         public var heartbeat: Duration = .seconds(15)
         /// Largest request body accepted, in bytes (413 past it).
         public var bodyLimit: Int = 1 << 20
+        /// What models may become (nesting depth, bytes per model and in all, operations per JSON
+        /// Patch); a write past a limit gets 413 or 422. Used when the server makes its own store.
+        public var limits = StoreLimits()
         /// Recent events kept for `Last-Event-ID` resumes; older resumes get `resync`.
         public var retainedEvents: Int = 4096
         /// Most connections libmicrohttpd holds; nil means `maxStreams + 512`, so writes always find a slot.

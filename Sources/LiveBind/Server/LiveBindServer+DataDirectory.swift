@@ -24,7 +24,7 @@ extension LiveBindServer {
     /// released (the store keeps writing to it after `stop()`).
     public convenience init(configuration: Configuration, logger: Logger = Logger(label: "livebind.server")) throws(ServerError) {
         guard let directory = configuration.dataDirectory else {
-            self.init(store: Store(startingSequence: Self.clockSequence()), bindings: nil, configuration: configuration,
+            self.init(store: Store(startingSequence: Self.clockSequence(), limits: configuration.limits), bindings: nil, configuration: configuration,
                       logger: logger, database: nil)
             return
         }
@@ -36,7 +36,8 @@ extension LiveBindServer {
         } catch {
             throw .dataDirectoryUnusable(error.description)
         }
-        let store = Store(restoring: contents.models, lastSequence: contents.lastSequence, journal: database)
+        let store = Store(restoring: contents.models, lastSequence: contents.lastSequence, journal: database,
+                          limits: configuration.limits)
         self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: database)
     }
 

@@ -2,7 +2,7 @@ extension LiveBindServer {
     /// Every endpoint, in one table.
     func makeRouter(hub: EventHub, access: AccessControl) throws(ServerError) -> Router {
         var router = Router()
-        let models = ModelEndpoint(store: store, registry: bindings, counters: counters)
+        let models = ModelEndpoint(store: store, counters: counters)
         router.add([.get], "/healthz") { _, _ in
             .bytes(Array(#"{"status":"ok"}"#.utf8), contentType: "application/json")
         }

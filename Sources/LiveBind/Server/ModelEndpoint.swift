@@ -3,12 +3,10 @@
 /// Every write is one atomic store commit and answers `{"id": "<event id>", "rev": N}` (plus `index`
 /// for appends). Reads carry `ETag: "<rev>"` and `LiveBind-Event-ID` (the event id they were taken at).
 ///
-/// Values written from outside pass the validation rules of the bindings whose targets they touch
-/// (`BindingRegistry.validate`) before they are committed: a rejected value is a 422, a coerced one is
-/// written coerced.
+/// Values pass the validation rules of the bindings whose targets they touch inside the store's commit
+/// (every write path does): a rejected value is a 422, a coerced one is written coerced.
 struct ModelEndpoint: Sendable {
     let store: Store
-    let registry: BindingRegistry
     let counters: ServerCounters
 
     /// The header naming the event id a snapshot or write corresponds to.
@@ -49,7 +47,7 @@ struct ModelEndpoint: Sendable {
     func put(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
         _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json])
         let path = try Path(pointer: pointer)
-        let value = try registry.validate(model: name, path: path, value: try RequestBody.parseJSON(request))
+        let value = try RequestBody.parseJSON(request)
         let revision = try RequestBody.ifMatch(request)
         if path == .root {
             let (created, result) = try store.put(name, value, ifRevision: revision)
@@ -75,15 +73,13 @@ struct ModelEndpoint: Sendable {
         let path = try Path(pointer: pointer)
         let revision = try RequestBody.ifMatch(request)
         if type == RequestBody.mergePatch {
-            let patch = try registry.validate(model: name, path: path, value: body)
-            return written(try store.mergePatch(patch, at: path, in: name, ifRevision: revision))
+            return written(try store.mergePatch(body, at: path, in: name, ifRevision: revision))
         }
         guard path == .root else {
             throw RequestError.badRequest("a JSON Patch applies to the whole model: PATCH /models/\(name) with paths inside the operations")
         }
-        let operations = try validatedOperations(body, in: name)
         do {
-            return written(try store.jsonPatch(operations, in: name, ifRevision: revision))
+            return written(try store.jsonPatch(body, in: name, ifRevision: revision))
         } catch StoreError.pathNotFound(let missing) {
             // The model exists, so this is not a 404: an operation names a location the model lacks.
             throw RequestError.patchNotApplicable("nothing at \"\(missing)\"")
@@ -96,12 +92,7 @@ struct ModelEndpoint: Sendable {
         let base = try Path(pointer: pointer)
         let revision = try RequestBody.ifMatch(request)
         if type == RequestBody.form { return try postForm(name, base, request, revision) }
-        var value = try RequestBody.parseJSON(request)
-        if case .array(let elements)? = try? store.value(of: name, at: base) {
-            value = try registry.validate(model: name, path: base.appending("\(elements.count)"), value: value)
-        } else {
-            value = try registry.validate(model: name, path: base, value: value)
-        }
+        let value = try RequestBody.parseJSON(request)
         var appendedAt: Int?
         var result = try store.write(name, ifRevision: revision) { (editor: inout ModelEditor) throws(StoreError) in
             switch try editor.value(at: base) {
@@ -126,25 +117,12 @@ struct ModelEndpoint: Sendable {
             var path = base
             for component in relative.components { path = path.appending(component) }
             let value = (try? JSON(parsing: text)) ?? .string(text)
-            edits.append((path, try registry.validate(model: name, path: path, value: value)))
+            edits.append((path, value))
         }
         let result = try store.write(name, ifRevision: revision) { (editor: inout ModelEditor) throws(StoreError) in
             for (path, value) in edits { try Self.set(value, at: path, creatingParents: &editor) }
         }
         return written(result)
-    }
-
-    /// JSON Patch operations with each `add`/`replace` value checked (and maybe coerced) by the bindings' rules.
-    private func validatedOperations(_ operations: JSON, in model: String) throws -> JSON {
-        guard case .array(var list) = operations else { return operations }
-        for index in list.indices {
-            guard case .object(var operation) = list[index], let value = operation["value"],
-                  operation["op"] == "add" || operation["op"] == "replace",
-                  case .string(let pointer)? = operation["path"], let path = try? Path(pointer: pointer) else { continue }
-            operation["value"] = try registry.validate(model: model, path: path, value: value)
-            list[index] = .object(operation)
-        }
-        return .array(list)
     }
 
     /// Sets `value`, first creating missing parent members as empty objects (`meta.unit=C` on `{}`).

@@ -75,10 +75,25 @@ extension Problem {
             return Problem(status: 412, kind: "stale-revision", title: "Precondition Failed", detail: detail)
         case .typeMismatch, .indexOutOfRange, .testFailed, .invalidValue, .validationFailed:
             return Problem(status: 422, kind: "cannot-apply", title: "Unprocessable Content", detail: detail)
+        case .limitExceeded(let limit, _, _):
+            let status = limit == .depth || limit == .patchOperations ? 422 : 413
+            let title = status == 413 ? "Content Too Large" : "Unprocessable Content"
+            return Problem(status: status, kind: "limit-exceeded", title: title,
+                           detail: "\(detail); raise it with \(flag(for: limit))")
         case .storageFailed:
             var problem = Problem(status: 503, kind: "storage-unavailable", title: "Service Unavailable", detail: detail)
             problem.headers.add("Retry-After", "5")
             return problem
+        }
+    }
+
+    /// The `livebind-server` flag that raises `limit` (a ``LiveBindServer/Configuration/limits`` member).
+    static func flag(for limit: StoreLimit) -> String {
+        switch limit {
+        case .depth: "--max-depth"
+        case .modelSize, .writeWork: "--max-model-size"
+        case .storeSize: "--max-store-size"
+        case .patchOperations: "--max-patch-operations"
         }
     }
 

@@ -50,7 +50,7 @@ import Testing
         #expect(store.at("panel.threshold") == 0, "forward writes are coerced too")
     }
 
-    @Test func validationRejectsWithAMessageAndTheRegistryCanRefuseTheWriteBeforeItCommits() throws {
+    @Test func validationRejectsWithAMessageInsideEveryWriteToTheTarget() throws {
         let (store, registry) = try makeBound(["settings": #"{"mode": "eco"}"#, "panel": "{}"])
         let binding = try registry.bind(json: bindingJSON(#"""
             {"source": "settings.mode", "target": "panel.mode", "mode": "twoWay",
@@ -58,19 +58,24 @@ import Testing
             """#))
         let revision = try store.snapshot("panel").revision
         #expect(throws: StoreError.validationFailed(path: try Path(dotted: "mode"), reason: "mode must be eco or comfort")) {
-            try registry.write("turbo", at: try Path(dotted: "mode"), in: "panel")
+            try store.set("turbo", at: try Path(dotted: "mode"), in: "panel")
         }
         #expect(try store.snapshot("panel").revision == revision, "a refused write changes nothing")
         #expect(store.at("panel.mode") == "eco")
-        // A write at an ancestor is checked for the bound member inside it.
-        #expect(throws: StoreError.self) { try registry.validate(model: "panel", path: .root, value: ["mode": "turbo"]) }
-        #expect(try registry.validate(model: "panel", path: .root, value: ["mode": "comfort"]) == ["mode": "comfort"])
-        try registry.write("comfort", at: try Path(dotted: "mode"), in: "panel")
+        // A write at an ancestor is checked for the bound member inside it, in every write path.
+        #expect(throws: StoreError.self) { try store.put("panel", ["mode": "turbo"]) }
+        #expect(throws: StoreError.self) { try store.mergePatch(["mode": "turbo"], in: "panel") }
+        #expect(throws: StoreError.self) {
+            try store.jsonPatch([["op": "replace", "path": "/mode", "value": "turbo"]], in: "panel")
+        }
+        #expect(try store.snapshot("panel").revision == revision)
+        try store.set("comfort", at: try Path(dotted: "mode"), in: "panel")
         #expect(store.at("settings.mode") == "comfort")
-        // A direct store write bypasses the check: the binding refuses to send it back and says why.
+        #expect(binding.lastError == nil)
+        // Once the binding is gone, so is its rule.
+        try registry.unbind(id: binding.id)
         try store.set("turbo", at: "panel.mode")
-        #expect(store.at("settings.mode") == "comfort")
-        #expect(binding.lastError?.description.contains("mode must be eco or comfort") == true)
+        #expect(store.at("panel.mode") == "turbo")
     }
 
     @Test func twoWayWithoutReverseIsRefused() throws {

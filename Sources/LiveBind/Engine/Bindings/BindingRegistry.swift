@@ -142,6 +142,8 @@ struct RegistryState: Sendable {
     /// The bindings to run for a commit of each model (source or target model).
     var byModel: [String: [Binding]] = [:]
     var nextNumber = 1
+    /// The store's id of each binding's validation rule, by binding id.
+    var ruleIDs: [String: UInt64] = [:]
     /// The last `bindings(for:)` answer: commits usually come from the same model again, and comparing
     /// its name is much cheaper than hashing it.
     private var lastLookup: (model: String, bindings: [Binding])?
@@ -174,6 +176,10 @@ struct RegistryState: Sendable {
         if let endpoint = binding.target.endpoint, endpoint.model != binding.source.model { models.append(endpoint.model) }
         for model in models { byModel[model, default: []].append(binding) }
         lastLookup = nil
+        // The store checks the rule inside every write to the target, whoever makes it.
+        if let validation = binding.validation, let target = binding.target.endpoint {
+            ruleIDs[binding.id] = store.addRule(validation, at: target.path, in: target.model)
+        }
         return binding
     }
 
@@ -185,6 +191,9 @@ struct RegistryState: Sendable {
             if byModel[model]?.isEmpty == true { byModel[model] = nil }
         }
         binding.state.withLock { $0.enabled = false; $0.removed = true }
+        if let rule = ruleIDs.removeValue(forKey: id), let target = binding.target.endpoint {
+            binding.store.removeRule(rule, in: target.model)
+        }
         return binding
     }
 }
