@@ -126,13 +126,21 @@ struct ModelEndpoint: Sendable {
     }
 
     /// Sets `value`, first creating missing parent members as empty objects (`meta.unit=C` on `{}`).
+    ///
+    /// Walks down from the root instead of recursing up from the key: a form key may have thousands of
+    /// components, and the store's depth limit refuses the first parent too deep.
     private static func set(_ value: JSON, at path: Path, creatingParents editor: inout ModelEditor) throws(StoreError) {
-        if let parent = path.parent, parent != .root {
+        var existing = 0
+        while existing < path.components.count - 1 {
             do {
-                _ = try editor.value(at: parent)
+                _ = try editor.value(at: path.prefix(existing + 1))
             } catch .pathNotFound {
-                try set(.object([:]), at: parent, creatingParents: &editor)
+                break
             }
+            existing += 1
+        }
+        for depth in (existing + 1)..<max(existing + 1, path.components.count) {
+            try editor.set(.object([:]), at: path.prefix(depth))
         }
         try editor.set(value, at: path)
     }
