@@ -260,5 +260,22 @@ OUTPUT=$("$BINARY" --port 0 --no-demo --data "$WORK/baddata" 2>&1); STATUS=$?
 check "a damaged data directory exits non-zero" "$([ $STATUS -ne 0 ] && echo yes)" yes
 check_contains "a damaged data directory says so" "$OUTPUT" "is not a SQLite database"
 
+# --- limits (docs/HTTP.md "Limits") ---------------------------------------------------------------
+start_server --no-demo --max-depth 4 --max-model-size 200 --max-patch-operations 2
+curl -s -X PUT "$BASE/models/lim" -H 'Content-Type: application/json' -d '{"a":{"b":{}}}' >/dev/null
+BEFORE=$(curl -s "$BASE/models/lim")
+DEEP=$(curl -s -w ' %{http_code}' -X PUT "$BASE/models/lim/a/b/c" -H 'Content-Type: application/json' -d '{"d":{"e":1}}')
+check_contains "--max-depth refuses a deeper write with 422" "$DEEP" ' 422'
+check_contains "the depth problem names --max-depth" "$DEEP" 'raise it with --max-depth'
+BIG=$(curl -s -w ' %{http_code}' -d "big=$(printf 'x%.0s' $(seq 1 300))" "$BASE/models/lim")
+check_contains "--max-model-size refuses a form write with 413" "$BIG" ' 413'
+check_contains "the size problem is limit-exceeded" "$BIG" 'urn:livebind:problem:limit-exceeded'
+OPS=$(curl -s -o /dev/null -w '%{http_code}' -X PATCH "$BASE/models/lim" -H 'Content-Type: application/json-patch+json' \
+  -d '[{"op":"add","path":"/x","value":1},{"op":"add","path":"/y","value":1},{"op":"add","path":"/z","value":1}]')
+check "--max-patch-operations refuses a longer patch" "$OPS" 422
+check "refused writes change nothing" "$(curl -s "$BASE/models/lim")" "$BEFORE"
+check_contains "a --max-depth over 500 is refused at start" "$("$BINARY" --port 0 --max-depth 501 2>&1)" "--max-depth must be"
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
