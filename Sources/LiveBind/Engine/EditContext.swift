@@ -1,45 +1,47 @@
 /// What the edit of a single-edit commit (`Store.set`, `insert`, …) needs besides the document: the
 /// model's rules and how much it may still grow.
 struct EditContext {
-    let limits: StoreLimits
     /// The model's validation rules, `nil` when it has none.
     let rules: [ValidationRule]?
+    let maxDepth: Int
     /// The model's counted size before the edit, and that of all models.
     let modelSize: Int, totalSize: Int
-
     /// How many bytes the model may grow by.
-    var room: Int { min(limits.maxModelBytes - modelSize, limits.maxStoreBytes - totalSize) }
+    let room: Int
 
-    /// `value` as the model's rules let it be written at `path` of `document`.
     @inline(__always)
-    func validated(_ value: JSON, at path: @autoclosure () -> Path, in document: JSON) throws(StoreError) -> JSON {
-        guard let rules else { return value }
-        return try rules.validated(value, at: path(), in: document)
+    init(limits: StoreLimits, rules: [ValidationRule]?, modelSize: Int, totalSize: Int) {
+        self.rules = rules
+        maxDepth = limits.maxDepth
+        self.modelSize = modelSize
+        self.totalSize = totalSize
+        room = min(limits.maxModelBytes - modelSize, limits.maxStoreBytes - totalSize)
     }
 
     /// The counted size of `value` written `level` components below the root; checks its depth.
     @inline(__always)
     func measure(_ value: JSON, at level: Int) throws(StoreError) -> Int {
-        try value.measure(at: level, maxDepth: limits.maxDepth)
+        try value.measure(at: level, maxDepth: maxDepth)
     }
 
-    /// `edit`'s change and size change, after checking that the model may grow by it; a refused edit is
-    /// undone in `document` first.
-    func admit(_ edit: JSON.Edit?, adding size: Int, to document: inout JSON) throws(StoreError)
-        -> (change: Change, sizeDelta: Int)?
+    /// `edit`'s change, after checking that the model may grow by its size change (set in `sizeDelta`);
+    /// a refused edit is undone in `document` first.
+    func admit(_ edit: JSON.Edit?, adding size: Int, to document: inout JSON, sizeDelta: inout Int,
+               limits: StoreLimits) throws(StoreError)
+        -> Change?
     {
         guard let edit else { return nil }
         var measured = 0
-        let delta = edit.undo.sizeChange(adding: size, modelSize: modelSize, measured: &measured)
-        if delta > room {
+        sizeDelta = edit.undo.sizeChange(adding: size, modelSize: modelSize, measured: &measured)
+        if sizeDelta > room {
             document.undo(edit.undo)
-            throw refusal(growingBy: delta)
+            throw refusal(growingBy: sizeDelta, limits: limits)
         }
-        return (edit.change, delta)
+        return edit.change
     }
 
     /// The error for an edit that would grow the model by `delta`, past `room`.
-    func refusal(growingBy delta: Int) -> StoreError {
+    func refusal(growingBy delta: Int, limits: StoreLimits) -> StoreError {
         if modelSize + delta > limits.maxModelBytes {
             return .limitExceeded(.modelSize, limit: limits.maxModelBytes, actual: modelSize + delta)
         }

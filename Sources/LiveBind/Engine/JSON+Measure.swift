@@ -5,9 +5,23 @@
 /// what it touched, without encoding the model again.
 extension JSON {
     /// The counted size of this value, at any depth.
+    @inline(__always)
     var countedSize: Int {
-        // With no depth limit and a value already stored (so finite), measuring cannot fail.
-        (try? measure(at: 0, maxDepth: .max)) ?? 0
+        switch self {
+        case .null: return 4
+        case .bool(let value): return value ? 4 : 5
+        case .int(let value): return Self.integerSize(value)
+        case .double(let value): return value.description.utf8.count
+        case .string(let value): return Self.stringSize(value)
+        case .array, .object: return containerCountedSize
+        }
+    }
+
+    /// ``countedSize`` of an array or object. With no depth limit, measuring a stored value (so finite)
+    /// cannot fail.
+    @inline(never)
+    private var containerCountedSize: Int {
+        (try? measureContainer(at: 0, maxDepth: .max)) ?? 0
     }
 
     /// The counted size of this value when it is stored `level` components below a model's root, with
@@ -15,8 +29,15 @@ extension JSON {
     ///
     /// Throws `limitExceeded(.depth)` as soon as a container would sit deeper than `maxDepth` (the
     /// root object is level 1), and `invalidValue` for a non-finite number.
+    @inline(__always)
     func measure(at level: Int, maxDepth: Int) throws(StoreError) -> Int {
         if let size = try scalarSize() { return size }
+        return try measureContainer(at: level, maxDepth: maxDepth)
+    }
+
+    /// ``measure(at:maxDepth:)`` of an array or object, kept out of line so scalars measure inline.
+    @inline(never)
+    private func measureContainer(at level: Int, maxDepth: Int) throws(StoreError) -> Int {
         var bytes = 0
         var pending: [(value: JSON, level: Int)] = [(self, level + 1)]
         while let (value, level) = pending.popLast() {
@@ -58,13 +79,22 @@ extension JSON {
     /// The number of characters of `value` in decimal.
     @inline(__always)
     static func integerSize(_ value: Int) -> Int {
-        var magnitude = value.magnitude
-        var digits = value < 0 ? 2 : 1
-        while magnitude >= 10 {
-            magnitude /= 10
+        let magnitude = value.magnitude
+        let sign = value < 0 ? 1 : 0
+        // Most numbers are short: a few compares instead of a division per digit.
+        if magnitude < 10_000 {
+            return sign + (magnitude < 100 ? (magnitude < 10 ? 1 : 2) : (magnitude < 1_000 ? 3 : 4))
+        }
+        if magnitude < 100_000_000 {
+            return sign + (magnitude < 1_000_000 ? (magnitude < 100_000 ? 5 : 6) : (magnitude < 10_000_000 ? 7 : 8))
+        }
+        var rest = magnitude / 100_000_000
+        var digits = 8
+        while rest > 0 {
+            rest /= 10
             digits += 1
         }
-        return digits
+        return sign + digits
     }
 
     /// The encoded size of `value` with its quotes and escapes (as `encode(into:)` writes it).

@@ -5,21 +5,22 @@ extension Store {
     public func set(_ value: JSON, at path: Path, in model: String, ifRevision: UInt64? = nil) throws(StoreError)
         -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision) { (document, context) throws(StoreError) -> (change: Change, sizeDelta: Int)? in
-            let value = try context.validated(value, at: path, in: document)
+        try commitEdit(model, ifRevision: ifRevision) { (document, context, sizeDelta) throws(StoreError) -> Change? in
+            var value = value
+            if let rules = context.rules { value = try rules.validated(value, at: path, in: document) }
             let size = try context.measure(value, at: path.components.count)
             switch document.replaceMember(value, at: path) {
             case .replaced(let old):
-                let delta = size - old.countedSize
-                if delta > context.room {
+                sizeDelta = size - old.countedSize
+                if sizeDelta > context.room {
                     _ = document.replaceMember(old, at: path)
-                    throw context.refusal(growingBy: delta)
+                    throw context.refusal(growingBy: sizeDelta, limits: limits)
                 }
-                return (Change(kind: .set, path: path, value: value), delta)
+                return Change(kind: .set, path: path, value: value)
             case .unchanged:
                 return nil
             case .notApplicable:
-                return try context.admit(document.applySet(value, at: path), adding: size, to: &document)
+                return try context.admit(document.applySet(value, at: path), adding: size, to: &document, sizeDelta: &sizeDelta, limits: limits)
             }
         }
     }
@@ -27,8 +28,8 @@ extension Store {
     /// Removes the object member or array element at `path`.
     @discardableResult
     public func remove(at path: Path, in model: String, ifRevision: UInt64? = nil) throws(StoreError) -> WriteResult {
-        try commitEdit(model, ifRevision: ifRevision) { (document, context) throws(StoreError) -> (change: Change, sizeDelta: Int)? in
-            try context.admit(document.applyRemove(at: path), adding: 0, to: &document)
+        try commitEdit(model, ifRevision: ifRevision) { (document, context, sizeDelta) throws(StoreError) -> Change? in
+            try context.admit(document.applyRemove(at: path), adding: 0, to: &document, sizeDelta: &sizeDelta, limits: limits)
         }
     }
 
@@ -37,10 +38,11 @@ extension Store {
     public func insert(_ value: JSON, at index: Int, in array: Path, of model: String, ifRevision: UInt64? = nil)
         throws(StoreError) -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision) { (document, context) throws(StoreError) -> (change: Change, sizeDelta: Int)? in
-            let value = try context.validated(value, at: array.appending(String(index)), in: document)
+        try commitEdit(model, ifRevision: ifRevision) { (document, context, sizeDelta) throws(StoreError) -> Change? in
+            var value = value
+            if let rules = context.rules { value = try rules.validated(value, at: array.appending(String(index)), in: document) }
             let size = try context.measure(value, at: array.components.count + 1)
-            return try context.admit(document.applyInsert(value, at: index, in: array), adding: size, to: &document)
+            return try context.admit(document.applyInsert(value, at: index, in: array), adding: size, to: &document, sizeDelta: &sizeDelta, limits: limits)
         }
     }
 
@@ -49,13 +51,13 @@ extension Store {
     public func append(_ value: JSON, to array: Path, in model: String, ifRevision: UInt64? = nil) throws(StoreError)
         -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision) { (document, context) throws(StoreError) -> (change: Change, sizeDelta: Int)? in
+        try commitEdit(model, ifRevision: ifRevision) { (document, context, sizeDelta) throws(StoreError) -> Change? in
             var value = value
-            if context.rules != nil, let count = try document.value(at: array).arrayValue?.count {
-                value = try context.validated(value, at: array.appending(String(count)), in: document)
+            if let rules = context.rules, let count = try document.value(at: array).arrayValue?.count {
+                value = try rules.validated(value, at: array.appending(String(count)), in: document)
             }
             let size = try context.measure(value, at: array.components.count + 1)
-            return try context.admit(document.applyInsert(value, at: nil, in: array), adding: size, to: &document)
+            return try context.admit(document.applyInsert(value, at: nil, in: array), adding: size, to: &document, sizeDelta: &sizeDelta, limits: limits)
         }
     }
 
@@ -64,10 +66,11 @@ extension Store {
     public func replace(at index: Int, in array: Path, of model: String, with value: JSON, ifRevision: UInt64? = nil)
         throws(StoreError) -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision) { (document, context) throws(StoreError) -> (change: Change, sizeDelta: Int)? in
-            let value = try context.validated(value, at: array.appending(String(index)), in: document)
+        try commitEdit(model, ifRevision: ifRevision) { (document, context, sizeDelta) throws(StoreError) -> Change? in
+            var value = value
+            if let rules = context.rules { value = try rules.validated(value, at: array.appending(String(index)), in: document) }
             let size = try context.measure(value, at: array.components.count + 1)
-            return try context.admit(document.applyReplace(at: index, in: array, with: value), adding: size, to: &document)
+            return try context.admit(document.applyReplace(at: index, in: array, with: value), adding: size, to: &document, sizeDelta: &sizeDelta, limits: limits)
         }
     }
 
@@ -76,8 +79,8 @@ extension Store {
     public func move(from: Int, to: Int, in array: Path, of model: String, ifRevision: UInt64? = nil)
         throws(StoreError) -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision) { (document, context) throws(StoreError) -> (change: Change, sizeDelta: Int)? in
-            try context.admit(document.applyMove(from: from, to: to, in: array), adding: 0, to: &document)
+        try commitEdit(model, ifRevision: ifRevision) { (document, context, sizeDelta) throws(StoreError) -> Change? in
+            try context.admit(document.applyMove(from: from, to: to, in: array), adding: 0, to: &document, sizeDelta: &sizeDelta, limits: limits)
         }
     }
 }

@@ -238,7 +238,7 @@ public final class Store: Sendable {
     @inline(__always)
     func commitEdit(
         _ model: String, ifRevision: UInt64?,
-        _ edit: (inout JSON, borrowing EditContext) throws(StoreError) -> (change: Change, sizeDelta: Int)?
+        _ edit: (inout JSON, borrowing EditContext, inout Int) throws(StoreError) -> Change?
     ) throws(StoreError) -> WriteResult {
         let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, PendingDelivery) in
             let entry = try state.entry(of: model)
@@ -247,18 +247,20 @@ public final class Store: Sendable {
             let before: JSON? = journal == nil ? nil : .some(entry.document)
             let context = EditContext(limits: limits, rules: state.rules(of: model), modelSize: entry.size,
                                       totalSize: state.totalSize)
-            guard let edited = try edit(&entry.document, context) else {
+            var sizeDelta = 0
+            guard let change = try edit(&entry.document, context, &sizeDelta) else {
                 return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), .none)
             }
-            let change = edited.change
             if let journal, let before {
                 try record(change, restoring: before, of: entry, model: model, revision: revision + 1,
                            sequence: state.lastSequence + 1, in: journal)
             }
             state.lastSequence += 1
             entry.revision = revision + 1
-            entry.size += edited.sizeDelta
-            state.totalSize += edited.sizeDelta
+            if sizeDelta != 0 {
+                entry.size += sizeDelta
+                state.totalSize += sizeDelta
+            }
             let index = change.kind == .insert ? change.index : nil
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
             // Path observers first, then store observers (as `write` and `put` do); the change is moved

@@ -10,7 +10,7 @@ final class ModelEntry {
     @exclusivity(unchecked) var document: JSON = .null
     var revision: UInt64 = 0
     /// The document's counted size (see `JSON.measure`), kept up to date by every commit.
-    var size = 0
+    @exclusivity(unchecked) var size = 0
     @exclusivity(unchecked) var observers = ObserverTable()
 
     init(name: String) {
