@@ -72,16 +72,6 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
     public subscript(key: String) -> JSON? {
         if case .object(let members) = self { members[key] } else { nil }
     }
-
-    /// Whether every double inside this value is finite (JSON has no NaN or infinity).
-    var isFinite: Bool {
-        switch self {
-        case .double(let value): value.isFinite
-        case .array(let elements): elements.allSatisfy(\.isFinite)
-        case .object(let members): members.values.allSatisfy(\.isFinite)
-        default: true
-        }
-    }
 }
 
 extension JSON {
