@@ -1,3 +1,4 @@
+import Collections
 import Testing
 @testable import LiveBind
 
@@ -25,6 +26,17 @@ import Testing
         #expect(appended.index == 0)
         #expect(merged.sequence == 4 && merged.revision == 4)
         #expect(try store.value(of: "sensor") == ["temperature": 22, "readings": [["id": 1, "v": 3]], "unit": "C"])
+    }
+
+    @Test func limitsWorkAsDocumented() throws {
+        var limits = StoreLimits()
+        limits.maxModelBytes = 1 << 20
+        let store = Store(limits: limits)
+        #expect(throws: StoreError.limitExceeded(.modelSize, limit: 1_048_576, actual: 4_194_317)) {
+            try store.put("log", ["lines": .array(Deque(repeating: "x", count: 1 << 20))])
+        }
+        #expect(StoreLimit.modelSize.description == "maxModelBytes")
+        #expect(throws: StoreError.modelNotFound("log")) { try store.size(of: "log") }
     }
 
     @Test func observersSurviveDropAndSeeTheModelAgain() throws {
