@@ -9,14 +9,12 @@ extension Store {
             var value = value
             if let rules = context.rules { value = try rules.validated(value, at: path, in: document) }
             let size = try context.measure(value, at: path.components.count)
-            switch document.replaceMember(value, at: path) {
-            case .replaced(let old):
-                sizeDelta = size - old.countedSize
-                if sizeDelta > context.room {
-                    _ = document.replaceMember(old, at: path)
-                    throw context.refusal(growingBy: sizeDelta, limits: limits)
-                }
+            switch document.replaceMember(value, size: size, room: context.room, at: path) {
+            case .replaced(let delta):
+                sizeDelta = delta
                 return Change(kind: .set, path: path, value: value)
+            case .tooLarge(let delta):
+                throw context.refusal(growingBy: delta, limits: limits)
             case .unchanged:
                 return nil
             case .notApplicable:
