@@ -400,6 +400,9 @@
   /** Elements whose attributes decide what the page loads, runs or resolves its URLs against. */
   const CODE_ELEMENTS = new Set(['script', 'base', 'meta', 'link', 'object', 'embed']);
 
+  /** Elements whose text is code. */
+  const CODE_TEXT_ELEMENTS = new Set(['script', 'style']);
+
   /** URL-valued attributes: one URL, a whitespace-separated list, or srcset candidates. */
   const URL_ATTRIBUTES = new Map([
     ['href', 'url'], ['xlink:href', 'url'], ['src', 'url'], ['action', 'url'], ['formaction', 'url'],
@@ -477,8 +480,13 @@
   }
 
   const directives = {
-    'data-lb-text': (el, path, ctx) =>
-      bindValue(el, 'data-lb-text', path, ctx, (v) => {
+    'data-lb-text': (el, path, ctx) => {
+      if (CODE_TEXT_ELEMENTS.has(el.localName)) {
+        // An empty <script> runs the first text put in it; a <style> would apply it.
+        raise(el, 'data-lb-text', path, `data-lb-text is not allowed on <${el.localName}>: model data is never code`);
+        return null;
+      }
+      return bindValue(el, 'data-lb-text', path, ctx, (v) => {
         const text = toText(v);
         const only = el.firstChild;
         // Reuse a lone text node: no node churn, no childList mutation records.
@@ -487,7 +495,8 @@
         } else if (el.textContent !== text) {
           el.textContent = text;
         }
-      }),
+      });
+    },
 
     'data-lb-show': (el, path, ctx) =>
       bindValue(el, 'data-lb-show', path, ctx, (v) => { el.hidden = !truthy(v); }),

@@ -289,6 +289,19 @@ def test_code_bearing_names_are_refused(unguarded, server, element_id, name):
     assert pwned_after_settling(unguarded) is None
 
 
+# ---- data-lb-text: never the text of a script or a style sheet ------------------------------------
+
+@pytest.mark.parametrize("element_id", ["script-text", "style-text"])
+def test_text_of_script_and_style_is_refused(unguarded, server, element_id):
+    open_attack(unguarded, server)
+    [error] = errors_for(unguarded, element_id)
+    assert error["attribute"] == "data-lb-text" and "not allowed" in error["reason"]
+    write(unguarded, server, "code", "window.top.pwned='script text'")
+    write(unguarded, server, "css", "body { display: none }")
+    assert unguarded.execute_script("return document.getElementById(arguments[0]).textContent", element_id) == ""
+    assert pwned_after_settling(unguarded) is None
+
+
 # ---- The probes work --------------------------------------------------------------------------------
 
 PROBES = {
@@ -316,6 +329,15 @@ def test_the_probe_sees_script_run(unguarded, server, element_id, name, value):
         element_id, name, value)
     fire(unguarded, element_id)
     assert pwned_after_settling(unguarded) is not None
+
+
+def test_the_probe_sees_script_text_run(unguarded, server):
+    """Text put in an empty <script> runs: the reason data-lb-text refuses it."""
+    open_attack(unguarded, server)
+    unguarded.execute_script(
+        "const s = document.createElement('script'); document.body.append(s); s.textContent = arguments[0];",
+        "window.top.pwned='script text'")
+    assert pwned_after_settling(unguarded) == "script text"
 
 
 def test_the_probe_sees_meta_refresh_navigate(unguarded, server):
