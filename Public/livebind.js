@@ -385,13 +385,94 @@
     return Boolean(value);
   }
 
-  const URL_ATTRIBUTES = new Set(['href', 'src', 'action', 'formaction', 'xlink:href', 'poster', 'srcset']);
+  // ---- data-lb-attr: model data is never code ----------------------------------------------
+  //   Names are checked when the binding is made: some attributes are code, load code or
+  //   retarget the page whatever their value. Values of URL attributes are checked each time
+  //   they are applied, against an allowlist of schemes.
 
-  function safeAttribute(name, text) {
-    if (!URL_ATTRIBUTES.has(name)) return true;
-    // Model data is never code: refuse script URLs (browsers ignore control characters and spaces here).
-    return !/^\s*(javascript|vbscript|data\s*:\s*text\/html)/i.test(text.replace(/[\u0000-\u0020]/g, ''));
+  /** Attributes that are code, or choose what code or markup runs, on any element. */
+  const CODE_ATTRIBUTES = new Set([
+    'style', 'srcdoc',
+    // SVG animation: <set attributeName="href" to="…"> gives a link any URL, past the checks below.
+    'attributename', 'to', 'from', 'by', 'values',
+  ]);
+
+  /** Elements whose attributes decide what the page loads, runs or resolves its URLs against. */
+  const CODE_ELEMENTS = new Set(['script', 'base', 'meta', 'link', 'object', 'embed']);
+
+  /** Elements whose text is code. */
+  const CODE_TEXT_ELEMENTS = new Set(['script', 'style']);
+
+  /** URL-valued attributes: one URL, a whitespace-separated list, or srcset candidates. */
+  const URL_ATTRIBUTES = new Map([
+    ['href', 'url'], ['xlink:href', 'url'], ['src', 'url'], ['action', 'url'], ['formaction', 'url'],
+    ['poster', 'url'], ['data', 'url'], ['cite', 'url'], ['background', 'url'], ['codebase', 'url'],
+    ['manifest', 'url'], ['longdesc', 'url'], ['lowsrc', 'url'], ['dynsrc', 'url'], ['classid', 'url'],
+    ['profile', 'url'], ['icon', 'url'], ['xml:base', 'url'],
+    ['ping', 'list'], ['archive', 'list'], ['attributionsrc', 'list'],
+    ['srcset', 'list'], ['imagesrcset', 'list'],
+  ]);
+
+  const URL_SCHEMES = new Set(['http', 'https', 'mailto', 'tel']);
+  const DATA_IMAGE = /^data:image\/(?:png|gif|jpeg|webp);base64,[a-z0-9+/]*={0,2}$/i;
+
+  /** Why attribute `name` may not be bound on `el`, or null. */
+  function refusedName(el, name) {
+    const lower = name.toLowerCase();
+    if (lower.startsWith('on')) return 'event handler attributes run code';
+    if (lower.startsWith('data-lb-')) return 'a model may not choose bindings';
+    if (CODE_ATTRIBUTES.has(lower)) return 'model data is never code';
+    if (CODE_ELEMENTS.has(el.localName)) return `<${el.localName}> decides what the page loads or runs`;
+    return null;
   }
+
+  /** Why `text` may not be the value of attribute `name` on `el`, or null. */
+  function refusedValue(el, name, text) {
+    const lower = name.toLowerCase();
+    if (lower === 'id' || lower === 'name') return clobbers(text);
+    const kind = URL_ATTRIBUTES.get(lower);
+    if (!kind) return null;
+    const image = lower === 'src' && el.localName === 'img' && el.namespaceURI === 'http://www.w3.org/1999/xhtml';
+    if (kind === 'url') return refusedURL(text, image);
+    // Lists and srcset: every piece between ASCII whitespace or commas is checked as a URL, so each
+    // candidate's scheme is checked whatever the descriptors (a "2x" is a harmless relative URL).
+    for (const piece of text.split(/[\t\n\f\r ,]+/)) {
+      const why = piece && refusedURL(piece, false);
+      if (why) return why;
+    }
+    return null;
+  }
+
+  /**
+   * Why `text` is not an allowed URL, or null. Allowed: http, https, mailto, tel and relative URLs;
+   * with `image`, base64 PNG/GIF/JPEG/WebP data: URLs.
+   */
+  function refusedURL(text, image) {
+    // URL parsers drop leading and trailing spaces and controls and every tab and newline before they
+    // read the scheme ("\u0001java\tscript:" is javascript:): refuse controls outright, trim the rest.
+    const url = text.trim();
+    if (/[\u0000-\u001f\u007f]/.test(url)) return 'a URL with control characters';
+    // The scheme exactly as the URL standard reads it; without one the URL is relative to the page.
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url);
+    if (!scheme) return null;
+    const name = scheme[1].toLowerCase();
+    if (URL_SCHEMES.has(name)) return null;
+    if (name === 'data' && image && DATA_IMAGE.test(url)) return null;
+    return `scheme "${name}:" is not allowed (http, https, mailto, tel or a relative URL)`;
+  }
+
+  /** Why `text` as an id or name would shadow a built-in property of document or of a form, or null. */
+  function clobbers(text) {
+    // <img name="querySelector"> makes document.querySelector that image (DOM clobbering). Only
+    // built-ins count: `text in document` would also see the names other elements already hold.
+    if (text in documentPrototype || text === 'location' || text in formProbe) {
+      return `"${text}" would shadow document.${text} or form.${text}`;
+    }
+    return null;
+  }
+
+  const documentPrototype = Object.getPrototypeOf(document);
+  const formProbe = document.createElement('form');
 
   function combine(cleanups) {
     const list = cleanups.filter(Boolean);
@@ -399,8 +480,13 @@
   }
 
   const directives = {
-    'data-lb-text': (el, path, ctx) =>
-      bindValue(el, 'data-lb-text', path, ctx, (v) => {
+    'data-lb-text': (el, path, ctx) => {
+      if (CODE_TEXT_ELEMENTS.has(el.localName)) {
+        // An empty <script> runs the first text put in it; a <style> would apply it.
+        raise(el, 'data-lb-text', path, `data-lb-text is not allowed on <${el.localName}>: model data is never code`);
+        return null;
+      }
+      return bindValue(el, 'data-lb-text', path, ctx, (v) => {
         const text = toText(v);
         const only = el.firstChild;
         // Reuse a lone text node: no node churn, no childList mutation records.
@@ -409,7 +495,8 @@
         } else if (el.textContent !== text) {
           el.textContent = text;
         }
-      }),
+      });
+    },
 
     'data-lb-show': (el, path, ctx) =>
       bindValue(el, 'data-lb-show', path, ctx, (v) => { el.hidden = !truthy(v); }),
@@ -420,16 +507,18 @@
 
     'data-lb-attr': (el, text, ctx) =>
       combine(parsePairs(el, 'data-lb-attr', text).map(([name, path]) => {
-        if (/^on/i.test(name) || name === 'style' || name === 'srcdoc') {
-          raise(el, 'data-lb-attr', path, `binding "${name}" is not allowed: model data is never code`);
+        const refusal = refusedName(el, name);
+        if (refusal) {
+          raise(el, 'data-lb-attr', path, `binding "${name}" is not allowed: ${refusal}`, { name });
           return null;
         }
         return bindValue(el, 'data-lb-attr', path, ctx, (v) => {
           if (v === undefined || v === null || v === false) return el.removeAttribute(name);
           const text = v === true ? '' : toText(v);
-          if (!safeAttribute(name.toLowerCase(), text)) {
+          const unsafe = refusedValue(el, name, text);
+          if (unsafe) {
             el.removeAttribute(name);
-            raise(el, 'data-lb-attr', path, `refused unsafe URL for "${name}"`);
+            raise(el, 'data-lb-attr', path, `refused unsafe value for "${name}": ${unsafe}`, { name, value: text });
           } else if (el.getAttribute(name) !== text) {
             el.setAttribute(name, text);
           }
