@@ -400,6 +400,9 @@
   /** Elements whose attributes decide what the page loads, runs or resolves its URLs against. */
   const CODE_ELEMENTS = new Set(['script', 'base', 'meta', 'link', 'object', 'embed']);
 
+  /** Attributes of an <iframe> that set its security policy: a model may not loosen them. */
+  const FRAME_POLICY_ATTRIBUTES = new Set(['sandbox', 'allow', 'csp', 'allowfullscreen', 'credentialless', 'referrerpolicy']);
+
   /** Elements whose text is code. */
   const CODE_TEXT_ELEMENTS = new Set(['script', 'style']);
 
@@ -423,6 +426,7 @@
     if (lower.startsWith('data-lb-')) return 'a model may not choose bindings';
     if (CODE_ATTRIBUTES.has(lower)) return 'model data is never code';
     if (CODE_ELEMENTS.has(el.localName)) return `<${el.localName}> decides what the page loads or runs`;
+    if (el.localName === 'iframe' && FRAME_POLICY_ATTRIBUTES.has(lower)) return 'a frame\'s security policy is the page\'s, not the model\'s';
     return null;
   }
 

@@ -252,6 +252,8 @@ REFUSED_NAMES = {
     "onclick": ("div-onclick", "onclick"),
     "style": ("div-style", "style"),
     "iframe srcdoc": ("iframe-srcdoc", "srcdoc"),
+    "iframe sandbox": ("iframe-sandbox", "sandbox"),
+    "iframe allow": ("iframe-allow", "allow"),
     "a data-lb-* binding": ("div-binding", "data-lb-text"),
     "object data": ("object-data", "data"),
     "embed src": ("embed-src", "src"),
