@@ -31,6 +31,7 @@ import Testing
         let before = store.lastSequence
         let reason = refusal { () throws(BindingError) in try registry.bind(BindingSpec("c.v1000", "c.v0")) }
         #expect(reason?.hasPrefix("binding c.v1000 → c.v0 would close the cycle c.v1000 → c.v0 → c.v1 → c.v2 → ") == true)
+        #expect(reason?.contains("c.v8 → … 982 more … → c.v991") == true, "a long loop is named by its ends")
         #expect(reason?.contains("c.v999 → c.v1000, which contains one-way bindings") == true)
         #expect(searched(registry) <= 2 * 1001, "each (arc, flag) state at most once")
         #expect(registry.all.count == 1000 && store.lastSequence == before, "refused: nothing changed")

@@ -89,11 +89,15 @@ extension BindingGraph {
         return arcs.reversed()
     }
 
-    /// `binding S → T would close the cycle a → b → … → a`, from the new binding's point of view.
+    /// `binding S → T would close the cycle a → b → … → a`, from the new binding's point of view; a long
+    /// loop is named by its first and last ten paths.
     private func introduction(_ loop: [Int]) -> String {
         let new = edge(of: loop[0])
-        let route = (loop.map { fromEndpoint($0).description } + [fromEndpoint(loop[0]).description]).joined(separator: " → ")
-        return "binding \(new.source) \(new.twoWay ? "↔" : "→") \(new.target) would close the cycle \(route)"
+        var paths = loop.map { fromEndpoint($0).description } + [fromEndpoint(loop[0]).description]
+        if paths.count > 24 {
+            paths = paths.prefix(10) + ["… \(paths.count - 20) more …"] + paths.suffix(10)
+        }
+        return "binding \(new.source) \(new.twoWay ? "↔" : "→") \(new.target) would close the cycle \(paths.joined(separator: " → "))"
     }
 
     /// The error for a loop through a one-way binding or through two paths that overlap without being equal.
