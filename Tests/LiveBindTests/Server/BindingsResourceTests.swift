@@ -121,4 +121,28 @@ import Testing
             #expect(try store.value(of: "device", at: Path(dotted: "level")) == 0)
         }
     }
+
+    @Test func aHeadWriteReachesTheEndOfFortyChainedBindingsPostedOverHTTP() throws {
+        // Propagation used to stop at step 32, leaving c.v33…c.v40 stale with a false "loop" error.
+        let store = Store()
+        try store.put("c", ["v0": 0])
+        try withRunningServer(store: store) { port in
+            for index in 0..<40 {
+                let link = #"{"id":"link\#(index)","source":"c.v\#(index)","target":"c.v\#(index + 1)"}"#
+                #expect(try Client.send(port: port, "POST", "/bindings", link).status == 201)
+            }
+            #expect(try Client.send(port: port, "PUT", "/models/c/v0", "7").status == 200)
+            var tail: Any?
+            for _ in 0..<200 {
+                tail = try Client.request(port: port, "GET", "/models/c/v40").json()
+                if tail as? Int == 7 { break }
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            #expect(tail as? Int == 7)
+            #expect(try Client.request(port: port, "GET", "/models/c/v33").json() as? Int == 7)
+            let last = try Client.getObject(port: port, "/bindings/link39")
+            #expect(last["lastError"] is NSNull)
+            #expect(last["fireCount"] as? Int == 2, "its creation and the head write")
+        }
+    }
 }

@@ -47,7 +47,8 @@ extension Binding {
                 return (forward, backward)
             }
             guard forward || backward else { return }
-            guard depth < BindingRegistry.maxPropagationDepth else {
+            // Only a loop through bindings of several registries gets this deep (see `BindingCensus`).
+            guard depth <= census.loopLimit else {
                 let at = forward ? target.description : source.description
                 fail(.propagationLimit(depth: depth, at: at))
                 return

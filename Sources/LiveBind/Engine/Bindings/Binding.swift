@@ -25,9 +25,14 @@ public final class Binding: Sendable {
     let transform: Transform?
     let sink: BindingSink?
     let store: Store
+    /// The store's binding census, whose `loopLimit` stops loops across registries.
+    let census: BindingCensus
     let state: OrderedMutex<BindingState>
 
-    init(id: String, spec: BindingSpec, target: BindingTarget, transform: Transform?, sink: BindingSink?, store: Store) {
+    init(
+        id: String, spec: BindingSpec, target: BindingTarget, transform: Transform?, sink: BindingSink?, store: Store,
+        census: BindingCensus
+    ) {
         self.id = id
         self.source = spec.source
         self.target = target
@@ -38,6 +43,7 @@ public final class Binding: Sendable {
         self.transform = transform
         self.sink = sink
         self.store = store
+        self.census = census
         self.state = OrderedMutex(BindingState(aggregator: transform?.makeAggregator?()))
     }
 

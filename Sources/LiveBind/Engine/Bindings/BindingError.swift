@@ -16,7 +16,8 @@ public enum BindingError: Error, Equatable, Sendable, CustomStringConvertible {
     case transformFailed(transform: String, reason: String)
     /// A value could not be decoded to the Swift type a closure or object binding expects.
     case decodingFailed(path: String, type: String, reason: String)
-    /// Propagation went deeper than `BindingRegistry.maxPropagationDepth`: a loop that does not settle.
+    /// Propagation went deeper than any chain of the store's bindings can without repeating itself: a
+    /// loop through bindings of several registries (each refuses the loops through its own when binding).
     case propagationLimit(depth: Int, at: String)
     /// A binding id is already in use.
     case duplicateID(String)
@@ -46,7 +47,8 @@ public enum BindingError: Error, Equatable, Sendable, CustomStringConvertible {
         case .decodingFailed(let path, let type, let reason):
             "the value at \(path) cannot be decoded as \(type): \(reason)"
         case .propagationLimit(let depth, let at):
-            "propagation stopped at \(at) after \(depth) steps: bindings form a loop that does not settle"
+            "propagation stopped at \(at) after \(depth) steps, more than the store's bindings can take without going round a loop: "
+                + "bindings of different registries form a loop that does not settle (a registry refuses loops only among its own bindings)"
         case .duplicateID(let id):
             "a binding with id '\(id)' already exists"
         case .bindingNotFound(let id):

@@ -59,7 +59,7 @@ extension BindingRegistry {
     ) throws(BindingError) -> Binding {
         let spec = BindingSpec(source: source, target: source, mode: mode, transform: transform)
         let prepared = try prepare(spec, target: target, sink: sink)
-        let binding = state.withLock { $0.insert(prepared, store: store) }
+        let binding = try state.withLock { state throws(BindingError) in try state.insert(prepared, store: store) }
         binding.perform(.resync)
         return binding
     }

@@ -1,4 +1,3 @@
-import Collections
 import Synchronization
 
 /// Owns the live bindings of one store: creates, lists, enables, disables and removes them, and runs
@@ -14,24 +13,26 @@ import Synchronization
 /// > Important: bindings hold the registry's store, and the registry must be kept alive for its bindings
 /// > to run: when it is released, every binding stops.
 public final class BindingRegistry: Sendable {
-    /// How many binding writes may follow each other from one original write before propagation stops
-    /// (with `BindingError.propagationLimit` as the binding's last error): the runtime loop guard.
-    public static let maxPropagationDepth = 32
-
     /// The store the bindings read and write.
     public let store: Store
     /// Where transforms are looked up by name; register your own here.
     public let transforms: TransformRegistry
 
-    let state = OrderedMutex(RegistryState())
+    let state: OrderedMutex<RegistryState>
     private let feed = Mutex<ObservationToken?>(nil)
 
     /// A registry for `store`, with its own transform registry (built-ins included) unless one is given.
     public init(store: Store, transforms: TransformRegistry = TransformRegistry()) {
         self.store = store
         self.transforms = transforms
+        self.state = OrderedMutex(RegistryState(census: BindingCensus.shared(by: store)))
         let observation = store.observeAll { [weak self] commit in self?.deliver(commit) }
         feed.withLock { $0 = observation }
+    }
+
+    deinit {
+        // Its bindings stop with it: the store's loop guard no longer counts them.
+        state.withLock { $0.census.add(-$0.graph.arcCount) }
     }
 
     /// Every live binding, in creation order (bindings whose Swift object is gone are removed first).
@@ -54,9 +55,7 @@ public final class BindingRegistry: Sendable {
     public func bind(_ spec: BindingSpec) throws(BindingError) -> Binding {
         let prepared = try prepare(spec)
         let binding = try state.withLock { state throws(BindingError) in
-            guard state.isFree(spec.id) else { throw .duplicateID(spec.id ?? "") }
-            try BindingGraph.check(prepared, against: state.endpointBindings, store: store)
-            return state.insert(prepared, store: store)
+            try state.insert(prepared, store: store)
         }
         binding.perform(.resync)
         return binding
@@ -112,9 +111,9 @@ public final class BindingRegistry: Sendable {
         return .invalidSpec(position: issue.position, reason: issue.reason)
     }
 
-    /// Runs every binding that reads or writes the commit's model.
+    /// Runs every binding that reads or writes what the commit changed.
     private func deliver(_ commit: Commit) {
-        let bindings = state.withLock { $0.bindings(for: commit.model) }
+        let bindings = state.withLock { $0.bindings(for: commit) }
         guard !bindings.isEmpty else { return }
         for binding in bindings { binding.perform(.commit(commit, depth: commit.depth)) }
         if bindings.contains(where: { !$0.isAlive }) { pruneEnded() }
@@ -134,66 +133,4 @@ struct PreparedBinding: Sendable {
     var target: BindingTarget
     var transform: Transform?
     var sink: BindingSink?
-}
-
-/// The registry's bindings and lookups, behind its lock.
-struct RegistryState: Sendable {
-    var bindings: OrderedDictionary<String, Binding> = [:]
-    /// The bindings to run for a commit of each model (source or target model).
-    var byModel: [String: [Binding]] = [:]
-    var nextNumber = 1
-    /// The store's id of each binding's validation rule, by binding id.
-    var ruleIDs: [String: UInt64] = [:]
-    /// The last `bindings(for:)` answer: commits usually come from the same model again, and comparing
-    /// its name is much cheaper than hashing it.
-    private var lastLookup: (model: String, bindings: [Binding])?
-
-    /// The bindings to run for a commit of `model`.
-    mutating func bindings(for model: String) -> [Binding] {
-        if let lastLookup, lastLookup.model == model { return lastLookup.bindings }
-        let bindings = byModel[model] ?? []
-        lastLookup = (model, bindings)
-        return bindings
-    }
-
-    /// The bindings between two key paths (the ones that can form cycles).
-    var endpointBindings: [Binding] { bindings.values.filter { $0.sink == nil } }
-
-    /// Whether `id` is free (`nil` ids are always free: one is picked).
-    func isFree(_ id: String?) -> Bool { id.map { bindings[$0] == nil } ?? true }
-
-    mutating func insert(_ prepared: PreparedBinding, store: Store) -> Binding {
-        var id = prepared.spec.id
-        while id == nil || bindings[id!] != nil {
-            id = "b\(nextNumber)"
-            nextNumber += 1
-        }
-        let binding = Binding(
-            id: id!, spec: prepared.spec, target: prepared.target, transform: prepared.transform,
-            sink: prepared.sink, store: store)
-        bindings[binding.id] = binding
-        var models = [binding.source.model]
-        if let endpoint = binding.target.endpoint, endpoint.model != binding.source.model { models.append(endpoint.model) }
-        for model in models { byModel[model, default: []].append(binding) }
-        lastLookup = nil
-        // The store checks the rule inside every write to the target, whoever makes it.
-        if let validation = binding.validation, let target = binding.target.endpoint {
-            ruleIDs[binding.id] = store.addRule(validation, at: target.path, in: target.model)
-        }
-        return binding
-    }
-
-    mutating func remove(_ id: String) -> Binding? {
-        guard let binding = bindings.removeValue(forKey: id) else { return nil }
-        lastLookup = nil
-        for model in byModel.keys {
-            byModel[model]?.removeAll { $0 === binding }
-            if byModel[model]?.isEmpty == true { byModel[model] = nil }
-        }
-        binding.state.withLock { $0.enabled = false; $0.removed = true }
-        if let rule = ruleIDs.removeValue(forKey: id), let target = binding.target.endpoint {
-            binding.store.removeRule(rule, in: target.model)
-        }
-        return binding
-    }
 }

@@ -136,13 +136,13 @@ extension BindingRegistry {
                     issues.append(BindingIssue(position: "\(position).id", reason: BindingError.duplicateID(binding.spec.id ?? "").description))
                     continue
                 }
+                let created: Binding
                 do throws(BindingError) {
-                    try BindingGraph.check(binding, against: state.endpointBindings, store: store)
+                    created = try state.insert(binding, store: store)
                 } catch {
                     issues.append(BindingIssue.from(error, at: position))
                     continue
                 }
-                let created = state.insert(binding, store: store)
                 created.state.withLock { $0.enabled = false }
                 inserted.append(created)
             }

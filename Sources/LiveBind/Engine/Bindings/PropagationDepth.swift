@@ -1,5 +1,6 @@
-/// How deep in a chain of binding writes a commit is, so that a loop through several bindings (even
-/// through several registries, each unaware of the others' bindings) is stopped.
+/// How deep in a chain of binding writes a commit is, so that a loop through bindings of several
+/// registries, each unaware of the others' bindings, is stopped (see `BindingCensus.loopLimit`). Loops
+/// through one registry's bindings are refused when they are made; chains of any length run to their end.
 ///
 /// A binding's write runs with its depth bound to the writing thread (`writing`); the store stamps
 /// that depth into the commit it makes (`Commit.depth`), so that whichever thread delivers the commit
