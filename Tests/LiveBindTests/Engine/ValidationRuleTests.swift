@@ -59,4 +59,32 @@ import Testing
         try store.set(11, at: Path(["x"]), in: "m")
         #expect(try store.value(of: "m", at: Path(["x"])) == 11)
     }
+
+    @Test func anElementsRuleChecksEachElementOfItsArray() throws {
+        let store = Store()
+        try store.put("m", ["list": [1, 2]])
+        _ = store.addRule(atMost10, at: Path(["list"]), in: "m", elements: true)
+        try store.append(3, to: Path(["list"]), in: "m")
+        #expect(throws: StoreError.validationFailed(path: Path(["list", "3"]), reason: "must be at most 10")) {
+            try store.append(30, to: Path(["list"]), in: "m")
+        }
+        #expect(throws: StoreError.validationFailed(path: Path(["list", "1"]), reason: "must be at most 10")) {
+            try store.put("m", ["list": [1, 20]])
+        }
+        #expect(throws: StoreError.self) { try store.set(11, at: Path(["list", "0"]), in: "m") }
+        try store.put("m", ["list": [4, 5, 6]])
+        #expect(try store.value(of: "m") == ["list": [4, 5, 6]])
+    }
+
+    @Test func anEachBindingsRuleIsCheckedPerElement() throws {
+        let (store, registry) = try makeBound(["a": #"{"xs": [1, 2]}"#, "b": "{}"])
+        try registry.bind(json: bindingJSON(#"""
+            {"source": "a.xs", "target": "b.ys", "each": true, "validate": {"type": "number", "max": 10, "coerce": true}}
+            """#))
+        #expect(store.at("b.ys") == [1, 2])
+        try store.append(50, to: Path(["xs"]), in: "a")
+        #expect(store.at("b.ys") == [1, 2, 10], "each element is coerced, not the array refused")
+        try store.set(99, at: Path(["ys", "0"]), in: "b")
+        #expect(store.at("b.ys.0") == 10)
+    }
 }

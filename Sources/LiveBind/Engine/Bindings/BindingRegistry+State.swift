@@ -68,7 +68,7 @@ struct RegistryState: Sendable {
         }
         // The store checks the rule inside every write to the target, whoever makes it.
         if let validation = binding.validation, let target = binding.target.endpoint {
-            ruleIDs[binding.id] = store.addRule(validation, at: target.path, in: target.model)
+            ruleIDs[binding.id] = store.addRule(validation, at: target.path, in: target.model, elements: binding.each)
         }
         return binding
     }
