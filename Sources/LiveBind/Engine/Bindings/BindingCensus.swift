@@ -4,10 +4,11 @@ import Synchronization
 ///
 /// Each registry refuses, when a binding is made, every loop through its own bindings that cannot
 /// settle, however long. What it cannot see is a loop through bindings of two registries on the same
-/// store. Such a loop is recognised by its length: in a chain of binding writes (each caused by the
-/// commit of the one before) that loops nowhere, each arc appears at most twice (a two-way binding may
-/// first correct a value its validation coerced, then send it back), so no such chain is longer than
-/// twice the arcs there are. The guard stops propagation past `loopLimit`
+/// store, or rounding that keeps a loop of two-way bindings from settling although its probe values
+/// came back close enough. Such a loop is recognised by its length: in a chain of binding writes (each
+/// caused by the commit of the one before) that loops nowhere, each arc appears at most twice (a
+/// two-way binding may first correct a value its validation coerced, then send it back), so no such
+/// chain is longer than twice the arcs there are. The guard stops propagation past `loopLimit`
 /// (`BindingError.propagationLimit`), so it never stops a chain the registries admitted, of any
 /// length, and needs no setting.
 ///

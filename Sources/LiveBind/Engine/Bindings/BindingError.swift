@@ -16,8 +16,9 @@ public enum BindingError: Error, Equatable, Sendable, CustomStringConvertible {
     case transformFailed(transform: String, reason: String)
     /// A value could not be decoded to the Swift type a closure or object binding expects.
     case decodingFailed(path: String, type: String, reason: String)
-    /// Propagation went deeper than any chain of the store's bindings can without repeating itself: a
-    /// loop through bindings of several registries (each refuses the loops through its own when binding).
+    /// Propagation went deeper than any chain of the store's bindings can without repeating itself: a loop
+    /// through bindings of several registries (each refuses the loops through its own when binding), or
+    /// floating-point drift round a loop of two-way bindings that its probes found to settle.
     case propagationLimit(depth: Int, at: String)
     /// A binding id is already in use.
     case duplicateID(String)
@@ -48,7 +49,8 @@ public enum BindingError: Error, Equatable, Sendable, CustomStringConvertible {
             "the value at \(path) cannot be decoded as \(type): \(reason)"
         case .propagationLimit(let depth, let at):
             "propagation stopped at \(at) after \(depth) steps, more than the store's bindings can take without going round a loop: "
-                + "bindings of different registries form a loop that does not settle (a registry refuses loops only among its own bindings)"
+                + "a loop that does not settle, through bindings of different registries (each refuses loops only among its own) "
+                + "or through two-way transforms that do not quite give values back"
         case .duplicateID(let id):
             "a binding with id '\(id)' already exists"
         case .bindingNotFound(let id):
