@@ -50,13 +50,16 @@ struct EditContext {
 }
 
 extension StoreState {
-    /// Checks that a model of `oldSize` bytes may become `newSize` bytes; shrinking is always allowed.
-    func checkGrowth(to newSize: Int, from oldSize: Int, limits: StoreLimits) throws(StoreError) {
-        guard newSize > oldSize else { return }
-        guard newSize <= limits.maxModelBytes else {
+    /// Checks that a model of `oldSize` bytes (`nil`: a new model) may become `newSize` bytes; shrinking
+    /// is always allowed. Returns how much the store's total changes.
+    func checkGrowth(to newSize: Int, from oldSize: Int?, limits: StoreLimits) throws(StoreError) -> Int {
+        let delta = newSize - (oldSize ?? -StoreLimits.modelOverhead)
+        guard delta > 0 else { return delta }
+        if newSize > (oldSize ?? 0), newSize > limits.maxModelBytes {
             throw .limitExceeded(.modelSize, limit: limits.maxModelBytes, actual: newSize)
         }
-        let total = totalSize + newSize - oldSize
+        let total = totalSize + delta
         guard total <= limits.maxStoreBytes else { throw .limitExceeded(.storeSize, limit: limits.maxStoreBytes, actual: total) }
+        return delta
     }
 }

@@ -55,7 +55,7 @@ extension StoreState {
             entry.document = model.value
             entry.revision = model.revision
             entry.size = model.value.countedSize
-            totalSize += entry.size
+            totalSize += entry.size + StoreLimits.modelOverhead
         }
     }
 }

@@ -50,7 +50,8 @@ public final class Store: Sendable {
         try withState { (state) throws(StoreError) -> Int in try state.entry(of: model).size }
     }
 
-    /// The counted size of all models together, as checked against ``StoreLimits/maxStoreBytes``.
+    /// The counted size of all models together, each with ``StoreLimits/modelOverhead``, as checked
+    /// against ``StoreLimits/maxStoreBytes``.
     public var totalSize: Int {
         withState { $0.totalSize }
     }
@@ -132,8 +133,7 @@ public final class Store: Sendable {
                 value = try rules.validated(value, at: .root, in: .null)
                 size = try value.measure(at: 0, maxDepth: limits.maxDepth)
             }
-            let oldSize = existed ? existing?.size ?? 0 : 0
-            try state.checkGrowth(to: size, from: oldSize, limits: limits)
+            let totalDelta = try state.checkGrowth(to: size, from: existed ? existing?.size : nil, limits: limits)
             let entry = state.makeEntry(for: model)
             if existed, entry.document == value {
                 return ((false, WriteResult(sequence: state.lastSequence, revision: revision, changed: false)), nil)
@@ -144,7 +144,7 @@ public final class Store: Sendable {
             entry.document = value
             entry.revision = revision + 1
             entry.size = size
-            state.totalSize += size - oldSize
+            state.totalSize += totalDelta
             state.enqueue(Change(kind: .set, path: .root, value: value), for: entry)
             state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)))
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
@@ -168,7 +168,7 @@ public final class Store: Sendable {
             entry.exists = false
             entry.document = .null
             entry.revision = 0
-            state.totalSize -= entry.size
+            state.totalSize -= entry.size + StoreLimits.modelOverhead
             entry.size = 0
             if entry.observers.isEmpty { state.removeEntry(model) }
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)

@@ -9,7 +9,8 @@ public struct StoreLimits: Sendable, Equatable {
     public var maxDepth: Int = 64
     /// Largest size of one model, in bytes of its compact JSON (see ``Store/size(of:)``).
     public var maxModelBytes: Int = 16 << 20
-    /// Largest size of all models together, in bytes of their compact JSON.
+    /// Largest size of all models together: their compact JSON plus ``modelOverhead`` bytes for each
+    /// model, so that millions of empty models cannot fill the memory.
     public var maxStoreBytes: Int = 256 << 20
     /// Most operations in one JSON Patch.
     public var maxPatchOperations: Int = 1_000
@@ -17,6 +18,9 @@ public struct StoreLimits: Sendable, Equatable {
     /// The highest `maxDepth` a store accepts: JSON text is parsed up to 512 levels, and a JSON Patch
     /// wraps its values in two more.
     public static let depthCeiling = 500
+
+    /// What each model adds to the store's total besides its JSON: its name, entry and bookkeeping.
+    public static let modelOverhead = 512
 
     /// The defaults.
     public init() {}

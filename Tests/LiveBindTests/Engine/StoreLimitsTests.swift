@@ -26,7 +26,7 @@ struct StoreLimitsTests {
         for (name, _) in store.modelNames() {
             let measured = try store.snapshot(name).value.countedSize
             #expect(try store.size(of: name) == measured, "size of \(name)", sourceLocation: sourceLocation)
-            total += measured
+            total += measured + StoreLimits.modelOverhead
         }
         #expect(store.totalSize == total, sourceLocation: sourceLocation)
     }
@@ -141,7 +141,7 @@ struct StoreLimitsTests {
     }
 
     @Test func allModelsTogetherCannotPassTheStoreLimit() throws {
-        let store = makeStore { $0.maxStoreBytes = 300 }
+        let store = makeStore { $0.maxStoreBytes = 300 + 2 * StoreLimits.modelOverhead }
         let filler = JSON.string(String(repeating: "z", count: 100))
         try store.put("a", ["v": filler])
         try store.put("b", ["v": filler])
@@ -150,6 +150,17 @@ struct StoreLimitsTests {
         #expect(store.modelNames().map(\.name) == ["a", "b"])
         try store.drop("a")
         try store.put("c", ["v": filler])
+        try expectSizesConsistent(store)
+    }
+
+    @Test func manyEmptyModelsCountTheirOverheadAgainstTheStoreLimit() throws {
+        let store = makeStore { $0.maxStoreBytes = 10 * StoreLimits.modelOverhead }
+        var created = 0
+        for i in 0..<100 {
+            do { try store.put("m\(i)", [:]) } catch { #expect(error.isLimit(.storeSize)); break }
+            created += 1
+        }
+        #expect(created == 9)
         try expectSizesConsistent(store)
     }
 

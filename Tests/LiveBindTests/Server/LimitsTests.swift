@@ -60,7 +60,7 @@ import Testing
             var limits = StoreLimits()
             limits.maxDepth = 3
             limits.maxModelBytes = 300
-            limits.maxStoreBytes = 500
+            limits.maxStoreBytes = 500 + 2 * StoreLimits.modelOverhead
             limits.maxPatchOperations = 2
             return limits
         }())
