@@ -50,6 +50,9 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Most operations in one JSON Patch (422 past it).")
     var maxPatchOperations = StoreLimits().maxPatchOperations
 
+    @Option(help: "Most bindings at once (definition file and POST /bindings together; 422 past it).")
+    var maxBindings = 10_000
+
     @Option(help: "Recent events kept for Last-Event-ID resumes.")
     var retainedEvents = 4096
 
@@ -90,6 +93,7 @@ struct LiveBindServerCommand: ParsableCommand {
             throw ValidationError("--max-depth must be 1...\(StoreLimits.depthCeiling)")
         }
         guard maxModelSize >= 1, maxStoreSize >= 1 else { throw ValidationError("--max-model-size and --max-store-size must be at least 1 byte") }
+        guard maxBindings >= 1 else { throw ValidationError("--max-bindings must be at least 1") }
         guard maxPatchOperations >= 1 else { throw ValidationError("--max-patch-operations must be at least 1") }
         guard retainedEvents >= 1 else { throw ValidationError("--retained-events must be at least 1") }
         guard connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be at least 1 second") }
@@ -112,6 +116,7 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.limits.maxModelBytes = maxModelSize
         configuration.limits.maxStoreBytes = maxStoreSize
         configuration.limits.maxPatchOperations = maxPatchOperations
+        configuration.maxBindings = maxBindings
         configuration.connectionTimeout = connectionTimeout
         configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
         configuration.access = try TokensFile.policy(tokens: tokens, file: tokensFile, privateReads: privateReads,

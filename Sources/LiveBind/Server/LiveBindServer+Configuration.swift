@@ -16,6 +16,9 @@ extension LiveBindServer {
         /// What models may become (nesting depth, bytes per model and in all, operations per JSON
         /// Patch); a write past a limit gets 413 or 422. Used when the server makes its own store.
         public var limits = StoreLimits()
+        /// Most bindings at once (definition file, Swift and `POST /bindings` together); more get 422.
+        /// Used when the server makes its own registry.
+        public var maxBindings = 10_000
         /// Recent events kept for `Last-Event-ID` resumes; older resumes get `resync`.
         public var retainedEvents: Int = 4096
         /// Most connections libmicrohttpd holds; nil means `maxStreams + 512`, so writes always find a slot.

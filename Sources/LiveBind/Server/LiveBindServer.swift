@@ -47,7 +47,7 @@ public final class LiveBindServer: Sendable {
     init(store: Store, bindings: BindingRegistry?, configuration: Configuration, logger: Logger, database: StateDatabase?) {
         precondition(bindings == nil || bindings!.store === store, "the binding registry must belong to the served store")
         self.store = store
-        self.bindings = bindings ?? BindingRegistry(store: store)
+        self.bindings = bindings ?? BindingRegistry(store: store, maxBindings: configuration.maxBindings)
         self.configuration = configuration
         self.logger = logger
         self.database = database

@@ -103,6 +103,9 @@ extension Problem {
         case .store(let inner): return from(inner)
         case .bindingNotFound: return Problem(status: 404, kind: "not-found", title: "Not Found", detail: detail)
         case .duplicateID: return Problem(status: 409, kind: "conflict", title: "Conflict", detail: detail)
+        case .tooManyBindings:
+            return Problem(status: 422, kind: "limit-exceeded", title: "Unprocessable Content",
+                           detail: "\(detail); raise it with --max-bindings")
         case .invalidSpec, .invalidDefinition, .unknownTransform, .invalidParameter, .notReversible, .unsettledCycle,
              .transformFailed, .decodingFailed, .propagationLimit:
             return Problem(status: 422, kind: "cannot-apply", title: "Unprocessable Content", detail: detail)

@@ -100,4 +100,19 @@ import Testing
             #expect(try Client.send(port: port, "POST", "/models/m", "\(ok)=1", type: "application/x-www-form-urlencoded").status == 200)
         }
     }
+
+    @Test func bindingsPastMaxBindingsAreRefused() throws {
+        let store = Store()
+        try store.put("c", ["v0": 1])
+        try withRunningServer(store: store, configure: { $0.maxBindings = 3 }) { port in
+            for i in 0..<3 {
+                let made = try Client.send(port: port, "POST", "/bindings", #"{"source": "c.v0", "target": "c.t\#(i)"}"#)
+                #expect(made.status == 201)
+            }
+            let refused = try Client.send(port: port, "POST", "/bindings", #"{"source": "c.v0", "target": "c.t9"}"#)
+            try expectLimitProblem(refused, 422, flag: "--max-bindings")
+            #expect(try Client.request(port: port, "DELETE", "/bindings/b1").status == 200)
+            #expect(try Client.send(port: port, "POST", "/bindings", #"{"source": "c.v0", "target": "c.t9"}"#).status == 201)
+        }
+    }
 }

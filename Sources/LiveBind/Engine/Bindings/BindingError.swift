@@ -26,10 +26,14 @@ public enum BindingError: Error, Equatable, Sendable, CustomStringConvertible {
     case bindingNotFound(String)
     /// The store refused a write the binding made.
     case store(StoreError)
+    /// The registry already holds its most bindings (`maxBindings`).
+    case tooManyBindings(limit: Int)
 
     /// A message a user can act on.
     public var description: String {
         switch self {
+        case .tooManyBindings(let limit):
+            "the registry already holds \(limit) bindings, its limit (maxBindings); remove some first"
         case .invalidSpec(let position, let reason):
             "\(position): \(reason)"
         case .invalidDefinition(let issues):

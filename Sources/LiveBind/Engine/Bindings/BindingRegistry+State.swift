@@ -17,7 +17,13 @@ struct RegistryState: Sendable {
     private var lastModel: String?
     private var lastBindings = ModelBindings()
 
-    init(census: BindingCensus) { self.census = census }
+    /// Most bindings held at once.
+    let maxBindings: Int
+
+    init(census: BindingCensus, maxBindings: Int) {
+        self.census = census
+        self.maxBindings = maxBindings
+    }
 
     /// The bindings to run for `commit`: every binding of its model that the commit may touch.
     mutating func bindings(for commit: Commit) -> [Binding] {
@@ -35,6 +41,7 @@ struct RegistryState: Sendable {
     /// is taken and `unsettledCycle` when it would close a loop of bindings that cannot settle; a refused
     /// binding changes nothing.
     mutating func insert(_ prepared: PreparedBinding, store: Store) throws(BindingError) -> Binding {
+        guard bindings.count < maxBindings else { throw .tooManyBindings(limit: maxBindings) }
         // One lookup per id tried: `bindings` is an ordered dictionary, whose lookups cost several times a
         // `Dictionary`'s in a debug build.
         var id: String

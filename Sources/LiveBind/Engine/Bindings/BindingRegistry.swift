@@ -21,11 +21,13 @@ public final class BindingRegistry: Sendable {
     let state: OrderedMutex<RegistryState>
     private let feed = Mutex<ObservationToken?>(nil)
 
-    /// A registry for `store`, with its own transform registry (built-ins included) unless one is given.
-    public init(store: Store, transforms: TransformRegistry = TransformRegistry()) {
+    /// A registry for `store`, with its own transform registry (built-ins included) unless one is given,
+    /// holding at most `maxBindings` bindings at once (more are refused with `tooManyBindings`).
+    public init(store: Store, transforms: TransformRegistry = TransformRegistry(), maxBindings: Int = 10_000) {
+        precondition(maxBindings > 0, "maxBindings must be positive")
         self.store = store
         self.transforms = transforms
-        self.state = OrderedMutex(RegistryState(census: BindingCensus.shared(by: store)))
+        self.state = OrderedMutex(RegistryState(census: BindingCensus.shared(by: store), maxBindings: maxBindings))
         let observation = store.observeAll { [weak self] commit in self?.deliver(commit) }
         feed.withLock { $0 = observation }
     }
