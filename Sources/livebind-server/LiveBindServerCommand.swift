@@ -38,8 +38,11 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Largest request body in bytes (413 past it).")
     var bodyLimit = 1 << 20
 
-    @Option(help: "Recent events kept for Last-Event-ID resumes.")
+    @Option(help: "Most recent events kept for Last-Event-ID resumes (and in the data directory).")
     var retainedEvents = 4096
+
+    @Option(help: "Most bytes of recent events kept for resumes, shared by every stream (the newest event is always kept).")
+    var retainedBytes = 64 << 20
 
     @Option(help: "Seconds without progress before a connection is closed (a client that stopped reading or sending).")
     var connectionTimeout = 60
@@ -75,6 +78,7 @@ struct LiveBindServerCommand: ParsableCommand {
         guard heartbeat > 0 else { throw ValidationError("--heartbeat must be more than 0 seconds") }
         guard bodyLimit >= 1 else { throw ValidationError("--body-limit must be at least 1 byte") }
         guard retainedEvents >= 1 else { throw ValidationError("--retained-events must be at least 1") }
+        guard retainedBytes >= 1 else { throw ValidationError("--retained-bytes must be at least 1") }
         guard connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be at least 1 second") }
         guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be more than 0 seconds") }
     }
@@ -91,6 +95,7 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         configuration.bodyLimit = bodyLimit
         configuration.retainedEvents = retainedEvents
+        configuration.retainedBytes = retainedBytes
         configuration.connectionTimeout = connectionTimeout
         configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
         configuration.access = try TokensFile.policy(tokens: tokens, file: tokensFile, privateReads: privateReads,

@@ -3,16 +3,20 @@ import Synchronization
 
 /// The fan-out of store commits to event streams.
 ///
-/// Each commit is encoded once into an `EventFrame` and appended to a bounded log; every subscriber
-/// has a cursor into the log. A subscriber with nothing to read is suspended and resumed when a frame
-/// it wants arrives. A subscriber whose cursor fell off the log gets `resync` and fresh snapshots.
+/// Each commit is encoded once into an `EventFrame` and appended to a log bounded in events and in
+/// bytes; every subscriber has a cursor into the log. A subscriber with nothing to read is suspended
+/// and resumed when a frame it wants arrives. A subscriber whose cursor fell off the log gets `resync`
+/// and fresh snapshots.
 ///
 /// > Important: `read` and `close` are called on libmicrohttpd worker threads; `publish` on the
 /// thread delivering store commits. Connections are resumed only after the lock is released.
 final class EventHub: Sendable {
     /// Limits and timing.
     struct Settings: Sendable {
+        /// Most events in the log.
         var retainedEvents: Int
+        /// Most bytes of events in the log; the newest event stays even when it alone is larger.
+        var retainedBytes: Int = 64 << 20
         var maxStreams: Int
         var retryMilliseconds: Int = 2000
     }
@@ -100,12 +104,7 @@ final class EventHub: Sendable {
             if frame.isCommit && frame.sequence <= state.newestSequence { return [] }
             state.log.append(frame)
             state.logBytes += frame.bytes.count
-            if state.log.count > settings.retainedEvents {
-                let dropped = state.log.removeFirst()
-                state.logBytes -= dropped.bytes.count
-                state.basePosition += 1
-                if dropped.isCommit { state.droppedThrough = max(state.droppedThrough, dropped.sequence) }
-            }
+            trimLog(&state)
             if frame.isCommit {
                 state.newestSequence = frame.sequence
                 state.metrics.eventsPublished += 1
@@ -165,6 +164,18 @@ final class EventHub: Sendable {
 
     /// The comment every heartbeat sends, shared by all streams.
     private static let heartbeatFrame = EventFrame(sequence: 0, model: nil, isCommit: false, bytes: EventEncoder.heartbeat)
+
+    /// Drops the oldest frames while the log holds more than `retainedEvents` events or more than
+    /// `retainedBytes` bytes, always keeping the newest.
+    func trimLog(_ state: inout State) {
+        while state.log.count > 1
+                && (state.log.count > settings.retainedEvents || state.logBytes > settings.retainedBytes) {
+            let dropped = state.log.removeFirst()
+            state.logBytes -= dropped.bytes.count
+            state.basePosition += 1
+            if dropped.isCommit { state.droppedThrough = max(state.droppedThrough, dropped.sequence) }
+        }
+    }
 
     /// Removes a subscriber (its response is finished or its client went away).
     func close(_ id: Int) {

@@ -13,8 +13,12 @@ extension LiveBindServer {
         public var heartbeat: Duration = .seconds(15)
         /// Largest request body accepted, in bytes (413 past it).
         public var bodyLimit: Int = 1 << 20
-        /// Recent events kept for `Last-Event-ID` resumes; older resumes get `resync`.
+        /// Most recent events kept for `Last-Event-ID` resumes (older resumes get `resync`), and kept
+        /// in the data directory. The log is also bounded by ``retainedBytes``: whichever is reached first.
         public var retainedEvents: Int = 4096
+        /// Most bytes of recent events kept for resumes: the one log every stream reads from, so the
+        /// memory events take however many streams there are. The newest event is always kept.
+        public var retainedBytes: Int = 64 << 20
         /// Most connections libmicrohttpd holds; nil means `maxStreams + 512`, so writes always find a slot.
         public var connectionLimit: Int?
         /// libmicrohttpd worker threads.
