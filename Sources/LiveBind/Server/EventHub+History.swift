@@ -22,6 +22,7 @@ extension EventHub {
             let seededBytes = merged.reduce(0) { $0 + $1.bytes.count } - state.logBytes
             state.log = merged
             state.logBytes += seededBytes
+            state.publishedBytes += seededBytes
             state.droppedThrough = merged.first!.sequence - 1
             trimLog(&state)
             state.runStart = nil

@@ -6,7 +6,7 @@ import Synchronization
 /// Each commit is encoded once into an `EventFrame` and appended to a log bounded in events and in
 /// bytes; every subscriber has a cursor into the log. A subscriber with nothing to read is suspended
 /// and resumed when a frame it wants arrives. A subscriber whose cursor fell off the log gets `resync`
-/// and fresh snapshots.
+/// and fresh snapshots. Streams starting at the same cut share one snapshot frame (`SharedSnapshots`).
 ///
 /// > Important: `read` and `close` are called on libmicrohttpd worker threads; `publish` on the
 /// thread delivering store commits. Connections are resumed only after the lock is released.
@@ -54,9 +54,14 @@ final class EventHub: Sendable {
     /// Everything mutable, behind one lock.
     struct State {
         var log: Deque<EventFrame> = []
-        /// Bytes of the frames in `log`: with the partial frame each subscriber may hold, all the
-        /// memory streams use, however many there are and however far behind they are.
+        /// Bytes of the frames in `log`: with the snapshot frames streams share and the partial frame
+        /// each subscriber may hold, all the memory streams use, however many there are and however
+        /// far behind they are.
         var logBytes = 0
+        /// Bytes of every frame ever appended to the log (to tell how far a shared snapshot is behind).
+        var publishedBytes = 0
+        /// The snapshot frames streams start from, shared while they are still a good start.
+        var snapshots = SharedSnapshots()
         /// Absolute position of `log.first`.
         var basePosition = 0
         /// The highest commit sequence no longer in the log (or older than the hub).
@@ -89,10 +94,14 @@ final class EventHub: Sendable {
     let store: Store
     let settings: Settings
     let state: OrderedMutex<State>
+    /// The `retry:` line every stream starts with.
+    let retryFrame: EventFrame
 
     init(store: Store, settings: Settings) {
         self.store = store
         self.settings = settings
+        retryFrame = EventFrame(sequence: 0, model: nil, isCommit: false,
+                                bytes: EventEncoder.retry(milliseconds: settings.retryMilliseconds))
         let start = store.lastSequence
         state = OrderedMutex(State(droppedThrough: start, runStart: start, newestSequence: start))
     }
@@ -104,6 +113,7 @@ final class EventHub: Sendable {
             if frame.isCommit && frame.sequence <= state.newestSequence { return [] }
             state.log.append(frame)
             state.logBytes += frame.bytes.count
+            state.publishedBytes += frame.bytes.count
             trimLog(&state)
             if frame.isCommit {
                 state.newestSequence = frame.sequence
@@ -209,6 +219,10 @@ struct EventHubMetrics: Sendable {
     var laggingClients = 0
     var rejectedStreams = 0
     var heartbeats = 0
+    /// Snapshot frames encoded for streams starting (or starting over).
+    var snapshotsEncoded = 0
+    /// Streams that started (or started over) from a snapshot frame another stream had already made.
+    var snapshotsShared = 0
     /// Heartbeats sent straight to the socket of a suspended stream, without waking it.
     var directHeartbeats = 0
 }
