@@ -44,6 +44,9 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Most bytes of recent events kept for resumes, shared by every stream (the newest event is always kept).")
     var retainedBytes = 64 << 20
 
+    @Option(help: "Most bytes of snapshots and events a stream may hold unsent while its client reads nothing; past it the stream is closed.")
+    var streamBufferLimit = 1 << 20
+
     @Option(help: "Seconds without progress before a connection is closed (a client that stopped reading or sending).")
     var connectionTimeout = 60
 
@@ -79,6 +82,7 @@ struct LiveBindServerCommand: ParsableCommand {
         guard bodyLimit >= 1 else { throw ValidationError("--body-limit must be at least 1 byte") }
         guard retainedEvents >= 1 else { throw ValidationError("--retained-events must be at least 1") }
         guard retainedBytes >= 1 else { throw ValidationError("--retained-bytes must be at least 1") }
+        guard streamBufferLimit >= 0 else { throw ValidationError("--stream-buffer-limit must be at least 0") }
         guard connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be at least 1 second") }
         guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be more than 0 seconds") }
     }
@@ -96,6 +100,7 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.bodyLimit = bodyLimit
         configuration.retainedEvents = retainedEvents
         configuration.retainedBytes = retainedBytes
+        configuration.streamBufferLimit = streamBufferLimit
         configuration.connectionTimeout = connectionTimeout
         configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
         configuration.access = try TokensFile.policy(tokens: tokens, file: tokensFile, privateReads: privateReads,

@@ -40,7 +40,7 @@ extension EventHub {
     private func step(_ id: Int, _ buffer: UnsafeMutableRawBufferPointer,
                       _ connection: any HTTPStreamConnection) -> Step {
         state.withLock { state in
-            guard !state.shuttingDown, let subscriber = state.subscribers[id] else { return .done(.end) }
+            guard !state.shuttingDown, let subscriber = state.subscribers[id], !subscriber.isCut else { return .done(.end) }
             if subscriber.connection == nil {
                 subscriber.connection = connection
                 subscriber.directWriter = connection as? any SuspendedStreamWriting

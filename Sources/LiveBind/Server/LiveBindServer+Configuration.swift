@@ -19,6 +19,10 @@ extension LiveBindServer {
         /// Most bytes of recent events kept for resumes: the one log every stream reads from, so the
         /// memory events take however many streams there are. The newest event is always kept.
         public var retainedBytes: Int = 64 << 20
+        /// Most bytes of snapshots and events one stream may hold unsent while its client reads nothing:
+        /// a stream past it that wrote nothing for a heartbeat interval is closed (a client that
+        /// reconnects resumes with `Last-Event-ID`). Smaller stalled streams are closed by ``connectionTimeout``.
+        public var streamBufferLimit: Int = 1 << 20
         /// Most connections libmicrohttpd holds; nil means `maxStreams + 512`, so writes always find a slot.
         public var connectionLimit: Int?
         /// libmicrohttpd worker threads.
