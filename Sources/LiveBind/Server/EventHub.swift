@@ -22,6 +22,9 @@ final class EventHub: Sendable {
         var streamBufferLimit: Int = 1 << 20
         var maxStreams: Int
         var retryMilliseconds: Int = 2000
+        /// A test seam: called with each frame before `publish` appends it, outside the lock, on the
+        /// thread delivering commits. Nil (one branch per event) except in tests that hold an append back.
+        var beforeAppend: (@Sendable (EventFrame) -> Void)?
     }
 
     /// One stream's place in the log, guarded by the hub's lock.
@@ -119,6 +122,7 @@ final class EventHub: Sendable {
 
     /// Appends a frame to the log and wakes the suspended subscribers that want it.
     func publish(_ frame: EventFrame) {
+        if let beforeAppend = settings.beforeAppend { beforeAppend(frame) }
         let wake: [any HTTPStreamConnection] = state.withLock { state in
             // A commit already in the log (seeded from the data directory's history) is not added twice.
             if frame.isCommit && frame.sequence <= state.newestSequence { return [] }

@@ -47,6 +47,9 @@ extension LiveBindServer {
         /// ``LiveBindServer/init(configuration:logger:)``.
         public var dataDirectory: String?
 
+        /// A test seam: called with each event frame before the event hub appends it (see `EventHub.Settings`).
+        var beforeEventAppend: (@Sendable (EventFrame) -> Void)?
+
         /// The defaults.
         public init() {}
 
