@@ -53,8 +53,14 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Most bindings at once (definition file and POST /bindings together; 422 past it).")
     var maxBindings = 10_000
 
-    @Option(help: "Recent events kept for Last-Event-ID resumes.")
+    @Option(help: "Most recent events kept for Last-Event-ID resumes (and in the data directory).")
     var retainedEvents = 4096
+
+    @Option(help: "Most bytes of recent events kept for resumes, shared by every stream (the newest event is always kept).")
+    var retainedBytes = 64 << 20
+
+    @Option(help: "Most bytes of snapshots and events a stream may hold unsent while its client reads nothing; past it the stream is closed.")
+    var streamBufferLimit = 1 << 20
 
     @Option(help: "Seconds without progress before a connection is closed (a client that stopped reading or sending).")
     var connectionTimeout = 60
@@ -96,6 +102,8 @@ struct LiveBindServerCommand: ParsableCommand {
         guard maxBindings >= 1 else { throw ValidationError("--max-bindings must be at least 1") }
         guard maxPatchOperations >= 1 else { throw ValidationError("--max-patch-operations must be at least 1") }
         guard retainedEvents >= 1 else { throw ValidationError("--retained-events must be at least 1") }
+        guard retainedBytes >= 1 else { throw ValidationError("--retained-bytes must be at least 1") }
+        guard streamBufferLimit >= 0 else { throw ValidationError("--stream-buffer-limit must be at least 0") }
         guard connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be at least 1 second") }
         guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be more than 0 seconds") }
     }
@@ -117,6 +125,8 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.limits.maxStoreBytes = maxStoreSize
         configuration.limits.maxPatchOperations = maxPatchOperations
         configuration.maxBindings = maxBindings
+        configuration.retainedBytes = retainedBytes
+        configuration.streamBufferLimit = streamBufferLimit
         configuration.connectionTimeout = connectionTimeout
         configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
         configuration.access = try TokensFile.policy(tokens: tokens, file: tokensFile, privateReads: privateReads,

@@ -26,7 +26,7 @@ final class EventFrame: Sendable {
 }
 
 /// Which models a stream receives: the models it named (nil = all), narrowed to a token's prefixes.
-struct ModelFilter: Sendable, Equatable {
+struct ModelFilter: Sendable, Hashable {
     /// Model names asked for with `?model=`; nil means every model.
     var names: Set<String>?
     /// Model-name prefixes the stream's token reaches; nil means every model.

@@ -19,9 +19,12 @@ extension EventHub {
                 guard last.sequence >= state.newestSequence else { return }
             }
             merged.append(contentsOf: state.log)
-            while merged.count > settings.retainedEvents { merged.removeFirst() }
+            let seededBytes = merged.reduce(0) { $0 + $1.bytes.count } - state.logBytes
             state.log = merged
+            state.logBytes += seededBytes
+            state.publishedBytes += seededBytes
             state.droppedThrough = merged.first!.sequence - 1
+            trimLog(&state)
             state.runStart = nil
             state.newestSequence = max(state.newestSequence, merged.last { $0.isCommit }?.sequence ?? 0)
         }

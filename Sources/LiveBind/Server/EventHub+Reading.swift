@@ -14,24 +14,33 @@ extension EventHub {
             case .done(let result):
                 return result
             case .resync(let reason, let models):
-                let (sequence, frame) = snapshotFrame(models: models, reason: reason)
-                state.withLock { state in
-                    guard let subscriber = state.subscribers[id] else { return }
-                    subscriber.preface.append(frame)
-                    subscriber.lastSequence = sequence
-                    subscriber.position = state.firstPosition(after: sequence)
-                    if state.droppedThrough > sequence { subscriber.pendingResync = .lagging }
-                    state.metrics.resyncs += 1
-                    if reason == .lagging { state.metrics.laggingClients += 1 }
+                if !restart(id, reason: reason, from: nil) {
+                    _ = restart(id, reason: reason, from: encodeSnapshot(models: models))
                 }
             }
+        }
+    }
+
+    /// Gives subscriber `id` `resync` and snapshots: `fresh` (or one another stream shared meanwhile),
+    /// or without `fresh` only a shared one. False when there was none to share.
+    private func restart(_ id: Int, reason: ResyncReason, from fresh: EventFrame?) -> Bool {
+        state.withLock { state in
+            guard let subscriber = state.subscribers[id] else { return true }
+            let snapshot = if let fresh { adopt(fresh, for: subscriber.models, in: &state) }
+                           else { sharedSnapshot(for: subscriber.models, in: &state) }
+            guard let snapshot else { return false }
+            subscriber.preface.append(Self.resyncFrame(reason))
+            start(subscriber, at: snapshot, in: &state)
+            state.metrics.resyncs += 1
+            if reason == .lagging { state.metrics.laggingClients += 1 }
+            return true
         }
     }
 
     private func step(_ id: Int, _ buffer: UnsafeMutableRawBufferPointer,
                       _ connection: any HTTPStreamConnection) -> Step {
         state.withLock { state in
-            guard !state.shuttingDown, let subscriber = state.subscribers[id] else { return .done(.end) }
+            guard !state.shuttingDown, let subscriber = state.subscribers[id], !subscriber.isCut else { return .done(.end) }
             if subscriber.connection == nil {
                 subscriber.connection = connection
                 subscriber.directWriter = connection as? any SuspendedStreamWriting

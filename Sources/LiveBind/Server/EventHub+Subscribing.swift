@@ -2,11 +2,10 @@ extension EventHub {
     /// Registers a stream for the models `models` lets through, starting after `lastEventID` when given.
     ///
     /// A resume whose events are all retained starts right after `lastEventID`; otherwise the stream
-    /// starts with `resync` (gap or restart) and fresh snapshots. Throws when the limit is reached.
+    /// starts with `resync` (gap or restart) and snapshots: the frame another stream at the same cut
+    /// holds, else a fresh one. Throws when the limit is reached.
     func subscribe(models: ModelFilter, lastEventID: String?) throws(RequestError) -> Int {
         try checkAdmission()
-        var preface = [EventFrame(sequence: 0, model: nil, isCommit: false,
-                                  bytes: EventEncoder.retry(milliseconds: settings.retryMilliseconds))]
         var resumeAfter: UInt64?
         var reason: ResyncReason?
         if let lastEventID {
@@ -24,29 +23,29 @@ extension EventHub {
                     return nil
                 }
                 return Subscriber(models: models, position: state.firstPosition(after: resumeAfter),
-                                  lastSequence: resumeAfter, preface: preface, round: state.heartbeatRound)
+                                  lastSequence: resumeAfter, preface: [retryFrame], round: state.heartbeatRound)
             }
             if let id { return id }
             reason = fromAnotherRun ? .restart : .gap
         }
-        let (sequence, snapshot) = snapshotFrame(models: models, reason: reason)
-        preface.append(snapshot)
-        let id: Int? = try register { state in
-            let subscriber = Subscriber(models: models, position: state.firstPosition(after: sequence),
-                                        lastSequence: sequence, preface: preface, round: state.heartbeatRound)
-            if state.droppedThrough > sequence { subscriber.pendingResync = .lagging }
-            if reason != nil { state.metrics.resyncs += 1 }
+        /// A subscriber that starts from `snapshot`, with `resync` first when there is a reason.
+        func starting(at snapshot: EventFrame, in state: inout State) -> Subscriber {
+            var preface = [retryFrame]
+            if let reason {
+                preface.append(Self.resyncFrame(reason))
+                state.metrics.resyncs += 1
+            }
+            let subscriber = Subscriber(models: models, position: state.endPosition, lastSequence: 0,
+                                        preface: preface, round: state.heartbeatRound)
+            start(subscriber, at: snapshot, in: &state)
             return subscriber
         }
-        return id!
-    }
-
-    /// One private frame: an optional `resync` followed by a `snapshot` per model, all with the cut's id.
-    func snapshotFrame(models: ModelFilter, reason: ResyncReason?) -> (UInt64, EventFrame) {
-        let cut = store.snapshot(models: models.names.map { Array($0) })
-        var bytes = reason.map(EventEncoder.resync) ?? []
-        for model in cut.models where models.wants(model.name) { EventEncoder.appendSnapshot(model, sequence: cut.sequence, into: &bytes) }
-        return (cut.sequence, EventFrame(sequence: cut.sequence, model: nil, isCommit: false, bytes: bytes))
+        let id: Int? = try register { state in
+            sharedSnapshot(for: models, in: &state).map { starting(at: $0, in: &state) }
+        }
+        if let id { return id }
+        let fresh = encodeSnapshot(models: models)
+        return try register { state in starting(at: adopt(fresh, for: models, in: &state), in: &state) }!
     }
 
     private func checkAdmission() throws(RequestError) {

@@ -3,18 +3,28 @@ import Synchronization
 
 /// The fan-out of store commits to event streams.
 ///
-/// Each commit is encoded once into an `EventFrame` and appended to a bounded log; every subscriber
-/// has a cursor into the log. A subscriber with nothing to read is suspended and resumed when a frame
-/// it wants arrives. A subscriber whose cursor fell off the log gets `resync` and fresh snapshots.
+/// Each commit is encoded once into an `EventFrame` and appended to a log bounded in events and in
+/// bytes; every subscriber has a cursor into the log. A subscriber with nothing to read is suspended
+/// and resumed when a frame it wants arrives. A subscriber whose cursor fell off the log gets `resync`
+/// and fresh snapshots. Streams starting at the same cut share one snapshot frame (`SharedSnapshots`),
+/// and a stream whose client reads nothing while it holds more than `streamBufferLimit` bytes is cut.
 ///
 /// > Important: `read` and `close` are called on libmicrohttpd worker threads; `publish` on the
 /// thread delivering store commits. Connections are resumed only after the lock is released.
 final class EventHub: Sendable {
     /// Limits and timing.
     struct Settings: Sendable {
+        /// Most events in the log.
         var retainedEvents: Int
+        /// Most bytes of events in the log; the newest event stays even when it alone is larger.
+        var retainedBytes: Int = 64 << 20
+        /// Most bytes of frames a stream may hold unsent while its client reads nothing (see `heartbeat`).
+        var streamBufferLimit: Int = 1 << 20
         var maxStreams: Int
         var retryMilliseconds: Int = 2000
+        /// A test seam: called with each frame before `publish` appends it, outside the lock, on the
+        /// thread delivering commits. Nil (one branch per event) except in tests that hold an append back.
+        var beforeAppend: (@Sendable (EventFrame) -> Void)?
     }
 
     /// One stream's place in the log, guarded by the hub's lock.
@@ -32,6 +42,8 @@ final class EventHub: Sendable {
         /// A frame sent only in part, and how many bytes of it went out.
         var partial: (frame: EventFrame, offset: Int)?
         var pendingResync: ResyncReason?
+        /// Set when the stream was cut for holding too much unsent: its next read ends it.
+        var isCut = false
         /// The heartbeat round in which the stream last wrote anything.
         var lastWriteRound: Int
         var connection: (any HTTPStreamConnection)?
@@ -45,14 +57,25 @@ final class EventHub: Sendable {
             self.preface = preface
             lastWriteRound = round
         }
+
+        /// Bytes of the frames the stream holds and has not finished sending: whole frames, as that
+        /// is what stays in memory (a frame shared with other streams counts for each).
+        var bufferedBytes: Int {
+            preface.reduce(partial?.frame.bytes.count ?? 0) { $0 + $1.bytes.count }
+        }
     }
 
     /// Everything mutable, behind one lock.
     struct State {
         var log: Deque<EventFrame> = []
-        /// Bytes of the frames in `log`: with the partial frame each subscriber may hold, all the
-        /// memory streams use, however many there are and however far behind they are.
+        /// Bytes of the frames in `log`: with the snapshot frames streams share and the frames each
+        /// holds unsent (cut past `streamBufferLimit` when its client stops reading), all the memory
+        /// streams use, however many there are and however far behind they are.
         var logBytes = 0
+        /// Bytes of every frame ever appended to the log (to tell how far a shared snapshot is behind).
+        var publishedBytes = 0
+        /// The snapshot frames streams start from, shared while they are still a good start.
+        var snapshots = SharedSnapshots()
         /// Absolute position of `log.first`.
         var basePosition = 0
         /// The highest commit sequence no longer in the log (or older than the hub).
@@ -85,27 +108,28 @@ final class EventHub: Sendable {
     let store: Store
     let settings: Settings
     let state: OrderedMutex<State>
+    /// The `retry:` line every stream starts with.
+    let retryFrame: EventFrame
 
     init(store: Store, settings: Settings) {
         self.store = store
         self.settings = settings
+        retryFrame = EventFrame(sequence: 0, model: nil, isCommit: false,
+                                bytes: EventEncoder.retry(milliseconds: settings.retryMilliseconds))
         let start = store.lastSequence
         state = OrderedMutex(State(droppedThrough: start, runStart: start, newestSequence: start))
     }
 
     /// Appends a frame to the log and wakes the suspended subscribers that want it.
     func publish(_ frame: EventFrame) {
+        if let beforeAppend = settings.beforeAppend { beforeAppend(frame) }
         let wake: [any HTTPStreamConnection] = state.withLock { state in
             // A commit already in the log (seeded from the data directory's history) is not added twice.
             if frame.isCommit && frame.sequence <= state.newestSequence { return [] }
             state.log.append(frame)
             state.logBytes += frame.bytes.count
-            if state.log.count > settings.retainedEvents {
-                let dropped = state.log.removeFirst()
-                state.logBytes -= dropped.bytes.count
-                state.basePosition += 1
-                if dropped.isCommit { state.droppedThrough = max(state.droppedThrough, dropped.sequence) }
-            }
+            state.publishedBytes += frame.bytes.count
+            trimLog(&state)
             if frame.isCommit {
                 state.newestSequence = frame.sequence
                 state.metrics.eventsPublished += 1
@@ -115,56 +139,17 @@ final class EventHub: Sendable {
         for connection in wake { connection.resume() }
     }
 
-    /// One heartbeat tick; call it twice per heartbeat interval.
-    ///
-    /// A suspended stream that wrote nothing since the tick before the last gets a heartbeat comment,
-    /// so an idle stream gets one per interval, and a client that went away is noticed when it fails.
-    /// A stream that wrote anything in that time needs none and is left asleep.
-    ///
-    /// The comment goes straight to the socket of a stream that can take it that way, which stays
-    /// suspended; any other stream is resumed with the comment as its next frame. Streams are taken
-    /// a batch at a time, so that commits and readers wait for at most one batch of sends.
-    func heartbeat() {
-        let (round, quiet): (Int, [Int]) = state.withLock { state in
-            state.heartbeatRound += 1
-            let quietSince = state.heartbeatRound - 2
-            let quiet = state.suspended.ids.filter { state.subscribers[$0]!.lastWriteRound <= quietSince }
-            return (state.heartbeatRound, quiet)
-        }
-        var start = 0
-        while start < quiet.count {
-            let batch = quiet[start..<min(start + Self.heartbeatBatch, quiet.count)]
-            start = batch.endIndex
-            let wake: [any HTTPStreamConnection] = state.withLock { state in
-                guard !state.shuttingDown else { return [] }
-                var wake: [any HTTPStreamConnection] = []
-                for id in batch {
-                    // Woken, closed or written to since the list was made: not quiet any more.
-                    guard state.suspended.contains(id), let subscriber = state.subscribers[id],
-                          subscriber.lastWriteRound <= round - 2 else { continue }
-                    if subscriber.directWriter?.sendWhileSuspended(EventEncoder.heartbeat) == true {
-                        subscriber.lastWriteRound = round
-                        state.metrics.bytesSent += EventEncoder.heartbeat.count
-                        state.metrics.heartbeats += 1
-                        state.metrics.directHeartbeats += 1
-                    } else if let connection = subscriber.connection {
-                        state.metrics.heartbeats += 1
-                        state.suspended.remove(id)
-                        subscriber.preface.append(Self.heartbeatFrame)
-                        wake.append(connection)
-                    }
-                }
-                return wake
-            }
-            for connection in wake { connection.resume() }
+    /// Drops the oldest frames while the log holds more than `retainedEvents` events or more than
+    /// `retainedBytes` bytes, always keeping the newest.
+    func trimLog(_ state: inout State) {
+        while state.log.count > 1
+                && (state.log.count > settings.retainedEvents || state.logBytes > settings.retainedBytes) {
+            let dropped = state.log.removeFirst()
+            state.logBytes -= dropped.bytes.count
+            state.basePosition += 1
+            if dropped.isCommit { state.droppedThrough = max(state.droppedThrough, dropped.sequence) }
         }
     }
-
-    /// How many streams one heartbeat batch sends to while holding the lock (about 10 µs each).
-    private static let heartbeatBatch = 64
-
-    /// The comment every heartbeat sends, shared by all streams.
-    private static let heartbeatFrame = EventFrame(sequence: 0, model: nil, isCommit: false, bytes: EventEncoder.heartbeat)
 
     /// Removes a subscriber (its response is finished or its client went away).
     func close(_ id: Int) {
@@ -198,6 +183,12 @@ struct EventHubMetrics: Sendable {
     var laggingClients = 0
     var rejectedStreams = 0
     var heartbeats = 0
+    /// Snapshot frames encoded for streams starting (or starting over).
+    var snapshotsEncoded = 0
+    /// Streams that started (or started over) from a snapshot frame another stream had already made.
+    var snapshotsShared = 0
+    /// Streams cut because they held more than the buffer limit unsent while their client read nothing.
+    var bufferLimitCuts = 0
     /// Heartbeats sent straight to the socket of a suspended stream, without waking it.
     var directHeartbeats = 0
 }

@@ -40,3 +40,12 @@ public protocol HTTPStreamBody: AnyObject, Sendable {
     /// Releases the stream; called once, on a libmicrohttpd worker thread.
     func close()
 }
+
+/// A stream connection the server can close from another thread, even while libmicrohttpd waits for
+/// its client to read: what lets a stream whose client reads nothing be cut before its idle timeout.
+///
+/// The caller must know the connection is still open (its stream has not been closed).
+protocol ClosableStreamConnection: HTTPStreamConnection {
+    /// Shuts the socket in both directions; the server then ends the response and closes the stream.
+    func close()
+}

@@ -19,8 +19,16 @@ extension LiveBindServer {
         /// Most bindings at once (definition file, Swift and `POST /bindings` together); more get 422.
         /// Used when the server makes its own registry.
         public var maxBindings = 10_000
-        /// Recent events kept for `Last-Event-ID` resumes; older resumes get `resync`.
+        /// Most recent events kept for `Last-Event-ID` resumes (older resumes get `resync`), and kept
+        /// in the data directory. The log is also bounded by ``retainedBytes``: whichever is reached first.
         public var retainedEvents: Int = 4096
+        /// Most bytes of recent events kept for resumes: the one log every stream reads from, so the
+        /// memory events take however many streams there are. The newest event is always kept.
+        public var retainedBytes: Int = 64 << 20
+        /// Most bytes of snapshots and events one stream may hold unsent while its client reads nothing:
+        /// a stream past it that wrote nothing for a heartbeat interval is closed (a client that
+        /// reconnects resumes with `Last-Event-ID`). Smaller stalled streams are closed by ``connectionTimeout``.
+        public var streamBufferLimit: Int = 1 << 20
         /// Most connections libmicrohttpd holds; nil means `maxStreams + 512`, so writes always find a slot.
         public var connectionLimit: Int?
         /// libmicrohttpd worker threads.
@@ -44,6 +52,9 @@ extension LiveBindServer {
         /// only once it is on disk. nil keeps everything in memory (lost at exit). Used by
         /// ``LiveBindServer/init(configuration:logger:)``.
         public var dataDirectory: String?
+
+        /// A test seam: called with each event frame before the event hub appends it (see `EventHub.Settings`).
+        var beforeEventAppend: (@Sendable (EventFrame) -> Void)?
 
         /// The defaults.
         public init() {}

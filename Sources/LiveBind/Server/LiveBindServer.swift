@@ -59,8 +59,10 @@ public final class LiveBindServer: Sendable {
     /// Binds and starts serving. Throws when the address is invalid or taken, or when already running.
     public func start() throws(ServerError) {
         if let problem = configuration.access.problem() { throw .invalidAccessPolicy(problem) }
-        let hub = EventHub(store: store, settings: .init(retainedEvents: max(1, configuration.retainedEvents),
-                                                         maxStreams: configuration.maxStreams))
+        let hub = EventHub(store: store, settings: .init(
+            retainedEvents: max(1, configuration.retainedEvents), retainedBytes: max(1, configuration.retainedBytes),
+            streamBufferLimit: max(0, configuration.streamBufferLimit), maxStreams: configuration.maxStreams,
+            beforeAppend: configuration.beforeEventAppend))
         let access = AccessControl(policy: configuration.access, listeningOn: configuration.host)
         let router = try makeRouter(hub: hub, access: access)
         let daemon = MicroHTTPDDaemon(options: daemonOptions, handlers: makeHandlers(router, access: access),

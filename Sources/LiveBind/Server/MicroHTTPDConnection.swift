@@ -8,7 +8,7 @@ import Glibc
 ///
 /// The pointer and the socket stay valid while a response is queued on it (the stream's `close`
 /// comes before the connection is freed), which is all a stream ever uses them for.
-struct MicroHTTPDConnection: SuspendedStreamWriting, @unchecked Sendable {
+struct MicroHTTPDConnection: SuspendedStreamWriting, ClosableStreamConnection, @unchecked Sendable {
     /// How the response body goes on the wire.
     enum Framing {
         /// HTTP/1.1: libmicrohttpd sends an open-ended body in chunks.
@@ -67,6 +67,12 @@ struct MicroHTTPDConnection: SuspendedStreamWriting, @unchecked Sendable {
         // Qualified: an unqualified SHUT_RDWR here hides the name from other files in a release build.
         if sent > 0 { _ = shutdown(socket, Int32(Glibc.SHUT_RDWR)) }
         return false
+    }
+
+    /// Shuts the socket down in both directions: libmicrohttpd sees the socket fail at its next event
+    /// and closes the connection. The corresponding C function is `shutdown`.
+    func close() {
+        if socket >= 0 { _ = shutdown(socket, Int32(Glibc.SHUT_RDWR)) }
     }
 
     private static let lineEnd: [UInt8] = [13, 10]

@@ -32,6 +32,9 @@ final class TestEventStream {
     /// The body of a non-stream answer (a 503 problem), when the status is not 200.
     private(set) var errorBody: [UInt8] = []
     private var pending: [UInt8] = []
+    /// How many bytes at the start of `pending` are known to hold no line end: a long line arriving
+    /// in many chunks is scanned once, not once per chunk.
+    private var scanned = 0
     private var ended = false
 
     /// Opens `target` (such as `/events?model=a`) with optional extra headers.
@@ -110,16 +113,20 @@ final class TestEventStream {
     /// One SSE line (without its end), decoding chunks as needed; nil at the end of the stream.
     private func nextLine() throws -> String? {
         while true {
-            if let end = pending.firstIndex(where: { $0 == 10 || $0 == 13 }) {
+            if let end = pending[scanned...].firstIndex(where: { $0 == 10 || $0 == 13 }) {
                 if pending[end] == 13 {
-                    if end + 1 == pending.count, !ended, try fillPending() { continue }
+                    if end + 1 == pending.count, !ended, try fillPending() {
+                        scanned = end
+                        continue
+                    }
                     let skip = end + 1 < pending.count && pending[end + 1] == 10 ? 2 : 1
-                    defer { pending.removeFirst(end + skip) }
+                    defer { pending.removeFirst(end + skip); scanned = 0 }
                     return String(decoding: pending[..<end], as: UTF8.self)
                 }
-                defer { pending.removeFirst(end + 1) }
+                defer { pending.removeFirst(end + 1); scanned = 0 }
                 return String(decoding: pending[..<end], as: UTF8.self)
             }
+            scanned = pending.count
             guard !ended, try fillPending() else { return nil }
         }
     }

@@ -1,0 +1,89 @@
+extension EventHub {
+    /// One heartbeat tick; call it twice per heartbeat interval.
+    ///
+    /// A suspended stream that wrote nothing since the tick before the last gets a heartbeat comment,
+    /// so an idle stream gets one per interval, and a client that went away is noticed when it fails.
+    /// A stream that wrote anything in that time needs none and is left asleep.
+    ///
+    /// The comment goes straight to the socket of a stream that can take it that way, which stays
+    /// suspended; any other stream is resumed with the comment as its next frame. Streams are taken
+    /// a batch at a time, so that commits and readers wait for at most one batch of sends.
+    ///
+    /// A stream that is not suspended (it has something to send) but wrote nothing over the same span
+    /// has a client that reads nothing: if it holds more than `streamBufferLimit` bytes, it is cut.
+    func heartbeat() {
+        let (round, quiet, stalled): (Int, [Int], [Int]) = state.withLock { state in
+            state.heartbeatRound += 1
+            let quietSince = state.heartbeatRound - 2
+            let quiet = state.suspended.ids.filter { state.subscribers[$0]!.lastWriteRound <= quietSince }
+            var stalled: [Int] = []
+            if state.subscribers.count > state.suspended.count {
+                for (id, subscriber) in state.subscribers
+                where subscriber.lastWriteRound <= quietSince && !state.suspended.contains(id) {
+                    stalled.append(id)
+                }
+            }
+            return (state.heartbeatRound, quiet, stalled)
+        }
+        var start = 0
+        while start < quiet.count {
+            let batch = quiet[start..<min(start + Self.heartbeatBatch, quiet.count)]
+            start = batch.endIndex
+            let wake: [any HTTPStreamConnection] = state.withLock { state in
+                guard !state.shuttingDown else { return [] }
+                var wake: [any HTTPStreamConnection] = []
+                for id in batch {
+                    // Woken, closed or written to since the list was made: not quiet any more.
+                    guard state.suspended.contains(id), let subscriber = state.subscribers[id],
+                          subscriber.lastWriteRound <= round - 2 else { continue }
+                    if subscriber.directWriter?.sendWhileSuspended(EventEncoder.heartbeat) == true {
+                        subscriber.lastWriteRound = round
+                        state.metrics.bytesSent += EventEncoder.heartbeat.count
+                        state.metrics.heartbeats += 1
+                        state.metrics.directHeartbeats += 1
+                    } else if let connection = subscriber.connection {
+                        state.metrics.heartbeats += 1
+                        state.suspended.remove(id)
+                        subscriber.preface.append(Self.heartbeatFrame)
+                        wake.append(connection)
+                    }
+                }
+                return wake
+            }
+            for connection in wake { connection.resume() }
+        }
+        if !stalled.isEmpty { cutOverfullStreams(stalled, round: round) }
+    }
+
+    /// Cuts the streams among `ids` that still wrote nothing since the tick before `round` and hold
+    /// more than `streamBufferLimit` bytes: their frames are released at once, and their socket is shut
+    /// so that libmicrohttpd ends the response (the stream's next read ends it too).
+    private func cutOverfullStreams(_ ids: [Int], round: Int) {
+        var start = 0
+        while start < ids.count {
+            let batch = ids[start..<min(start + Self.heartbeatBatch, ids.count)]
+            start = batch.endIndex
+            state.withLock { state in
+                guard !state.shuttingDown else { return }
+                for id in batch {
+                    guard let subscriber = state.subscribers[id], !subscriber.isCut, !state.suspended.contains(id),
+                          subscriber.lastWriteRound <= round - 2,
+                          subscriber.bufferedBytes > settings.streamBufferLimit,
+                          let connection = subscriber.connection as? any ClosableStreamConnection else { continue }
+                    subscriber.isCut = true
+                    subscriber.preface = []
+                    subscriber.partial = nil
+                    state.metrics.bufferLimitCuts += 1
+                    // The subscriber is still registered, so its response and socket are still there.
+                    connection.close()
+                }
+            }
+        }
+    }
+
+    /// How many streams one heartbeat batch sends to while holding the lock (about 10 µs each).
+    private static let heartbeatBatch = 64
+
+    /// The comment every heartbeat sends, shared by all streams.
+    private static let heartbeatFrame = EventFrame(sequence: 0, model: nil, isCommit: false, bytes: EventEncoder.heartbeat)
+}
