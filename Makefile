@@ -70,8 +70,10 @@ test-firefox: release deps-python
 bench: release deps-browser deps-python
 	bash Benchmarks/run.sh
 
+## fuzz: every libFuzzer target for FUZZ_SECONDS each (default 60), or only FUZZ_TARGETS
+##       (`make fuzz FUZZ_TARGETS=FuzzStoreSequence FUZZ_SECONDS=600`)
 fuzz: deps-server
-	bash Tests/fuzz/run.sh
+	bash Tests/fuzz/run.sh $(FUZZ_TARGETS)
 
 clean:
 	rm -rf .build $(TSAN_BUILD) .build-* Benchmarks/.build $(VENV) Tests/browser/artifacts
