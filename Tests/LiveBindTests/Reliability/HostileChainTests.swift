@@ -14,13 +14,15 @@ extension ReliabilityTests.HostileSequenceTests {
         ///   the model limit), though the patch would end where it started; 10 of them are accepted;
         /// - a chain of `copy` /c0 → /c1 → … → /c20: 413 naming `--max-model-size`;
         /// - 70 `copy` of /d into /d/d, each one level deeper: 422 naming `--max-depth`;
+        /// - a `move` of a 60-deep value (61 levels) 4 levels further down: 422 naming `--max-depth`;
         /// - 1,001 operations: 422 naming `--max-patch-operations`.
         /// Bound: 100 MiB.
         @Test(.timeLimit(.minutes(2))) func copyAndMoveChainsAreRefusedByTheWorkDepthAndOperationLimits() throws {
             let bound = MemoryBound(mebibytes: 100)
             let server = try HostileServer(["--max-model-size", "1048576"], bound: bound)
             let big = String(repeating: "v", count: 64 << 10)
-            #expect(try server.send("PUT", "/models/m", #"{"c0":"\#(big)","d":{"e":1}}"#).status == 201)
+            let box = #""box":{"b":{"c":{"d":{}}}},"deep":\#(nestedObject(60))"#   // 61 levels; 65 inside the box
+            #expect(try server.send("PUT", "/models/m", #"{"c0":"\#(big)","d":{"e":1},\#(box)}"#).status == 201)
             let watch = try EventWatch(server)
 
             func patch(_ operations: [String]) throws -> TestHTTPResponse {
@@ -38,6 +40,8 @@ extension ReliabilityTests.HostileSequenceTests {
                 ("a chain of 20 copies", (0..<20).map { #"{"op":"copy","from":"/c\#($0)","path":"/c\#($0 + 1)"}"# },
                  413, "--max-model-size"),
                 ("70 copies one level deeper each", Array(repeating: #"{"op":"copy","from":"/d","path":"/d/d"}"#, count: 70),
+                 422, "--max-depth"),
+                ("a move of a 60-deep value 4 levels down", [#"{"op":"move","from":"/deep","path":"/box/b/c/d/deep"}"#],
                  422, "--max-depth"),
                 ("1,001 operations", Array(repeating: #"{"op":"test","path":"/d/e","value":1}"#, count: 1_001),
                  422, "--max-patch-operations"),
