@@ -15,7 +15,7 @@ ASAN_BUILD   := .build-asan
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 
-.PHONY: run build release test test-swift test-tsan test-asan test-firefox test-browser test-cli bench fuzz clean \
+.PHONY: run build release test test-swift test-tsan test-asan test-firefox test-browser test-cli test-hostile bench fuzz clean \
         deps-server deps-browser deps-python
 
 ## run: install libmicrohttpd if missing, build in release mode, serve the demo on http://$(HOST):$(PORT)/
@@ -35,6 +35,11 @@ test: test-swift test-tsan test-asan test-cli test-browser
 test-swift: deps-server
 	$(SWIFT) build --build-tests
 	$(LIMIT) 1200 $(SWIFT) test --skip-build
+
+## test-hostile: only the hostile-sequence suite (issue 13), which `test-swift` and the sanitizer runs include
+test-hostile: deps-server
+	$(SWIFT) build --build-tests
+	$(LIMIT) 900 $(SWIFT) test --skip-build --filter HostileSequenceTests
 
 # Every suite under the thread sanitizer.
 test-tsan: deps-server
@@ -65,8 +70,10 @@ test-firefox: release deps-python
 bench: release deps-browser deps-python
 	bash Benchmarks/run.sh
 
+## fuzz: every libFuzzer target for FUZZ_SECONDS each (default 60), or only FUZZ_TARGETS
+##       (`make fuzz FUZZ_TARGETS=FuzzStoreSequence FUZZ_SECONDS=600`)
 fuzz: deps-server
-	bash Tests/fuzz/run.sh
+	bash Tests/fuzz/run.sh $(FUZZ_TARGETS)
 
 clean:
 	rm -rf .build $(TSAN_BUILD) .build-* Benchmarks/.build $(VENV) Tests/browser/artifacts

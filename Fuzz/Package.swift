@@ -1,18 +1,27 @@
 // swift-tools-version: 6.0
-// libFuzzer targets for LiveBind's parsers and patch application. Built by `Tests/fuzz/run.sh`
-// (`make fuzz`) with `-sanitize=fuzzer,address`; a package of its own so the library's build stays plain.
+// libFuzzer targets for LiveBind's parsers, patch application and sequences of store writes. Built by
+// `Tests/fuzz/run.sh` (`make fuzz`) with `-sanitize=fuzzer,address`; a package of its own so the library's
+// build stays plain.
 import PackageDescription
 
 let package = Package(
     name: "LiveBindFuzz",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(name: "LiveBind", path: "..")],
+    dependencies: [
+        .package(name: "LiveBind", path: ".."),
+        // The library's own dependency, for building JSON arrays and objects from generated parts.
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+    ],
     targets: [
         .target(name: "FuzzDriver"),
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzPath", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzPatch", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzForm", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
+        .executableTarget(name: "FuzzStoreSequence", dependencies: [
+            "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
+            .product(name: "Collections", package: "swift-collections"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

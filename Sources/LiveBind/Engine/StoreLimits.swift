@@ -20,7 +20,7 @@ public struct StoreLimits: Sendable, Equatable {
     public static let depthCeiling = 500
 
     /// What each model adds to the store's total besides its JSON: its name, entry and bookkeeping.
-    public static let modelOverhead = 512
+    public static let modelOverhead = 1_024
 
     /// The defaults.
     public init() {}
