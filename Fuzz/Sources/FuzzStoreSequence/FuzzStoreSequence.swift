@@ -7,7 +7,7 @@ import Synchronization
 /// replace, move, put, drop, JSON Patch, merge patch, multi-edit write) with small generated values and
 /// paths, deep values and copies, run against one `Store` with small limits. After every operation:
 /// no crash; each model's kept size equals its value's counted size (compact JSON plus one separator per
-/// member and element) and the total their sum; no model is deeper or larger than the limits allow; a
+/// member and element) and the total their sum plus `StoreLimits.modelOverhead` each; no model is deeper or larger than the limits allow; a
 /// refused write changed no value, revision, sequence or model list, and no observer heard of it; a
 /// write that changed something used exactly one sequence number and was heard once.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -16,7 +16,7 @@ public func fuzzStoreSequence(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
     var limits = StoreLimits()
     limits.maxDepth = 8
     limits.maxModelBytes = 4_096
-    limits.maxStoreBytes = 16_384
+    limits.maxStoreBytes = 12_288   // under three full models and their overheads (15 KiB): it binds
     limits.maxPatchOperations = 16
     let store = Store(limits: limits)   // a fresh store per input: memory per run stays within the limits
     let heard = CommitLog()

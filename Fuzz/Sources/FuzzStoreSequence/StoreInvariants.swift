@@ -28,8 +28,9 @@ enum StoreInvariants {
         return (value.encoded().count + nonEmpty, depth)
     }
 
-    /// Every model's kept size against its measure, the total against their sum, and each model's
-    /// depth and size, and the total, within `store.limits`. Returns the models' snapshots by name.
+    /// Every model's kept size against its measure, the total against their sum with
+    /// `StoreLimits.modelOverhead` for each model, and each model's depth and size, and the total, within
+    /// `store.limits`. Returns the models' snapshots by name.
     @discardableResult
     static func check(_ store: Store, after describe: @autoclosure () -> String) -> [String: ModelSnapshot] {
         func operation() -> String { describe() }
@@ -49,9 +50,9 @@ enum StoreInvariants {
             if counted > store.limits.maxModelBytes {
                 fail("\(operation()): \(snapshot.name) counts \(counted) bytes, over maxModelBytes \(store.limits.maxModelBytes)")
             }
-            total += counted
+            total += counted + StoreLimits.modelOverhead
         }
-        if store.totalSize != total { fail("\(operation()): store.totalSize is \(store.totalSize), the models sum to \(total)") }
+        if store.totalSize != total { fail("\(operation()): store.totalSize is \(store.totalSize), the models and their overheads sum to \(total)") }
         if total > store.limits.maxStoreBytes { fail("\(operation()): the store counts \(total), over maxStoreBytes") }
         return byName
     }
