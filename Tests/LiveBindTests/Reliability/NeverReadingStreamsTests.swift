@@ -79,7 +79,10 @@ extension ReliabilityTests {
             #expect(metrics["livebind_open_streams"] == Self.streamCount + 1, "the never-reading streams were closed: \(metrics)")
             #expect(metrics["livebind_snapshots_encoded_total", default: .max] <= 2)
             #expect(metrics["livebind_retained_bytes", default: .max] <= 64 << 20)
-            #expect(atEnd.peakMiB < Self.rssLimitMiB, "server peak RSS \(atEnd.peakMiB) MiB")
+            // The 300 MiB bound is a plain build's; under a sanitizer the server also carries shadow memory
+            // and ASan's quarantine of freed blocks (493 MiB peak was seen under ASan), see `MemoryBound`.
+            let bound = MemoryBound(mebibytes: Self.rssLimitMiB).kilobytes(sanitized: ProcessMemory(pid: pid).isSanitized)
+            #expect(atEnd.peakMiB * 1024 < bound, "server peak RSS \(atEnd.peakMiB) MiB")
             print("Never-reading streams: \(Self.streamCount) streams held a \(snapshot.data.utf8.count >> 20) MiB snapshot; "
                   + "\(received.value) events (\((Self.eventCount * Self.eventSize) >> 20) MiB) reached the reader in order; "
                   + "server RSS \(afterConnect.residentMiB) MiB after the streams connected, \(atEnd.residentMiB) MiB at the end, "
