@@ -4,6 +4,7 @@ import Testing
 /// Snapshot floods: many streams connecting to a large model at once, none of them reading.
 extension ReliabilityTests.HostileSequenceTests {
     @Suite("Hostile stream floods") struct HostileStreamTests {
+        static let streamCount = 2_000
         static let modelBytes = 4 << 20
 
         /// Issue 13, item 2: 2,000 streams connect at once to a 4 MiB model and never read; then they
@@ -12,14 +13,13 @@ extension ReliabilityTests.HostileSequenceTests {
         /// normal reader gets all 20 writes made meanwhile, in order, and `/healthz` answers throughout,
         /// each time within 5 s.
         /// The watchdog holds the server to the bound while the streams connect: past it, it is killed.
-        /// Under a sanitizer (slower, and with a looser bound) the floods are of 500 streams.
         @Test(.timeLimit(.minutes(5))) func twoThousandNeverReadingStreamsOnAFourMiBModelStayUnderTheBound() throws {
             let bound = MemoryBound(mebibytes: 300)
-            let wanted = 2_000 + 1_024
+            let wanted = Self.streamCount + 1_024
             let limit = raiseFileLimit(to: wanted)
-            try #require(limit >= wanted, "2,000 streams need \(wanted) open files; the limit is \(limit)")
-            let server = try HostileServer(["--body-limit", "\(Self.modelBytes + 65_536)", "--max-streams", "2016"], bound: bound)
-            let streamCount = server.memory().isSanitized ? 500 : 2_000
+            try #require(limit >= wanted, "\(Self.streamCount) streams need \(wanted) open files; the limit is \(limit)")
+            let server = try HostileServer(["--body-limit", "\(Self.modelBytes + 65_536)", "--max-streams", "\(Self.streamCount + 16)"],
+                                           bound: bound)
             let row = #""\#(String(repeating: "r", count: 1_022))""#   // 1 KiB with its quotes and comma
             let rows = Array(repeating: row, count: Self.modelBytes / 1_025).joined(separator: ",")
             #expect(try server.send("PUT", "/models/big", #"{"v":0,"rows":[\#(rows)]}"#).status == 201)
@@ -30,7 +30,7 @@ extension ReliabilityTests.HostileSequenceTests {
             try server.explainingFailures {
                 for round in 1...2 {
                     let openedBefore = try server.metrics()["livebind_streams_opened_total", default: 0]
-                    var flood = try openStreams(streamCount, port: server.port)
+                    var flood = try openStreams(Self.streamCount, port: server.port)
                     var slowest = Duration.zero
                     let opened = try waitUntil(seconds: 120) {
                         try server.requireMemory()
@@ -38,9 +38,9 @@ extension ReliabilityTests.HostileSequenceTests {
                         #expect(server.isUp, "round \(round): /healthz did not answer during the flood")
                         slowest = max(slowest, ContinuousClock.now - asked)
                         let metrics = try server.metrics()
-                        return metrics["livebind_streams_opened_total", default: 0] >= openedBefore + streamCount
+                        return metrics["livebind_streams_opened_total", default: 0] >= openedBefore + Self.streamCount
                     }
-                    #expect(opened, "round \(round): not all \(streamCount) streams were admitted")
+                    #expect(opened, "round \(round): not all \(Self.streamCount) streams were admitted")
                     #expect(slowest < server.scaled(.seconds(5)), "round \(round): /healthz took \(slowest) during the flood")
                     for _ in 0..<10 {
                         write += 1
@@ -63,7 +63,7 @@ extension ReliabilityTests.HostileSequenceTests {
             }
             #expect(server.isUp)
             let peak = server.expectPeakMemory()
-            print("Hostile flood: 2 × \(streamCount) never-reading streams on a \(Self.modelBytes >> 20) MiB model; "
+            print("Hostile flood: 2 × \(Self.streamCount) never-reading streams on a \(Self.modelBytes >> 20) MiB model; "
                   + "reader got all \(write) writes; server peak RSS \(peak) MiB")
         }
 
