@@ -40,7 +40,7 @@ extension ReliabilityTests {
                 try TestEventStream(port: port, target: "/events?model=big", timeout: 30, receiveBufferSize: 2048)
             }
             #expect(stalled.allSatisfy { $0.status == 200 })
-            let afterConnect = try Self.memory(of: pid)
+            let afterConnect = ProcessMemory(pid: pid)
 
             let reader = ThreadBox(try TestEventStream(port: port, target: "/events?model=big", timeout: 60))
             let snapshot = try #require(try reader.value.next())
@@ -73,7 +73,8 @@ extension ReliabilityTests {
                 }
             }
             try readerThread.join(seconds: 120)
-            let atEnd = try Self.memory(of: pid)
+            let atEnd = ProcessMemory(pid: pid)
+            try #require(atEnd.peakKB > 0, "could not read /proc/\(pid)/status")
             let metrics = try readMetrics(port: port)
             #expect(received.value == Self.eventCount)
             #expect(metrics["livebind_open_streams"] == Self.streamCount + 1, "the never-reading streams were closed: \(metrics)")
@@ -81,24 +82,14 @@ extension ReliabilityTests {
             #expect(metrics["livebind_retained_bytes", default: .max] <= 64 << 20)
             // The 300 MiB bound is a plain build's; under a sanitizer the server also carries shadow memory
             // and ASan's quarantine of freed blocks (493 MiB peak was seen under ASan), see `MemoryBound`.
-            let bound = MemoryBound(mebibytes: Self.rssLimitMiB).kilobytes(sanitized: ProcessMemory(pid: pid).isSanitized)
-            #expect(atEnd.peakMiB * 1024 < bound, "server peak RSS \(atEnd.peakMiB) MiB")
+            let bound = MemoryBound(mebibytes: Self.rssLimitMiB).kilobytes(sanitized: atEnd.isSanitized)
+            #expect(atEnd.peakKB < bound, "server peak RSS \(atEnd.peakKB >> 10) MiB")
             print("Never-reading streams: \(Self.streamCount) streams held a \(snapshot.data.utf8.count >> 20) MiB snapshot; "
                   + "\(received.value) events (\((Self.eventCount * Self.eventSize) >> 20) MiB) reached the reader in order; "
-                  + "server RSS \(afterConnect.residentMiB) MiB after the streams connected, \(atEnd.residentMiB) MiB at the end, "
-                  + "peak \(atEnd.peakMiB) MiB; \(metrics["livebind_snapshots_encoded_total", default: -1]) snapshot frames encoded, "
+                  + "server RSS \(afterConnect.residentKB >> 10) MiB after the streams connected, \(atEnd.residentKB >> 10) MiB at the end, "
+                  + "peak \(atEnd.peakKB >> 10) MiB; \(metrics["livebind_snapshots_encoded_total", default: -1]) snapshot frames encoded, "
                   + "retained \(metrics["livebind_retained_bytes", default: 0] >> 20) MiB")
             withExtendedLifetime(stalled) {}
-        }
-
-        /// Resident and peak resident memory of process `pid`, from `/proc/<pid>/status` (VmRSS, VmHWM).
-        static func memory(of pid: Int32) throws -> (residentMiB: Int, peakMiB: Int) {
-            let text = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-            func kilobytes(_ field: String) -> Int {
-                let line = text.split(separator: "\n").first { $0.hasPrefix(field + ":") } ?? ""
-                return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-            }
-            return (kilobytes("VmRSS") / 1024, kilobytes("VmHWM") / 1024)
         }
     }
 }
