@@ -90,6 +90,9 @@ struct LiveBindServerCommand: ParsableCommand {
         valueName: "dir"))
     var data: String?
 
+    @Option(help: "With --data: bytes of commit log after which changed models are checkpointed whole (a restart replays at most about this much).")
+    var checkpointBytes = 16 << 20
+
     func validate() throws {
         guard (1...65535).contains(port) || port == 0 else { throw ValidationError("--port must be 0...65535") }
         guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
@@ -102,6 +105,7 @@ struct LiveBindServerCommand: ParsableCommand {
         guard maxBindings >= 1 else { throw ValidationError("--max-bindings must be at least 1") }
         guard maxPatchOperations >= 1 else { throw ValidationError("--max-patch-operations must be at least 1") }
         guard retainedEvents >= 1 else { throw ValidationError("--retained-events must be at least 1") }
+        guard checkpointBytes >= 1 else { throw ValidationError("--checkpoint-bytes must be at least 1") }
         guard retainedBytes >= 1 else { throw ValidationError("--retained-bytes must be at least 1") }
         guard streamBufferLimit >= 0 else { throw ValidationError("--stream-buffer-limit must be at least 0") }
         guard connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be at least 1 second") }
@@ -120,6 +124,7 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         configuration.bodyLimit = bodyLimit
         configuration.retainedEvents = retainedEvents
+        configuration.checkpointBytes = checkpointBytes
         configuration.limits.maxDepth = maxDepth
         configuration.limits.maxModelBytes = maxModelSize
         configuration.limits.maxStoreBytes = maxStoreSize

@@ -11,8 +11,8 @@ public final class Store: Sendable {
     let state: Mutex<StoreState>
     /// Only orders critical sections for the thread sanitizer; see ``withState(_:)``.
     let lockOrder = Atomic<Int>(0)
-    /// Records every commit before it becomes visible (durable storage); nil keeps the store in memory.
-    let journal: (any StoreJournal)?
+    /// Takes every commit and makes it durable (see `CommitLog`); nil keeps the store in memory.
+    let log: (any CommitLog)?
     /// Who delivers: `DeliveryState` bits. Set and read under the lock, except that the deliverer of a
     /// single call ends its delivery without taking the lock again (see `Store+Delivery.swift`).
     let delivery = Atomic<UInt8>(0)
@@ -24,17 +24,18 @@ public final class Store: Sendable {
     public init(startingSequence: UInt64 = 0, limits: StoreLimits = StoreLimits()) {
         Self.check(limits)
         state = Mutex(StoreState(lastSequence: startingSequence))
-        journal = nil
+        log = nil
         self.limits = limits
     }
 
-    /// A store holding `models` as they were recorded, whose every commit goes to `journal` first.
-    init(restoring models: [ModelSnapshot], lastSequence: UInt64, journal: any StoreJournal,
+    /// A store holding `models` as they were recorded, whose every commit goes to `log`.
+    init(restoring models: [ModelSnapshot], lastSequence: UInt64, log: any CommitLog,
          limits: StoreLimits = StoreLimits()) {
         Self.check(limits)
         state = Mutex(StoreState(restoring: models, lastSequence: lastSequence))
-        self.journal = journal
+        self.log = log
         self.limits = limits
+        log.attach(to: self)
     }
 
     private static func check(_ limits: StoreLimits) {
@@ -134,11 +135,12 @@ public final class Store: Sendable {
                 size = try value.measure(at: 0, maxDepth: limits.maxDepth)
             }
             let totalDelta = try state.checkGrowth(to: size, from: existed ? existing?.size : nil, limits: limits)
-            let entry = state.makeEntry(for: model)
-            if existed, entry.document == value {
+            if existed, existing?.document == value {
                 return ((false, WriteResult(sequence: state.lastSequence, revision: revision, changed: false)), nil)
             }
-            if let journal { try recordPut(model, value, revision: revision + 1, existed: existed, state: &state, in: journal) }
+            if log != nil, let failure = state.durable.failure { throw .storageFailed(failure) }
+            let entry = state.makeEntry(for: model)
+            try prepareLog(for: entry, &state)
             state.lastSequence += 1
             entry.exists = true
             entry.document = value
@@ -147,6 +149,8 @@ public final class Store: Sendable {
             state.totalSize += totalDelta
             state.enqueue(Change(kind: .set, path: .root, value: value), for: entry)
             state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)))
+            appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)),
+                        of: entry)
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
             return ((!existed, result), claimDelivery(&state))
         }
@@ -160,8 +164,7 @@ public final class Store: Sendable {
         let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, DeliveryBatch?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
-            try journal?.record(
-                Commit(sequence: state.lastSequence + 1, model: model, revision: revision + 1, kind: .drop), document: .null)
+            try prepareLog(for: entry, &state)
             state.lastSequence += 1
             state.enqueue(Change(kind: .remove, path: .root), for: entry)
             state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .drop))
@@ -170,7 +173,9 @@ public final class Store: Sendable {
             entry.revision = 0
             state.totalSize -= entry.size + StoreLimits.modelOverhead
             entry.size = 0
-            if entry.observers.isEmpty { state.removeEntry(model) }
+            appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .drop), of: entry)
+            // With a log, the entry holds what clients see until the drop is durable.
+            if entry.observers.isEmpty && entry.durable == nil { state.removeEntry(model) }
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
             return (result, claimDelivery(&state))
         }
@@ -189,6 +194,7 @@ public final class Store: Sendable {
         let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, DeliveryBatch?) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
+            try prepareLog(for: entry, &state)
             // Take the document and the scratch buffers out of the state so they stay uniquely referenced.
             var editor = ModelEditor(
                 document: .null, changes: state.takeScratchChanges(), undoLog: state.takeScratchUndo(), limits: limits,
@@ -201,9 +207,6 @@ public final class Store: Sendable {
                 swap(&editor.document, &entry.document)
                 state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
                 throw error
-            }
-            if let journal, !editor.changes.isEmpty {
-                try record(&editor, of: entry, model: model, revision: revision + 1, state: &state, in: journal)
             }
             swap(&editor.document, &entry.document)
             guard !editor.changes.isEmpty else {
@@ -220,6 +223,8 @@ public final class Store: Sendable {
             if !state.commitObservers.isEmpty {
                 state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes(editor.changes)))
             }
+            appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes(editor.changes)),
+                        of: entry)
             let result = WriteResult(
                 sequence: state.lastSequence, revision: revision + 1, index: editor.appendedIndex, changed: true)
             state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
@@ -243,17 +248,12 @@ public final class Store: Sendable {
         let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, PendingDelivery) in
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
-            // With a journal, keep the document as it was, to put back if the journal refuses the write.
-            let before: JSON? = journal == nil ? nil : .some(entry.document)
+            try prepareLog(for: entry, &state)
             let context = EditContext(limits: limits, rules: state.rules(of: model), modelSize: entry.size,
                                       totalSize: state.totalSize)
             var sizeDelta = 0
             guard let change = try edit(&entry.document, context, &sizeDelta) else {
                 return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), .none)
-            }
-            if let journal, let before {
-                try record(change, restoring: before, of: entry, model: model, revision: revision + 1,
-                           sequence: state.lastSequence + 1, in: journal)
             }
             state.lastSequence += 1
             entry.revision = revision + 1
@@ -263,6 +263,8 @@ public final class Store: Sendable {
             }
             let index = change.kind == .insert ? change.index : nil
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
+            appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])),
+                        of: entry)
             // Path observers first, then store observers (as `write` and `put` do); the change is moved
             // rather than copied when only path observers hear it.
             if state.commitObservers.isEmpty {

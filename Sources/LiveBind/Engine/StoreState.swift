@@ -12,6 +12,11 @@ final class ModelEntry {
     /// The document's counted size (see `JSON.measure`), kept up to date by every commit.
     @exclusivity(unchecked) var size = 0
     @exclusivity(unchecked) var observers = ObserverTable()
+    /// With a commit log: the model as the durable commits left it, kept while some of its commits are
+    /// not durable yet (what clients may see); `nil` when the document itself is durable.
+    var durable: DurableView?
+    /// With a commit log: the sequence of the model's latest commit.
+    var lastCommit: UInt64 = 0
 
     init(name: String) {
         self.name = name
@@ -38,9 +43,12 @@ struct StoreState {
     var nextRuleID: UInt64 = 0
     var scratchChanges: [Change] = []
     var scratchUndo: [UndoStep] = []
+    /// With a commit log: the sequence of the last durable commit, and what the clients may see.
+    var durable: DurableState
 
     init(lastSequence: UInt64) {
         self.lastSequence = lastSequence
+        durable = DurableState(sequence: lastSequence)
     }
 
     /// The entry of an existing model, or `modelNotFound`.

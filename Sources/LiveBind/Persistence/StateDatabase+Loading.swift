@@ -7,48 +7,84 @@ extension StateDatabase {
         var lastSequence: UInt64 = 0
     }
 
-    /// Reads the models and the sequence back.
+    /// Reads the last checkpoint and replays the log after it.
     func load() throws(StateDatabaseError) -> Contents {
         let path = directory + "/" + Self.fileName
         return try withConnection { (connection) throws(StateDatabaseError) -> Contents in
-            var contents = Contents()
+            var models: [String: ModelSnapshot] = [:]
+            var lastSequence: UInt64 = 0
             do {
-                let models = try connection.database.prepare("SELECT name, revision, document FROM models ORDER BY name")
-                while try models.step() {
-                    let name = models.text(0)
-                    guard let value = try? JSON(parsing: models.bytes(2)), case .object = value else {
+                let rows = try connection.database.prepare("SELECT name, revision, document FROM models")
+                while try rows.step() {
+                    let name = rows.text(0)
+                    guard let value = try? JSON(parsing: rows.bytes(2), maxDepth: StoreLimits.depthCeiling + 1),
+                          case .object = value else {
                         throw StateDatabaseError.notLiveBind(path: path, reason: "model '\(name)' does not hold a JSON object")
                     }
-                    contents.models.append(ModelSnapshot(name: name, revision: UInt64(models.int64(1)), value: value))
+                    models[name] = ModelSnapshot(name: name, revision: UInt64(rows.int64(1)), value: value)
                 }
-                let sequence = try connection.database.prepare("SELECT value FROM meta WHERE key = 'sequence'")
-                if try sequence.step() { contents.lastSequence = UInt64(max(0, sequence.int64(0))) }
+                let meta = try connection.database.prepare("SELECT value FROM meta WHERE key = 'checkpoint'")
+                if try meta.step() { lastSequence = UInt64(max(0, meta.int64(0))) }
+                let log = try connection.database.prepare(
+                    "SELECT sequence, model, revision, record FROM log WHERE sequence > ?1 ORDER BY sequence")
+                try log.bind(1, Int64(lastSequence))
+                while try log.step() {
+                    let commit = try Commit(record: log.bytes(3), sequence: UInt64(log.int64(0)), model: log.text(1),
+                                            revision: UInt64(log.int64(2)))
+                    try Self.replay(commit, onto: &models)
+                    lastSequence = commit.sequence
+                }
             } catch let error as StateDatabaseError {
                 throw error
+            } catch let error as CommitRecordError {
+                throw StateDatabaseError.notLiveBind(path: path, reason: error.description)
             } catch {
                 throw StateDatabaseError.from(error, path: path)
             }
-            return contents
+            return Contents(models: models.values.sorted { $0.name < $1.name }, lastSequence: lastSequence)
         }
     }
 
-    /// The retained event log, oldest first, as the event hub keeps it. Empty when it cannot be read
-    /// (clients then get `resync`, never a wrong event).
-    func recentEvents() -> [EventFrame] {
+    /// Applies one commit of the log to the models of the checkpoint.
+    private static func replay(_ commit: Commit, onto models: inout [String: ModelSnapshot]) throws(CommitRecordError) {
+        switch commit.kind {
+        case .snapshot(let value):
+            models[commit.model] = ModelSnapshot(name: commit.model, revision: commit.revision, value: value)
+        case .drop:
+            models[commit.model] = nil
+        case .changes(let changes):
+            guard var model = models.removeValue(forKey: commit.model) else {
+                throw CommitRecordError(sequence: commit.sequence, reason: "model '\(commit.model)' does not exist there")
+            }
+            for change in changes {
+                do throws(StoreError) {
+                    try model.value.replay(change)
+                } catch {
+                    throw CommitRecordError(sequence: commit.sequence, reason: error.description)
+                }
+            }
+            model.revision = commit.revision
+            models[commit.model] = model
+        }
+    }
+
+    /// The newest `retainedEvents` commits of the log, oldest first, for `Last-Event-ID` resumes. Empty
+    /// when they cannot be read (clients then get `resync`, never a wrong event).
+    func recentCommits() -> [Commit] {
         withConnection { connection in
-            var frames: [EventFrame] = []
+            var commits: [Commit] = []
             do {
-                let events = try connection.database.prepare(
-                    "SELECT sequence, model, frame FROM events ORDER BY sequence DESC LIMIT ?1")
-                try events.bind(1, Int64(retainedEvents))
-                while try events.step() {
-                    frames.append(EventFrame(sequence: UInt64(events.int64(0)), model: events.text(1), isCommit: true,
-                                             bytes: events.bytes(2)))
+                let rows = try connection.database.prepare(
+                    "SELECT sequence, model, revision, record FROM log ORDER BY sequence DESC LIMIT ?1")
+                try rows.bind(1, Int64(retainedEvents))
+                while try rows.step() {
+                    commits.append(try Commit(record: rows.bytes(3), sequence: UInt64(rows.int64(0)), model: rows.text(1),
+                                              revision: UInt64(rows.int64(2))))
                 }
             } catch {
                 return []
             }
-            return frames.reversed()
+            return commits.reversed()
         }
     }
 }

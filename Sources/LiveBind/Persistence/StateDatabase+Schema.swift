@@ -1,17 +1,33 @@
 extension StateDatabase {
-    /// The tables of format 1. Documents and frames are UTF-8 JSON / SSE bytes stored as blobs.
+    /// The tables of format 2. `models` is the last checkpoint (at `meta.checkpoint`), `log` the commits,
+    /// each as ``Commit``'s record; documents and records are UTF-8 JSON stored as blobs.
     static let schema = """
         CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
         CREATE TABLE models(name TEXT PRIMARY KEY, revision INTEGER NOT NULL, document BLOB NOT NULL);
-        CREATE TABLE events(sequence INTEGER PRIMARY KEY, model TEXT NOT NULL, frame BLOB NOT NULL);
+        CREATE TABLE log(sequence INTEGER PRIMARY KEY, model TEXT NOT NULL, revision INTEGER NOT NULL,
+                         record BLOB NOT NULL);
         CREATE TABLE bindings(position INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
                               definition BLOB NOT NULL);
         CREATE TABLE binding_states(id TEXT PRIMARY KEY, enabled INTEGER NOT NULL);
-        PRAGMA user_version = 1;
+        PRAGMA user_version = 2;
         """
 
-    /// Creates the tables in an empty file, refuses files of another kind or a newer format, and makes
-    /// one write, so an unwritable directory fails now and the exclusive lock is taken now.
+    /// Format 1 kept every model's whole document after each commit, and the stream's frames: its
+    /// models become the checkpoint at its last sequence, and its frames are dropped (a client that
+    /// resumes across the upgrade gets `resync`).
+    static let upgradeFromFormat1 = """
+        INSERT INTO meta(key, value) SELECT 'checkpoint', value FROM meta WHERE key = 'sequence'
+            ON CONFLICT(key) DO UPDATE SET value = excluded.value;
+        DELETE FROM meta WHERE key = 'sequence';
+        DROP TABLE events;
+        CREATE TABLE log(sequence INTEGER PRIMARY KEY, model TEXT NOT NULL, revision INTEGER NOT NULL,
+                         record BLOB NOT NULL);
+        PRAGMA user_version = 2;
+        """
+
+    /// Creates the tables in an empty file, upgrades format 1, refuses files of another kind or a newer
+    /// format, and makes one write, so an unwritable directory fails now and the exclusive lock is
+    /// taken now.
     static func migrate(_ database: SQLiteConnection, path: String) throws(StateDatabaseError) {
         do {
             try database.execute("BEGIN IMMEDIATE")
@@ -29,12 +45,15 @@ extension StateDatabase {
                     throw StateDatabaseError.notLiveBind(path: path, reason: "it holds other tables")
                 }
                 try database.execute(schema)
+            } else if format == 1 {
+                try database.execute(upgradeFromFormat1)
             } else if format > formatVersion {
                 try? database.execute("ROLLBACK")
                 throw StateDatabaseError.notLiveBind(
                     path: path, reason: "format \(format) was written by a newer LiveBind (this one reads \(formatVersion))")
             }
-            try database.execute("INSERT INTO meta(key, value) VALUES('format', 1) ON CONFLICT(key) DO UPDATE SET value = 1")
+            try database.execute(
+                "INSERT INTO meta(key, value) VALUES('format', \(formatVersion)) ON CONFLICT(key) DO UPDATE SET value = \(formatVersion)")
             try database.execute("COMMIT")
         } catch let error as StateDatabaseError {
             throw error

@@ -11,7 +11,7 @@ extension EventHub {
     /// One consistent cut of the models `models` lets through, as one frame: a `snapshot` event per
     /// model, all with the cut's id (the frame's `sequence`). Takes the store's lock, not the hub's.
     func encodeSnapshot(models: ModelFilter) -> EventFrame {
-        let cut = store.snapshot(models: models.names.map { Array($0) })
+        let cut = store.visibleSnapshot(models: models.names.map { Array($0) })
         var bytes: [UInt8] = []
         for model in cut.models where models.wants(model.name) {
             EventEncoder.appendSnapshot(model, sequence: cut.sequence, into: &bytes)

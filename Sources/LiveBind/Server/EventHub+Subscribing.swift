@@ -10,7 +10,7 @@ extension EventHub {
         var reason: ResyncReason?
         if let lastEventID {
             if let sequence = UInt64(lastEventID.trimmingWhitespace()) {
-                if sequence > store.lastSequence { reason = .restart } else { resumeAfter = sequence }
+                if sequence > store.visibleSequence { reason = .restart } else { resumeAfter = sequence }
             } else {
                 reason = .gap
             }

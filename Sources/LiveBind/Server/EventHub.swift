@@ -116,7 +116,7 @@ final class EventHub: Sendable {
         self.settings = settings
         retryFrame = EventFrame(sequence: 0, model: nil, isCommit: false,
                                 bytes: EventEncoder.retry(milliseconds: settings.retryMilliseconds))
-        let start = store.lastSequence
+        let start = store.visibleSequence
         state = OrderedMutex(State(droppedThrough: start, runStart: start, newestSequence: start))
     }
 

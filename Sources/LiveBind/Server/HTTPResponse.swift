@@ -14,6 +14,8 @@ public struct HTTPResponse: Sendable {
     public var headers: HTTPHeaders
     /// The body.
     public var body: Body
+    /// Set when the real answer comes later (see ``DeferredAnswer``).
+    var deferred: DeferredAnswer?
 
     /// Makes a response.
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: Body = .bytes([])) {

@@ -49,10 +49,17 @@ extension LiveBindServer {
         public var access = AccessPolicy()
         /// Folder holding `livebind.sqlite` (created when missing): the models, the event ids, the
         /// retained events and the bindings made over HTTP survive restarts, and a write is answered
-        /// only once it is on disk. nil keeps everything in memory (lost at exit). Used by
+        /// (and streamed) only once it is on disk. Writes that arrive while the disk syncs share the
+        /// next sync. nil keeps everything in memory (lost at exit). Used by
         /// ``LiveBindServer/init(configuration:logger:)``.
         public var dataDirectory: String?
+        /// With a data directory: bytes of commit log after which the models changed since the last
+        /// checkpoint are written whole, in the background. A restart replays at most about this much
+        /// log; larger values write whole documents less often.
+        public var checkpointBytes: Int = 16 << 20
 
+        /// A test seam: called on the data directory's writer thread before each sync.
+        var beforeLogSync: (@Sendable () -> Void)?
         /// A test seam: called with each event frame before the event hub appends it (see `EventHub.Settings`).
         var beforeEventAppend: (@Sendable (EventFrame) -> Void)?
 

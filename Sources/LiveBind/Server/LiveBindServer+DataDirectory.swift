@@ -31,12 +31,14 @@ extension LiveBindServer {
         let database: StateDatabase
         let contents: StateDatabase.Contents
         do {
-            database = try StateDatabase(directory: directory, retainedEvents: configuration.retainedEvents)
+            database = try StateDatabase(directory: directory, retainedEvents: configuration.retainedEvents,
+                                         checkpointBytes: configuration.checkpointBytes,
+                                         beforeSync: configuration.beforeLogSync)
             contents = try database.load()
         } catch {
             throw .dataDirectoryUnusable(error.description)
         }
-        let store = Store(restoring: contents.models, lastSequence: contents.lastSequence, journal: database,
+        let store = Store(restoring: contents.models, lastSequence: contents.lastSequence, log: database,
                           limits: configuration.limits)
         self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: database)
     }

@@ -6,9 +6,10 @@ extension LiveBindServer {
         router.add([.get], "/healthz") { _, _ in
             .bytes(Array(#"{"status":"ok"}"#.utf8), contentType: "application/json")
         }
-        router.add([.get], "/metrics") { [counters, store] request, _ in
+        router.add([.get], "/metrics") { [counters, store, database] request, _ in
             _ = try access.authorize(request, .read)
-            return MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.modelNames().count)
+            return MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
+                                          log: database?.writer)
         }
         router.add([.get], "/events") { request, _ in
             try Self.openStream(request, hub: hub, reach: try access.authorize(request, .read, queryToken: true))

@@ -1,5 +1,8 @@
 import Logging
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Serves a store's models over HTTP and their changes as Server-Sent Events, on libmicrohttpd.
 ///
@@ -75,8 +78,13 @@ public final class LiveBindServer: Sendable {
         guard claimed else { throw .alreadyRunning }
         restoreBindings()
         // The feed first, then the retained history, then clients: no commit falls between them.
-        let feed = store.observeAll { commit in hub.publish(EventEncoder.frame(for: commit)) }
-        if let database { hub.seed(history: database.recentEvents()) }
+        let events = EventFeed(hub: hub)
+        let observation = store.observeDurable { commits in events.publish(commits) }
+        let feed = ObservationToken {
+            observation.cancel()
+            events.stop()
+        }
+        if let database { hub.seed(history: database.recentCommits().map(EventEncoder.frame(for:))) }
         do {
             try daemon.start()
         } catch {
@@ -97,6 +105,9 @@ public final class LiveBindServer: Sendable {
     public func stop() {
         guard let current = running.withLock({ current in defer { current = nil }; return current }) else { return }
         current.daemon.quiesce()
+        // Writes waiting for the disk get their answers before the daemon stops.
+        store.log?.flush()
+        for _ in 0..<500 where current.daemon.deferredAnswers.load(ordering: .relaxed) > 0 { usleep(10_000) }
         current.feed.cancel()
         current.heartbeat?.cancel()
         let left = current.hub.shutdown(deadline: .seconds(5))
@@ -120,6 +131,7 @@ public final class LiveBindServer: Sendable {
 
     private func makeHandlers(_ router: Router, access: AccessControl) -> MicroHTTPDDaemon.Handlers {
         let counters = counters
+        let store = store
         return MicroHTTPDDaemon.Handlers(
             respond: { request in
                 counters.add(request: request)
@@ -131,7 +143,13 @@ public final class LiveBindServer: Sendable {
                     counters.addError()
                     response = Problem.from(error).response
                 }
+                if request.method != .get && request.method != .head {
+                    response = Self.answerOnceDurable(response, store: store, counters: counters)
+                }
                 access.finish(&response, for: request)
+                if let deferred = response.deferred {
+                    deferred.finishing { access.finish(&$0, for: request) }
+                }
                 return response
             },
             reject: { request, failure in

@@ -1,7 +1,7 @@
 /// `GET /metrics` in the Prometheus text exposition format.
 enum MetricsEndpoint {
-    static func render(hub: EventHubMetrics, counters: ServerCounters, models: Int) -> HTTPResponse {
-        let rows: [(name: String, type: String, help: String, value: Int)] = [
+    static func render(hub: EventHubMetrics, counters: ServerCounters, models: Int, log: CommitWriter?) -> HTTPResponse {
+        var rows: [(name: String, type: String, help: String, value: Int)] = [
             ("livebind_open_streams", "gauge", "Event streams open now.", hub.openStreams),
             ("livebind_models", "gauge", "Models in the store.", models),
             ("livebind_retained_events", "gauge", "Events kept for Last-Event-ID resumes.", hub.retainedEvents),
@@ -33,6 +33,15 @@ enum MetricsEndpoint {
             ("livebind_writes_total", "counter", "Successful writes.", counters.writes.load(ordering: .relaxed)),
             ("livebind_errors_total", "counter", "Requests answered with a problem.", counters.errors.load(ordering: .relaxed)),
         ]
+        if let log {
+            rows += [
+                ("livebind_log_syncs_total", "counter", "Transactions synced to the data directory (each makes a group of commits durable).",
+                 log.syncs.load(ordering: .relaxed)),
+                ("livebind_log_commits_total", "counter", "Commits made durable in the data directory.", log.commits.load(ordering: .relaxed)),
+                ("livebind_log_checkpoints_total", "counter", "Checkpoints written (the models changed since the last one, whole).",
+                 log.checkpoints.load(ordering: .relaxed)),
+            ]
+        }
         var text = ""
         for row in rows {
             text += "# HELP \(row.name) \(row.help)\n# TYPE \(row.name) \(row.type)\n\(row.name) \(row.value)\n"

@@ -25,6 +25,13 @@ let accessHandlerTrampoline: MHD_AccessHandlerCallback = {
         return .YES
     }
     let pending = Unmanaged<MicroHTTPDPendingRequest>.fromOpaque(opaque).takeUnretainedValue()
+    if let deferred = pending.deferred {
+        // Resumed: the answer is known (the connection is resumed only then).
+        guard let response = deferred.response else { return .NO }
+        pending.deferred = nil
+        daemon.deferredAnswers.subtract(1, ordering: .relaxed)
+        return daemon.queue(response, on: connection, version: version)
+    }
     let size = uploadDataSize.pointee
     if size > 0 {
         uploadDataSize.pointee = 0
@@ -37,6 +44,15 @@ let accessHandlerTrampoline: MHD_AccessHandlerCallback = {
         daemon.handlers.respond(pending.request)
     }
     if case .stream = response.body { pending.answeredWithStream() }
+    if let deferred = response.deferred {
+        if let known = deferred.response { return daemon.queue(known, on: connection, version: version) }
+        pending.deferred = deferred
+        daemon.deferredAnswers.add(1, ordering: .relaxed)
+        let handle = MicroHTTPDConnection(pointer: connection, version: "")
+        handle.suspend()
+        deferred.whenComplete { handle.resume() }
+        return .YES
+    }
     return daemon.queue(response, on: connection, version: version)
 }
 

@@ -41,6 +41,9 @@ final class MicroHTTPDDaemon: Sendable {
     let counters: ServerCounters
     /// The per-request deadline, enforced by a timer while running.
     let deadlines: RequestDeadlines
+    /// Connections suspended until their answer is known (writes waiting for the disk): stopping
+    /// the daemon with one suspended would abort the process.
+    let deferredAnswers = Atomic<Int>(0)
     private struct State: @unchecked Sendable {   // the handle is only touched under the mutex
         var daemon: OpaquePointer?
         var listenSocket: Int32 = -1

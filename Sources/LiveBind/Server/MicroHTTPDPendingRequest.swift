@@ -8,6 +8,8 @@ final class MicroHTTPDPendingRequest {
     private(set) var isStream = false
     private(set) var receivedBytes = 0
     let bodyLimit: Int
+    /// The answer the suspended connection waits for.
+    var deferred: DeferredAnswer?
 
     init(request: HTTPRequest, bodyLimit: Int) {
         self.request = request

@@ -15,7 +15,7 @@ struct ModelEndpoint: Sendable {
     /// `GET /models`: the name and revision of every model the caller reaches.
     func list(reach: AccessControl.Reach = .everything) -> HTTPResponse {
         var bytes = Array(#"{"models":["#.utf8)
-        for (position, model) in store.modelNames().filter({ reach.covers($0.name) }).enumerated() {
+        for (position, model) in store.visibleModelNames().filter({ reach.covers($0.name) }).enumerated() {
             if position > 0 { bytes.append(UInt8(ascii: ",")) }
             bytes += #"{"name":"#.utf8
             JSON.string(model.name).encode(into: &bytes)
@@ -28,7 +28,7 @@ struct ModelEndpoint: Sendable {
     /// `GET /models/{name}{pointer}`: the document or the value at the pointer, from one consistent cut.
     func get(_ name: String, _ pointer: String) throws -> HTTPResponse {
         let path = try Path(pointer: pointer)
-        let cut = store.snapshot(models: [name])
+        let cut = store.visibleSnapshot(models: [name])
         guard let snapshot = cut.models.first else { throw StoreError.modelNotFound(name) }
         let value: JSON
         do {

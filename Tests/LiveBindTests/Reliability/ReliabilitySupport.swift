@@ -65,6 +65,19 @@ func readMetrics(port: Int) throws -> [String: Int] {
     return values
 }
 
+/// Reads `/metrics` until `name` reaches `value` (events are published on the event feed's thread,
+/// a moment after the write is answered), for at most `seconds`; returns the last reading.
+@discardableResult
+func waitForMetric(port: Int, _ name: String, atLeast value: Int, seconds: Double = 10) throws -> [String: Int] {
+    let deadline = Date().addingTimeInterval(seconds)
+    var metrics = try readMetrics(port: port)
+    while (metrics[name] ?? 0) < value, Date() < deadline {
+        usleep(2_000)
+        metrics = try readMetrics(port: port)
+    }
+    return metrics
+}
+
 /// This process's resident memory in kB, from `/proc/self/status` (VmRSS).
 func residentKilobytes() -> Int {
     guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }

@@ -154,6 +154,7 @@ import Testing
             _ = try Client.send(port: port, "PUT", "/models/m", "{}")
             _ = try Client.request(port: port, "GET", "/models/nope")
             let stream = try TestEventStream(port: port)
+            try waitForMetric(port: port, "livebind_events_published_total", atLeast: 1)
             let metrics = try Client.request(port: port, "GET", "/metrics")
             #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
             #expect(metrics.text.contains("# TYPE livebind_open_streams gauge\nlivebind_open_streams 1\n"))

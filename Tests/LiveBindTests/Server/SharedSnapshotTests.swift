@@ -41,7 +41,9 @@ import Testing
             #expect(metrics["livebind_snapshots_shared_total"] == Self.holderCount)
 
             // Once more bytes of events were published than the frame holds, a new stream gets a fresh cut.
+            let published = try #require(try readMetrics(port: port)["livebind_events_published_total"])
             try store.set(.string(Self.text + "!"), at: Path(pointer: "/text"), in: "m")
+            try waitForMetric(port: port, "livebind_events_published_total", atLeast: published + 1)
             let late = try TestEventStream(port: port, target: "/events?model=m")
             let fresh = try #require(try late.next())
             #expect(fresh.type == "snapshot" && fresh.id == "\(cut + 2)")

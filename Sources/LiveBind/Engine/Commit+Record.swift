@@ -1,0 +1,107 @@
+import Collections
+
+/// A commit as a commit log stores it: what it did, as compact UTF-8 JSON, beside the sequence, model
+/// and revision the log keeps in columns of their own.
+///
+/// `{"changes":[{"op":"set","path":["a","b"],"value":1}, …]}`, `{"snapshot":{…}}` or `{"drop":true}`.
+/// A change names only the fields it has: `value`, `index`, `from`, `to`, `key`. The path is its list of components, so that no escaping rule is involved.
+extension Commit {
+    /// This commit's record.
+    func encodedRecord() -> [UInt8] {
+        var bytes: [UInt8] = []
+        switch kind {
+        case .changes(let changes):
+            bytes += #"{"changes":["#.utf8
+            for (position, change) in changes.enumerated() {
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                change.record.encode(into: &bytes)
+            }
+            bytes += "]}".utf8
+        case .snapshot(let value):
+            bytes += #"{"snapshot":"#.utf8
+            value.encode(into: &bytes)
+            bytes.append(UInt8(ascii: "}"))
+        case .drop:
+            bytes += #"{"drop":true}"#.utf8
+        }
+        return bytes
+    }
+
+    /// The commit `record` describes, with the fields the log kept beside it. Throws
+    /// ``CommitRecordError`` when the bytes are not a record this code writes.
+    init(record bytes: some Collection<UInt8>, sequence: UInt64, model: String, revision: UInt64)
+        throws(CommitRecordError)
+    {
+        let record: JSON
+        do {
+            // Two levels of record around a document that may be `StoreLimits.depthCeiling` deep.
+            record = try JSON(parsing: bytes, maxDepth: StoreLimits.depthCeiling + 4)
+        } catch {
+            throw CommitRecordError(sequence: sequence, reason: error.description)
+        }
+        let kind: Kind
+        if let changes = record["changes"]?.arrayValue {
+            var decoded: [Change] = []
+            decoded.reserveCapacity(changes.count)
+            for change in changes {
+                guard let made = Change(record: change) else {
+                    throw CommitRecordError(sequence: sequence, reason: "a change it holds is not one")
+                }
+                decoded.append(made)
+            }
+            kind = .changes(decoded)
+        } else if let value = record["snapshot"], case .object = value {
+            kind = .snapshot(value)
+        } else if record["drop"] == .bool(true) {
+            kind = .drop
+        } else {
+            throw CommitRecordError(sequence: sequence, reason: "it holds no changes, snapshot or drop")
+        }
+        self.init(sequence: sequence, model: model, revision: revision, kind: kind)
+    }
+}
+
+/// A commit log holds a record this code cannot read.
+struct CommitRecordError: Error, CustomStringConvertible {
+    /// The sequence of the commit whose record it is.
+    let sequence: UInt64
+    let reason: String
+
+    var description: String { "the record of commit \(sequence) cannot be read: \(reason)" }
+}
+
+extension Change {
+    /// This change as a record's element.
+    var record: JSON {
+        var members: OrderedDictionary<String, JSON> = [
+            "op": .string(kind.rawValue),
+            "path": .array(Deque(path.components.map(JSON.string))),
+        ]
+        if let value { members["value"] = value }
+        if let index { members["index"] = .int(index) }
+        if let from { members["from"] = .int(from) }
+        if let to { members["to"] = .int(to) }
+        if let key { members["key"] = key }
+        return .object(members)
+    }
+
+    /// The change a record's element describes, or `nil` when it is not one.
+    init?(record: JSON) {
+        guard let kind = record["op"]?.stringValue.flatMap(Kind.init(rawValue:)),
+              let components = record["path"]?.arrayValue else { return nil }
+        var path: [String] = []
+        path.reserveCapacity(components.count)
+        for component in components {
+            guard let name = component.stringValue else { return nil }
+            path.append(name)
+        }
+        func integer(_ name: String) -> Int?? {
+            guard let member = record[name] else { return .some(nil) }
+            guard case .int(let value) = member else { return nil }
+            return .some(value)
+        }
+        guard let index = integer("index"), let from = integer("from"), let to = integer("to") else { return nil }
+        self.init(kind: kind, path: Path(path), value: record["value"], index: index, from: from, to: to,
+                  key: record["key"])
+    }
+}

@@ -1,0 +1,151 @@
+import Dispatch
+import Synchronization
+
+// The store's side of its commit log (see `CommitLog`): what the commit paths call with the lock held,
+// what the log calls back on its own thread, and the durable view clients read.
+extension Store {
+    /// Called by each commit path with the lock held, before it changes `entry`: refuses the write when
+    /// the log failed, and keeps the model as clients see it until the commit is durable.
+    @inline(__always)
+    func prepareLog(for entry: ModelEntry, _ state: inout StoreState) throws(StoreError) {
+        guard log != nil else { return }
+        if let failure = state.durable.failure { throw .storageFailed(failure) }
+        state.durable.holdView(of: entry)
+    }
+
+    /// Called by each commit path with the lock held, once `commit` is applied to `entry`.
+    @inline(__always)
+    func appendToLog(_ commit: @autoclosure () -> Commit, of entry: ModelEntry) {
+        guard let log else { return }
+        let commit = commit()
+        entry.lastCommit = commit.sequence
+        log.append(commit)
+    }
+
+    /// The log made `commits` durable (the next ones in sequence order): clients may see them now.
+    /// Called on the log's thread.
+    func logDidPersist(_ commits: [Commit]) {
+        guard let last = commits.last else { return }
+        let (ready, observers) = withState { state in
+            for commit in commits {
+                guard let entry = state.lookUp(commit.model), entry.durable != nil,
+                      entry.lastCommit > commit.sequence else { continue }
+                entry.durable!.apply(commit)
+            }
+            state.durable.sequence = last.sequence
+            var emptied: [ModelEntry] = []
+            state.durable.pendingEntries.removeAll { entry in
+                guard entry.lastCommit <= last.sequence else { return false }
+                entry.durable = nil
+                if !entry.exists && entry.observers.isEmpty { emptied.append(entry) }
+                return true
+            }
+            for entry in emptied where state.lookUp(entry.name) === entry { state.removeEntry(entry.name) }
+            return (state.durable.takeWaiters(through: last.sequence), state.durable.observers.map(\.call))
+        }
+        for call in ready { call(nil) }
+        for call in observers { call(commits) }
+    }
+
+    /// The log could not make commits durable and takes no more: every waiting and later write fails
+    /// with `reason`; clients keep seeing the durable state. Called on the log's thread.
+    func logDidFail(_ reason: String) {
+        let waiting = withState { state in
+            if state.durable.failure == nil { state.durable.failure = reason }
+            defer { state.durable.waiters.removeAll() }
+            return state.durable.waiters.map(\.call)
+        }
+        for call in waiting { call(.storageFailed(reason)) }
+    }
+
+    /// Calls `handler` once every commit up to `sequence` is durable: at once (on this thread) when it
+    /// already is or the store keeps no log, else on the log's thread. It gets the error when the log
+    /// failed first.
+    func whenDurable(through sequence: UInt64, _ handler: @escaping @Sendable (StoreError?) -> Void) {
+        guard log != nil else { return handler(nil) }
+        let failure: StoreError?? = withState { state in
+            if sequence <= state.durable.sequence { return .some(nil) }
+            if let failure = state.durable.failure { return .some(.storageFailed(failure)) }
+            state.durable.waiters.append((sequence, handler))
+            return nil
+        }
+        if let failure { handler(failure) }
+    }
+
+    /// Returns once every commit up to `sequence` is on disk; throws when the data directory failed
+    /// first. Returns at once for a store that keeps no data directory.
+    ///
+    /// With a data directory, a write returns once it is applied; the server answers an HTTP write
+    /// only after this. Call it after a write from Swift that must survive a crash.
+    public func waitUntilDurable(through sequence: UInt64) throws(StoreError) {
+        guard log != nil else { return }
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<StoreError?>(nil)
+        whenDurable(through: sequence) { error in
+            outcome.withLock { $0 = error }
+            done.signal()
+        }
+        done.wait()
+        if let error = outcome.withLock({ $0 }) { throw error }
+    }
+
+    /// Calls `handler` with every durable batch of commits, in sequence order, on one thread at a time:
+    /// the log's thread with a log, else the delivering thread with each commit. (The server's SSE feed.)
+    func observeDurable(_ handler: @escaping @Sendable ([Commit]) -> Void) -> ObservationToken {
+        guard log != nil else { return observeAll { commit in handler([commit]) } }
+        let id = withState { state in
+            state.nextObserverID += 1
+            state.durable.observers.append((state.nextObserverID, handler))
+            return state.nextObserverID
+        }
+        return ObservationToken { [weak self] in
+            self?.withState { $0.durable.observers.removeAll { $0.id == id } }
+        }
+    }
+
+    /// The sequence clients may see: the last durable commit's (the last commit's without a log).
+    var visibleSequence: UInt64 {
+        withState { state in log == nil ? state.lastSequence : state.durable.sequence }
+    }
+
+    /// What clients may see: the models (sorted by name; `nil` means every model) and the sequence of
+    /// the last durable commit, as ``snapshot(models:)`` gives for a store without a log.
+    func visibleSnapshot(models names: [String]?) -> (sequence: UInt64, models: [ModelSnapshot]) {
+        guard log != nil else { return snapshot(models: names) }
+        let (sequence, snapshots) = withState { state in (state.durable.sequence, state.visibleSnapshots(names)) }
+        return (sequence, snapshots.sorted { $0.name < $1.name })
+    }
+
+    /// The name and revision of every model clients may see, sorted by name.
+    func visibleModelNames() -> [(name: String, revision: UInt64)] {
+        guard log != nil else { return modelNames() }
+        return visibleSnapshot(models: nil).models.map { (name: $0.name, revision: $0.revision) }
+    }
+}
+
+extension StoreState {
+    /// The models as the durable commits left them, in no particular order.
+    func visibleSnapshots(_ names: [String]?) -> [ModelSnapshot] {
+        func visible(_ name: String, _ entry: ModelEntry) -> ModelSnapshot? {
+            if let view = entry.durable {
+                return view.exists ? ModelSnapshot(name: name, revision: view.revision, value: view.document) : nil
+            }
+            return entry.exists ? ModelSnapshot(name: name, revision: entry.revision, value: entry.document) : nil
+        }
+        if let names { return names.compactMap { name in entries[name].flatMap { visible(name, $0) } } }
+        return entries.compactMap { name, entry in visible(name, entry) }
+    }
+
+    /// The state of a store reopened from a log: the models with their revisions, no observers.
+    init(restoring models: [ModelSnapshot], lastSequence: UInt64) {
+        self.init(lastSequence: lastSequence)
+        for model in models {
+            let entry = makeEntry(for: model.name)
+            entry.exists = true
+            entry.document = model.value
+            entry.revision = model.revision
+            entry.size = model.value.countedSize
+            totalSize += entry.size + StoreLimits.modelOverhead
+        }
+    }
+}

@@ -1,0 +1,251 @@
+import Foundation
+import Synchronization
+
+/// The data directory's writer thread: group commit of the store's log.
+///
+/// Commits arrive in sequence order from writers holding the store's lock, and only wait in a queue.
+/// The thread takes everything queued since its last sync, writes it in one transaction, syncs once,
+/// and reports the batch durable to the store; writers that arrive during a sync share the next one.
+/// After a failed transaction it reports the failure once and writes nothing more.
+final class CommitWriter: @unchecked Sendable {
+    // `@unchecked`: the queue's fields are only touched with `condition` locked, the checkpoint's only
+    // on the writer thread, and the connection only through its `Mutex`.
+    /// `nil` once the thread ended: the file is closed (and unlocked) before `stop` returns.
+    private let connection: Mutex<StateDatabase.Connection?>
+    /// Only orders critical sections for the thread sanitizer, as ``Store/withState(_:)`` explains.
+    private let lockOrder = Atomic<Int>(0)
+    let retainedEvents: Int
+    let checkpointBytes: Int
+    /// A test seam: called on the writer thread before each transaction.
+    let beforeSync: (@Sendable () -> Void)?
+    /// Transactions, commits and checkpoints written (for `/metrics`).
+    let syncs = Atomic<Int>(0), commits = Atomic<Int>(0), checkpoints = Atomic<Int>(0)
+
+    private let condition = NSCondition()
+    private var queue: [Commit] = []
+    private var spare: [Commit] = []
+    private var appended: UInt64 = 0
+    private var processed: UInt64 = 0
+    private var stopping = false
+    private var exited = false
+    private weak var store: Store?
+    private var thread: Thread?
+
+    /// Writer thread only: what the next checkpoint must cover.
+    private var checkpoint = CheckpointProgress()
+
+    init(connection: sending StateDatabase.Connection, retainedEvents: Int, checkpointBytes: Int,
+         beforeSync: (@Sendable () -> Void)?) {
+        self.connection = Mutex(connection)
+        self.retainedEvents = retainedEvents
+        self.checkpointBytes = checkpointBytes
+        self.beforeSync = beforeSync
+        let thread = Thread { [self] in run() }
+        thread.name = "livebind-commit-log"
+        self.thread = thread
+        thread.start()
+    }
+
+    func attach(to store: Store) {
+        condition.withLock { self.store = store }
+    }
+
+    /// Queues `commit`. Called with the store locked: takes only the queue's lock.
+    func append(_ commit: Commit) {
+        condition.lock()
+        queue.append(commit)
+        appended = commit.sequence
+        if queue.count == 1 { condition.signal() }
+        condition.unlock()
+    }
+
+    /// Returns once every commit queued so far is written (or failed) and reported to the store.
+    func flush() {
+        condition.lock()
+        let target = appended
+        while processed < target && !exited { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Writes what is queued, then ends the thread; waits for it unless called on it.
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        if Thread.current !== thread {
+            while !exited { condition.wait() }
+        }
+        condition.unlock()
+    }
+
+    // MARK: The writer thread
+
+    private func run() {
+        while true {
+            // A checkpoint's cut is taken before the batch: every commit up to it is then either
+            // written already or in the batch.
+            let cut = checkpoint.bytes >= checkpointBytes ? currentStore()?.snapshot(models: nil) : nil
+            guard var batch = nextBatch() else { return close() }
+            let outcome = write(batch, checkpoint: cut)
+            if let store = currentStore() {
+                switch outcome {
+                case .written: store.logDidPersist(batch)
+                case .failed(let reason): store.logDidFail(reason)
+                case .skipped: break
+                }
+            }
+            finish(&batch)
+        }
+    }
+
+    /// Closes the file, then lets `stop` return.
+    private func close() {
+        connection.withLock { $0 = nil }
+        condition.withLock {
+            exited = true
+            condition.broadcast()
+        }
+    }
+
+    private func currentStore() -> Store? {
+        condition.withLock { store }
+    }
+
+    /// Everything queued, once something is; `nil` when stopping with nothing queued.
+    private func nextBatch() -> [Commit]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty && !stopping { condition.wait() }
+        guard !queue.isEmpty else { return nil }
+        var batch = spare
+        swap(&batch, &queue)
+        spare = []
+        return batch
+    }
+
+    /// Marks `batch` processed and keeps its storage for the next one.
+    private func finish(_ batch: inout [Commit]) {
+        let last = batch.last?.sequence ?? 0
+        batch.removeAll(keepingCapacity: true)
+        condition.lock()
+        processed = max(processed, last)
+        spare = batch
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private enum Outcome {
+        case written
+        case failed(String)
+        /// The log had failed before: nothing was written and the store knows.
+        case skipped
+    }
+
+    /// Writes `batch` (and the checkpoint at `cut`, when given) in one transaction.
+    private func write(_ batch: [Commit], checkpoint cut: (sequence: UInt64, models: [ModelSnapshot])?) -> Outcome {
+        var progress = checkpoint
+        beforeSync?()
+        do throws(StoreError) {
+            try transaction { (connection) throws(SQLiteError) in
+                for commit in batch {
+                    let record = commit.encodedRecord()
+                    try connection.appendCommit.bind(1, Int64(commit.sequence))
+                    try connection.appendCommit.bind(2, commit.model)
+                    try connection.appendCommit.bind(3, Int64(commit.revision))
+                    try connection.appendCommit.bind(4, record)
+                    try connection.appendCommit.run()
+                    progress.add(commit, bytes: record.count)
+                }
+                if let cut {
+                    try writeCheckpoint(cut, progress: &progress, through: batch.last?.sequence ?? cut.sequence,
+                                        connection: connection)
+                }
+            }
+        } catch {
+            if case .storageFailed(let reason) = error, reason == Self.alreadyFailed { return .skipped }
+            return .failed(error.description)
+        }
+        checkpoint = progress
+        syncs.add(1, ordering: .relaxed)
+        commits.add(batch.count, ordering: .relaxed)
+        if cut != nil { checkpoints.add(1, ordering: .relaxed) }
+        return .written
+    }
+
+    /// The models changed since the last checkpoint, as `cut` has them (a model changed only after the
+    /// cut is written as it was then, which the log after the cut completes); then the log up to the
+    /// cut is dropped, except the newest `retainedEvents` commits.
+    private func writeCheckpoint(_ cut: (sequence: UInt64, models: [ModelSnapshot]), progress: inout CheckpointProgress,
+                                 through last: UInt64, connection: StateDatabase.Connection) throws(SQLiteError) {
+        let models = Dictionary(cut.models.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for name in progress.models {
+            if let model = models[name] {
+                try connection.upsertModel.bind(1, name)
+                try connection.upsertModel.bind(2, Int64(model.revision))
+                try connection.upsertModel.bind(3, model.value.encoded())
+                try connection.upsertModel.run()
+            } else {
+                try connection.deleteModel.bind(1, name)
+                try connection.deleteModel.run()
+            }
+        }
+        try connection.saveCheckpoint.bind(1, Int64(cut.sequence))
+        try connection.saveCheckpoint.run()
+        let keepFrom = last > UInt64(retainedEvents) ? last - UInt64(retainedEvents) : 0
+        try connection.trimLog.bind(1, Int64(min(cut.sequence, keepFrom)))
+        try connection.trimLog.run()
+        progress.checkpointed(through: cut.sequence)
+    }
+
+    // MARK: The connection
+
+    static let alreadyFailed = "an earlier write could not be made durable; restart the server"
+
+    /// Runs `body` with the connection locked.
+    func withConnection<R: Sendable, E: Error>(_ body: (inout StateDatabase.Connection) throws(E) -> R) throws(E) -> R {
+        try connection.withLock { (connection) throws(E) -> R in
+            _ = lockOrder.load(ordering: .acquiring)
+            defer { lockOrder.store(0, ordering: .releasing) }
+            guard connection != nil else { preconditionFailure("the data directory was closed") }
+            return try body(&connection!)
+        }
+    }
+
+    /// Runs `body` in one write transaction and commits it (synced to disk before returning). A failure
+    /// rolls back, throws, and marks the database failed: it takes no more writes.
+    func transaction(_ body: (StateDatabase.Connection) throws(SQLiteError) -> Void) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            if connection.failure != nil { throw .storageFailed(Self.alreadyFailed) }
+            do throws(SQLiteError) {
+                try connection.begin.run()
+                try body(connection)
+                try connection.commit.run()
+            } catch {
+                connection.failure = error.description
+                if connection.database.isInTransaction { try? connection.rollback.run() }
+                throw .storageFailed(error.description)
+            }
+        }
+    }
+}
+
+/// What the log holds since the last checkpoint: its bytes, and which models its commits changed.
+struct CheckpointProgress {
+    private(set) var bytes = 0
+    private var changed: [String: UInt64] = [:]
+
+    /// Counts a commit written to the log.
+    mutating func add(_ commit: Commit, bytes count: Int) {
+        bytes += count
+        changed[commit.model] = commit.sequence
+    }
+
+    /// The models changed since the last checkpoint.
+    var models: Dictionary<String, UInt64>.Keys { changed.keys }
+
+    /// A checkpoint at `sequence` was written: only later commits are left to cover.
+    mutating func checkpointed(through sequence: UInt64) {
+        changed = changed.filter { $0.value > sequence }
+        bytes = 0
+    }
+}

@@ -1,0 +1,25 @@
+extension StateDatabase {
+    /// The connection and its prepared statements, used only under the writer's lock.
+    struct Connection {
+        let database: SQLiteConnection
+        let begin, commit, rollback: SQLiteStatement
+        let appendCommit, upsertModel, deleteModel, saveCheckpoint, trimLog: SQLiteStatement
+        /// Set when a transaction failed: what happened, for every later write's error.
+        var failure: String?
+
+        init(_ database: SQLiteConnection) throws(SQLiteError) {
+            self.database = database
+            begin = try database.prepare("BEGIN IMMEDIATE")
+            commit = try database.prepare("COMMIT")
+            rollback = try database.prepare("ROLLBACK")
+            appendCommit = try database.prepare("INSERT INTO log(sequence, model, revision, record) VALUES(?1, ?2, ?3, ?4)")
+            upsertModel = try database.prepare(
+                "INSERT INTO models(name, revision, document) VALUES(?1, ?2, ?3) "
+                    + "ON CONFLICT(name) DO UPDATE SET revision = ?2, document = ?3")
+            deleteModel = try database.prepare("DELETE FROM models WHERE name = ?1")
+            saveCheckpoint = try database.prepare(
+                "INSERT INTO meta(key, value) VALUES('checkpoint', ?1) ON CONFLICT(key) DO UPDATE SET value = ?1")
+            trimLog = try database.prepare("DELETE FROM log WHERE sequence <= ?1")
+        }
+    }
+}

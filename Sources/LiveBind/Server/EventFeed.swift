@@ -1,0 +1,56 @@
+import Foundation
+
+/// Carries durable commits to the event hub on a thread of its own, so that no writer waits for a
+/// commit's frame to be encoded or for the streams it wakes.
+///
+/// Writers (or the commit log's thread) only queue the commits; the feed's thread encodes each one's
+/// frame and publishes it, in sequence order.
+final class EventFeed: @unchecked Sendable {
+    // `@unchecked`: `queue` and `stopped` are only touched with `condition` locked.
+    private let hub: EventHub
+    private let condition = NSCondition()
+    private var queue: [Commit] = []
+    private var stopped = false
+
+    /// Starts the feed's thread.
+    init(hub: EventHub) {
+        self.hub = hub
+        let thread = Thread { [self] in run() }
+        thread.name = "livebind-event-feed"
+        thread.start()
+    }
+
+    /// Queues durable commits, in sequence order.
+    func publish(_ commits: [Commit]) {
+        condition.lock()
+        if !stopped {
+            queue += commits
+            condition.signal()
+        }
+        condition.unlock()
+    }
+
+    /// Publishes what is queued, then ends the thread (without waiting for it).
+    func stop() {
+        condition.withLock {
+            stopped = true
+            condition.signal()
+        }
+    }
+
+    private func run() {
+        var batch: [Commit] = []
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopped { condition.wait() }
+            if queue.isEmpty {
+                condition.unlock()
+                return
+            }
+            swap(&batch, &queue)
+            condition.unlock()
+            for commit in batch { hub.publish(EventEncoder.frame(for: commit)) }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+}
