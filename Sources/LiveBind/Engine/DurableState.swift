@@ -61,3 +61,17 @@ struct DurableState {
         return ready
     }
 }
+
+/// What a commit log's thread runs after reporting to the store, without holding the store.
+struct DurableCalls {
+    var waiters: [@Sendable (StoreError?) -> Void] = []
+    var observers: [@Sendable ([Commit]) -> Void] = []
+    /// Set when the log failed: what every waiter gets.
+    var failure: StoreError?
+
+    /// Tells the waiters, then the durable feed about `commits`.
+    func run(_ commits: [Commit]) {
+        for call in waiters { call(failure) }
+        if failure == nil { for call in observers { call(commits) } }
+    }
+}

@@ -23,9 +23,10 @@ extension Store {
     }
 
     /// The log made `commits` durable (the next ones in sequence order): clients may see them now.
-    /// Called on the log's thread.
-    func logDidPersist(_ commits: [Commit]) {
-        guard let last = commits.last else { return }
+    /// Called on the log's thread, which then runs the returned calls (the waiting writes' and the
+    /// durable feed's) once it holds no reference to the store: a write's waiter may let the store go.
+    func logDidPersist(_ commits: [Commit]) -> DurableCalls {
+        guard let last = commits.last else { return DurableCalls() }
         let (ready, observers) = withState { state in
             for commit in commits {
                 guard let entry = state.lookUp(commit.model), entry.durable != nil,
@@ -43,19 +44,19 @@ extension Store {
             for entry in emptied where state.lookUp(entry.name) === entry { state.removeEntry(entry.name) }
             return (state.durable.takeWaiters(through: last.sequence), state.durable.observers.map(\.call))
         }
-        for call in ready { call(nil) }
-        for call in observers { call(commits) }
+        return DurableCalls(waiters: ready, observers: observers)
     }
 
     /// The log could not make commits durable and takes no more: every waiting and later write fails
-    /// with `reason`; clients keep seeing the durable state. Called on the log's thread.
-    func logDidFail(_ reason: String) {
+    /// with `reason`; clients keep seeing the durable state. Called on the log's thread, which runs
+    /// the returned calls as for ``logDidPersist(_:)``.
+    func logDidFail(_ reason: String) -> DurableCalls {
         let waiting = withState { state in
             if state.durable.failure == nil { state.durable.failure = reason }
             defer { state.durable.waiters.removeAll() }
             return state.durable.waiters.map(\.call)
         }
-        for call in waiting { call(.storageFailed(reason)) }
+        return DurableCalls(waiters: waiting, failure: .storageFailed(reason))
     }
 
     /// Calls `handler` once every commit up to `sequence` is durable: at once (on this thread) when it

@@ -67,15 +67,24 @@ final class CommitWriter: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Writes what is queued, then ends the thread; waits for it unless called on it.
+    /// Writes what is queued, closes the file, then ends the thread.
+    ///
+    /// Called on the writer thread itself when the store's last reference went away in one of its
+    /// calls to the store: it then writes what is left and closes the file right here, so that the
+    /// file is unlocked when the store is gone, wherever that happened.
     func stop() {
         condition.lock()
         stopping = true
         condition.broadcast()
-        if Thread.current !== thread {
+        guard Thread.current === thread else {
             while !exited { condition.wait() }
+            return condition.unlock()
         }
+        var rest: [Commit] = []
+        swap(&rest, &queue)
         condition.unlock()
+        if !rest.isEmpty { _ = write(rest, checkpoint: nil) }
+        connection.withLock { $0 = nil }
     }
 
     // MARK: The writer thread
@@ -86,14 +95,7 @@ final class CommitWriter: @unchecked Sendable {
             // written already or in the batch.
             let cut = checkpoint.bytes >= checkpointBytes ? currentStore()?.snapshot(models: nil) : nil
             guard var batch = nextBatch() else { return close() }
-            let outcome = write(batch, checkpoint: cut)
-            if let store = currentStore() {
-                switch outcome {
-                case .written: store.logDidPersist(batch)
-                case .failed(let reason): store.logDidFail(reason)
-                case .skipped: break
-                }
-            }
+            report(write(batch, checkpoint: cut), of: batch)?.run(batch)
             finish(&batch)
         }
     }
@@ -104,6 +106,16 @@ final class CommitWriter: @unchecked Sendable {
         condition.withLock {
             exited = true
             condition.broadcast()
+        }
+    }
+
+    /// Tells the store; the calls it returns run once this thread holds no reference to it.
+    private func report(_ outcome: Outcome, of batch: [Commit]) -> DurableCalls? {
+        guard let store = currentStore() else { return nil }
+        switch outcome {
+        case .written: return store.logDidPersist(batch)
+        case .failed(let reason): return store.logDidFail(reason)
+        case .skipped: return nil
         }
     }
 

@@ -1,3 +1,4 @@
+import Collections
 import Foundation
 import Testing
 @testable import LiveBind
@@ -79,6 +80,87 @@ import Testing
             #expect(store.lastSequence == 1)
             #expect(try store.value(of: "m") == ["items": [], "v": 0])
             #expect(try store.set(1, at: Path(dotted: "v"), in: "m").sequence == 2)
+        }
+    }
+
+    /// Reads one integer with `sql` from the database.
+    static func integer(_ database: StateDatabase, _ sql: String) throws -> Int64 {
+        try database.withConnection { connection in
+            let statement = try connection.database.prepare(sql)
+            _ = try statement.step()
+            return statement.int64(0)
+        }
+    }
+
+    @Test func aWriteToALargeModelLogsOnlyWhatItChanged() throws {
+        try withTemporaryDirectory { directory in
+            let (store, database) = try Self.open(directory)
+            let rows = JSON.array(Deque((0..<10_000).map { ["id": .string("r\($0)"), "v": 0, "name": "a row of the large model"] }))
+            try store.put("big", ["rows": rows])
+            #expect(try store.size(of: "big") > 500_000)
+            for value in 1...20 { try store.set(.int(value), at: Path(pointer: "/rows/5000/v"), in: "big") }
+            try store.waitUntilDurable(through: store.lastSequence)
+            // The put logged the document once; each set logged a few dozen bytes; no checkpoint yet.
+            #expect(try Self.integer(database, "SELECT max(length(record)) FROM log WHERE sequence > 1") < 100)
+            #expect(try Self.integer(database, "SELECT count(*) FROM models") == 0)
+            #expect(try Self.integer(database, "SELECT count(*) FROM log") == 21)
+        }
+    }
+
+    @Test func checkpointsWriteChangedModelsWholeAndARestartReplaysTheLogAfterThem() throws {
+        try withTemporaryDirectory { directory in
+            do {
+                let (store, database) = try Self.open(directory, retainedEvents: 5, checkpointBytes: 400)
+                try store.put("a", ["v": 0])
+                try store.put("b", ["v": 0])
+                for value in 1...100 {
+                    try store.set(.int(value), at: Path(dotted: "v"), in: "a")
+                    try store.waitUntilDurable(through: store.lastSequence)
+                }
+                try store.put("c", ["v": 1])
+                try store.drop("b")
+                try store.waitUntilDurable(through: store.lastSequence)
+                let checkpoint = try Self.integer(database, "SELECT value FROM meta WHERE key = 'checkpoint'")
+                #expect(checkpoint > 50)
+                // Only the last checkpoint's models, and the log after it (plus the last five) remain.
+                #expect(try Self.integer(database, "SELECT count(*) FROM log") <= 104 - checkpoint + 5)
+                #expect(try Self.integer(database, "SELECT min(sequence) FROM log") > 50)
+                #expect(try Self.integer(database, "SELECT revision FROM models WHERE name = 'a'") < 101)
+            }
+            let (store, _) = try Self.open(directory)
+            #expect(store.lastSequence == 104)
+            #expect(store.modelNames().map(\.name) == ["a", "c"])
+            #expect(try store.snapshot("a").revision == 101)
+            #expect(try store.value(of: "a") == ["v": 100])
+            #expect(try store.value(of: "c") == ["v": 1])
+        }
+    }
+
+    @Test func aFormatOneDirectoryIsUpgradedWithItsModelsAndSequence() throws {
+        try withTemporaryDirectory { directory in
+            do {
+                let old = try SQLiteConnection(path: directory + "/" + StateDatabase.fileName)
+                try old.execute("""
+                    CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                    CREATE TABLE models(name TEXT PRIMARY KEY, revision INTEGER NOT NULL, document BLOB NOT NULL);
+                    CREATE TABLE events(sequence INTEGER PRIMARY KEY, model TEXT NOT NULL, frame BLOB NOT NULL);
+                    CREATE TABLE bindings(position INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE,
+                                          definition BLOB NOT NULL);
+                    CREATE TABLE binding_states(id TEXT PRIMARY KEY, enabled INTEGER NOT NULL);
+                    PRAGMA user_version = 1;
+                    INSERT INTO meta VALUES('format', 1), ('sequence', 7);
+                    INSERT INTO models VALUES('m', 3, CAST('{"v":3}' AS BLOB));
+                    INSERT INTO events VALUES(7, 'm', CAST('id: 7' AS BLOB));
+                    """)
+            }
+            let (store, database) = try Self.open(directory)
+            #expect(store.lastSequence == 7)
+            #expect(try store.snapshot("m").revision == 3)
+            #expect(try store.value(of: "m") == ["v": 3])
+            #expect(database.recentCommits().isEmpty)
+            #expect(try store.set(4, at: Path(dotted: "v"), in: "m").sequence == 8)
+            try store.waitUntilDurable(through: 8)
+            #expect(try Self.integer(database, "PRAGMA user_version") == 2)
         }
     }
 
