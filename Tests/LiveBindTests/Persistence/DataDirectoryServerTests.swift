@@ -105,7 +105,8 @@ import Testing
                 configuration.dataDirectory = directory
                 configuration.port = 0
                 let server = try LiveBindServer(configuration: configuration)
-                try server.store.put("sensor", ["temperature": 20.5])
+                let written = try server.store.put("sensor", ["temperature": 20.5]).result
+                try server.store.waitUntilDurable(through: written.sequence)
                 try server.start()
                 server.stop()
                 weakServer = server
