@@ -95,7 +95,7 @@ final class CommitWriter: @unchecked Sendable {
             // written already or in the batch.
             let cut = checkpoint.bytes >= checkpointBytes ? currentStore()?.snapshot(models: nil) : nil
             guard var batch = nextBatch() else { return close() }
-            report(write(batch, checkpoint: cut), of: batch)?.run(batch)
+            report(write(batch, checkpoint: cut))?.run(batch)
             finish(&batch)
         }
     }
@@ -110,12 +110,11 @@ final class CommitWriter: @unchecked Sendable {
     }
 
     /// Tells the store; the calls it returns run once this thread holds no reference to it.
-    private func report(_ outcome: Outcome, of batch: [Commit]) -> DurableCalls? {
+    private func report(_ outcome: Outcome) -> DurableCalls? {
         guard let store = currentStore() else { return nil }
         switch outcome {
-        case .written: return store.logDidPersist(batch)
+        case .written(let batch): return store.logDidPersist(batch)
         case .failed(let reason): return store.logDidFail(reason)
-        case .skipped: return nil
         }
     }
 
@@ -147,10 +146,9 @@ final class CommitWriter: @unchecked Sendable {
     }
 
     private enum Outcome {
-        case written
+        case written([Commit])
+        /// Nothing was written: this transaction failed, or an earlier one did (then `reason` says so).
         case failed(String)
-        /// The log had failed before: nothing was written and the store knows.
-        case skipped
     }
 
     /// Writes `batch` (and the checkpoint at `cut`, when given) in one transaction.
@@ -174,14 +172,14 @@ final class CommitWriter: @unchecked Sendable {
                 }
             }
         } catch {
-            if case .storageFailed(let reason) = error, reason == Self.alreadyFailed { return .skipped }
-            return .failed(error.description)
+            guard case .storageFailed(let reason) = error else { return .failed(error.description) }
+            return .failed(reason)
         }
         checkpoint = progress
         syncs.add(1, ordering: .relaxed)
         commits.add(batch.count, ordering: .relaxed)
         if cut != nil { checkpoints.add(1, ordering: .relaxed) }
-        return .written
+        return .written(batch)
     }
 
     /// The models changed since the last checkpoint, as `cut` has them (a model changed only after the

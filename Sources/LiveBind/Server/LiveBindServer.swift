@@ -143,7 +143,7 @@ public final class LiveBindServer: Sendable {
                     counters.addError()
                     response = Problem.from(error).response
                 }
-                if request.method != .get && request.method != .head {
+                if request.method != .get && request.method != .head && request.method != .options {
                     response = Self.answerOnceDurable(response, store: store, counters: counters)
                 }
                 access.finish(&response, for: request)
