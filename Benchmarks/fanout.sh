@@ -4,8 +4,10 @@
 # 100, 1,000 and 5,000 subscribers), then 10,000 idle streams held against each, with heartbeats every
 # 15 s on both sides and with none due on either.
 # Every measurement gets a fresh server process (sseload reports peak RSS since process start).
-# `ssefloor` (../shared/tools/sseload/ssefloor.c: frames each message once and coalesces all pending frames
-# into one write per subscriber, no HTTP framework) runs the same matrix as the practical ceiling.
+# The load generator is the project's own `Benchmarks/tools/sseload.c`, and `ssefloor`
+# (`Benchmarks/tools/ssefloor.c`: one thread that frames each message once and hands a turn's messages to
+# every subscriber in one write, no HTTP framework) runs the same matrix as the practical ceiling. Both
+# are built here with `cc -O2`; nginx + Nchan starts from `Benchmarks/anchors/`.
 # Results: one JSON object per run under $FANOUT_OUT (default Benchmarks/results/fanout).
 #
 # Environment: BENCH_QUICK=1 (1,000 subscribers only, one repeat, short idle hold), FANOUT_REPEATS (3),
@@ -33,7 +35,8 @@ nchan_port=$((lb_port + 1))
 floor_port=$((lb_port + 2))
 out=${FANOUT_OUT:-$root/Benchmarks/results/fanout}
 tools=$root/Benchmarks/.build/tools
-shared=$root/../shared
+sources=$root/Benchmarks/tools
+anchors=$root/Benchmarks/anchors
 work=$(mktemp -d /tmp/livebind-fanout.XXXXXX)
 server_pid=""
 
@@ -53,8 +56,7 @@ build_tools() {
     mkdir -p "$tools"
     local tool src
     for tool in sseload ssefloor; do
-        src=$shared/tools/sseload/$tool.c
-        [ -f "$src" ] || { log "missing $src (the shared load generator)"; exit 1; }
+        src=$sources/$tool.c
         if [ ! -x "$tools/$tool" ] || [ "$src" -nt "$tools/$tool" ]; then
             cc -O2 -o "$tools/$tool" "$src"
         fi
@@ -83,25 +85,17 @@ start_livebind() {  # [extra server options]
     raise_share "$server_pid"
 }
 
-start_nchan() {  # [directory of run-nchan.sh and nchan.conf.in]
+start_nchan() {  # [seconds between pings]
     rm -rf "$work/nchan"
-    setsid bash "${1:-$shared/bench}/run-nchan.sh" "$work/nchan" "$nchan_port" >"$work/nchan.log" 2>&1 &
+    setsid bash "$anchors/run-nchan.sh" "$work/nchan" "$nchan_port" ${1:+"$1"} >"$work/nchan.log" 2>&1 &
     wait_for_port "$nchan_port" || { log "nginx + Nchan did not start:"; tail -5 "$work/nchan.log" >&2; return 1; }
     server_pid=$(cat "$work/nchan/nginx.pid")   # run-nchan.sh execs nginx: the master's pid
     raise_share "$server_pid"
 }
 
 # The idle-stream anchor doing LiveBind's work: the same Nchan, with a heartbeat comment every 15 s on
-# each stream (LiveBind's default `--heartbeat`), from a copy of the shared files.
-start_nchan_ping() {
-    local dir=$work/nchan-ping-files
-    mkdir -p "$dir"
-    cp "$shared/bench/run-nchan.sh" "$dir/"
-    sed 's#nchan_subscriber_first_message newest;#&\n      nchan_eventsource_ping_interval 15;\n      nchan_eventsource_ping_comment heartbeat;#' \
-        "$shared/bench/nchan.conf.in" >"$dir/nchan.conf.in"
-    grep -q nchan_eventsource_ping_interval "$dir/nchan.conf.in" || { log "could not add pings to nchan.conf.in"; return 1; }
-    start_nchan "$dir"
-}
+# each stream (LiveBind's default `--heartbeat`).
+start_nchan_ping() { start_nchan 15; }
 
 # LiveBind with no heartbeat due while the streams are held: what idle streams cost between heartbeats.
 start_livebind_quiet() { start_livebind --heartbeat 3600; }

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# `make bench`: the engine benchmarks (ordo-one/benchmark), fan-out over HTTP against nginx + Nchan and,
-# when present, the browser benchmark; then ONE markdown table with the ratios (also saved to
-# Benchmarks/results/table.md). Needs .build/release/livebind-server (the Makefile builds it first).
+# `make bench`: the engine benchmarks (ordo-one/benchmark), fan-out over HTTP against nginx + Nchan,
+# writes over HTTP against Nchan and Redis and, when present, the browser benchmark; then ONE markdown
+# table with the ratios (also saved to Benchmarks/results/table.md). Needs
+# .build/release/livebind-server (the Makefile builds it first). Everything it uses is in this
+# repository or a Debian package the scripts install when missing.
 #
 # Environment: BENCH_QUICK=1 for a short pass (one engine run, 1,000 subscribers, one repeat);
-# ENGINE_RUNS (3), BENCH_SKIP="engine fanout browser" to leave parts out; see fanout.sh for its knobs.
+# ENGINE_RUNS (3), BENCH_SKIP="engine fanout writes browser" to leave parts out; see fanout.sh and
+# writes.sh for their knobs.
 set -euo pipefail
 cd "$(dirname "$0")/.."                       # the repository root
 root=$(pwd)
@@ -37,6 +40,11 @@ if [[ $skip != *" fanout "* ]]; then
     FANOUT_OUT=$results/fanout bash Benchmarks/fanout.sh
 fi
 
+if [[ $skip != *" writes "* ]]; then
+    log "writes over HTTP: livebind-server vs nginx + Nchan publish and Redis appendfsync always"
+    WRITES_OUT=$results/writes bash Benchmarks/writes.sh
+fi
+
 browser_file=""
 if [[ $skip != *" browser "* ]] && [ -f Benchmarks/browser/bench_dom.py ]; then
     log "browser benchmark"
@@ -52,5 +60,6 @@ log "results"
 args=()
 [ ${#engine_files[@]} -gt 0 ] && args+=(--engine "${engine_files[@]}")
 [[ $skip == *" fanout "* ]] || args+=(--fanout "$results/fanout")
+[[ $skip == *" writes "* ]] || args+=(--writes "$results/writes")
 [ -n "$browser_file" ] && args+=(--browser "$browser_file")
 python3 Benchmarks/scripts/report.py "${args[@]}" | tee "$results/table.md"

@@ -5,8 +5,9 @@ Inputs (all optional; missing parts are left out of the table):
   --engine FILE...   markdown output of `swift package benchmark --format markdown --scale`, one per run
   --fanout DIR       sseload JSON files NAME-cSUBS-rRATE-REPEAT.json and idle-NAME-REPEAT.json (fanout.sh)
   --browser FILE     stdout of Benchmarks/browser/bench_dom.py (JSON object lines are read)
-Engine figures are the median over runs of each run's median sample; fan-out figures are medians
-over repeats.
+  --writes DIR       writes.sh JSON files CASE-cCONNS-REPEAT.json and streams-sN-cCONNS-REPEAT.json
+Engine figures are the median over runs of each run's median sample; fan-out and write figures are
+medians over repeats. The writes also get a table of their own, writes/s and p50 by concurrency.
 """
 import argparse, glob, json, os, re, statistics, sys
 
@@ -178,6 +179,97 @@ def fanout_rows(directory):
     return rows
 
 
+WRITE_CASES = [  # (case in writes.sh, label)
+    ("lb_mem", "LiveBind in memory, tiny model"),
+    ("lb_data", "LiveBind `--data`, tiny model"),
+    ("lb_mem_big", "LiveBind in memory, 1 MB model"),
+    ("lb_data_big", "LiveBind `--data`, 1 MB model"),
+    ("nchan", "nginx + Nchan publish"),
+    ("redis", "Redis 7 `appendfsync always` SET"),
+]
+
+
+def load_writes(directory):
+    """{(case, conns): summary} and {(streams, conns): summary}: medians over the repeats."""
+    runs, stream_runs = {}, {}
+    for path in glob.glob(os.path.join(directory, "*.json")):
+        name = os.path.basename(path)
+        m = re.match(r"streams-s(\d+)-c(\d+)-\d+\.json$", name) or re.match(r"(\w+?)-c(\d+)-\d+\.json$", name)
+        if not m:
+            continue
+        try:
+            r = json.load(open(path))
+        except (OSError, ValueError):
+            continue
+        target = stream_runs if name.startswith("streams-") else runs
+        key = (int(m[1]) if name.startswith("streams-") else m[1], int(m[2]))
+        target.setdefault(key, []).append(r)
+
+    def summary(results):
+        med = lambda key: statistics.median(r[key] for r in results)
+        s = {"rps": med("rps"), "p50": med("p50_ms"), "p99": med("p99_ms"), "n": len(results),
+             "errors": max(sum(r.get("errors", {}).values()) for r in results)}
+        if any("streams_closed" in r for r in results):
+            s["closed"] = max(r.get("streams_closed", 0) for r in results)
+        return s
+    return ({k: summary(v) for k, v in runs.items()}, {k: summary(v) for k, v in stream_runs.items()})
+
+
+def write_cell(s):
+    if not s:
+        return "not measured"
+    extra = f", {s['errors']} errors" if s["errors"] else ""
+    return f"{s['rps']:,.0f} writes/s, p50 {s['p50']:.2f} / p99 {s['p99']:.2f} ms{extra}, n={s['n']}"
+
+
+def write_rows(directory):
+    runs, stream_runs = load_writes(directory)
+    rows = []
+    conns = sorted({c for _, c in runs} | {c for _, c in stream_runs})
+    for c in conns:
+        get = lambda case: runs.get((case, c))
+        pairs = [
+            ("lb_mem", "nchan", "in memory, tiny model", "Nchan publish", "≥ 1.0"),
+            ("lb_data", "redis", "`--data`, tiny model", "Redis `appendfsync always`", "≥ 1.0 at 32 writers" if c == 32 else "—"),
+        ]
+        for lb, anchor, label, anchor_label, target in pairs:
+            a, b = get(lb), get(anchor)
+            if a or b:
+                rows.append(("writes", f"{label}, {c} writer{'s' * (c > 1)}", write_cell(a),
+                             f"{anchor_label}: {write_cell(b)}", "writes/s " + fmt_ratio(a and a["rps"], b and b["rps"]), target))
+        for big, tiny, label, target in (("lb_data_big", "lb_data", "`--data`", "≤ 1.5 (tiny ÷ 1 MB writes/s)"),
+                                         ("lb_mem_big", "lb_mem", "in memory", "—")):
+            a, b = get(big), get(tiny)
+            if a or b:
+                rows.append(("writes", f"{label}, 1 MB model, {c} writer{'s' * (c > 1)}", write_cell(a),
+                             f"same on the tiny model: {write_cell(b)}",
+                             "tiny ÷ 1 MB writes/s " + fmt_ratio(b and b["rps"], a and a["rps"]), target))
+    for (count, c) in sorted(k for k in stream_runs if k[0] > 0):
+        a, b = stream_runs[(count, c)], stream_runs.get((0, c))
+        closed = f", {a.get('closed', 0)} streams closed" if a.get("closed") else ""
+        ratio = (f"p50 {fmt_ratio(a['p50'], b and b['p50'])}, p99 {fmt_ratio(a['p99'], b and b['p99'])}"
+                 if b else "—")
+        rows.append(("writes", f"write latency with {count:,} open streams on the model, in memory, {c} writer{'s' * (c > 1)}",
+                     write_cell(a) + closed, f"no streams: {write_cell(b)}", ratio, "measured (item 3)"))
+    return rows
+
+
+def write_matrix(directory):
+    """Writes/s and p50 for each case (rows) at each concurrency (columns)."""
+    runs, _ = load_writes(directory)
+    conns = sorted({c for _, c in runs})
+    if not conns:
+        return []
+    lines = ["| server | " + " | ".join(f"{c} writer{'s' * (c > 1)}" for c in conns) + " |",
+             "|---|" + "---:|" * len(conns)]
+    for case, label in WRITE_CASES:
+        cells = [runs.get((case, c)) for c in conns]
+        if any(cells):
+            lines.append(f"| {label} | " + " | ".join(
+                f"{s['rps']:,.0f}/s, p50 {s['p50']:.2f} ms" if s else "—" for s in cells) + " |")
+    return lines
+
+
 BROWSER_TARGETS = [  # (words in the measurement, target)
     ("advantage", "≥ 100× cheaper than a re-render"),
     ("frame rate", "60 fps at 1,000 rows"),
@@ -219,6 +311,7 @@ def main():
     ap.add_argument("--engine", nargs="*", default=[])
     ap.add_argument("--fanout")
     ap.add_argument("--browser")
+    ap.add_argument("--writes")
     a = ap.parse_args()
     rows = []
     runs = [parse_engine(p) for p in a.engine if os.path.exists(p)]
@@ -226,6 +319,8 @@ def main():
         rows += engine_rows(median_runs(runs))
     if a.fanout:
         rows += fanout_rows(a.fanout)
+    if a.writes:
+        rows += write_rows(a.writes)
     if a.browser:
         rows += browser_rows(a.browser)
     print("| area | measure | LiveBind | anchor | LiveBind / anchor | target |")
@@ -234,6 +329,10 @@ def main():
         print("| " + " | ".join(row) + " |")
     if runs:
         print(f"\nEngine: median of {len(runs)} run(s), each the median sample; per operation.")
+    matrix = write_matrix(a.writes) if a.writes else []
+    if matrix:
+        print("\nWrites (median writes/s and p50 over the repeats):\n")
+        print("\n".join(matrix))
 
 
 if __name__ == "__main__":
