@@ -11,11 +11,27 @@ extension AccessControl {
     /// with this server. Requests without `Host` (HTTP/1.0) pass.
     func checkHost(_ request: HTTPRequest) throws(AccessError) {
         guard loopbackOnly, let header = request.headers["Host"]?.trimmingWhitespace() else { return }
+        if Self.isPlainLoopback(header) { return }
         guard let authority = Origin(scheme: "http", authority: header) else { throw .hostNotAllowed(header) }
         let host = authority.host
         if host == "localhost" || host.hasSuffix(".localhost") || host == "[::1]" { return }
         if host.hasPrefix("127."), host.split(separator: ".").count == 4, host.allSatisfy({ $0.isNumber || $0 == "." }) { return }
         if allowedOrigins.contains(where: { $0.host == host }) { return }
         throw .hostNotAllowed(header)
+    }
+
+    /// The common `Host` values, checked on the bytes: `localhost`, `127.0.0.1` or `[::1]`, with or
+    /// without a port. Anything else takes the full parse above.
+    static func isPlainLoopback(_ header: String) -> Bool {
+        let bytes = header.utf8
+        var hostEnd = bytes.endIndex
+        if let colon = bytes.lastIndex(of: UInt8(ascii: ":")), bytes.last != UInt8(ascii: "]") {
+            let port = bytes[bytes.index(after: colon)...]
+            guard (1...5).contains(port.count), port.allSatisfy({ (0x30...0x39).contains($0) }) else { return false }
+            hostEnd = colon
+        }
+        let host = bytes[..<hostEnd]
+        return host.elementsEqual("localhost".utf8) || host.elementsEqual("127.0.0.1".utf8)
+            || host.elementsEqual("[::1]".utf8)
     }
 }

@@ -24,8 +24,10 @@ final class EventFeed: @unchecked Sendable {
     func publish(_ commits: [Commit]) {
         condition.lock()
         if !stopped {
+            let wasEmpty = queue.isEmpty
             queue += commits
-            condition.signal()
+            // The thread sleeps only on an empty queue.
+            if wasEmpty { condition.signal() }
         }
         condition.unlock()
     }

@@ -18,14 +18,28 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
 
     /// Replaces every field called `name` with one field.
     public mutating func set(_ name: String, _ value: String) {
-        fields.removeAll { $0.name.lowercased() == name.lowercased() }
+        fields.removeAll { Self.sameName($0.name, name) }
         fields.append((name, value))
     }
 
     /// The first value of the field called `name` (case-insensitive), if any.
     public subscript(_ name: String) -> String? {
-        let wanted = name.lowercased()
-        return fields.first { $0.name.lowercased() == wanted }?.value
+        fields.first { Self.sameName($0.name, name) }?.value
+    }
+
+    /// Whether two field names are equal ignoring ASCII case (field names are ASCII tokens), without
+    /// making lowercased copies: every request looks up several fields.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { a in
+            b.withUTF8 { b in
+                guard a.count == b.count else { return false }
+                for index in a.indices where a[index] != b[index] {
+                    guard a[index] | 0x20 == b[index] | 0x20, (0x61...0x7A).contains(a[index] | 0x20) else { return false }
+                }
+                return true
+            }
+        }
     }
 
     /// Iterates the fields in order.

@@ -34,9 +34,10 @@ public struct HTTPRequest: Sendable {
     /// The media type of the body without parameters, lowercased (`application/json`), if given.
     public var mediaType: String? {
         guard let value = headers["Content-Type"] else { return nil }
-        let type = value.split(separator: ";", maxSplits: 1).first ?? ""
-        let trimmed = type.trimmingWhitespace().lowercased()
-        return trimmed.isEmpty ? nil : trimmed
+        let type = value.utf8.firstIndex(of: UInt8(ascii: ";")).map { value[..<$0] } ?? Substring(value)
+        let trimmed = type.trimmingWhitespace()
+        guard !trimmed.isEmpty else { return nil }
+        return trimmed.utf8.contains { (0x41...0x5A).contains($0) } ? trimmed.lowercased() : trimmed
     }
 }
 
