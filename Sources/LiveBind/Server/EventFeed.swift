@@ -4,13 +4,21 @@ import Foundation
 /// commit's frame to be encoded or for the streams it wakes.
 ///
 /// Writers (or the commit log's thread) only queue the commits; the feed's thread encodes each one's
-/// frame and publishes it, in sequence order.
+/// frame and publishes everything queued at once, in sequence order, waking each stream once.
+///
+/// After a round that woke many streams it pauses a little, about what sending to them costs the
+/// worker threads, while further commits gather: under a stream of writes each wake-up then carries
+/// several events, and the fan-out takes a share of the CPU instead of all of it, so writes are still
+/// answered promptly. A quiet server sends each event at once.
 final class EventFeed: @unchecked Sendable {
     // `@unchecked`: `queue` and `stopped` are only touched with `condition` locked.
     private let hub: EventHub
     private let condition = NSCondition()
     private var queue: [Commit] = []
     private var stopped = false
+    /// The pause after a round, in microseconds per stream it woke; and the longest pause.
+    static let pausePerStream = 4
+    static let longestPause = 10_000
 
     /// Starts the feed's thread.
     init(hub: EventHub) {
@@ -51,8 +59,9 @@ final class EventFeed: @unchecked Sendable {
             }
             swap(&batch, &queue)
             condition.unlock()
-            for commit in batch { hub.publish(EventEncoder.frame(for: commit)) }
+            let woken = hub.publish(batch.map(EventEncoder.frame(for:)))
             batch.removeAll(keepingCapacity: true)
+            if woken > 16 { usleep(UInt32(min(Self.pausePerStream * woken, Self.longestPause))) }
         }
     }
 }

@@ -122,21 +122,35 @@ final class EventHub: Sendable {
 
     /// Appends a frame to the log and wakes the suspended subscribers that want it.
     func publish(_ frame: EventFrame) {
-        if let beforeAppend = settings.beforeAppend { beforeAppend(frame) }
+        publish(CollectionOfOne(frame))
+    }
+
+    /// Appends frames to the log, in order, then wakes the suspended subscribers that want any of them,
+    /// each once. Returns how many it woke.
+    @discardableResult
+    func publish(_ frames: some Collection<EventFrame>) -> Int {
+        if let beforeAppend = settings.beforeAppend { for frame in frames { beforeAppend(frame) } }
         let wake: [any HTTPStreamConnection] = state.withLock { state in
-            // A commit already in the log (seeded from the data directory's history) is not added twice.
-            if frame.isCommit && frame.sequence <= state.newestSequence { return [] }
-            state.log.append(frame)
-            state.logBytes += frame.bytes.count
-            state.publishedBytes += frame.bytes.count
-            trimLog(&state)
-            if frame.isCommit {
-                state.newestSequence = frame.sequence
-                state.metrics.eventsPublished += 1
+            var wake: [any HTTPStreamConnection] = []
+            for frame in frames {
+                // A commit already in the log (seeded from the data directory's history) is not added twice.
+                if frame.isCommit && frame.sequence <= state.newestSequence { continue }
+                state.log.append(frame)
+                state.logBytes += frame.bytes.count
+                state.publishedBytes += frame.bytes.count
+                trimLog(&state)
+                if frame.isCommit {
+                    state.newestSequence = frame.sequence
+                    state.metrics.eventsPublished += 1
+                }
+                for id in state.suspended.removeWoken(byModel: frame.model) {
+                    if let connection = state.subscribers[id]?.connection { wake.append(connection) }
+                }
             }
-            return state.suspended.removeWoken(byModel: frame.model).compactMap { state.subscribers[$0]?.connection }
+            return wake
         }
         for connection in wake { connection.resume() }
+        return wake.count
     }
 
     /// Drops the oldest frames while the log holds more than `retainedEvents` events or more than

@@ -44,7 +44,7 @@ import Testing
         let start = store.lastSequence
         try withRunningServer(store: store, configure: { $0.retainedBytes = limit }) { port in
             for index in 1...3 { try store.set(.string(Self.value(index)), at: Path(pointer: "/v"), in: "m") }
-            var metrics = try readMetrics(port: port)
+            var metrics = try waitForMetric(port: port, "livebind_events_published_total", atLeast: 3)
             if slack == 0 {
                 // Three events fill the limit exactly: all kept, and a resume from before them is exact.
                 #expect(metrics["livebind_retained_events"] == 3)
@@ -60,7 +60,7 @@ import Testing
             }
             // A fourth event always pushes the first out.
             try store.set(.string(Self.value(4)), at: Path(pointer: "/v"), in: "m")
-            metrics = try readMetrics(port: port)
+            metrics = try waitForMetric(port: port, "livebind_events_published_total", atLeast: 4)
             #expect(metrics["livebind_retained_bytes", default: .max] <= limit)
             #expect(try Self.resume(port: port, after: start, count: 1) == ["resync#-"])
             #expect(try Self.resume(port: port, after: start + 2, count: 2) == ["set#\(start + 3)", "set#\(start + 4)"])
@@ -72,7 +72,7 @@ import Testing
         let start = store.lastSequence
         try withRunningServer(store: store, configure: { $0.retainedBytes = 1 }) { port in
             for index in 1...3 { try store.set(.string(Self.value(index)), at: Path(pointer: "/v"), in: "m") }
-            let metrics = try readMetrics(port: port)
+            let metrics = try waitForMetric(port: port, "livebind_events_published_total", atLeast: 3)
             #expect(metrics["livebind_retained_events"] == 1)
             #expect(try Self.resume(port: port, after: start + 2, count: 1) == ["set#\(start + 3)"])
         }
