@@ -254,6 +254,16 @@ check_contains "resume across the restart starts after the id" "$RESUMED" $'retr
 check "resume across the restart has no resync" "$(grep -c 'event: resync' <<<"$RESUMED")" 0
 check "ids continue after the restart" "$(curl -s -d 'temperature=23' "$BASE/models/sensor")" '{"id":"6","rev":6}'
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+# A checkpoint every 200 bytes of log: the models are written whole, the log before them dropped.
+start_server --no-demo --data "$DATA" --checkpoint-bytes 200 --retained-events 2
+for value in $(seq 30 60); do curl -s -o /dev/null -d "temperature=$value" "$BASE/models/sensor"; done
+check_contains "--checkpoint-bytes checkpoints" "$(curl -s "$BASE/metrics")" 'livebind_log_checkpoints_total '
+check "no checkpoint count of zero" "$(curl -s "$BASE/metrics" | grep -c '^livebind_log_checkpoints_total 0$')" 0
+kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+start_server --no-demo --data "$DATA"
+check "a checkpoint and the log after it come back" "$(curl -s "$BASE/models/sensor")" '{"temperature":60,"shown":60}'
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+check_contains "a --checkpoint-bytes of 0 is refused at start" "$("$BINARY" --port 0 --checkpoint-bytes 0 2>&1)" "--checkpoint-bytes must be"
 echo 'not a database, not at all; padding padding padding padding padding padding padding padding' >"$WORK/bad.sqlite"
 mkdir -p "$WORK/baddata"; cp "$WORK/bad.sqlite" "$WORK/baddata/livebind.sqlite"
 OUTPUT=$("$BINARY" --port 0 --no-demo --data "$WORK/baddata" 2>&1); STATUS=$?
