@@ -40,6 +40,7 @@ anchors=$root/Benchmarks/anchors
 work=$(mktemp -d /tmp/livebind-fanout.XXXXXX)
 server_pid=""
 
+source "$root/Benchmarks/servers.sh"
 log() { printf '%s\n' "$*" >&2; }
 
 # --- set-up ---------------------------------------------------------------------------------------
@@ -64,13 +65,6 @@ build_tools() {
 }
 
 # --- servers (each started in a session of its own, stopped by its pid only) ---------------------
-wait_for_port() {  # port: true once something answers on it
-    for _ in $(seq 1 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 start_livebind() {  # [extra server options]
     local extra=("$@")
@@ -100,12 +94,6 @@ start_nchan_ping() { start_nchan 15; }
 # LiveBind with no heartbeat due while the streams are held: what idle streams cost between heartbeats.
 start_livebind_quiet() { start_livebind --heartbeat 3600; }
 
-# Linux shares CPU between sessions (autogroups): give each server's session the same raised share as
-# this script's own (run.sh raises it when allowed), so neither side is starved by other work.
-raise_share() {
-    echo -10 2>/dev/null >"/proc/$1/autogroup" || true
-}
-
 start_ssefloor() {
     setsid "$tools/ssefloor" -p "$floor_port" -t 900 >"$work/ssefloor.log" 2>&1 &
     server_pid=$!
@@ -113,14 +101,6 @@ start_ssefloor() {
     raise_share "$server_pid"
 }
 
-stop_server() {
-    [ -n "$server_pid" ] || return 0
-    kill "$server_pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-}
 trap 'stop_server; rm -rf "$work"' EXIT
 
 # Arguments that differ between the two servers: port, paths, which processes to sample.

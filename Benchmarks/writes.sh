@@ -37,6 +37,7 @@ work=$(mktemp -d /tmp/livebind-writes.XXXXXX)
 server_pid=""
 port=""
 
+source "$root/Benchmarks/servers.sh"
 log() { printf '%s\n' "$*" >&2; }
 
 # --- set-up ---------------------------------------------------------------------------------------
@@ -82,17 +83,6 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-wait_for_port() {
-    for _ in $(seq 1 200); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
-# Linux shares CPU between sessions: give each server's session the raised share run.sh gives its own.
-raise_share() { echo -10 2>/dev/null >"/proc/$1/autogroup" || true; }
-
 start_livebind() {  # config [--data]
     local config=$1 extra=()
     port=$(free_port)
@@ -125,14 +115,6 @@ start_redis() {
     raise_share "$server_pid"
 }
 
-stop_server() {
-    [ -n "$server_pid" ] || return 0
-    kill "$server_pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-    server_pid=""
-}
 trap 'stop_server; rm -rf "$work"' EXIT
 
 # CPU seconds (user + system) of the server and its direct children (nginx's workers).
