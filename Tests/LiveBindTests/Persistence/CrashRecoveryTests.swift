@@ -14,7 +14,12 @@ import Testing
         private var values: [[Int]]
         private var highest = 0
 
-        init(clients: Int) { values = Array(repeating: [], count: clients) }
+        let clients: Int
+
+        init(clients: Int) {
+            self.clients = clients
+            values = Array(repeating: [], count: clients)
+        }
 
         func add(_ value: Int, client: Int, id: Int) {
             lock.withLock {
@@ -26,6 +31,38 @@ import Testing
         var count: Int { lock.withLock { values.joined().count } }
         var perClient: [[Int]] { lock.withLock { values } }
         var highestID: Int { lock.withLock { highest } }
+    }
+
+    /// One thread per client writing `values` in order, each as the body of a request `target` names,
+    /// until the first failure (the kill) or `stop()`; answered writes go to `acknowledged`.
+    final class Writers: Sendable {
+        private let stopping = Atomic<Bool>(false)
+        private let running: Atomic<Int>
+
+        init(port: Int, acknowledged: Acknowledged, values: Range<Int>,
+             target: @escaping @Sendable (Int) -> (method: String, path: String)) {
+            let clients = acknowledged.clients
+            running = Atomic(clients)
+            for client in 0..<clients {
+                Thread.detachNewThread { [self] in
+                    defer { running.subtract(1, ordering: .releasing) }
+                    let (method, path) = target(client)
+                    for value in values {
+                        guard !stopping.load(ordering: .acquiring),
+                              let answer = try? Client.send(port: port, method, path, "\(value)", headers: []),
+                              answer.status == 200, let object = try? answer.object(),
+                              let id = (object["id"] as? String).flatMap(Int.init) else { return }
+                        acknowledged.add(value, client: client, id: id)
+                    }
+                }
+            }
+        }
+
+        /// Stops the writers and waits for them.
+        func stop() {
+            stopping.store(true, ordering: .releasing)
+            while running.load(ordering: .acquiring) > 0 { usleep(10_000) }
+        }
     }
 
     @Test func everyAcknowledgedWriteSurvivesSIGKILLAndClientsResumeByEventID() throws {
@@ -49,22 +86,8 @@ import Testing
             _ = try stream.next(1)   // the snapshot
 
             let acknowledged = Acknowledged(clients: clients)
-            let stop = Atomic<Bool>(false)
-            let running = Atomic<Int>(clients)
-            for client in 0..<clients {
-                let writePort = port
-                Thread.detachNewThread {
-                    defer { running.subtract(1, ordering: .releasing) }
-                    var value = 0
-                    while !stop.load(ordering: .acquiring), value < 2000 {
-                        guard let answer = try? Client.send(port: writePort, "POST", "/models/log/c\(client)", "\(value)",
-                                                           headers: []),
-                              answer.status == 200, let object = try? answer.object(),
-                              let id = (object["id"] as? String).flatMap(Int.init) else { return }
-                        acknowledged.add(value, client: client, id: id)
-                        value += 1
-                    }
-                }
+            let writers = Writers(port: port, acknowledged: acknowledged, values: 0..<2000) { client in
+                ("POST", "/models/log/c\(client)")
             }
             // The watcher reads the first ~150 writes' events and then goes away (a closed laptop); the
             // writers go on to a few hundred writes, and the server is killed in the middle of them.
@@ -74,8 +97,7 @@ import Testing
             }
             while acknowledged.count < 400, Date() < deadline { usleep(5_000) }
             try server.kill()
-            stop.store(true, ordering: .releasing)
-            while running.load(ordering: .acquiring) > 0 { usleep(10_000) }
+            writers.stop()
             let lastSeen = try #require(seen.last?.id.flatMap(Int.init))
             let acked = acknowledged.perClient
             let highestAcknowledged = acknowledged.highestID
@@ -138,22 +160,8 @@ import Testing
             let stream = try TestEventStream(port: port, target: "/events?model=big", timeout: 5)
             _ = try stream.next(1)   // the snapshot
             let acknowledged = Acknowledged(clients: clients)
-            let stop = Atomic<Bool>(false)
-            let running = Atomic<Int>(clients)
-            for client in 0..<clients {
-                let writePort = port
-                Thread.detachNewThread {
-                    defer { running.subtract(1, ordering: .releasing) }
-                    var value = 1
-                    while !stop.load(ordering: .acquiring), value < 5000 {
-                        guard let answer = try? Client.send(port: writePort, "PUT", "/models/big/rows/\(client * 1000)/v",
-                                                           "\(value)", headers: []),
-                              answer.status == 200, let object = try? answer.object(),
-                              let id = (object["id"] as? String).flatMap(Int.init) else { return }
-                        acknowledged.add(value, client: client, id: id)
-                        value += 1
-                    }
-                }
+            let writers = Writers(port: port, acknowledged: acknowledged, values: 1..<5000) { client in
+                ("PUT", "/models/big/rows/\(client * 1000)/v")
             }
             // The watcher's events: (id, row, value) of each `replace`/`set` it saw before the kill.
             var seen: [(id: Int, row: Int, value: Int)] = []
@@ -166,8 +174,7 @@ import Testing
                 if parts.count == 3, let row = Int(parts[1]) { seen.append((id, row, value)) }
             }
             try server.kill()
-            stop.store(true, ordering: .releasing)
-            while running.load(ordering: .acquiring) > 0 { usleep(10_000) }
+            writers.stop()
             #expect(acknowledged.count >= 600)
             #expect(!seen.isEmpty)
 
