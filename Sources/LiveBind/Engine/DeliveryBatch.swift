@@ -13,6 +13,8 @@ struct DeliveryBatch: Sendable {
 
     private var calls: [Call] = []
     private var changes: [Change] = []
+    /// The stamp of each change in `changes`.
+    private var stamps: [ChangeStamp] = []
     private var commits: [Commit] = []
 
     /// Whether no call is waiting.
@@ -27,8 +29,9 @@ struct DeliveryBatch: Sendable {
     }
 
     /// Stores the change that the calls queued since the last `addChange` receive.
-    mutating func addChange(_ change: consuming Change) {
+    mutating func addChange(_ change: consuming Change, _ stamp: ChangeStamp) {
         changes.append(change)
+        stamps.append(stamp)
     }
 
     /// Queues `commit` for every one of `boxes`.
@@ -50,7 +53,7 @@ struct DeliveryBatch: Sendable {
                         if calls[index].isCommit {
                             calls[index].box.deliver(commits[calls[index].event])
                         } else {
-                            calls[index].box.deliver(changes[calls[index].event])
+                            calls[index].box.deliver(changes[calls[index].event], stamps[calls[index].event])
                         }
                     }
                 }
@@ -58,6 +61,7 @@ struct DeliveryBatch: Sendable {
         }
         calls.removeAll(keepingCapacity: true)
         changes.removeAll(keepingCapacity: true)
+        stamps.removeAll(keepingCapacity: true)
         commits.removeAll(keepingCapacity: true)
     }
 }

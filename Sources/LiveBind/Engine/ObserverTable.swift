@@ -1,34 +1,49 @@
 import Synchronization
 
-/// A registered handler of changes (`observe`) or of commits (`observeAll`). Shared between the
-/// observer lists and queued deliveries, so that cancelling also stops deliveries already queued.
+/// A registered handler of changes (`observe`, `observeStamped`) or of commits (`observeAll`). Shared
+/// between the observer lists and queued deliveries, so that cancelling also stops deliveries already queued.
 ///
 /// Not generic on purpose: a handler stored in a generic class is called through a reabstraction
 /// thunk that copies each event; with concrete closure types each handler borrows its event.
 final class ObserverBox: Sendable {
+    /// What the observer is called with.
+    private enum Handler: Sendable {
+        case change(@Sendable (Change) -> Void)
+        case stampedChange(@Sendable (Change, ChangeStamp) -> Void)
+        case commit(@Sendable (Commit) -> Void)
+    }
+
     let id: UInt64
     let isActive = Atomic<Bool>(true)
-    private let onChange: (@Sendable (Change) -> Void)?
-    private let onCommit: (@Sendable (Commit) -> Void)?
+    private let handler: Handler
 
     init(id: UInt64, onChange: @escaping @Sendable (Change) -> Void) {
         self.id = id
-        self.onChange = onChange
-        self.onCommit = nil
+        self.handler = .change(onChange)
+    }
+
+    init(id: UInt64, onStampedChange: @escaping @Sendable (Change, ChangeStamp) -> Void) {
+        self.id = id
+        self.handler = .stampedChange(onStampedChange)
     }
 
     init(id: UInt64, onCommit: @escaping @Sendable (Commit) -> Void) {
         self.id = id
-        self.onChange = nil
-        self.onCommit = onCommit
+        self.handler = .commit(onCommit)
     }
 
-    func deliver(_ change: Change) {
-        if isActive.load(ordering: .acquiring) { onChange?(change) }
+    func deliver(_ change: Change, _ stamp: ChangeStamp) {
+        guard isActive.load(ordering: .acquiring) else { return }
+        switch handler {
+        case .change(let onChange): onChange(change)
+        case .stampedChange(let onStampedChange): onStampedChange(change, stamp)
+        case .commit: break
+        }
     }
 
     func deliver(_ commit: Commit) {
-        if isActive.load(ordering: .acquiring) { onCommit?(commit) }
+        guard isActive.load(ordering: .acquiring), case .commit(let onCommit) = handler else { return }
+        onCommit(commit)
     }
 }
 
@@ -101,11 +116,11 @@ struct ObserverTable {
     // reads it in place: a non-mutating call would copy the table out of the entry (a retain and a
     // release of its nodes).
 
-    /// Queues `change` for every observer at, above or below `change.path`.
-    mutating func enqueue(_ change: consuming Change, into batch: inout DeliveryBatch) {
+    /// Queues `change` (made by the commit `stamp` names) for every observer at, above or below `change.path`.
+    mutating func enqueue(_ change: consuming Change, _ stamp: ChangeStamp, into batch: inout DeliveryBatch) {
         let start = batch.callCount
         forEachObserver(at: change.path) { batch.addCall($0) }
-        if batch.callCount > start { batch.addChange(consume change) }
+        if batch.callCount > start { batch.addChange(consume change, stamp) }
     }
 
     /// The observer that hears a change at `path`, when exactly one does.

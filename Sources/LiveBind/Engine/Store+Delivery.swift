@@ -53,8 +53,8 @@ extension Store {
 
     /// Calls `box` with `change` (claimed with `claimSingleDelivery`), then delivers whatever other
     /// writes queued meanwhile.
-    func deliver(_ change: borrowing Change, to box: ObserverBox) {
-        box.deliver(change)
+    func deliver(_ change: borrowing Change, _ stamp: ChangeStamp, to box: ObserverBox) {
+        box.deliver(change, stamp)
         finishSingleDelivery()
     }
 

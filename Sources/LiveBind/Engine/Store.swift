@@ -233,11 +233,13 @@ public final class Store: Sendable {
     /// undo log (a single edit throws before it changes anything), no change list unless a store
     /// observer needs one, and no queue when the store is idle and one observer hears the change.
     ///
+    /// `depth` says how deep in a chain of binding writes this one is (see `ChangeStamp.depth`).
+    ///
     /// Inlined into each caller, so that each gets a copy specialized for its edit closure (a shared,
     /// closure-taking copy cost about 200 instructions more per set).
     @inline(__always)
     func commitEdit(
-        _ model: String, ifRevision: UInt64?,
+        _ model: String, ifRevision: UInt64?, depth: Int = 0,
         _ edit: (inout JSON, borrowing EditContext, inout Int) throws(StoreError) -> Change?
     ) throws(StoreError) -> WriteResult {
         let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, PendingDelivery) in
@@ -268,19 +270,20 @@ public final class Store: Sendable {
             if state.commitObservers.isEmpty {
                 if entry.observers.isEmpty { return (result, .none) }
                 if let box = claimSingleDelivery(at: change.path, for: entry) {
-                    return (result, .single(box, change))
+                    return (result, .single(box, change, ChangeStamp(sequence: state.lastSequence, depth: depth)))
                 }
-                state.enqueue(consume change, for: entry)
+                state.enqueue(consume change, for: entry, depth: depth)
             } else {
-                if !entry.observers.isEmpty { state.enqueue(change, for: entry) }
-                state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])))
+                if !entry.observers.isEmpty { state.enqueue(change, for: entry, depth: depth) }
+                state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])),
+                              depth: depth)
             }
             guard let batch = claimDelivery(&state) else { return (result, .none) }
             return (result, .batch(batch))
         }
         switch consume pending {
         case .none: break
-        case .single(let box, let change): deliver(change, to: box)
+        case .single(let box, let change, let stamp): deliver(change, stamp, to: box)
         case .batch(let batch): deliver(batch)
         }
         return result
