@@ -4,17 +4,18 @@
 /// observer and the event's position: queuing a change for an observer copies no `Change`. Emptied
 /// batches keep their storage and are reused, so delivering does not allocate.
 struct DeliveryBatch: Sendable {
-    /// One observer call: the observer and the position of its event in `changes` or `commits`.
+    /// One observer call: the observer, the position of its event in `changes` or `commits`, and the
+    /// stamp of a change (kept here rather than in an array of its own, which would cost an append and
+    /// an emptying per change).
     private struct Call: Sendable {
         let box: ObserverBox
         let event: Int
         let isCommit: Bool
+        var stamp = ChangeStamp(sequence: 0, depth: 0)
     }
 
     private var calls: [Call] = []
     private var changes: [Change] = []
-    /// The stamp of each change in `changes`.
-    private var stamps: [ChangeStamp] = []
     private var commits: [Commit] = []
 
     /// Whether no call is waiting.
@@ -23,15 +24,15 @@ struct DeliveryBatch: Sendable {
     /// How many calls are waiting.
     var callCount: Int { calls.count }
 
-    /// Queues a call of `box` with the change that the next `addChange` stores.
-    mutating func addCall(_ box: ObserverBox) {
-        calls.append(Call(box: box, event: changes.count, isCommit: false))
+    /// Queues a call of `box` with the change that the next `addChange` stores, made by the commit
+    /// `stamp` names.
+    mutating func addCall(_ box: ObserverBox, _ stamp: ChangeStamp) {
+        calls.append(Call(box: box, event: changes.count, isCommit: false, stamp: stamp))
     }
 
     /// Stores the change that the calls queued since the last `addChange` receive.
-    mutating func addChange(_ change: consuming Change, _ stamp: ChangeStamp) {
+    mutating func addChange(_ change: consuming Change) {
         changes.append(change)
-        stamps.append(stamp)
     }
 
     /// Queues `commit` for every one of `boxes`.
@@ -53,15 +54,15 @@ struct DeliveryBatch: Sendable {
                         if calls[index].isCommit {
                             calls[index].box.deliver(commits[calls[index].event])
                         } else {
-                            calls[index].box.deliver(changes[calls[index].event], stamps[calls[index].event])
+                            calls[index].box.deliver(changes[calls[index].event], calls[index].stamp)
                         }
                     }
                 }
             }
         }
+        // Most batches hold only changes or only commits: emptying an empty array is not free.
         calls.removeAll(keepingCapacity: true)
-        changes.removeAll(keepingCapacity: true)
-        stamps.removeAll(keepingCapacity: true)
-        commits.removeAll(keepingCapacity: true)
+        if !changes.isEmpty { changes.removeAll(keepingCapacity: true) }
+        if !commits.isEmpty { commits.removeAll(keepingCapacity: true) }
     }
 }

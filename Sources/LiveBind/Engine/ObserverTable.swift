@@ -119,8 +119,8 @@ struct ObserverTable {
     /// Queues `change` (made by the commit `stamp` names) for every observer at, above or below `change.path`.
     mutating func enqueue(_ change: consuming Change, _ stamp: ChangeStamp, into batch: inout DeliveryBatch) {
         let start = batch.callCount
-        forEachObserver(at: change.path) { batch.addCall($0) }
-        if batch.callCount > start { batch.addChange(consume change, stamp) }
+        forEachObserver(at: change.path) { batch.addCall($0, stamp) }
+        if batch.callCount > start { batch.addChange(consume change) }
     }
 
     /// The observer that hears a change at `path`, when exactly one does.

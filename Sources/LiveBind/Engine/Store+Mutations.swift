@@ -9,6 +9,7 @@ extension Store {
     }
 
     /// `set`, made by a binding `depth` writes deep (see `ChangeStamp.depth`).
+    @inline(__always)
     func set(_ value: JSON, at path: Path, in model: String, ifRevision: UInt64?, depth: Int) throws(StoreError)
         -> WriteResult
     {
@@ -42,6 +43,7 @@ extension Store {
     }
 
     /// `remove`, made by a binding `depth` writes deep (see `ChangeStamp.depth`).
+    @inline(__always)
     func remove(at path: Path, in model: String, ifRevision: UInt64?, depth: Int) throws(StoreError) -> WriteResult {
         try commitEdit(model, ifRevision: ifRevision, depth: depth) { (document, context, sizeDelta) throws(StoreError) -> Change? in
             try context.admit(document.applyRemove(at: path), adding: 0, to: &document, sizeDelta: &sizeDelta, limits: limits)
@@ -57,6 +59,7 @@ extension Store {
     }
 
     /// `insert`, made by a binding `depth` writes deep (see `ChangeStamp.depth`).
+    @inline(__always)
     func insert(_ value: JSON, at index: Int, in array: Path, of model: String, ifRevision: UInt64?, depth: Int)
         throws(StoreError) -> WriteResult
     {
@@ -98,6 +101,7 @@ extension Store {
     }
 
     /// `replace`, made by a binding `depth` writes deep (see `ChangeStamp.depth`).
+    @inline(__always)
     func replace(at index: Int, in array: Path, of model: String, with value: JSON, ifRevision: UInt64?, depth: Int)
         throws(StoreError) -> WriteResult
     {
@@ -121,6 +125,7 @@ extension Store {
     }
 
     /// `move`, made by a binding `depth` writes deep (see `ChangeStamp.depth`).
+    @inline(__always)
     func move(from: Int, to: Int, in array: Path, of model: String, ifRevision: UInt64?, depth: Int)
         throws(StoreError) -> WriteResult
     {

@@ -59,16 +59,17 @@ extension Binding {
         guard stamp.depth <= census.loopLimit else {
             return FollowOutcome(fired: false, error: .propagationLimit(depth: stamp.depth, at: target.description))
         }
-        guard change.kind == .set, let value = change.value, change.path == source.path,
-              let transform, let endpoint = target.endpoint
+        guard change.kind == .set, change.path == source.path, case .some(let value) = change.value,
+              case .endpoint(let endpoint) = target
         else {
             forwardWhole(depth: stamp.depth)
             return FollowOutcome(fired: false)
         }
         // The value is the one this commit set: a later commit is delivered after it and sent on in turn.
+        // `transform` is used in place: binding it to a local would copy (and retain) the whole struct.
         let output: JSON
         do throws(BindingError) {
-            output = try validated(try transform.applyForward(value))
+            output = try validated(try transform.unsafelyUnwrapped.applyForward(value))
         } catch {
             return FollowOutcome(fired: true, error: error)
         }
