@@ -60,9 +60,19 @@ struct DeliveryBatch: Sendable {
                 }
             }
         }
-        // Most batches hold only changes or only commits: emptying an empty array is not free.
-        calls.removeAll(keepingCapacity: true)
-        if !changes.isEmpty { changes.removeAll(keepingCapacity: true) }
-        if !commits.isEmpty { commits.removeAll(keepingCapacity: true) }
+        Self.empty(&calls)
+        Self.empty(&changes)
+        Self.empty(&commits)
+    }
+
+    /// Empties `array`, keeping its storage. Most batches hold one call of one change (or only
+    /// commits): `removeLast()` is much cheaper than the general `removeAll(keepingCapacity:)`, and an
+    /// empty array needs nothing.
+    private static func empty<Element>(_ array: inout [Element]) {
+        switch array.count {
+        case 0: break
+        case 1: array.removeLast()
+        default: array.removeAll(keepingCapacity: true)
+        }
     }
 }
