@@ -75,16 +75,19 @@ struct ObserverTable {
     }
 
     private var nodes: [Node] = [Node()]
-    /// The last answer of `soleObserver` and the path components it was for. Writes through a
+    /// The last two answers of `soleObserver` and the path components each was for. Writes through a
     /// pre-parsed path pass the same array storage again, which is cheaper to recognise than walking
-    /// the tree. Registering or removing an observer clears it.
+    /// the tree; two, so that a binding hop within one model (its source, then its target) hits both.
+    /// Registering or removing an observer clears them.
     private var lastSole: (components: [String], observer: ObserverBox?)?
+    private var previousSole: (components: [String], observer: ObserverBox?)?
 
     /// Whether no observer is registered.
     var isEmpty: Bool { nodes[0].subtreeCount == 0 }
 
     mutating func add(_ box: ObserverBox, at path: Path) {
         lastSole = nil
+        previousSole = nil
         var node = 0
         nodes[0].subtreeCount += 1
         for component in path.components {
@@ -102,6 +105,7 @@ struct ObserverTable {
 
     mutating func remove(id: UInt64, at path: Path) {
         lastSole = nil
+        previousSole = nil
         var trail = [0]
         for component in path.components {
             guard let child = nodes[trail.last!].child(component) else { return }
@@ -126,6 +130,10 @@ struct ObserverTable {
     /// The observer that hears a change at `path`, when exactly one does.
     mutating func soleObserver(at path: Path) -> ObserverBox? {
         if let lastSole, Self.sameStorage(lastSole.components, path.components) { return lastSole.observer }
+        if let previousSole, Self.sameStorage(previousSole.components, path.components) {
+            swap(&lastSole, &self.previousSole)
+            return previousSole.observer
+        }
         var sole: ObserverBox?
         var count = 0
         forEachObserver(at: path) { box in
@@ -133,12 +141,14 @@ struct ObserverTable {
             sole = box
         }
         if count != 1 { sole = nil }
+        previousSole = lastSole
         lastSole = (path.components, sole)
         return sole
     }
 
     /// Whether `a` and `b` share their storage (and so their contents: storage that is shared is
-    /// copied before it is written). `lastSole` keeps its array alive, so its address is not reused.
+    /// copied before it is written). `lastSole` and `previousSole` keep their arrays alive, so their
+    /// addresses are not reused.
     private static func sameStorage(_ a: [String], _ b: [String]) -> Bool {
         a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress && a.count == b.count } }
     }

@@ -8,12 +8,13 @@ extension Store {
         try set(value, at: path, in: model, ifRevision: ifRevision, depth: 0)
     }
 
-    /// `set`, made by a binding `depth` writes deep (see `ChangeStamp.depth`).
+    /// `set`, made by a binding `depth` writes deep (see `ChangeStamp.depth`); `inDelivery` when the
+    /// binding was called by the delivering thread (see `claimNestedDelivery`).
     @inline(__always)
-    func set(_ value: JSON, at path: Path, in model: String, ifRevision: UInt64?, depth: Int) throws(StoreError)
-        -> WriteResult
+    func set(_ value: JSON, at path: Path, in model: String, ifRevision: UInt64?, depth: Int, inDelivery: Bool = false)
+        throws(StoreError) -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision, depth: depth) { (document, context, sizeDelta) throws(StoreError) -> Change? in
+        try commitEdit(model, ifRevision: ifRevision, depth: depth, inDelivery: inDelivery) { (document, context, sizeDelta) throws(StoreError) -> Change? in
             // Without rules the value is used as given: a copy for nothing cost about 100 of a set's
             // 1,200 instructions.
             func apply(_ value: JSON) throws(StoreError) -> Change? {

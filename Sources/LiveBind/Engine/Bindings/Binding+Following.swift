@@ -43,7 +43,7 @@ extension Binding {
             return true
         }
         guard runNow else { return }
-        let outcome = follow(change, stamp)
+        let outcome = follow(change, stamp, inDelivery: true)
         let next = state.withLock { state -> BindingWork? in
             outcome.record(in: &state)
             guard let next = state.queue.popFirst() else { state.busy = false; return nil }
@@ -54,7 +54,9 @@ extension Binding {
 
     /// Sends one change of the source forward: a `set` of the source itself by applying the transform
     /// to its value, anything else (a change above or below it, a removal) by reading the source whole.
-    func follow(_ change: Change, _ stamp: ChangeStamp) -> FollowOutcome {
+    /// `inDelivery`: called by the store's delivering thread, whose single call this may be (the
+    /// target's one observer is then called at once; see `Store.claimNestedDelivery`).
+    func follow(_ change: Change, _ stamp: ChangeStamp, inDelivery: Bool = false) -> FollowOutcome {
         // Only a loop through bindings of several registries gets this deep (see `BindingCensus`).
         guard stamp.depth <= census.loopLimit else {
             return FollowOutcome(fired: false, error: .propagationLimit(depth: stamp.depth, at: target.description))
@@ -74,7 +76,8 @@ extension Binding {
             return FollowOutcome(fired: true, error: error)
         }
         do throws(StoreError) {
-            let result = try store.set(output, at: endpoint.path, in: endpoint.model, ifRevision: nil, depth: stamp.depth + 1)
+            let result = try store.set(output, at: endpoint.path, in: endpoint.model, ifRevision: nil,
+                                       depth: stamp.depth + 1, inDelivery: inDelivery)
             return FollowOutcome(fired: true, written: result.changed ? result.sequence : nil)
         } catch {
             return FollowOutcome(fired: true, error: .store(error))
