@@ -182,3 +182,37 @@ import Testing
         #expect(store.withState { $0.lookUp("m")?.observers.isEmpty } == true)
     }
 }
+
+extension PathFollowingTests {
+    @Test func aChainLongerThanTheNestingLimitIsDeliveredInOrder() throws {
+        let links = 3 * DeliveryState.maxNesting
+        let (store, registry) = try makeBound(["c": chainModel(links + 1)])
+        for index in 0..<links {
+            try registry.bind(BindingSpec("c.v\(index)", "c.v\(index + 1)", transform: TransformSpec("scale", ["offset": 1])))
+        }
+        let heard = Heard()
+        let tokens = (1...links).map { index in
+            store.observe(.root.appending("v\(index)"), in: "c") { heard.append("v\(index)=\($0.value!)") }
+        }
+        try store.set(100, at: "c.v0")
+        #expect(heard.all == (1...links).map { "v\($0)=\(100 + $0)" })
+        #expect(store.at("c.v\(links)") == .int(100 + links))
+        #expect(registry.all.allSatisfy { $0.lastError == nil })
+        withExtendedLifetime(tokens) {}
+    }
+
+    @Test func aWriteByTheTargetsObserverComesAfterTheHop() throws {
+        let (store, registry) = try makeBound(["m": #"{"a": 1, "b": 0, "log": 0}"#])
+        try registry.bind(BindingSpec("m.a", "m.b", transform: TransformSpec("scale", ["factor": 2])))
+        let heard = Heard()
+        let target = store.observe(.root.appending("b"), in: "m") { change in
+            heard.append("b=\(change.value!)")
+            _ = try? store.set(change.value!, at: "m.log")
+            heard.append("b done")
+        }
+        let log = store.observe(.root.appending("log"), in: "m") { heard.append("log=\($0.value!)") }
+        try store.set(4, at: "m.a")
+        #expect(heard.all == ["b=8", "b done", "log=8"])
+        withExtendedLifetime([target, log]) {}
+    }
+}
