@@ -10,7 +10,8 @@ import Synchronization
 ///                               transform: TransformSpec("format", ["pattern": "%.1f °C"])))
 /// ```
 /// Safe to call from any thread. Bindings run on the thread that delivers the store's changes (see
-/// `Store.observeAll`); a binding's own writes are delivered after the current delivery finishes.
+/// `Store.observe`); a binding's own writes are delivered after every observer of the change it
+/// propagates.
 /// > Important: bindings hold the registry's store, and the registry must be kept alive for its bindings
 /// > to run: when it is released, every binding stops.
 public final class BindingRegistry: Sendable {
