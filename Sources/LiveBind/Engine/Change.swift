@@ -73,8 +73,8 @@ public struct Commit: Sendable {
     public var revision: UInt64
     /// What changed.
     public var kind: Kind
-    /// How deep in a chain of binding writes it was made (0: not by a binding). The store stamps it
-    /// from `PropagationDepth.writing` on the writing thread; bindings read it for their loop guard.
+    /// How deep in a chain of binding writes it was made (0: not by a binding; see `ChangeStamp.depth`).
+    /// Bindings read it for their loop guard.
     var depth = 0
 
     /// A commit with every field given.

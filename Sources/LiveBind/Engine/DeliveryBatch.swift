@@ -4,11 +4,14 @@
 /// observer and the event's position: queuing a change for an observer copies no `Change`. Emptied
 /// batches keep their storage and are reused, so delivering does not allocate.
 struct DeliveryBatch: Sendable {
-    /// One observer call: the observer and the position of its event in `changes` or `commits`.
+    /// One observer call: the observer, the position of its event in `changes` or `commits`, and the
+    /// stamp of a change (kept here rather than in an array of its own, which would cost an append and
+    /// an emptying per change).
     private struct Call: Sendable {
         let box: ObserverBox
         let event: Int
         let isCommit: Bool
+        var stamp = ChangeStamp(sequence: 0, depth: 0)
     }
 
     private var calls: [Call] = []
@@ -21,9 +24,10 @@ struct DeliveryBatch: Sendable {
     /// How many calls are waiting.
     var callCount: Int { calls.count }
 
-    /// Queues a call of `box` with the change that the next `addChange` stores.
-    mutating func addCall(_ box: ObserverBox) {
-        calls.append(Call(box: box, event: changes.count, isCommit: false))
+    /// Queues a call of `box` with the change that the next `addChange` stores, made by the commit
+    /// `stamp` names.
+    mutating func addCall(_ box: ObserverBox, _ stamp: ChangeStamp) {
+        calls.append(Call(box: box, event: changes.count, isCommit: false, stamp: stamp))
     }
 
     /// Stores the change that the calls queued since the last `addChange` receive.
@@ -50,14 +54,25 @@ struct DeliveryBatch: Sendable {
                         if calls[index].isCommit {
                             calls[index].box.deliver(commits[calls[index].event])
                         } else {
-                            calls[index].box.deliver(changes[calls[index].event])
+                            calls[index].box.deliver(changes[calls[index].event], calls[index].stamp)
                         }
                     }
                 }
             }
         }
-        calls.removeAll(keepingCapacity: true)
-        changes.removeAll(keepingCapacity: true)
-        commits.removeAll(keepingCapacity: true)
+        Self.empty(&calls)
+        Self.empty(&changes)
+        Self.empty(&commits)
+    }
+
+    /// Empties `array`, keeping its storage. Most batches hold one call of one change (or only
+    /// commits): `removeLast()` is much cheaper than the general `removeAll(keepingCapacity:)`, and an
+    /// empty array needs nothing.
+    private static func empty<Element>(_ array: inout [Element]) {
+        switch array.count {
+        case 0: break
+        case 1: array.removeLast()
+        default: array.removeAll(keepingCapacity: true)
+        }
     }
 }

@@ -1,34 +1,49 @@
 import Synchronization
 
-/// A registered handler of changes (`observe`) or of commits (`observeAll`). Shared between the
-/// observer lists and queued deliveries, so that cancelling also stops deliveries already queued.
+/// A registered handler of changes (`observe`, `observeStamped`) or of commits (`observeAll`). Shared
+/// between the observer lists and queued deliveries, so that cancelling also stops deliveries already queued.
 ///
 /// Not generic on purpose: a handler stored in a generic class is called through a reabstraction
 /// thunk that copies each event; with concrete closure types each handler borrows its event.
 final class ObserverBox: Sendable {
+    /// What the observer is called with.
+    private enum Handler: Sendable {
+        case change(@Sendable (Change) -> Void)
+        case stampedChange(@Sendable (Change, ChangeStamp) -> Void)
+        case commit(@Sendable (Commit) -> Void)
+    }
+
     let id: UInt64
     let isActive = Atomic<Bool>(true)
-    private let onChange: (@Sendable (Change) -> Void)?
-    private let onCommit: (@Sendable (Commit) -> Void)?
+    private let handler: Handler
 
     init(id: UInt64, onChange: @escaping @Sendable (Change) -> Void) {
         self.id = id
-        self.onChange = onChange
-        self.onCommit = nil
+        self.handler = .change(onChange)
+    }
+
+    init(id: UInt64, onStampedChange: @escaping @Sendable (Change, ChangeStamp) -> Void) {
+        self.id = id
+        self.handler = .stampedChange(onStampedChange)
     }
 
     init(id: UInt64, onCommit: @escaping @Sendable (Commit) -> Void) {
         self.id = id
-        self.onChange = nil
-        self.onCommit = onCommit
+        self.handler = .commit(onCommit)
     }
 
-    func deliver(_ change: Change) {
-        if isActive.load(ordering: .acquiring) { onChange?(change) }
+    func deliver(_ change: Change, _ stamp: ChangeStamp) {
+        guard isActive.load(ordering: .acquiring) else { return }
+        switch handler {
+        case .change(let onChange): onChange(change)
+        case .stampedChange(let onStampedChange): onStampedChange(change, stamp)
+        case .commit: break
+        }
     }
 
     func deliver(_ commit: Commit) {
-        if isActive.load(ordering: .acquiring) { onCommit?(commit) }
+        guard isActive.load(ordering: .acquiring), case .commit(let onCommit) = handler else { return }
+        onCommit(commit)
     }
 }
 
@@ -60,16 +75,19 @@ struct ObserverTable {
     }
 
     private var nodes: [Node] = [Node()]
-    /// The last answer of `soleObserver` and the path components it was for. Writes through a
+    /// The last two answers of `soleObserver` and the path components each was for. Writes through a
     /// pre-parsed path pass the same array storage again, which is cheaper to recognise than walking
-    /// the tree. Registering or removing an observer clears it.
+    /// the tree; two, so that a binding hop within one model (its source, then its target) hits both.
+    /// Registering or removing an observer clears them.
     private var lastSole: (components: [String], observer: ObserverBox?)?
+    private var previousSole: (components: [String], observer: ObserverBox?)?
 
     /// Whether no observer is registered.
     var isEmpty: Bool { nodes[0].subtreeCount == 0 }
 
     mutating func add(_ box: ObserverBox, at path: Path) {
         lastSole = nil
+        previousSole = nil
         var node = 0
         nodes[0].subtreeCount += 1
         for component in path.components {
@@ -87,6 +105,7 @@ struct ObserverTable {
 
     mutating func remove(id: UInt64, at path: Path) {
         lastSole = nil
+        previousSole = nil
         var trail = [0]
         for component in path.components {
             guard let child = nodes[trail.last!].child(component) else { return }
@@ -101,16 +120,20 @@ struct ObserverTable {
     // reads it in place: a non-mutating call would copy the table out of the entry (a retain and a
     // release of its nodes).
 
-    /// Queues `change` for every observer at, above or below `change.path`.
-    mutating func enqueue(_ change: consuming Change, into batch: inout DeliveryBatch) {
+    /// Queues `change` (made by the commit `stamp` names) for every observer at, above or below `change.path`.
+    mutating func enqueue(_ change: consuming Change, _ stamp: ChangeStamp, into batch: inout DeliveryBatch) {
         let start = batch.callCount
-        forEachObserver(at: change.path) { batch.addCall($0) }
+        forEachObserver(at: change.path) { batch.addCall($0, stamp) }
         if batch.callCount > start { batch.addChange(consume change) }
     }
 
     /// The observer that hears a change at `path`, when exactly one does.
     mutating func soleObserver(at path: Path) -> ObserverBox? {
         if let lastSole, Self.sameStorage(lastSole.components, path.components) { return lastSole.observer }
+        if let previousSole, Self.sameStorage(previousSole.components, path.components) {
+            swap(&lastSole, &self.previousSole)
+            return previousSole.observer
+        }
         var sole: ObserverBox?
         var count = 0
         forEachObserver(at: path) { box in
@@ -118,12 +141,14 @@ struct ObserverTable {
             sole = box
         }
         if count != 1 { sole = nil }
+        previousSole = lastSole
         lastSole = (path.components, sole)
         return sole
     }
 
     /// Whether `a` and `b` share their storage (and so their contents: storage that is shared is
-    /// copied before it is written). `lastSole` keeps its array alive, so its address is not reused.
+    /// copied before it is written). `lastSole` and `previousSole` keep their arrays alive, so their
+    /// addresses are not reused.
     private static func sameStorage(_ a: [String], _ b: [String]) -> Bool {
         a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress && a.count == b.count } }
     }

@@ -4,7 +4,7 @@ enum PendingDelivery: Sendable {
     case none
     /// The store was idle and exactly one observer hears the change: the writer, now the deliverer,
     /// calls it directly, with no queue in between (the common `set` with one observer).
-    case single(ObserverBox, Change)
+    case single(ObserverBox, Change, ChangeStamp)
     /// Calls that the writer, now the deliverer, runs from a batch.
     case batch(DeliveryBatch)
 }

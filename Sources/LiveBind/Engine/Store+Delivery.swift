@@ -6,6 +6,12 @@ enum DeliveryState {
     static let delivering: UInt8 = 1
     /// Calls were queued while a thread was delivering: it must take them before it stops.
     static let waiting: UInt8 = 2
+    /// The delivering thread is making a single call (`claimSingleDelivery`), after which its delivery
+    /// has nothing left: a write that call makes may be delivered inside it (`claimNestedDelivery`).
+    static let single: UInt8 = 4
+    /// How deep single calls may nest (binding writes from bindings…); deeper writes are queued, so
+    /// that a long chain of bindings does not grow the stack.
+    static let maxNesting = 8
 }
 
 // Who delivers. A writer that queued calls becomes the deliverer unless one is at work; the deliverer
@@ -27,8 +33,20 @@ extension Store {
     /// of `entry` hears a change at `path`, makes the caller the deliverer of that one call.
     func claimSingleDelivery(at path: Path, for entry: ModelEntry) -> ObserverBox? {
         guard delivery.load(ordering: .acquiring) == 0, let box = entry.observers.soleObserver(at: path) else { return nil }
-        delivery.store(DeliveryState.delivering, ordering: .releasing)
+        delivery.store(DeliveryState.delivering | DeliveryState.single, ordering: .releasing)
         return box
+    }
+
+    /// Called with the lock held by a write made on the delivering thread from inside a single call
+    /// (a binding propagating the change it was called with), `depth` binding writes deep: when
+    /// nothing was queued meanwhile and exactly one observer of `entry` hears the change at `path`,
+    /// the writer calls it at once, inside the current call. Commit order holds: nothing else waits,
+    /// and the current call is the last of its delivery.
+    func claimNestedDelivery(at path: Path, for entry: ModelEntry, depth: Int) -> ObserverBox? {
+        guard depth <= DeliveryState.maxNesting,
+              delivery.load(ordering: .acquiring) == DeliveryState.delivering | DeliveryState.single
+        else { return nil }
+        return entry.observers.soleObserver(at: path)
     }
 
     /// Runs `pending`, then whatever other writes queued meanwhile, until the queue is empty.
@@ -53,15 +71,15 @@ extension Store {
 
     /// Calls `box` with `change` (claimed with `claimSingleDelivery`), then delivers whatever other
     /// writes queued meanwhile.
-    func deliver(_ change: borrowing Change, to box: ObserverBox) {
-        box.deliver(change)
+    func deliver(_ change: borrowing Change, _ stamp: ChangeStamp, to box: ObserverBox) {
+        box.deliver(change, stamp)
         finishSingleDelivery()
     }
 
     /// Ends a single call's delivery: without the lock when nothing was queued meanwhile.
     private func finishSingleDelivery() {
         let ended = delivery.compareExchange(
-            expected: DeliveryState.delivering, desired: 0, ordering: .acquiringAndReleasing).exchanged
+            expected: DeliveryState.delivering | DeliveryState.single, desired: 0, ordering: .acquiringAndReleasing).exchanged
         if ended { return }
         let next = withState { state in
             delivery.store(DeliveryState.delivering, ordering: .releasing)

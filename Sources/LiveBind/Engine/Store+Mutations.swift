@@ -5,7 +5,16 @@ extension Store {
     public func set(_ value: JSON, at path: Path, in model: String, ifRevision: UInt64? = nil) throws(StoreError)
         -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision) { (document, context, sizeDelta) throws(StoreError) -> Change? in
+        try set(value, at: path, in: model, ifRevision: ifRevision, depth: 0)
+    }
+
+    /// `set`, made by a binding `depth` writes deep (see `ChangeStamp.depth`); `inDelivery` when the
+    /// binding was called by the delivering thread (see `claimNestedDelivery`).
+    @inline(__always)
+    func set(_ value: JSON, at path: Path, in model: String, ifRevision: UInt64?, depth: Int, inDelivery: Bool = false)
+        throws(StoreError) -> WriteResult
+    {
+        try commitEdit(model, ifRevision: ifRevision, depth: depth, inDelivery: inDelivery) { (document, context, sizeDelta) throws(StoreError) -> Change? in
             // Without rules the value is used as given: a copy for nothing cost about 100 of a set's
             // 1,200 instructions.
             func apply(_ value: JSON) throws(StoreError) -> Change? {
@@ -31,7 +40,13 @@ extension Store {
     /// Removes the object member or array element at `path`.
     @discardableResult
     public func remove(at path: Path, in model: String, ifRevision: UInt64? = nil) throws(StoreError) -> WriteResult {
-        try commitEdit(model, ifRevision: ifRevision) { (document, context, sizeDelta) throws(StoreError) -> Change? in
+        try remove(at: path, in: model, ifRevision: ifRevision, depth: 0)
+    }
+
+    /// `remove`, made by a binding `depth` writes deep (see `ChangeStamp.depth`).
+    @inline(__always)
+    func remove(at path: Path, in model: String, ifRevision: UInt64?, depth: Int) throws(StoreError) -> WriteResult {
+        try commitEdit(model, ifRevision: ifRevision, depth: depth) { (document, context, sizeDelta) throws(StoreError) -> Change? in
             try context.admit(document.applyRemove(at: path), adding: 0, to: &document, sizeDelta: &sizeDelta, limits: limits)
         }
     }
@@ -41,7 +56,15 @@ extension Store {
     public func insert(_ value: JSON, at index: Int, in array: Path, of model: String, ifRevision: UInt64? = nil)
         throws(StoreError) -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision) { (document, context, sizeDelta) throws(StoreError) -> Change? in
+        try insert(value, at: index, in: array, of: model, ifRevision: ifRevision, depth: 0)
+    }
+
+    /// `insert`, made by a binding `depth` writes deep (see `ChangeStamp.depth`).
+    @inline(__always)
+    func insert(_ value: JSON, at index: Int, in array: Path, of model: String, ifRevision: UInt64?, depth: Int)
+        throws(StoreError) -> WriteResult
+    {
+        try commitEdit(model, ifRevision: ifRevision, depth: depth) { (document, context, sizeDelta) throws(StoreError) -> Change? in
             func apply(_ value: JSON) throws(StoreError) -> Change? {
                 let size = try context.measure(value, at: array.components.count + 1)
                 return try context.admit(document.applyInsert(value, at: index, in: array), adding: size, to: &document,
@@ -75,7 +98,15 @@ extension Store {
     public func replace(at index: Int, in array: Path, of model: String, with value: JSON, ifRevision: UInt64? = nil)
         throws(StoreError) -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision) { (document, context, sizeDelta) throws(StoreError) -> Change? in
+        try replace(at: index, in: array, of: model, with: value, ifRevision: ifRevision, depth: 0)
+    }
+
+    /// `replace`, made by a binding `depth` writes deep (see `ChangeStamp.depth`).
+    @inline(__always)
+    func replace(at index: Int, in array: Path, of model: String, with value: JSON, ifRevision: UInt64?, depth: Int)
+        throws(StoreError) -> WriteResult
+    {
+        try commitEdit(model, ifRevision: ifRevision, depth: depth) { (document, context, sizeDelta) throws(StoreError) -> Change? in
             func apply(_ value: JSON) throws(StoreError) -> Change? {
                 let size = try context.measure(value, at: array.components.count + 1)
                 return try context.admit(document.applyReplace(at: index, in: array, with: value), adding: size,
@@ -91,7 +122,15 @@ extension Store {
     public func move(from: Int, to: Int, in array: Path, of model: String, ifRevision: UInt64? = nil)
         throws(StoreError) -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision) { (document, context, sizeDelta) throws(StoreError) -> Change? in
+        try move(from: from, to: to, in: array, of: model, ifRevision: ifRevision, depth: 0)
+    }
+
+    /// `move`, made by a binding `depth` writes deep (see `ChangeStamp.depth`).
+    @inline(__always)
+    func move(from: Int, to: Int, in array: Path, of model: String, ifRevision: UInt64?, depth: Int)
+        throws(StoreError) -> WriteResult
+    {
+        try commitEdit(model, ifRevision: ifRevision, depth: depth) { (document, context, sizeDelta) throws(StoreError) -> Change? in
             try context.admit(document.applyMove(from: from, to: to, in: array), adding: 0, to: &document, sizeDelta: &sizeDelta, limits: limits)
         }
     }

@@ -6,9 +6,22 @@ extension Store {
     /// Called after the store's lock is released, in commit order, never concurrently with another
     /// observer of this store. Keep the returned token: the observer stops when it is cancelled or released.
     public func observe(_ path: Path, in model: String, _ handler: @escaping @Sendable (Change) -> Void) -> ObservationToken {
+        observe(path, in: model) { id in ObserverBox(id: id, onChange: handler) }
+    }
+
+    /// `observe`, for the bindings that follow a path: `handler` also gets each change's stamp (its
+    /// commit's sequence and binding depth), which a plain observer does not need.
+    func observeStamped(_ path: Path, in model: String, _ handler: @escaping @Sendable (Change, ChangeStamp) -> Void)
+        -> ObservationToken
+    {
+        observe(path, in: model) { id in ObserverBox(id: id, onStampedChange: handler) }
+    }
+
+    /// Registers the observer `makeBox` makes with its id at `path` in `model`.
+    private func observe(_ path: Path, in model: String, _ makeBox: (UInt64) -> ObserverBox) -> ObservationToken {
         let box = withState { state in
             state.nextObserverID += 1
-            let box = ObserverBox(id: state.nextObserverID, onChange: handler)
+            let box = makeBox(state.nextObserverID)
             state.makeEntry(for: model).observers.add(box, at: path)
             return box
         }

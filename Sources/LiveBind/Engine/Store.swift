@@ -238,11 +238,15 @@ public final class Store: Sendable {
     /// undo log (a single edit throws before it changes anything), no change list unless a store
     /// observer needs one, and no queue when the store is idle and one observer hears the change.
     ///
+    /// `depth` says how deep in a chain of binding writes this one is (see `ChangeStamp.depth`);
+    /// `inDelivery` that it is made on the delivering thread from inside an observer call (see
+    /// `claimNestedDelivery`).
+    ///
     /// Inlined into each caller, so that each gets a copy specialized for its edit closure (a shared,
     /// closure-taking copy cost about 200 instructions more per set).
     @inline(__always)
     func commitEdit(
-        _ model: String, ifRevision: UInt64?,
+        _ model: String, ifRevision: UInt64?, depth: Int = 0, inDelivery: Bool = false,
         _ edit: (inout JSON, borrowing EditContext, inout Int) throws(StoreError) -> Change?
     ) throws(StoreError) -> WriteResult {
         let (result, pending) = try withState { (state) throws(StoreError) -> (WriteResult, PendingDelivery) in
@@ -269,20 +273,23 @@ public final class Store: Sendable {
             // rather than copied when only path observers hear it.
             if state.commitObservers.isEmpty {
                 if entry.observers.isEmpty { return (result, .none) }
-                if let box = claimSingleDelivery(at: change.path, for: entry) {
-                    return (result, .single(box, change))
+                if let box = inDelivery ? claimNestedDelivery(at: change.path, for: entry, depth: depth)
+                    : claimSingleDelivery(at: change.path, for: entry) {
+                    return (result, .single(box, change, ChangeStamp(sequence: state.lastSequence, depth: depth)))
                 }
-                state.enqueue(consume change, for: entry)
+                state.enqueue(consume change, for: entry, depth: depth)
             } else {
-                if !entry.observers.isEmpty { state.enqueue(change, for: entry) }
-                state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])))
+                if !entry.observers.isEmpty { state.enqueue(change, for: entry, depth: depth) }
+                state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])),
+                              depth: depth)
             }
             guard let batch = claimDelivery(&state) else { return (result, .none) }
             return (result, .batch(batch))
         }
         switch consume pending {
         case .none: break
-        case .single(let box, let change): deliver(change, to: box)
+        case .single(let box, let change, let stamp):
+            if inDelivery { box.deliver(change, stamp) } else { deliver(change, stamp, to: box) }
         case .batch(let batch): deliver(batch)
         }
         return result

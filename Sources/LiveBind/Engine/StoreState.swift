@@ -110,14 +110,16 @@ struct StoreState {
         }
     }
 
-    mutating func enqueue(_ change: consuming Change, for entry: ModelEntry) {
-        entry.observers.enqueue(consume change, into: &queue)
+    /// Queues `change`, made by the latest commit `depth` binding writes deep, for the entry's observers.
+    mutating func enqueue(_ change: consuming Change, for entry: ModelEntry, depth: Int = 0) {
+        entry.observers.enqueue(consume change, ChangeStamp(sequence: lastSequence, depth: depth), into: &queue)
     }
 
-    mutating func enqueue(_ commit: consuming Commit) {
+    /// Queues `commit`, made `depth` binding writes deep, for the store observers.
+    mutating func enqueue(_ commit: consuming Commit, depth: Int = 0) {
         guard !commitObservers.isEmpty else { return }
         var commit = commit
-        commit.depth = PropagationDepth.writing ?? 0
+        commit.depth = depth
         queue.add(commit, for: commitObservers)
     }
 

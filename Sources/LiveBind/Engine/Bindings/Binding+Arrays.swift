@@ -64,7 +64,9 @@ extension Binding {
         if ok, let aggregator {
             do throws(BindingError) {
                 let output = try validated(aggregator.result)
-                lastWrite = write(depth: depth, { () throws(StoreError) in try store.set(output, at: endpoint.path, in: endpoint.model) }) ?? lastWrite
+                lastWrite = write(depth: depth, { (depth) throws(StoreError) in
+                    try store.set(output, at: endpoint.path, in: endpoint.model, ifRevision: nil, depth: depth)
+                }) ?? lastWrite
             } catch {
                 fail(error)
             }
@@ -86,26 +88,26 @@ extension Binding {
     /// Applies one array operation of the source to the target array; `nil` when the write changed nothing.
     /// A target that no longer fits (not an array, wrong length) throws, and the caller resyncs it whole.
     private func mirror(_ change: Change, into endpoint: BindingEndpoint, depth: Int) throws(BindingError) -> UInt64? {
-        let path = endpoint.path, model = endpoint.model
-        let operation: () throws(StoreError) -> WriteResult
-        switch change.kind {
-        case .insert:
-            let element = try forwardElement(change.value!)
-            operation = { () throws(StoreError) in try self.store.insert(element, at: change.index!, in: path, of: model) }
-        case .remove:
-            operation = { () throws(StoreError) in try self.store.remove(at: path.appending(String(change.index!)), in: model) }
-        case .replace:
-            let element = try forwardElement(change.value!)
-            operation = { () throws(StoreError) in try self.store.replace(at: change.index!, in: path, of: model, with: element) }
-        case .move:
-            operation = { () throws(StoreError) in try self.store.move(from: change.from!, to: change.to!, in: path, of: model) }
-        case .set:
-            return nil
-        }
-        do {
-            return try PropagationDepth.write(at: depth + 1, operation)
+        let path = endpoint.path, model = endpoint.model, depth = depth + 1
+        // The element sent forward, for the operations that carry one.
+        let element: JSON? = change.kind == .insert || change.kind == .replace ? try forwardElement(change.value!) : nil
+        let result: WriteResult
+        do throws(StoreError) {
+            switch change.kind {
+            case .insert:
+                result = try store.insert(element!, at: change.index!, in: path, of: model, ifRevision: nil, depth: depth)
+            case .remove:
+                result = try store.remove(at: path.appending(String(change.index!)), in: model, ifRevision: nil, depth: depth)
+            case .replace:
+                result = try store.replace(at: change.index!, in: path, of: model, with: element!, ifRevision: nil, depth: depth)
+            case .move:
+                result = try store.move(from: change.from!, to: change.to!, in: path, of: model, ifRevision: nil, depth: depth)
+            case .set:
+                return nil
+            }
         } catch {
             throw .store(error)
         }
+        return result.changed ? result.sequence : nil
     }
 }

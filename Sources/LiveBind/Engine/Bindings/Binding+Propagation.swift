@@ -20,6 +20,11 @@ extension Binding {
             return true
         }
         guard runNow else { return }
+        drain(from: work)
+    }
+
+    /// Runs `work` and then the queued work until the queue is empty; the caller made the binding busy.
+    func drain(from work: BindingWork) {
         var next: BindingWork? = work
         while let current = next {
             run(current)
@@ -38,6 +43,11 @@ extension Binding {
         case .objectValue(let value):
             guard isEnabled else { return }
             sendBack(value, depth: 0)
+        case .change(let change, let stamp):
+            let current = state.withLock { $0.enabled && stamp.sequence > $0.sourceSynced }
+            guard current else { return }
+            let outcome = follow(change, stamp)
+            state.withLock { outcome.record(in: &$0) }
         case .commit(let commit, let depth):
             let (forward, backward) = state.withLock { state -> (Bool, Bool) in
                 guard state.enabled else { return (false, false) }
@@ -73,7 +83,7 @@ extension Binding {
 
     /// Reads the source now and sends all of it forward (creation, re-enable, and any change that cannot
     /// be followed granularly).
-    private func forwardWhole(depth: Int) {
+    func forwardWhole(depth: Int) {
         guard let (sequence, value) = read(source) else { return }
         // A plain transform (no array following) needs no second critical section for a shadow copy.
         let plain = sink == nil && transform != nil && !followsArray
@@ -122,7 +132,9 @@ extension Binding {
     /// Sets `output` at the target and records that the target reflects it.
     private func writeForward(_ output: JSON, depth: Int) {
         guard let endpoint = target.endpoint else { return }
-        if let written = write(depth: depth, { () throws(StoreError) in try store.set(output, at: endpoint.path, in: endpoint.model) }) {
+        if let written = write(depth: depth, { (depth) throws(StoreError) in
+            try store.set(output, at: endpoint.path, in: endpoint.model, ifRevision: nil, depth: depth)
+        }) {
             state.withLock { $0.targetSynced = max($0.targetSynced, written) }
         }
     }
@@ -160,7 +172,9 @@ extension Binding {
                 return
             case .coerce(let coerced):
                 // Correct the target; its own commit then comes back here as a valid value.
-                _ = write(depth: depth, { () throws(StoreError) in try store.set(coerced, at: endpoint.path, in: endpoint.model) })
+                _ = write(depth: depth, { (depth) throws(StoreError) in
+                    try store.set(coerced, at: endpoint.path, in: endpoint.model, ifRevision: nil, depth: depth)
+                })
                 return
             }
         }
@@ -180,7 +194,9 @@ extension Binding {
                 back = try transform?.applyReverse(value) ?? value
             }
             if sink != nil { state.withLock { $0.fireCount += 1 } }
-            if let written = write(depth: depth, { () throws(StoreError) in try store.set(back, at: source.path, in: source.model) }) {
+            if let written = write(depth: depth, { (depth) throws(StoreError) in
+                try store.set(back, at: source.path, in: source.model, ifRevision: nil, depth: depth)
+            }) {
                 state.withLock { state in
                     state.sourceSynced = max(state.sourceSynced, written)
                     if followsArray { state.shadow = back.arrayValue }
@@ -211,10 +227,12 @@ extension Binding {
         return (sequence, value)
     }
 
-    /// Runs a store write made by this binding; returns the commit's sequence when it changed something.
-    func write(depth: Int, _ operation: () throws(StoreError) -> WriteResult) -> UInt64? {
+    /// Runs a store write made by this binding, propagating a change `depth` binding writes deep, at
+    /// `depth + 1`; returns the commit's sequence when it changed something.
+    func write(depth: Int, _ operation: (Int) throws(StoreError) -> WriteResult) -> UInt64? {
         do {
-            return try PropagationDepth.write(at: depth + 1, operation)
+            let result = try operation(depth + 1)
+            return result.changed ? result.sequence : nil
         } catch {
             fail(.store(error))
             return nil

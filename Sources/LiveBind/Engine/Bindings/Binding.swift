@@ -84,6 +84,8 @@ struct BindingState: Sendable {
     /// Work waiting for the thread that is running this binding.
     var queue: Deque<BindingWork> = []
     var busy = false
+    /// The store observation of the source, for a binding that follows it by path (`followsPath`).
+    var following: ObservationToken?
 
     init(aggregator: (any Aggregator)?) { self.aggregator = aggregator }
 }
@@ -92,6 +94,8 @@ struct BindingState: Sendable {
 enum BindingWork: Sendable {
     /// A store commit, with the propagation depth of the write that made it.
     case commit(Commit, depth: Int)
+    /// A change heard by the source's path observer (`followsPath`), with its commit's sequence and depth.
+    case change(Change, ChangeStamp)
     /// Apply the current source value (when created and when re-enabled).
     case resync
     /// A new value read from a Swift object (two-way object bindings): write it back to the source.

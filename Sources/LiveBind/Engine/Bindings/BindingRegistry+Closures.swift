@@ -60,6 +60,7 @@ extension BindingRegistry {
         let spec = BindingSpec(source: source, target: source, mode: mode, transform: transform)
         let prepared = try prepare(spec, target: target, sink: sink)
         let binding = try state.withLock { state throws(BindingError) in try state.insert(prepared, store: store) }
+        if !binding.followsPath { startFeed() }
         binding.perform(.resync)
         return binding
     }

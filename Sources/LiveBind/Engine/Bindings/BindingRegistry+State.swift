@@ -3,7 +3,8 @@ import Collections
 /// The registry's bindings and lookups, behind its lock.
 struct RegistryState: Sendable {
     var bindings: OrderedDictionary<String, Binding> = [:]
-    /// The bindings to run for a commit of each model (source or target model).
+    /// The bindings to run for a commit of each model (source or target model), except those that follow
+    /// their source by path (`Binding.followsPath`), which the store runs itself.
     var byModel: [String: ModelBindings] = [:]
     /// The bindings between key paths, for the cycle check.
     var graph = BindingGraph()
@@ -65,9 +66,13 @@ struct RegistryState: Sendable {
         // Drop the cached copy first, so that the model's lists below are edited in place, not copied.
         forgetLastLookup()
         bindings[binding.id] = binding
-        byModel[binding.source.model, default: ModelBindings()].insert(binding, in: binding.source.model)
-        if let model = binding.target.endpoint?.model, model != binding.source.model {
-            byModel[model, default: ModelBindings()].insert(binding, in: model)
+        if binding.followsPath {
+            binding.startFollowing()
+        } else {
+            byModel[binding.source.model, default: ModelBindings()].insert(binding, in: binding.source.model)
+            if let model = binding.target.endpoint?.model, model != binding.source.model {
+                byModel[model, default: ModelBindings()].insert(binding, in: model)
+            }
         }
         if let edge, let slot {
             graph.name(slot, id: binding.id)
@@ -91,6 +96,7 @@ struct RegistryState: Sendable {
         graph.remove(id: id)
         census.add(graph.arcCount - arcs)
         binding.state.withLock { $0.enabled = false; $0.removed = true }
+        binding.stopFollowing()
         if let rule = ruleIDs.removeValue(forKey: id), let target = binding.target.endpoint {
             binding.store.removeRule(rule, in: target.model)
         }

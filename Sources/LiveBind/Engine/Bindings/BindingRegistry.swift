@@ -1,7 +1,8 @@
 import Synchronization
 
 /// Owns the live bindings of one store: creates, lists, enables, disables and removes them, and runs
-/// them from one store-wide observation.
+/// them from one store-wide observation (made when the first binding needs it: a one-way binding
+/// between key paths through a scalar transform observes its source path instead).
 ///
 /// ```swift
 /// let registry = BindingRegistry(store: store)
@@ -9,7 +10,8 @@ import Synchronization
 ///                               transform: TransformSpec("format", ["pattern": "%.1f °C"])))
 /// ```
 /// Safe to call from any thread. Bindings run on the thread that delivers the store's changes (see
-/// `Store.observeAll`); a binding's own writes are delivered after the current delivery finishes.
+/// `Store.observe`); a binding's own writes are delivered after every observer of the change it
+/// propagates.
 /// > Important: bindings hold the registry's store, and the registry must be kept alive for its bindings
 /// > to run: when it is released, every binding stops.
 public final class BindingRegistry: Sendable {
@@ -19,6 +21,7 @@ public final class BindingRegistry: Sendable {
     public let transforms: TransformRegistry
 
     let state: OrderedMutex<RegistryState>
+    /// The store-wide observation that runs the bindings not following a path; `nil` until one is made.
     private let feed = Mutex<ObservationToken?>(nil)
 
     /// A registry for `store`, with its own transform registry (built-ins included) unless one is given,
@@ -28,13 +31,14 @@ public final class BindingRegistry: Sendable {
         self.store = store
         self.transforms = transforms
         self.state = OrderedMutex(RegistryState(census: BindingCensus.shared(by: store), maxBindings: maxBindings))
-        let observation = store.observeAll { [weak self] commit in self?.deliver(commit) }
-        feed.withLock { $0 = observation }
     }
 
     deinit {
         // Its bindings stop with it: the store's loop guard no longer counts them.
-        state.withLock { $0.census.add(-$0.graph.arcCount) }
+        state.withLock { state in
+            state.census.add(-state.graph.arcCount)
+            for binding in state.bindings.values { binding.stopFollowing() }
+        }
     }
 
     /// Every live binding, in creation order (bindings whose Swift object is gone are removed first).
@@ -59,6 +63,7 @@ public final class BindingRegistry: Sendable {
         let binding = try state.withLock { state throws(BindingError) in
             try state.insert(prepared, store: store)
         }
+        if !binding.followsPath { startFeed() }
         binding.perform(.resync)
         return binding
     }
@@ -111,6 +116,15 @@ public final class BindingRegistry: Sendable {
     private static func placed(_ error: BindingError, _ position: String) -> BindingError {
         let issue = BindingIssue.from(error, at: position)
         return .invalidSpec(position: issue.position, reason: issue.reason)
+    }
+
+    /// Starts the store-wide observation unless it runs already. A commit made before it started is
+    /// caught up by the resync that follows.
+    func startFeed() {
+        feed.withLock { feed in
+            guard feed == nil else { return }
+            feed = store.observeAll { [weak self] commit in self?.deliver(commit) }
+        }
     }
 
     /// Runs every binding that reads or writes what the commit changed.
