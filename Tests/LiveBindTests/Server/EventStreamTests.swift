@@ -132,6 +132,8 @@ import Testing
         try store.put("m", ["v": 0])
         try withRunningServer(store: store, configure: { $0.retainedEvents = 4 }) { port in
             for value in 1...10 { try store.set(.int(value), at: Path(pointer: "/v"), in: "m") }
+            // The event feed publishes a moment after the writes; resume once it has.
+            try waitForMetric(port: port, "livebind_events_published_total", atLeast: 10)
             let stream = try TestEventStream(port: port, headers: [("Last-Event-ID", "2")])
             let events = try stream.next(2)
             #expect(events[0].type == "resync")
