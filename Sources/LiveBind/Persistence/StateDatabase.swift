@@ -52,7 +52,12 @@ final class StateDatabase: CommitLog, Sendable {
 
     /// WAL with a sync at every commit; the file locked for this process (a second server on the same
     /// directory fails to start instead of corrupting it).
+    ///
+    /// An opener waits up to 2 s for the lock: the store that held the file last may be released on the
+    /// log's thread (when that thread held the last reference), which closes the file a moment after
+    /// its owner let it go.
     private static func configure(_ database: SQLiteConnection) throws(SQLiteError) {
+        try database.execute("PRAGMA busy_timeout = 2000")
         try database.execute("PRAGMA locking_mode = EXCLUSIVE")
         let mode = try database.prepare("PRAGMA journal_mode = WAL")
         guard try mode.step(), mode.text(0).lowercased() == "wal" else {
