@@ -17,14 +17,27 @@ extension JSON {
         writer.append(to: &buffer)
     }
 
-    /// A first guess at the encoded size, so that small values take one allocation and large
-    /// containers few: 16 bytes per element or member.
+    /// A guess at the encoded size from the first elements of containers, two levels down, so that
+    /// most encodings allocate once. A guess short of the size only costs a doubling or two.
     private var initialCapacity: Int {
+        estimatedSize(levels: 3) + 64
+    }
+
+    private func estimatedSize(levels: Int) -> Int {
         switch self {
-        case .string(let value): value.utf8.count + 16
-        case .array(let elements): elements.count * 16 + 16
-        case .object(let members): members.count * 16 + 16
-        default: 32
+        case .null, .bool: return 5
+        case .int, .double: return 12
+        case .string(let value): return value.utf8.count + 2
+        case .array(let elements):
+            guard let first = elements.first, levels > 0 else { return 2 + elements.count * 8 }
+            return 2 + elements.count * (first.estimatedSize(levels: levels - 1) + 1)
+        case .object(let members):
+            guard levels > 0 else { return 2 + members.count * 16 }
+            var size = 2
+            for (key, value) in members.prefix(8) {
+                size += key.utf8.count + 4 + value.estimatedSize(levels: levels - 1)
+            }
+            return members.count > 8 ? size * members.count / 8 : size
         }
     }
 
@@ -44,22 +57,33 @@ extension JSON {
             writer.writeString(value)
         case .array(let elements):
             writer.append(UInt8(ascii: "["))
-            var first = true
-            for element in elements {
-                if !first { writer.append(UInt8(ascii: ",")) }
-                first = false
-                element.write(to: &writer)
+            // Straight through the storage when it is in one piece (as a parsed or appended-to array
+            // is), which saves a retain and release per element.
+            let written: Void? = elements.withContiguousStorageIfAvailable { elements in
+                for index in elements.indices {
+                    if index > 0 { writer.append(UInt8(ascii: ",")) }
+                    elements[index].write(to: &writer)
+                }
+            }
+            if written == nil {
+                for (index, element) in elements.enumerated() {
+                    if index > 0 { writer.append(UInt8(ascii: ",")) }
+                    element.write(to: &writer)
+                }
             }
             writer.append(UInt8(ascii: "]"))
         case .object(let members):
             writer.append(UInt8(ascii: "{"))
-            let keys = members.keys
-            let values = members.values
-            for index in 0..<members.count {
-                if index > 0 { writer.append(UInt8(ascii: ",")) }
-                writer.writeString(keys[index])
-                writer.append(UInt8(ascii: ":"))
-                values[index].write(to: &writer)
+            let keys = members.keys.elements
+            keys.withUnsafeBufferPointer { keys in
+                members.values.withUnsafeBufferPointer { values in
+                    for index in keys.indices {
+                        if index > 0 { writer.append(UInt8(ascii: ",")) }
+                        writer.writeString(keys[index])
+                        writer.append(UInt8(ascii: ":"))
+                        values[index].write(to: &writer)
+                    }
+                }
             }
             writer.append(UInt8(ascii: "}"))
         }

@@ -20,6 +20,14 @@ extension JSONWriter {
             return
         }
         let count = bytes.count
+        // Most strings need no escape: one check of all their bytes, one copy, within the room reserved.
+        if !Self.anyNeedsEscape(start, count: count) {
+            let out = cursor
+            Self.copy(start, to: out, count: count)
+            out[count] = UInt8(ascii: "\"")
+            advance(by: count + 1)
+            return
+        }
         var index = 0
         var runStart = 0
         while true {
@@ -44,6 +52,28 @@ extension JSONWriter {
     @inline(__always)
     static func needsEscape(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    /// Whether any of the `count` bytes at `start` must be escaped, checked a word at a time: the last
+    /// word (or two half words, for short strings) overlaps the one before rather than going byte by byte.
+    @inline(__always)
+    static func anyNeedsEscape(_ start: UnsafePointer<UInt8>, count: Int) -> Bool {
+        let raw = UnsafeRawPointer(start)
+        if count >= 8 {
+            var index = 0
+            while index + 8 <= count {
+                if anyNeedsEscape(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) { return true }
+                index += 8
+            }
+            return index < count && anyNeedsEscape(raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
+        }
+        if count >= 4 {
+            let head = UInt64(raw.loadUnaligned(as: UInt32.self))
+            let tail = UInt64(raw.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self))
+            return anyNeedsEscape(head | tail << 32)
+        }
+        for index in 0..<count where needsEscape(start[index]) { return true }
+        return false
     }
 
     /// Whether any of the eight bytes in `word` must be escaped: one is below 0x20, a quote or a

@@ -64,8 +64,32 @@ struct JSONWriter: ~Copyable {
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress else { return }
         reserve(bytes.count)
-        (base + count).initialize(from: source, count: bytes.count)
+        Self.copy(source, to: base + count, count: bytes.count)
         count += bytes.count
+    }
+
+    /// Copies `count` bytes. Most pieces of JSON text are short (keys, small strings), and a call to
+    /// `memcpy` costs more than the copy itself: up to 16 bytes move as two overlapping words.
+    @inline(__always)
+    static func copy(_ source: UnsafePointer<UInt8>, to target: UnsafeMutablePointer<UInt8>, count: Int) {
+        let from = UnsafeRawPointer(source), to = UnsafeMutableRawPointer(target)
+        if count >= 8 {
+            guard count <= 16 else {
+                target.initialize(from: source, count: count)
+                return
+            }
+            let head = from.loadUnaligned(as: UInt64.self)
+            let tail = from.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            to.storeBytes(of: head, as: UInt64.self)
+            to.storeBytes(of: tail, toByteOffset: count - 8, as: UInt64.self)
+        } else if count >= 4 {
+            let head = from.loadUnaligned(as: UInt32.self)
+            let tail = from.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+            to.storeBytes(of: head, as: UInt32.self)
+            to.storeBytes(of: tail, toByteOffset: count - 4, as: UInt32.self)
+        } else {
+            for index in 0..<count { target[index] = source[index] }
+        }
     }
 
     /// Appends everything written to `buffer`.
