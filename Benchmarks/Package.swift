@@ -20,10 +20,18 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                "CSimdjson",
             ],
             path: "Benchmarks/EngineBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // Debian's simdjson behind a few C functions: the JSON benchmarks' ceiling reference
+        // (`apt-get install libsimdjson-dev`; run.sh installs it when missing).
+        .target(
+            name: "CSimdjson",
+            path: "Benchmarks/CSimdjson",
+            linkerSettings: [.linkedLibrary("simdjson")]
         ),
         // A plain loop over one engine operation, for valgrind/perf (see BENCHMARKS.md).
         .executableTarget(
@@ -35,5 +43,6 @@ let package = Package(
             path: "Benchmarks/EngineProfile",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-    ]
+    ],
+    cxxLanguageStandard: .cxx17
 )

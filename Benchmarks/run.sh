@@ -25,6 +25,12 @@ echo -10 2>/dev/null >/proc/self/autogroup || true
 
 engine_files=()
 if [[ $skip != *" engine "* ]]; then
+    # The JSON benchmarks compare with Debian's simdjson (the CSimdjson target links it).
+    if [ ! -f /usr/include/simdjson.h ]; then
+        log "installing libsimdjson-dev (Debian)"
+        sudo=$([ "$(id -u)" = 0 ] || echo sudo)
+        $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libsimdjson-dev
+    fi
     log "engine benchmarks ($engine_runs run(s))"
     (cd Benchmarks && swift build -c release --product EngineBenchmarks >&2)
     for i in $(seq 1 "$engine_runs"); do

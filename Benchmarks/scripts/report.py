@@ -12,7 +12,9 @@ medians over repeats. The writes also get a table of their own, writes/s and p50
 import argparse, glob, json, os, re, statistics, sys
 
 # Operations per sample (the benchmark's scaling factor); every other benchmark does 1,000.
-OPS_PER_SAMPLE = {"snapshot/encode-1MiB": 1}
+OPS_PER_SAMPLE = {"snapshot/encode-1MiB": 1, **{f"json/{op}/{who}": 1 for op in ("encode", "parse")
+                                                  for who in ("livebind", "jsonserialization", "simdjson")}}
+MODEL_BYTES = 1 << 20  # the JSON benchmarks' model: as many rows as fit in 1 MiB of text
 UNIT = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
 TIME = {"ns": 1, "us": 1e3, "μs": 1e3, "ms": 1e6, "s": 1e9}
 
@@ -96,6 +98,30 @@ def engine_rows(e):
         if name.startswith("snapshot") and ns:
             c += f" ({(1 << 20) / (ns / 1e9) / 1e6:.0f} MB/s)"
         rows.append(("engine", label, c, "—", "—", "—"))
+    rows += json_rows(e)
+    return rows
+
+
+def json_rows(e):
+    """LiveBind's JSON encoding and parsing of the 1 MiB model against JSONSerialization and simdjson."""
+    rows = []
+    def mbps(ns):
+        return MODEL_BYTES / (ns / 1e9) / 1e6 if ns else None
+    for op, target in (("encode", 400), ("parse", 300)):
+        lb = e.get(f"json/{op}/livebind")
+        if not lb:
+            continue
+        lb_ns = lb.get("ns")
+        lb_cell = f"{fmt_time(lb_ns)}, {mbps(lb_ns):.0f} MB/s, {lb.get('mallocs', float('nan')):.0f} mallocs"
+        for who, label, ratio_target in (("jsonserialization", "Foundation JSONSerialization", "≥ 2×"),
+                                         ("simdjson", "simdjson (reference)", "—")):
+            a = e.get(f"json/{op}/{who}")
+            a_ns = a.get("ns") if a else None
+            a_cell = (f"{label}: {fmt_time(a_ns)}, {mbps(a_ns):.0f} MB/s, {a.get('mallocs', float('nan')):.0f} mallocs"
+                      if a_ns else f"{label}: not measured")
+            speedup = f"{a_ns / lb_ns:.2f}× faster" if a_ns and lb_ns else "—"
+            rows.append(("engine", f"JSON {op} of the 1 MiB model", lb_cell, a_cell, speedup,
+                         f"{ratio_target}; ≥ {target} MB/s"))
     return rows
 
 

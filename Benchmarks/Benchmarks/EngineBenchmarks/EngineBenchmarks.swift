@@ -41,4 +41,5 @@ let benchmarks: @Sendable () -> Void = {
     registerStoreBenchmarks()
     registerPatchBenchmarks()
     registerBindingBenchmarks()
+    registerJSONBenchmarks()
 }

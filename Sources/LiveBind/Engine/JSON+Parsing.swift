@@ -28,12 +28,34 @@ extension JSON {
     }
 }
 
-/// A recursive-descent parser over a contiguous byte buffer.
+/// A parser over a contiguous byte buffer, with explicit stacks instead of recursion: however deep
+/// the text nests, the call stack does not grow, and `maxDepth` bounds the stacks.
+///
+/// The members and elements of the open containers wait on two shared stacks (`values`, `keys`);
+/// when a container closes, its own storage is made at its final size, in one allocation.
 struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
     var position = 0
-    var depth = 0
+    /// The values parsed so far in the open containers, outermost first.
+    private var values: [JSON] = []
+    /// The keys of the open objects' members, in step with their values.
+    private var keys: [String] = []
+    /// A fingerprint of each key in `keys` (see `parseKey`), to tell most keys apart without comparing.
+    private var keyPrints: [UInt64] = []
+    /// The open arrays and objects, innermost last.
+    private var containers: [Container] = []
+    /// A fingerprint of the last string parsed, or 0 when it must be compared in full.
+    var lastStringPrint: UInt64 = 0
+    /// Short keys seen so far, to make each only once.
+    var keyCache = KeyCache()
+
+    /// An open array or object: where its values (and keys) start on the shared stacks.
+    private struct Container {
+        let isObject: Bool
+        let firstValue: Int
+        let firstKey: Int
+    }
 
     init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
@@ -42,7 +64,51 @@ struct JSONParser {
 
     mutating func parseDocument() throws(JSONError) -> JSON {
         skipWhitespace()
-        let value = try parseValue()
+        var value: JSON
+        nextValue: while true {
+            // One value: a scalar, an empty container, or the opening of a container (then its first value).
+            let byte = try peek()
+            switch byte {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                guard containers.count < maxDepth else { throw .tooDeep(maxDepth: maxDepth, offset: position) }
+                let isObject = byte == UInt8(ascii: "{")
+                position += 1
+                skipWhitespace()
+                if try peek() == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                    position += 1
+                    value = isObject ? .object([:]) : .array([])
+                } else {
+                    containers.append(Container(isObject: isObject, firstValue: values.count, firstKey: keys.count))
+                    if isObject { try parseKey() }
+                    continue nextValue
+                }
+            case UInt8(ascii: "\""): value = .string(try parseString())
+            case UInt8(ascii: "t"): value = try expect("true", as: .bool(true))
+            case UInt8(ascii: "f"): value = try expect("false", as: .bool(false))
+            case UInt8(ascii: "n"): value = try expect("null", as: .null)
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): value = try parseNumber()
+            case UInt8(ascii: "N"), UInt8(ascii: "I"): throw .invalidNumber(offset: position)
+            default: throw .unexpectedByte(byte, offset: position)
+            }
+            // A complete value: it joins the innermost container, which may end after it (and so on out).
+            while let container = containers.last {
+                values.append(value)
+                skipWhitespace()
+                let next = try peek()
+                position += 1
+                if next == UInt8(ascii: ",") {
+                    skipWhitespace()
+                    if container.isObject { try parseKey() }
+                    continue nextValue
+                }
+                guard next == (container.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else {
+                    throw .unexpectedByte(next, offset: position - 1)
+                }
+                value = container.isObject ? closeObject(container) : closeArray(container)
+                containers.removeLast()
+            }
+            break
+        }
         skipWhitespace()
         guard position == bytes.count else { throw .trailingGarbage(offset: position) }
         return value
@@ -73,76 +139,65 @@ struct JSONParser {
         return value
     }
 
-    private mutating func parseValue() throws(JSONError) -> JSON {
-        switch try peek() {
-        case UInt8(ascii: "{"): return try parseObject()
-        case UInt8(ascii: "["): return try parseArray()
-        case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): return try expect("true", as: .bool(true))
-        case UInt8(ascii: "f"): return try expect("false", as: .bool(false))
-        case UInt8(ascii: "n"): return try expect("null", as: .null)
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
-        case UInt8(ascii: "N"), UInt8(ascii: "I"): throw .invalidNumber(offset: position)
-        case let byte: throw .unexpectedByte(byte, offset: position)
-        }
-    }
-
-    private mutating func enter() throws(JSONError) {
-        depth += 1
-        guard depth <= maxDepth else { throw .tooDeep(maxDepth: maxDepth, offset: position) }
-    }
-
-    private mutating func parseArray() throws(JSONError) -> JSON {
-        try enter()
-        position += 1
-        var elements = Deque<JSON>()
+    /// Parses `"key" :` (with whitespace around the colon) onto the key stack.
+    private mutating func parseKey() throws(JSONError) {
+        let byte = try peek()
+        guard byte == UInt8(ascii: "\"") else { throw .unexpectedByte(byte, offset: position) }
+        keys.append(try parseString(interning: true))
+        keyPrints.append(lastStringPrint)
         skipWhitespace()
-        if try peek() == UInt8(ascii: "]") {
-            position += 1
-            depth -= 1
-            return .array(elements)
-        }
-        while true {
-            skipWhitespace()
-            elements.append(try parseValue())
-            skipWhitespace()
-            let byte = try peek()
-            position += 1
-            if byte == UInt8(ascii: "]") { break }
-            guard byte == UInt8(ascii: ",") else { throw .unexpectedByte(byte, offset: position - 1) }
-        }
-        depth -= 1
+        let colon = try peek()
+        guard colon == UInt8(ascii: ":") else { throw .unexpectedByte(colon, offset: position) }
+        position += 1
+        skipWhitespace()
+    }
+
+    /// The array of the values from `container.firstValue` on, taken off the stack.
+    private mutating func closeArray(_ container: Container) -> JSON {
+        let elements = Deque(values[container.firstValue...])
+        values.removeSubrange(container.firstValue...)
         return .array(elements)
     }
 
-    private mutating func parseObject() throws(JSONError) -> JSON {
-        try enter()
-        position += 1
-        var members = OrderedDictionary<String, JSON>()
-        skipWhitespace()
-        if try peek() == UInt8(ascii: "}") {
-            position += 1
-            depth -= 1
-            return .object(members)
-        }
-        while true {
-            skipWhitespace()
-            let byte = try peek()
-            guard byte == UInt8(ascii: "\"") else { throw .unexpectedByte(byte, offset: position) }
-            let key = try parseString()
-            skipWhitespace()
-            let colon = try peek()
-            guard colon == UInt8(ascii: ":") else { throw .unexpectedByte(colon, offset: position) }
-            position += 1
-            skipWhitespace()
-            members[key] = try parseValue()
-            skipWhitespace()
-            let next = try peek()
-            position += 1
-            if next == UInt8(ascii: "}") { break }
-            guard next == UInt8(ascii: ",") else { throw .unexpectedByte(next, offset: position - 1) }
-        }
-        depth -= 1
+    /// The object of the keys and values from the container's first on, taken off the stacks.
+    private mutating func closeObject(_ container: Container) -> JSON {
+        let members = makeMembers(container)
+        // Only now, with no slice of them left, do the stacks shrink (else each would be copied).
+        keys.removeSubrange(container.firstKey...)
+        keyPrints.removeSubrange(container.firstKey...)
+        values.removeSubrange(container.firstValue...)
         return .object(members)
+    }
+
+    /// The members of the object `container`: of duplicate keys the last value wins, at the first
+    /// one's place.
+    private func makeMembers(_ container: Container) -> OrderedDictionary<String, JSON> {
+        let memberKeys = keys[container.firstKey...]
+        let memberValues = values[container.firstValue...]
+        guard mayHaveDuplicateKeys(from: container.firstKey) else {
+            return OrderedDictionary(uncheckedUniqueKeys: memberKeys, values: memberValues)
+        }
+        var members = OrderedDictionary<String, JSON>(minimumCapacity: memberKeys.count)
+        for (key, value) in zip(memberKeys, memberValues) { members[key] = value }
+        return members
+    }
+
+    /// Whether two of the keys from `first` on may be equal. Keys with different fingerprints differ;
+    /// the rest are compared as strings (Unicode canonical equivalence, as the dictionary compares
+    /// them). For more than 16 members this says `true`, and the dictionary's own hashing decides.
+    private func mayHaveDuplicateKeys(from first: Int) -> Bool {
+        let count = keys.count - first
+        guard count > 1 else { return false }
+        guard count <= 16 else { return true }
+        for later in (first + 1)..<keys.count {
+            let laterPrint = keyPrints[later]
+            for earlier in first..<later {
+                let earlierPrint = keyPrints[earlier]
+                if laterPrint == earlierPrint || laterPrint == 0 || earlierPrint == 0, keys[later] == keys[earlier] {
+                    return true
+                }
+            }
+        }
+        return false
     }
 }

@@ -1,17 +1,32 @@
 extension JSONParser {
     /// Parses a string starting at its opening quote. Strings without escapes are decoded straight from
-    /// the input; only strings with escapes are assembled in a buffer.
-    mutating func parseString() throws(JSONError) -> String {
+    /// the input (scanned eight bytes at a time); only strings with escapes are assembled in a buffer.
+    /// Sets `lastStringPrint`. Keys (`interning`) of up to 16 ASCII bytes come from `keyCache` when
+    /// an earlier key had the same bytes: objects in an array mostly repeat their keys.
+    mutating func parseString(interning: Bool = false) throws(JSONError) -> String {
         let start = position
         position += 1
         let contentStart = position
-        var isASCII = true
+        lastStringPrint = 0
+        // The opening quote is in the buffer, so it has a base address.
+        let base = bytes.baseAddress!
+        var highBits: UInt64 = 0
+        while position + 8 <= bytes.count {
+            let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
+            if JSONWriter.anyNeedsEscape(word) { break }
+            highBits |= word
+            position += 8
+        }
         while position < bytes.count {
-            let byte = bytes[position]
+            let byte = base[position]
             if byte == UInt8(ascii: "\"") {
-                let content = UnsafeBufferPointer(rebasing: bytes[contentStart..<position])
+                let content = UnsafeBufferPointer(start: base + contentStart, count: position - contentStart)
                 position += 1
-                if isASCII { return String(decoding: content, as: UTF8.self) }
+                if highBits & 0x8080_8080_8080_8080 == 0 {
+                    let (print, words) = Self.fingerprint(content)
+                    lastStringPrint = print
+                    return interning ? internedKey(content, print: print, words: words) : String(decoding: content, as: UTF8.self)
+                }
                 guard let string = String(validating: content, as: UTF8.self) else {
                     throw .invalidUTF8(offset: start)
                 }
@@ -19,7 +34,7 @@ extension JSONParser {
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw .controlCharacterInString(offset: position) }
-            if byte >= 0x80 { isASCII = false }
+            highBits |= UInt64(byte)
             position += 1
         }
         guard position < bytes.count else { throw .unexpectedEnd(offset: position) }
@@ -99,7 +114,43 @@ extension JSONParser {
         return value
     }
 
+    /// A fingerprint of ASCII text and the words it was made from: equal texts have equal ones, so
+    /// different fingerprints mean different keys. Never 0, which marks a string that must be compared
+    /// in full. Up to 16 bytes, the length and the two words are the text itself.
+    private static func fingerprint(_ text: UnsafeBufferPointer<UInt8>) -> (UInt64, (UInt64, UInt64)) {
+        let count = text.count
+        var words: (UInt64, UInt64) = (0, 0)
+        if let base = text.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            if count >= 8 {
+                words = (raw.loadUnaligned(as: UInt64.self), raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
+            } else if count >= 4 {
+                words.0 = UInt64(raw.loadUnaligned(as: UInt32.self))
+                    | UInt64(raw.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)) << 32
+            } else {
+                for index in 0..<count { words.0 |= UInt64(base[index]) << (8 * index) }
+            }
+        }
+        let print = ((UInt64(count) &* 0x9E37_79B9_7F4A_7C15 ^ words.0) &* 0xFF51_AFD7_ED55_8CCD) ^ words.1
+        return (print | 1, words)
+    }
+
+    /// The key with the bytes `content`, from `keyCache` when it holds it, else made and remembered.
+    private mutating func internedKey(_ content: UnsafeBufferPointer<UInt8>, print: UInt64, words: (UInt64, UInt64)) -> String {
+        guard content.count <= 16 else { return String(decoding: content, as: UTF8.self) }
+        let slot = Int(truncatingIfNeeded: (print >> 7) & UInt64(KeyCache.size - 1))
+        if let hit = keyCache.lookup(slot: slot, count: content.count, words: words) { return hit }
+        let key = String(decoding: content, as: UTF8.self)
+        keyCache.store(key, slot: slot, count: content.count, words: words)
+        return key
+    }
+
     /// Parses a number per the RFC 8259 grammar: `.int` when it is integral and fits, else a finite `.double`.
+    ///
+    /// The digits are accumulated as they are checked. Integers of up to 18 digits cannot overflow; a
+    /// decimal of up to 19 digits with a power of ten up to 22 either way is two exact doubles whose
+    /// product or quotient is correctly rounded, as `Double(String)` would round it. Anything else is
+    /// read by `Double(String)`.
     mutating func parseNumber() throws(JSONError) -> JSON {
         let start = position
         var negative = false
@@ -108,42 +159,76 @@ extension JSONParser {
             position += 1
         }
         guard position < bytes.count, isDigit(bytes[position]) else { throw .invalidNumber(offset: start) }
+        let digitsStart = position
+        var mantissa: UInt64 = 0
         if bytes[position] == UInt8(ascii: "0") {
             position += 1
             if position < bytes.count, isDigit(bytes[position]) { throw .invalidNumber(offset: start) }
         } else {
-            skipDigits()
+            accumulateDigits(into: &mantissa)
         }
+        let integerDigits = position - digitsStart
         var isInteger = true
+        var fractionDigits = 0
         if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
             isInteger = false
             position += 1
             guard position < bytes.count, isDigit(bytes[position]) else { throw .invalidNumber(offset: start) }
-            skipDigits()
+            let fractionStart = position
+            accumulateDigits(into: &mantissa)
+            fractionDigits = position - fractionStart
         }
+        var exponent = 0
         if position < bytes.count, bytes[position] | 0x20 == UInt8(ascii: "e") {
             isInteger = false
             position += 1
+            var exponentNegative = false
             if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") {
+                exponentNegative = bytes[position] == UInt8(ascii: "-")
                 position += 1
             }
             guard position < bytes.count, isDigit(bytes[position]) else { throw .invalidNumber(offset: start) }
-            skipDigits()
+            while position < bytes.count, isDigit(bytes[position]) {
+                // Past 10,000 only `Double(String)` can tell what it means; stop counting there.
+                if exponent < 10_000 { exponent = exponent * 10 + Int(bytes[position] &- UInt8(ascii: "0")) }
+                position += 1
+            }
+            if exponentNegative { exponent = -exponent }
         }
-        if isInteger, let integer = integerValue(from: start + (negative ? 1 : 0), negative: negative) {
-            return .int(integer)
+        if isInteger {
+            if integerDigits <= 18 {
+                let magnitude = Int(mantissa)
+                return .int(negative ? -magnitude : magnitude)
+            }
+            if let integer = integerValue(from: digitsStart, negative: negative) { return .int(integer) }
+        } else if integerDigits + fractionDigits <= 19, mantissa <= 1 << 53 {
+            let power = exponent - fractionDigits
+            if power >= -22, power <= 22 {
+                var scale = 1.0
+                for _ in 0..<power.magnitude { scale *= 10 }
+                let magnitude = power < 0 ? Double(mantissa) / scale : Double(mantissa) * scale
+                return .double(negative ? -magnitude : magnitude)
+            }
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         guard let double = Double(text), double.isFinite else { throw .numberOutOfRange(offset: start) }
         return .double(double)
     }
 
-    private func isDigit(_ byte: UInt8) -> Bool {
-        byte &- UInt8(ascii: "0") < 10
+    /// Reads digits up to the first non-digit, adding them to `value` (wrapping: callers only use it
+    /// when there are few enough digits not to).
+    @inline(__always)
+    private mutating func accumulateDigits(into value: inout UInt64) {
+        while position < bytes.count {
+            let digit = bytes[position] &- UInt8(ascii: "0")
+            guard digit < 10 else { return }
+            value = value &* 10 &+ UInt64(digit)
+            position += 1
+        }
     }
 
-    private mutating func skipDigits() {
-        while position < bytes.count, isDigit(bytes[position]) { position += 1 }
+    private func isDigit(_ byte: UInt8) -> Bool {
+        byte &- UInt8(ascii: "0") < 10
     }
 
     /// The digits from `digitsStart` to the current position as an `Int`, or `nil` when they overflow it.

@@ -1,0 +1,89 @@
+import Benchmark
+import CSimdjson
+import Foundation
+import LiveBind
+
+// JSON text of the 1 MiB model (the snapshot benchmark's), encoded and parsed by LiveBind, by
+// Foundation's JSONSerialization (what a Swift program reaches for first) and by simdjson (the fastest
+// C++ parser there is, as the ceiling). One operation per sample; report.py turns times into MB/s.
+
+/// The snapshot benchmark's model: rows of four members, as many as fit in 1 MiB of text.
+func makeMegabyteModel() -> JSON {
+    let rowBytes = makeRow(100_000).encoded().count + 1
+    return makeRowsModel((1 << 20) / rowBytes)
+}
+
+func registerJSONBenchmarks() {
+    let model = makeMegabyteModel()
+    let text = model.encoded()
+    let data = Data(text)
+
+    Benchmark("json/encode/livebind", configuration: largeConfiguration) { benchmark in
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(model.encoded())
+        }
+        benchmark.stopMeasurement()
+    }
+
+    Benchmark("json/parse/livebind", configuration: largeConfiguration) { benchmark in
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            do {
+                blackHole(try JSON(parsing: text))
+            } catch {
+                benchmark.error("\(error)")
+            }
+        }
+        benchmark.stopMeasurement()
+    }
+
+    Benchmark("json/encode/jsonserialization", configuration: largeConfiguration) { benchmark in
+        guard let object = try? JSONSerialization.jsonObject(with: data) else {
+            benchmark.error("JSONSerialization could not read the model")
+            return
+        }
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try? JSONSerialization.data(withJSONObject: object))
+        }
+        benchmark.stopMeasurement()
+    }
+
+    Benchmark("json/parse/jsonserialization", configuration: largeConfiguration) { benchmark in
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try? JSONSerialization.jsonObject(with: data))
+        }
+        benchmark.stopMeasurement()
+    }
+
+    // simdjson's DOM parse, walked to the last value, with one parser reused across samples.
+    Benchmark("json/parse/simdjson", configuration: largeConfiguration) { benchmark in
+        let parser = simdjson_bench_parser_make()
+        defer { simdjson_bench_parser_free(parser) }
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            let values = text.withUnsafeBufferPointer { simdjson_bench_parse(parser, $0.baseAddress, $0.count) }
+            if values < 0 { benchmark.error("simdjson could not parse the model") }
+            blackHole(values)
+        }
+        benchmark.stopMeasurement()
+    }
+
+    // simdjson has no encoder of its own values; the nearest is writing a parsed DOM back out as text.
+    Benchmark("json/encode/simdjson", configuration: largeConfiguration) { benchmark in
+        let parser = simdjson_bench_parser_make()
+        defer { simdjson_bench_parser_free(parser) }
+        let values = text.withUnsafeBufferPointer { simdjson_bench_parse(parser, $0.baseAddress, $0.count) }
+        guard values > 0 else {
+            benchmark.error("simdjson could not parse the model")
+            return
+        }
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(simdjson_bench_serialize(parser))
+        }
+        benchmark.stopMeasurement()
+    }
+}
