@@ -57,6 +57,8 @@ extension JSON {
             writer.writeString(value)
         case .array(let elements):
             writer.append(UInt8(ascii: "["))
+            // Rows repeat their keys: from here on, copy the text of keys written before.
+            if elements.count >= 8 { writer.rememberKeys() }
             // Straight through the storage when it is in one piece (as a parsed or appended-to array
             // is), which saves a retain and release per element.
             let written: Void? = elements.withContiguousStorageIfAvailable { elements in
@@ -79,8 +81,7 @@ extension JSON {
                 members.values.withUnsafeBufferPointer { values in
                     for index in keys.indices {
                         if index > 0 { writer.append(UInt8(ascii: ",")) }
-                        writer.writeString(keys[index])
-                        writer.append(UInt8(ascii: ":"))
+                        writer.writeKey(keys[index], at: index)
                         values[index].write(to: &writer)
                     }
                 }

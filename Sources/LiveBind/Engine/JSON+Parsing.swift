@@ -31,20 +31,27 @@ extension JSON {
 /// A parser over a contiguous byte buffer, with explicit stacks instead of recursion: however deep
 /// the text nests, the call stack does not grow, and `maxDepth` bounds the stacks.
 ///
-/// The members and elements of the open containers wait on two shared stacks (`values`, `keys`);
-/// when a container closes, its own storage is made at its final size, in one allocation.
-struct JSONParser {
+/// The members and elements of the open containers wait on shared stacks (`values`, `keys`); when a
+/// container closes, they move into its own storage, made at its final size in one allocation. Objects
+/// with the keys of the object before them at the same depth (the rows of an array) share that one's
+/// keys (see `ObjectShape`): their keys are compared with its bytes and never made into strings.
+struct JSONParser: ~Copyable {
     let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
     var position = 0
     /// The values parsed so far in the open containers, outermost first.
-    private var values: [JSON] = []
-    /// The keys of the open objects' members, in step with their values.
-    private var keys: [String] = []
+    private var values: ParseStack<JSON>
+    /// The keys of the open objects' members that did not follow a shape, in step with their values.
+    private var keys = ParseStack<String>()
     /// A fingerprint of each key in `keys` (see `parseKey`), to tell most keys apart without comparing.
-    private var keyPrints: [UInt64] = []
+    private var keyPrints = ParseStack<UInt64>()
     /// The open arrays and objects, innermost last.
-    private var containers: [Container] = []
+    private var containers = ParseStack<Container>()
+    /// By depth: the shape the next object there is expected to have.
+    private var shapes: [ObjectShape?] = []
+    /// By depth: the keys of the last object there that had no shape, which becomes a shape when the
+    /// next object has the same keys.
+    private var candidates: [ContiguousArray<String>] = []
     /// A fingerprint of the last string parsed, or 0 when it must be compared in full.
     var lastStringPrint: UInt64 = 0
     /// Short keys seen so far, to make each only once.
@@ -55,18 +62,28 @@ struct JSONParser {
         let isObject: Bool
         let firstValue: Int
         let firstKey: Int
+        /// The shape its keys are compared with, if any, and its matcher. Unmanaged, to keep a
+        /// container a plain value that costs nothing to copy: `shapes` holds the shape, and only an
+        /// object at the same depth closing (after this one) can replace it there.
+        let shape: Unmanaged<ObjectShape>?
+        let matcher: KeyMatcher?
+        /// How many of its keys were the shape's, in order; -1 once one was not.
+        var matched: Int
     }
 
     init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        // A value takes at least two bytes of text with its separator, and most large texts are long
+        // arrays: room for one value per 64 bytes saves most of the stack's doublings (and copies).
+        values = ParseStack(capacity: min(max(bytes.count / 64, 64), 1 << 16))
     }
 
     mutating func parseDocument() throws(JSONError) -> JSON {
         skipWhitespace()
-        var value: JSON
         nextValue: while true {
-            // One value: a scalar, an empty container, or the opening of a container (then its first value).
+            // One value onto the stack: a scalar or an empty container; or the opening of a container
+            // (then its first value).
             let byte = try peek()
             switch byte {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
@@ -76,23 +93,25 @@ struct JSONParser {
                 skipWhitespace()
                 if try peek() == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                     position += 1
-                    value = isObject ? .object([:]) : .array([])
+                    values.push(isObject ? .object([:]) : .array([]))
                 } else {
-                    containers.append(Container(isObject: isObject, firstValue: values.count, firstKey: keys.count))
+                    open(isObject: isObject)
                     if isObject { try parseKey() }
                     continue nextValue
                 }
-            case UInt8(ascii: "\""): value = .string(try parseString())
-            case UInt8(ascii: "t"): value = try expect("true", as: .bool(true))
-            case UInt8(ascii: "f"): value = try expect("false", as: .bool(false))
-            case UInt8(ascii: "n"): value = try expect("null", as: .null)
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): value = try parseNumber()
+            case UInt8(ascii: "\""): values.push(.string(try parseString()))
+            case UInt8(ascii: "t"): values.push(try expect("true", as: .bool(true)))
+            case UInt8(ascii: "f"): values.push(try expect("false", as: .bool(false)))
+            case UInt8(ascii: "n"): values.push(try expect("null", as: .null))
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): values.push(try parseNumber())
             case UInt8(ascii: "N"), UInt8(ascii: "I"): throw .invalidNumber(offset: position)
             default: throw .unexpectedByte(byte, offset: position)
             }
-            // A complete value: it joins the innermost container, which may end after it (and so on out).
-            while let container = containers.last {
-                values.append(value)
+            // A complete value, on top of the stack: it belongs to the innermost container, which may end
+            // after it (and so on out). Values never leave the stack but into their container, so none
+            // is copied on the way.
+            while containers.count > 0 {
+                let container = containers.top.pointee
                 skipWhitespace()
                 let next = try peek()
                 position += 1
@@ -104,16 +123,18 @@ struct JSONParser {
                 guard next == (container.isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else {
                     throw .unexpectedByte(next, offset: position - 1)
                 }
-                value = container.isObject ? closeObject(container) : closeArray(container)
-                containers.removeLast()
+                let closed = container.isObject ? closeObject(container) : closeArray(container)
+                _ = containers.pop()
+                values.push(closed)
             }
             break
         }
         skipWhitespace()
         guard position == bytes.count else { throw .trailingGarbage(offset: position) }
-        return value
+        return values.pop()
     }
 
+    @inline(__always)
     private mutating func skipWhitespace() {
         while position < bytes.count {
             switch bytes[position] {
@@ -123,6 +144,7 @@ struct JSONParser {
         }
     }
 
+    @inline(__always)
     func peek() throws(JSONError) -> UInt8 {
         guard position < bytes.count else { throw .unexpectedEnd(offset: position) }
         return bytes[position]
@@ -139,12 +161,40 @@ struct JSONParser {
         return value
     }
 
-    /// Parses `"key" :` (with whitespace around the colon) onto the key stack.
+    /// Opens an array or object at the next depth; an object expects the shape last seen there.
+    private mutating func open(isObject: Bool) {
+        let depth = containers.count
+        var shape: ObjectShape?
+        if isObject, depth < shapes.count { shape = shapes[depth] }
+        containers.push(
+            Container(
+                isObject: isObject, firstValue: values.count, firstKey: keys.count,
+                shape: shape.map { Unmanaged.passUnretained($0) }, matcher: shape?.matcher, matched: 0))
+    }
+
+    /// Parses `"key" :` (with whitespace around the colon): as the next key of the innermost object's
+    /// shape when its bytes are that key's, else onto the key stack.
     private mutating func parseKey() throws(JSONError) {
         let byte = try peek()
         guard byte == UInt8(ascii: "\"") else { throw .unexpectedByte(byte, offset: position) }
-        keys.append(try parseString(interning: true))
-        keyPrints.append(lastStringPrint)
+        let container = containers.top
+        let matched = container.pointee.matched
+        if matched >= 0, let matcher = container.pointee.matcher, matched < matcher.count,
+            let (length, colon) = matcher.match(
+                matched, at: bytes.baseAddress! + position + 1, available: bytes.count - position - 1)
+        {
+            position += 1 + length
+            container.pointee.matched = matched + 1
+            if colon {
+                skipWhitespace()
+                return
+            }
+        } else {
+            spillShapeKeys(container.pointee)
+            container.pointee.matched = -1
+            keys.push(try parseString(interning: true))
+            keyPrints.push(lastStringPrint)
+        }
         skipWhitespace()
         let colon = try peek()
         guard colon == UInt8(ascii: ":") else { throw .unexpectedByte(colon, offset: position) }
@@ -152,34 +202,65 @@ struct JSONParser {
         skipWhitespace()
     }
 
-    /// The array of the values from `container.firstValue` on, taken off the stack.
+    /// Puts the keys that `container` matched of its shape on the key stack, as if parsed, when it
+    /// turns out not to have that shape after all.
+    private mutating func spillShapeKeys(_ container: Container) {
+        guard container.matched > 0, let shape = container.shape?.takeUnretainedValue() else { return }
+        for index in 0..<container.matched {
+            keys.push(shape.keys[index])
+            keyPrints.push(0)
+        }
+    }
+
+    /// The array of the values from `container.firstValue` on, moved off the stack.
     private mutating func closeArray(_ container: Container) -> JSON {
-        let elements = Deque(values[container.firstValue...])
-        values.removeSubrange(container.firstValue...)
+        let count = values.count - container.firstValue
+        let elements = Deque<JSON>(unsafeUninitializedCapacity: count) { buffer, initialized in
+            values.moveTop(from: container.firstValue, to: buffer.baseAddress!)
+            initialized = count
+        }
         return .array(elements)
     }
 
-    /// The object of the keys and values from the container's first on, taken off the stacks.
+    /// The object of the keys and values from the container's first on, moved off the stacks.
     private mutating func closeObject(_ container: Container) -> JSON {
-        let members = makeMembers(container)
-        // Only now, with no slice of them left, do the stacks shrink (else each would be copied).
-        keys.removeSubrange(container.firstKey...)
-        keyPrints.removeSubrange(container.firstKey...)
-        values.removeSubrange(container.firstValue...)
-        return .object(members)
+        let count = values.count - container.firstValue
+        let memberValues = values.popTop(from: container.firstValue)
+        if let shape = container.shape?.takeUnretainedValue(), container.matched == shape.keys.count {
+            return .object(OrderedDictionary(uncheckedUniqueKeys: shape.keys, values: memberValues))
+        }
+        spillShapeKeys(container)
+        if mayHaveDuplicateKeys(from: container.firstKey) {
+            // Of duplicate keys the last value wins, at the first one's place.
+            var members = OrderedDictionary<String, JSON>(minimumCapacity: count)
+            for (offset, value) in memberValues.enumerated() { members[keys[container.firstKey + offset]] = value }
+            keys.removeTop(from: container.firstKey)
+            keyPrints.removeTop(from: container.firstKey)
+            return .object(members)
+        }
+        let memberKeys = keys.popTop(from: container.firstKey)
+        keyPrints.removeTop(from: container.firstKey)
+        return .object(OrderedDictionary(uncheckedUniqueKeys: remember(memberKeys), values: memberValues))
     }
 
-    /// The members of the object `container`: of duplicate keys the last value wins, at the first
-    /// one's place.
-    private func makeMembers(_ container: Container) -> OrderedDictionary<String, JSON> {
-        let memberKeys = keys[container.firstKey...]
-        let memberValues = values[container.firstValue...]
-        guard mayHaveDuplicateKeys(from: container.firstKey) else {
-            return OrderedDictionary(uncheckedUniqueKeys: memberKeys, values: memberValues)
+    /// The keys an object without a shape will hold: when they are the last such object's at this
+    /// depth, that one's (shared, and now a shape), else these, remembered for the next object.
+    private mutating func remember(_ memberKeys: ContiguousArray<String>) -> ContiguousArray<String> {
+        let depth = containers.count - 1
+        while candidates.count <= depth {
+            candidates.append([])
+            shapes.append(nil)
         }
-        var members = OrderedDictionary<String, JSON>(minimumCapacity: memberKeys.count)
-        for (key, value) in zip(memberKeys, memberValues) { members[key] = value }
-        return members
+        let candidate = candidates[depth]
+        guard candidate == memberKeys else {
+            candidates[depth] = memberKeys
+            return memberKeys
+        }
+        if let shape = ObjectShape(keys: candidate) {
+            shapes[depth] = shape
+            candidates[depth] = []
+        }
+        return candidate
     }
 
     /// Whether two of the keys from `first` on may be equal. Keys with different fingerprints differ;

@@ -1,7 +1,7 @@
 extension JSONParser {
     /// Parses a string starting at its opening quote. Strings without escapes are decoded straight from
     /// the input (scanned eight bytes at a time); only strings with escapes are assembled in a buffer.
-    /// Sets `lastStringPrint`. Keys (`interning`) of up to 16 ASCII bytes come from `keyCache` when
+    /// Sets `lastStringPrint` for keys. Keys (`interning`) of up to 16 ASCII bytes come from `keyCache` when
     /// an earlier key had the same bytes: objects in an array mostly repeat their keys.
     mutating func parseString(interning: Bool = false) throws(JSONError) -> String {
         let start = position
@@ -23,9 +23,11 @@ extension JSONParser {
                 let content = UnsafeBufferPointer(start: base + contentStart, count: position - contentStart)
                 position += 1
                 if highBits & 0x8080_8080_8080_8080 == 0 {
+                    // ASCII: valid UTF-8 as it is. Only keys need a fingerprint.
+                    guard interning else { return Self.makeString(ascii: content) }
                     let (print, words) = Self.fingerprint(content)
                     lastStringPrint = print
-                    return interning ? internedKey(content, print: print, words: words) : String(decoding: content, as: UTF8.self)
+                    return internedKey(content, print: print, words: words)
                 }
                 guard let string = String(validating: content, as: UTF8.self) else {
                     throw .invalidUTF8(offset: start)
@@ -58,6 +60,20 @@ extension JSONParser {
             }
         }
         throw .unexpectedEnd(offset: position)
+    }
+
+    /// A string of the ASCII bytes `content`. Up to 15 bytes, through the initializer that fills a
+    /// small string in place and checks it with one mask (`String(decoding:as:)` validates and copies
+    /// byte by byte, which costs more than the rest of parsing a short string).
+    @inline(__always)
+    static func makeString(ascii content: UnsafeBufferPointer<UInt8>) -> String {
+        guard content.count <= 15, let source = content.baseAddress else {
+            return String(decoding: content, as: UTF8.self)
+        }
+        return String(unsafeUninitializedCapacity: content.count) { target in
+            JSONWriter.copy(source, to: target.baseAddress!, count: content.count)
+            return content.count
+        }
     }
 
     /// Decodes one escape sequence starting at its backslash and appends its UTF-8 bytes.
@@ -140,7 +156,7 @@ extension JSONParser {
         guard content.count <= 16 else { return String(decoding: content, as: UTF8.self) }
         let slot = Int(truncatingIfNeeded: (print >> 7) & UInt64(KeyCache.size - 1))
         if let hit = keyCache.lookup(slot: slot, count: content.count, words: words) { return hit }
-        let key = String(decoding: content, as: UTF8.self)
+        let key = Self.makeString(ascii: content)
         keyCache.store(key, slot: slot, count: content.count, words: words)
         return key
     }
@@ -204,8 +220,7 @@ extension JSONParser {
         } else if integerDigits + fractionDigits <= 19, mantissa <= 1 << 53 {
             let power = exponent - fractionDigits
             if power >= -22, power <= 22 {
-                var scale = 1.0
-                for _ in 0..<power.magnitude { scale *= 10 }
+                let scale = Self.powersOfTen[Int(power.magnitude)]
                 let magnitude = power < 0 ? Double(mantissa) / scale : Double(mantissa) * scale
                 return .double(negative ? -magnitude : magnitude)
             }
@@ -214,6 +229,12 @@ extension JSONParser {
         guard let double = Double(text), double.isFinite else { throw .numberOutOfRange(offset: start) }
         return .double(double)
     }
+
+    /// 10⁰ through 10²², every one exact as a `Double`.
+    private static let powersOfTen: [Double] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ]
 
     /// Reads digits up to the first non-digit, adding them to `value` (wrapping: callers only use it
     /// when there are few enough digits not to).

@@ -9,6 +9,11 @@ struct JSONWriter: ~Copyable {
     private var capacity: Int
     /// The number of bytes written so far.
     private(set) var count = 0
+    /// The text of the keys last written at each of an object's first positions, once
+    /// `rememberKeys()` was called (see `JSONWriter+Keys.swift`): the text, each one's length, the keys.
+    var keyTexts: UnsafeMutablePointer<UInt8>?
+    var keyLengths: UnsafeMutablePointer<Int>?
+    var lastKeys: ContiguousArray<String> = []
 
     /// A writer with room for `capacity` bytes before it first grows.
     init(capacity: Int) {
@@ -16,7 +21,11 @@ struct JSONWriter: ~Copyable {
         base = .allocate(capacity: self.capacity)
     }
 
-    deinit { base.deallocate() }
+    deinit {
+        base.deallocate()
+        keyTexts?.deallocate()
+        keyLengths?.deallocate()
+    }
 
     /// Makes room for `extra` more bytes, so that the next `extra` bytes can go through `cursor`.
     @inline(__always)

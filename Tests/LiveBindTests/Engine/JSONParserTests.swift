@@ -46,6 +46,56 @@ import Testing
         }
     }
 
+    /// Each object after the first two of the same keys is read against their shape; these follow it,
+    /// stop short of it, go past it, leave it at every key, spell a key with an escape, and repeat a key.
+    @Test func objectsThatFollowLeaveOrOutgrowTheShapeOfTheOnesBefore() throws {
+        let shaped = #"{"id":1,"name":"n","ok":true}"#
+        let variants: [(String, JSON)] = [
+            (#"{"id":2,"name":"m","ok":false}"#, ["id": 2, "name": "m", "ok": false]),
+            (#"{"id":3,"name":"m"}"#, ["id": 3, "name": "m"]),
+            (#"{"id":4}"#, ["id": 4]),
+            (#"{"id":5,"name":"m","ok":true,"extra":[]}"#, ["id": 5, "name": "m", "ok": true, "extra": []]),
+            (#"{"name":"m","id":6,"ok":true}"#, ["name": "m", "id": 6, "ok": true]),
+            (#"{"id":7,"nam":"m","ok":true}"#, ["id": 7, "nam": "m", "ok": true]),
+            (#"{"id":8,"namex":"m","ok":true}"#, ["id": 8, "namex": "m", "ok": true]),
+            (#"{"id":9,"n\u0061me":"m","ok":true}"#, ["id": 9, "name": "m", "ok": true]),
+            (#"{"id":10,"name":"m","id":11}"#, ["id": 11, "name": "m"]),
+            (#"{"id":12,"id":13,"ok":true}"#, ["id": 13, "ok": true]),
+            (#"{"id":14 , "name" : "m" ,"ok":true}"#, ["id": 14, "name": "m", "ok": true]),
+        ]
+        for (text, expected) in variants {
+            for tail in [shaped, text] {
+                let parsed = try JSON(parsing: "[\(shaped),\(shaped),\(text),\(tail)]")
+                #expect(parsed.arrayValue?[2] == expected, "\(text)")
+                #expect(parsed.arrayValue?[2].description == expected.description, "\(text)")
+                #expect(parsed.arrayValue?[3] == (tail == shaped ? try JSON(parsing: shaped) : expected))
+            }
+        }
+        // Nested objects keep a shape per depth, and a key cut off by the end of the text is an error.
+        let nested = try JSON(parsing: #"[{"a":{"x":1},"b":2},{"a":{"x":3},"b":4},{"a":{"y":5},"b":6}]"#)
+        #expect(nested.description == #"[{"a":{"x":1},"b":2},{"a":{"x":3},"b":4},{"a":{"y":5},"b":6}]"#)
+        #expect(throws: JSONError.self) { try JSON(parsing: #"[{"id":1},{"id":2},{"id"#) }
+        #expect(throws: JSONError.self) { try JSON(parsing: #"[{"id":1},{"id":2},{"i"#) }
+    }
+
+    /// Shapes are kept per depth: objects nested as deep as allowed, one after the other, each deeper.
+    @Test func deeplyNestedObjectsOneAfterTheOther() throws {
+        for depth in [1, 2, 3, 17, 64, 500] {
+            let open = String(repeating: #"{"a":"#, count: depth)
+            let close = String(repeating: "}", count: depth)
+            let one = "\(open)1\(close)"
+            let text = "[\(one),\(one),\(one),{\"b\":\(one)}]"
+            let parsed = try JSON(parsing: text, maxDepth: depth + 2)
+            #expect(parsed.description == text)
+        }
+        var growing: [String] = []
+        for depth in 1...60 {
+            growing.append(String(repeating: #"{"a":"#, count: depth) + "0" + String(repeating: "}", count: depth))
+            let text = "[" + growing.joined(separator: ",") + "]"
+            #expect(try JSON(parsing: text).description == text)
+        }
+    }
+
     @Test func duplicateKeysLastWinsAtTheFirstPlace() throws {
         let small = try JSON(parsing: #"{"a":1,"b":2,"a":3}"#)
         #expect(small.description == #"{"a":3,"b":2}"#)

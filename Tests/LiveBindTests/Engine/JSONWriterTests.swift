@@ -1,3 +1,4 @@
+import Collections
 import Testing
 @testable import LiveBind
 
@@ -24,6 +25,24 @@ import Testing
         }
         out.append(UInt8(ascii: "\""))
         return out
+    }
+
+    /// Rows of an array (eight or more) copy the text of keys written at the same place before; keys
+    /// that change, need escapes, are long, or sit past the sixteenth place are written afresh.
+    @Test func rowsThatRepeatChangeOrOutgrowTheirKeys() throws {
+        let long = String(repeating: "k", count: 40)
+        let keySets: [[String]] = [
+            ["id", "name", "ok"], ["id", "name", "ok"], ["id", "nam", "ok"], ["id", "name"],
+            ["a\"b", "ok", "id"], ["a\"b", "ok", "id"], [long, "id"], [long, "id"],
+            (0..<20).map { "k\($0)" }, (0..<20).map { "k\($0)" }, ["é", "ключ"], ["é", "ключ"], [],
+        ]
+        let rows: [JSON] = keySets.enumerated().map { row, keys in
+            .object(.init(uniqueKeysWithValues: keys.enumerated().map { ($1, JSON.int(row * 100 + $0)) }))
+        }
+        // Each row alone (an array of one) is written without remembering keys.
+        let expected = "[" + rows.map { String(decoding: $0.encoded(), as: UTF8.self) }.joined(separator: ",") + "]"
+        #expect(String(decoding: bytes(.array(Deque(rows))), as: UTF8.self) == expected)
+        #expect(try JSON(parsing: bytes(.array(Deque(rows)))) == .array(Deque(rows)))
     }
 
     @Test func everyControlCharacterIsEscaped() {
