@@ -1,4 +1,7 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The bits of `Store.delivery`. At most one thread delivers at a time, which keeps commit order.
 enum DeliveryState {
@@ -15,25 +18,38 @@ enum DeliveryState {
 }
 
 // Who delivers. A writer that queued calls becomes the deliverer unless one is at work; the deliverer
-// runs calls until the queue is empty. Claims and hand-overs happen under the store's lock; only the
-// end of a single call's delivery is a compare-and-swap without the lock, which fails (and so takes the
-// lock) exactly when a writer flagged `waiting` meanwhile.
+// runs calls until the queue is empty, or, once calls of other threads' writes wait in it, hands the
+// queue to the store's relay thread (a writer runs the calls of its own write and of the writes those
+// make, never others'). Claims and hand-overs happen under the store's lock; only the end of a single
+// call's delivery is a compare-and-swap without the lock, which fails (and so takes the lock) exactly
+// when a writer flagged `waiting` meanwhile.
 extension Store {
+    /// An id of the calling thread.
+    @inline(__always)
+    static var currentThread: UInt { UInt(pthread_self()) }
+
     /// Called with the lock held after queuing calls: when nobody delivers, makes the caller the
     /// deliverer and hands it the waiting deliveries.
     func claimDelivery(_ state: inout StoreState) -> DeliveryBatch? {
         guard !state.queue.isEmpty else { return nil }
         let old = delivery.bitwiseOr(DeliveryState.waiting, ordering: .acquiringAndReleasing).oldValue
-        guard old & DeliveryState.delivering == 0 else { return nil }
+        guard old & DeliveryState.delivering == 0 else {
+            if state.deliverer != Self.currentThread { state.othersWaiting = true }
+            return nil
+        }
         delivery.store(DeliveryState.delivering, ordering: .releasing)
+        state.deliverer = Self.currentThread
+        state.othersWaiting = false
         return state.takeQueue()
     }
 
     /// Called with the lock held: when nobody delivers (so nothing is queued) and exactly one observer
     /// of `entry` hears a change at `path`, makes the caller the deliverer of that one call.
-    func claimSingleDelivery(at path: Path, for entry: ModelEntry) -> ObserverBox? {
+    func claimSingleDelivery(at path: Path, for entry: ModelEntry, _ state: inout StoreState) -> ObserverBox? {
         guard delivery.load(ordering: .acquiring) == 0, let box = entry.observers.soleObserver(at: path) else { return nil }
         delivery.store(DeliveryState.delivering | DeliveryState.single, ordering: .releasing)
+        state.deliverer = Self.currentThread
+        state.othersWaiting = false
         return box
     }
 
@@ -49,11 +65,13 @@ extension Store {
         return entry.observers.soleObserver(at: path)
     }
 
-    /// Runs `pending`, then whatever other writes queued meanwhile, until the queue is empty.
+    /// Runs `pending`, then the calls queued meanwhile, until the queue is empty; or, when calls of
+    /// other threads' writes are among them and this is not the relay thread (`relayed`), hands the
+    /// queue to the relay.
     ///
     /// `pending` is consumed so that its storage stays uniquely referenced: emptying it then keeps the
     /// storage for the next batch instead of allocating new storage.
-    func deliver(_ pending: consuming DeliveryBatch) {
+    func deliver(_ pending: consuming DeliveryBatch, relayed: Bool = false) {
         var batch = pending
         repeat {
             batch.run()
@@ -63,14 +81,19 @@ extension Store {
                 state.keepSpare(&batch)
                 return false
             }
+            if state.othersWaiting && !relayed {
+                state.keepSpare(&batch)
+                handOverToRelay(&state)
+                return false
+            }
             delivery.store(DeliveryState.delivering, ordering: .releasing)
             swap(&batch, &state.queue)
             return true
         }
     }
 
-    /// Calls `box` with `change` (claimed with `claimSingleDelivery`), then delivers whatever other
-    /// writes queued meanwhile.
+    /// Calls `box` with `change` (claimed with `claimSingleDelivery`), then delivers whatever was
+    /// queued meanwhile (see `deliver(_:relayed:)`).
     func deliver(_ change: borrowing Change, _ stamp: ChangeStamp, to box: ObserverBox) {
         box.deliver(change, stamp)
         finishSingleDelivery()
@@ -81,10 +104,43 @@ extension Store {
         let ended = delivery.compareExchange(
             expected: DeliveryState.delivering | DeliveryState.single, desired: 0, ordering: .acquiringAndReleasing).exchanged
         if ended { return }
-        let next = withState { state in
+        let next: DeliveryBatch? = withState { state in
+            delivery.store(DeliveryState.delivering, ordering: .releasing)
+            if state.othersWaiting {
+                handOverToRelay(&state)
+                return nil
+            }
+            return state.takeQueue()
+        }
+        if let next { deliver(next) }
+    }
+
+    /// Called with the lock held by the deliverer: leaves delivering to the relay thread, which takes
+    /// the queue as it starts. Delivery stays claimed meanwhile, so writers only queue.
+    private func handOverToRelay(_ state: inout StoreState) {
+        state.deliverer = 0
+        relay.handOver { [weak self] in self?.deliverOnRelay() }
+    }
+
+    /// On the relay thread: delivers everything queued, until the queue is empty.
+    private func deliverOnRelay() {
+        let batch = withState { state in
+            state.deliverer = Self.currentThread
+            state.othersWaiting = false
             delivery.store(DeliveryState.delivering, ordering: .releasing)
             return state.takeQueue()
         }
-        deliver(next)
+        deliver(batch, relayed: true)
+    }
+
+    /// Waits until no delivery is under way (at most `timeout`) and says whether that happened: calls
+    /// of other threads' writes may still run on the relay thread after their writers returned.
+    func waitUntilDelivered(timeout: Duration = .seconds(10)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while delivery.load(ordering: .acquiring) != 0 || !withState({ $0.queue.isEmpty }) {
+            guard ContinuousClock.now < deadline else { return false }
+            usleep(1_000)
+        }
+        return true
     }
 }

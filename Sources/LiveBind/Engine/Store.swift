@@ -6,7 +6,9 @@ import Synchronization
 /// increasing sequence number and bumps its model's revision. Observers are called after the store's
 /// lock is released, in commit order, one at a time: on the writing thread, or on whichever thread is
 /// already delivering (a write made from inside an observer is committed at once and delivered after
-/// the current delivery).
+/// the current delivery). A writer runs the calls of its own write and of the writes those calls
+/// make; when calls of other threads' writes are waiting after them, the store's delivery thread
+/// runs those, so that a writer never waits for observers of writes it did not make.
 public final class Store: Sendable {
     let state: Mutex<StoreState>
     /// Only orders critical sections for the thread sanitizer; see ``withState(_:)``.
@@ -18,6 +20,8 @@ public final class Store: Sendable {
     let delivery = Atomic<UInt8>(0)
     /// What every write is checked against.
     public let limits: StoreLimits
+    /// Delivers what other threads' writes queued once a writer has run its own calls.
+    let relay = DeliveryRelay()
 
     /// An empty store whose first commit gets sequence `startingSequence + 1`, and whose writes are
     /// checked against `limits` (`maxDepth` must be in `1...StoreLimits.depthCeiling`).
@@ -36,6 +40,10 @@ public final class Store: Sendable {
         self.log = log
         self.limits = limits
         log.attach(to: self)
+    }
+
+    deinit {
+        relay.stop()
     }
 
     private static func check(_ limits: StoreLimits) {
@@ -274,7 +282,7 @@ public final class Store: Sendable {
             if state.commitObservers.isEmpty {
                 if entry.observers.isEmpty { return (result, .none) }
                 if let box = inDelivery ? claimNestedDelivery(at: change.path, for: entry, depth: depth)
-                    : claimSingleDelivery(at: change.path, for: entry) {
+                    : claimSingleDelivery(at: change.path, for: entry, &state) {
                     return (result, .single(box, change, ChangeStamp(sequence: state.lastSequence, depth: depth)))
                 }
                 state.enqueue(consume change, for: entry, depth: depth)

@@ -36,6 +36,10 @@ struct StoreState {
     var queue = DeliveryBatch()
     /// The emptied batch handed back by the last deliverer, reused so that delivery does not allocate.
     var spareQueue = DeliveryBatch()
+    /// The thread delivering (see `Store+Delivery.swift`), 0 while the relay is taking over.
+    var deliverer: UInt = 0
+    /// Whether a thread other than the deliverer queued calls since it took the queue.
+    var othersWaiting = false
     /// The counted size of all models together.
     var totalSize = 0
     /// Each model's validation rules; most stores have none.

@@ -41,7 +41,8 @@ import Testing
             let member = Path(["w\(index)"])
             for step in 1...writesPerWriter { _ = try? store.set(.int(step), at: member, in: "m") }
         }
-        // Every writer has returned, and a writer that delivers returns only once the queue is empty.
+        // Every writer has returned; calls of others' writes may still be running on the relay thread.
+        #expect(store.waitUntilDelivered())
         let overlaps = overlapped.load(ordering: .relaxed)
         #expect(!overlaps)
         #expect(perWriter.withLock { $0 } == Array(repeating: Array(1...writesPerWriter), count: writers))
@@ -113,6 +114,7 @@ import Testing
         }
         // The last writer may finish before the others; make sure the helper threads stopped.
         stop.store(true, ordering: .relaxed)
+        #expect(store.waitUntilDelivered())
 
         #expect(torn.load(ordering: .relaxed) == 0)
         // Every commit after the first `put` (made before observeAll), once and in order.
@@ -130,6 +132,54 @@ import Testing
         #expect(final["log"]?.arrayValue?.count == writers * writesPerWriter / 10)
         all.cancel()
         tokens.removeAll()
+    }
+
+    /// A writer runs the calls of its own write, and returns while an observer of another thread's
+    /// write (queued while it was delivering) is still blocked: that call runs on the relay thread.
+    @Test func aWriterDoesNotRunObserversOfOtherThreadsWrites() throws {
+        let store = Store()
+        try store.put("a", ["x": 0])
+        try store.put("b", ["x": 0])
+        let inA = DispatchSemaphore(value: 0), releaseA = DispatchSemaphore(value: 0)
+        let releaseB = DispatchSemaphore(value: 0), bDone = DispatchSemaphore(value: 0)
+        let aReturned = DispatchSemaphore(value: 0), bReturned = DispatchSemaphore(value: 0)
+        let threads = TestLocked<(a: UInt, b: UInt, observerOfB: UInt)>((0, 0, 0))
+        let tokenA = store.observe(Path(["x"]), in: "a") { _ in
+            inA.signal()
+            releaseA.wait()
+        }
+        let tokenB = store.observe(Path(["x"]), in: "b") { _ in
+            threads.withLock { $0.observerOfB = Store.currentThread }
+            releaseB.wait()
+            bDone.signal()
+        }
+        Thread {
+            threads.withLock { $0.a = Store.currentThread }
+            _ = try? store.set(1, at: Path(["x"]), in: "a")
+            aReturned.signal()
+        }.start()
+        #expect(inA.wait(timeout: .now() + 10) == .success)
+        // Writer A is delivering its own call: B's write is committed and its call queued behind it.
+        Thread {
+            threads.withLock { $0.b = Store.currentThread }
+            _ = try? store.set(1, at: Path(["x"]), in: "b")
+            bReturned.signal()
+        }.start()
+        #expect(bReturned.wait(timeout: .now() + 10) == .success)
+        releaseA.signal()
+        // A returns although B's observer has not been let go (before, A ran it and hung here).
+        #expect(aReturned.wait(timeout: .now() + 10) == .success)
+        releaseB.signal()
+        #expect(bDone.wait(timeout: .now() + 10) == .success)
+        let seen = threads.withLock { $0 }
+        #expect(seen.observerOfB != seen.a && seen.observerOfB != seen.b && seen.observerOfB != 0)
+        #expect(store.waitUntilDelivered())
+        // With nobody else writing, a writer delivers its own calls, on its own thread, before it returns.
+        let own = TestLocked<[Int]>([])
+        let tokenC = store.observe(Path(["y"]), in: "a") { change in if case .int(let value)? = change.value { own.withLock { $0.append(value) } } }
+        try store.set(7, at: Path(["y"]), in: "a")
+        #expect(own.withLock { $0 } == [7])
+        _ = (tokenA, tokenB, tokenC)
     }
 
     @Test func concurrentPutsAndDropsKeepSequencesUnique() throws {
