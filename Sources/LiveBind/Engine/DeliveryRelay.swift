@@ -12,8 +12,8 @@ final class DeliveryRelay: @unchecked Sendable {
     private var stopped = false
     private var started = false
 
-    /// Wakes the relay thread (starting it the first time), which then calls `work` until it returns
-    /// `false` for a hand-over; `work` holds the store weakly.
+    /// Wakes the relay thread (starting it the first time), which then calls `work` once; `work` holds
+    /// the store weakly. Called with the store's lock held, which `work` takes: the thread waits for it.
     func handOver(_ work: @escaping @Sendable () -> Void) {
         condition.lock()
         handedOver = true
