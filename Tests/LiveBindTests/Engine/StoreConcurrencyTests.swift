@@ -153,10 +153,17 @@ import Testing
             releaseB.wait()
             bDone.signal()
         }
+        // The writers stay alive to the end, so that no thread made meanwhile can take their ids.
+        let finish = DispatchSemaphore(value: 0)
+        defer {
+            finish.signal()
+            finish.signal()
+        }
         Thread {
             threads.withLock { $0.a = Store.currentThread }
             _ = try? store.set(1, at: Path(["x"]), in: "a")
             aReturned.signal()
+            finish.wait()
         }.start()
         #expect(inA.wait(timeout: .now() + 10) == .success)
         // Writer A is delivering its own call: B's write is committed and its call queued behind it.
@@ -164,6 +171,7 @@ import Testing
             threads.withLock { $0.b = Store.currentThread }
             _ = try? store.set(1, at: Path(["x"]), in: "b")
             bReturned.signal()
+            finish.wait()
         }.start()
         #expect(bReturned.wait(timeout: .now() + 10) == .success)
         releaseA.signal()
