@@ -27,6 +27,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields.first { Self.sameName($0.name, name) }?.value
     }
 
+    /// Every value of the fields called `name` (case-insensitive), in order.
+    public func values(of name: String) -> [String] {
+        fields.compactMap { Self.sameName($0.name, name) ? $0.value : nil }
+    }
+
     /// Whether two field names are equal ignoring ASCII case (field names are ASCII tokens), without
     /// making lowercased copies: every request looks up several fields.
     static func sameName(_ a: String, _ b: String) -> Bool {

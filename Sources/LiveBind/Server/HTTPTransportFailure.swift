@@ -6,4 +6,9 @@ public enum HTTPTransportFailure: Sendable, Equatable {
     case lengthRequired
     /// The request line or headers break HTTP (no `Host` on HTTP/1.1, a URL that is not UTF-8).
     case malformedRequest(String)
+    /// The headers do not say in exactly one way where the body ends (RFC 9112, section 6): two
+    /// `Content-Length` fields, or one with `Transfer-Encoding`. Answered 400, and the connection closed.
+    case ambiguousFraming(String)
+    /// A transfer coding other than `chunked`. Answered 501, and the connection closed.
+    case unsupportedTransferCoding(String)
 }

@@ -20,12 +20,14 @@ extension MicroHTTPDDaemon {
     }
 
     /// A refusal decided from the request line and headers alone: a URL that is not UTF-8 (or held `%00`),
-    /// HTTP/1.1 without `Host`, a body announced too large, or no length at all.
+    /// framing in doubt (`RequestFraming`), HTTP/1.1 without `Host`, a body announced too large, or no
+    /// length at all.
     func earlyFailure(for head: HTTPRequest, url: UnsafePointer<CChar>?,
                       version: UnsafePointer<CChar>?) -> HTTPTransportFailure? {
         if let url, String(validatingCString: url) == nil {
             return .malformedRequest("the URL is not UTF-8 once decoded, or holds a NUL byte (%00)")
         }
+        if let failure = RequestFraming.failure(in: head.headers) { return failure }
         if Self.isHTTP11(version), head.headers["Host"] == nil {
             return .malformedRequest("an HTTP/1.1 request needs a Host header")
         }

@@ -19,7 +19,19 @@ extension Problem {
         case .bodyTooLarge(let limit): from(RequestError.bodyTooLarge(limit: limit))
         case .lengthRequired: from(RequestError.lengthRequired)
         case .malformedRequest(let reason): from(RequestError.badRequest(reason))
+        case .ambiguousFraming(let reason): closing(from(RequestError.badRequest(reason)))
+        case .unsupportedTransferCoding(let coding):
+            closing(Problem(status: 501, kind: "not-implemented", title: "Not Implemented",
+                            detail: "Transfer-Encoding '\(coding)' is not supported: send the body as it is, or chunked"))
         }
+    }
+
+    /// `problem`, answered on a connection that is then closed: after a request whose end is in doubt,
+    /// the next bytes on it are not to be trusted.
+    private static func closing(_ problem: Problem) -> Problem {
+        var problem = problem
+        problem.headers.add("Connection", "close")
+        return problem
     }
 
     private static func from(_ error: RequestError) -> Problem {

@@ -172,6 +172,24 @@ import Testing
         cases.append(Case("HTTP/1.1 without Host", raw: Array("GET /models HTTP/1.1\r\n\r\n".utf8), expect: [0, 400]))
         cases.append(Case("header line without a colon", raw: Array("GET /models HTTP/1.1\r\nHost: x\r\nnocolon\r\n\r\n".utf8),
                           byTransport: true, expect: [0, 400]))
+        // Framing in doubt (RFC 9112): refused, whatever the body says (RequestFramingTests checks the close).
+        let framingHead = "PUT \(temperature) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        for (name, fields, body, status) in [
+            ("conflicting Content-Length", "Content-Length: 3\r\nContent-Length: 40\r\n", "123", 400),
+            ("repeated Content-Length", "Content-Length: 2\r\nContent-Length: 2\r\n", "12", 400),
+            ("Content-Length with Transfer-Encoding", "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n", "2\r\n12\r\n0\r\n\r\n", 400),
+            ("chunked applied twice", "Transfer-Encoding: chunked, chunked\r\n", "2\r\n12\r\n0\r\n\r\n", 400),
+            ("unsupported transfer coding", "Transfer-Encoding: gzip\r\n", "12", 501),
+        ] {
+            cases.append(Case("framing: \(name)", raw: Array((framingHead + fields + "\r\n" + body).utf8), expect: [status]))
+        }
+        // Malformed chunk sizes: libmicrohttpd refuses them itself.
+        for (name, chunks) in [("non-hex chunk size", "zz\r\n12\r\n0\r\n\r\n"),
+                               ("chunk size past 64 bits", "1ffffffffffffffffff\r\n12\r\n0\r\n\r\n"),
+                               ("negative chunk size", "-2\r\n12\r\n0\r\n\r\n")] {
+            cases.append(Case("framing: \(name)", raw: Array((framingHead + "Transfer-Encoding: chunked\r\n\r\n" + chunks).utf8),
+                              byTransport: true, expect: [0, 400, 413]))
+        }
         // Path traversal on static files.
         for target in ["/../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/%2E%2E%2Fsecret.txt", "/..%2fsecret.txt",
                        "/examples/../../secret.txt", "/escape.txt", "/%00index.html", "/index.html%00.js"] {
