@@ -38,6 +38,15 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Largest request body in bytes (413 past it).")
     var bodyLimit = 1 << 20
 
+    @Option(help: "Writes a second per client (bearer token, or address without one) after --write-burst; 429 past it. 0: no limit.")
+    var writeRate = 0.0
+
+    @Option(help: "Writes a client may make at once before --write-rate applies (0: the rate, rounded up).")
+    var writeBurst = 0
+
+    @Option(help: "Most clients whose write rate is tracked at once (those idle longest are forgotten first).")
+    var writeRateClients = 10_000
+
     @Option(help: "Deepest nesting of a stored model (the root object is level 1; at most 500).")
     var maxDepth = StoreLimits().maxDepth
 
@@ -98,6 +107,9 @@ struct LiveBindServerCommand: ParsableCommand {
         guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
         guard heartbeat > 0 else { throw ValidationError("--heartbeat must be more than 0 seconds") }
         guard bodyLimit >= 1 else { throw ValidationError("--body-limit must be at least 1 byte") }
+        guard writeRate >= 0, writeRate.isFinite else { throw ValidationError("--write-rate must be 0 (no limit) or more") }
+        guard writeBurst >= 0 else { throw ValidationError("--write-burst must be 0 (the rate) or more") }
+        guard writeRateClients >= 1 else { throw ValidationError("--write-rate-clients must be at least 1") }
         guard (1...StoreLimits.depthCeiling).contains(maxDepth) else {
             throw ValidationError("--max-depth must be 1...\(StoreLimits.depthCeiling)")
         }
@@ -123,6 +135,9 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.maxStreams = maxStreams
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         configuration.bodyLimit = bodyLimit
+        configuration.writeRate = writeRate
+        configuration.writeBurst = writeBurst
+        configuration.writeRateClients = writeRateClients
         configuration.retainedEvents = retainedEvents
         configuration.checkpointBytes = checkpointBytes
         configuration.limits.maxDepth = maxDepth

@@ -10,6 +10,8 @@ public struct HTTPRequest: Sendable {
     public var headers: HTTPHeaders
     /// The request body (empty when there was none).
     public var body: [UInt8]
+    /// The client's numeric address, when the server records it (it does when writes are rate-limited).
+    public var clientAddress: String?
 
     /// Makes a request; used by the libmicrohttpd bridge and by tests.
     public init(method: HTTPMethod, path: String, query: [(name: String, value: String)] = [],

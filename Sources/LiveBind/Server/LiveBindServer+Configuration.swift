@@ -13,6 +13,14 @@ extension LiveBindServer {
         public var heartbeat: Duration = .seconds(15)
         /// Largest request body accepted, in bytes (413 past it).
         public var bodyLimit: Int = 1 << 20
+        /// Writes a second each client may make (its bearer token, or its address without one), after
+        /// ``writeBurst`` at once; past it, 429 with `Retry-After`. Reads and streams are not limited.
+        /// 0, the default, limits nothing.
+        public var writeRate: Double = 0
+        /// Writes a client may make at once before ``writeRate`` applies; 0 means the rate rounded up.
+        public var writeBurst: Int = 0
+        /// Most clients whose write rate is tracked at once; past it, those idle longest are forgotten.
+        public var writeRateClients: Int = 10_000
         /// What models may become (nesting depth, bytes per model and in all, operations per JSON
         /// Patch); a write past a limit gets 413 or 422. Used when the server makes its own store.
         public var limits = StoreLimits()

@@ -68,7 +68,15 @@ public final class LiveBindServer: Sendable {
             beforeAppend: configuration.beforeEventAppend))
         let access = AccessControl(policy: configuration.access, listeningOn: configuration.host)
         let router = try makeRouter(hub: hub, access: access)
-        let daemon = MicroHTTPDDaemon(options: daemonOptions, handlers: makeHandlers(router, access: access),
+        let limiter = configuration.writeRate > 0
+            ? WriteRateLimiter(rate: configuration.writeRate,
+                               burst: configuration.writeBurst > 0 ? configuration.writeBurst
+                                   : max(1, Int(configuration.writeRate.rounded(.up))),
+                               maxClients: max(1, configuration.writeRateClients))
+            : nil
+        var options = daemonOptions
+        options.recordsClientAddress = limiter != nil
+        let daemon = MicroHTTPDDaemon(options: options, handlers: makeHandlers(router, access: access, limiter: limiter),
                                       counters: counters, logger: logger)
         let claimed = running.withLock { current in
             guard current == nil else { return false }
@@ -118,6 +126,19 @@ public final class LiveBindServer: Sendable {
 
     deinit { stop() }
 
+    /// Takes one write from the request's client (its bearer token when that is a configured one, else
+    /// its address), or refuses it. An unknown bearer value counts against the address, so that made-up
+    /// tokens cannot buy a client fresh buckets.
+    private static func checkWriteRate(_ request: HTTPRequest, _ limiter: WriteRateLimiter, access: AccessControl,
+                                       counters: ServerCounters) throws(RequestError) {
+        guard request.method != .get, request.method != .head, request.method != .options else { return }
+        let token = AccessControl.bearer(request).flatMap { access.match($0) }
+        let client = token.map { "token " + $0.secret } ?? "address " + (request.clientAddress ?? "?")
+        guard let retryAfter = limiter.take(for: client) else { return }
+        counters.rateLimitedWrites.add(1, ordering: .relaxed)
+        throw .tooManyWrites(retryAfter: retryAfter, rate: limiter.rate, burst: limiter.burst)
+    }
+
     private var daemonOptions: MicroHTTPDDaemon.Options {
         MicroHTTPDDaemon.Options(
             host: configuration.host, port: UInt16(clamping: configuration.port),
@@ -129,7 +150,7 @@ public final class LiveBindServer: Sendable {
             sendBufferSize: configuration.sendBufferSize, bodyLimit: configuration.bodyLimit)
     }
 
-    private func makeHandlers(_ router: Router, access: AccessControl) -> MicroHTTPDDaemon.Handlers {
+    private func makeHandlers(_ router: Router, access: AccessControl, limiter: WriteRateLimiter?) -> MicroHTTPDDaemon.Handlers {
         let counters = counters
         let store = store
         return MicroHTTPDDaemon.Handlers(
@@ -138,6 +159,7 @@ public final class LiveBindServer: Sendable {
                 var response: HTTPResponse
                 do {
                     try access.checkHost(request)
+                    if let limiter { try Self.checkWriteRate(request, limiter, access: access, counters: counters) }
                     response = try access.preflight(request) ?? router.route(request)
                 } catch {
                     counters.addError()

@@ -32,6 +32,8 @@ enum MetricsEndpoint {
             ("livebind_http_requests_total", "counter", "HTTP requests answered.", counters.requests.load(ordering: .relaxed)),
             ("livebind_writes_total", "counter", "Successful writes.", counters.writes.load(ordering: .relaxed)),
             ("livebind_errors_total", "counter", "Requests answered with a problem.", counters.errors.load(ordering: .relaxed)),
+            ("livebind_writes_rate_limited_total", "counter", "Writes refused with 429 because their client wrote faster than --write-rate.",
+             counters.rateLimitedWrites.load(ordering: .relaxed)),
         ]
         if let log {
             rows += [

@@ -1,4 +1,7 @@
 internal import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension MicroHTTPDDaemon {
     /// The request line and headers, before any body. Called on a libmicrohttpd worker thread.
@@ -15,8 +18,39 @@ extension MicroHTTPDDaemon {
         var headerList = HTTPHeaders()
         for (name, value) in headers { headerList.add(name, value) }
         let path = url.map { String(cString: $0) } ?? "/"
-        return HTTPRequest(method: HTTPMethod(rawValue: method.map { String(cString: $0) } ?? "GET"),
-                           path: path.isEmpty ? "/" : path, query: query, headers: headerList)
+        var request = HTTPRequest(method: HTTPMethod(rawValue: method.map { String(cString: $0) } ?? "GET"),
+                                  path: path.isEmpty ? "/" : path, query: query, headers: headerList)
+        if options.recordsClientAddress { request.clientAddress = Self.peerAddress(connection) }
+        return request
+    }
+
+    /// The numeric address of the connection's peer. The corresponding C functions are `getpeername`
+    /// and `inet_ntop`.
+    private static func peerAddress(_ connection: OpaquePointer) -> String? {
+        let fd = livebind_connection_fd(connection)
+        guard fd >= 0 else { return nil }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let found = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
+        }
+        guard found == 0 else { return nil }
+        let family = Int32(storage.ss_family)
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let written: UnsafePointer<CChar>? = withUnsafePointer(to: storage) { pointer in
+            if family == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                    var bytes = address.pointee.sin6_addr
+                    return inet_ntop(AF_INET6, &bytes, &text, socklen_t(text.count))
+                }
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                var bytes = address.pointee.sin_addr
+                return inet_ntop(AF_INET, &bytes, &text, socklen_t(text.count))
+            }
+        }
+        guard written != nil, let end = text.firstIndex(of: 0) else { return nil }
+        return String(decoding: text[..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// A refusal decided from the request line and headers alone: a URL that is not UTF-8 (or held `%00`),

@@ -24,6 +24,8 @@ final class MicroHTTPDDaemon: Sendable {
         var threadPoolSize: Int
         var sendBufferSize: Int
         var bodyLimit: Int
+        /// Whether requests carry the client's address (`HTTPRequest.clientAddress`): one system call each.
+        var recordsClientAddress = false
     }
 
     /// The application side: answers requests and turns transport failures into responses.

@@ -52,6 +52,10 @@ extension Problem {
             return Problem(status: 413, kind: "body-too-large", title: "Content Too Large", detail: detail)
         case .lengthRequired:
             return Problem(status: 411, kind: "length-required", title: "Length Required", detail: detail)
+        case .tooManyWrites(let retryAfter, _, _):
+            var problem = Problem(status: 429, kind: "rate-limited", title: "Too Many Requests", detail: detail)
+            problem.headers.add("Retry-After", String(retryAfter))
+            return problem
         case .tooManyStreams, .shuttingDown:
             var problem = Problem(status: 503, kind: "unavailable", title: "Service Unavailable", detail: detail)
             problem.headers.add("Retry-After", "5")

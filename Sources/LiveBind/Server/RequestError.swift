@@ -22,6 +22,8 @@ public enum RequestError: Error, Equatable, CustomStringConvertible {
     case tooManyStreams(limit: Int)
     /// The server is stopping.
     case shuttingDown
+    /// The client wrote faster than `--write-rate` allows; it may again in `retryAfter` seconds.
+    case tooManyWrites(retryAfter: Int, rate: Double, burst: Int)
 
     /// The `Allow` header value: the methods, with `HEAD` wherever `GET` is.
     static func allowHeader(_ allowed: [HTTPMethod]) -> String {
@@ -48,6 +50,8 @@ public enum RequestError: Error, Equatable, CustomStringConvertible {
             "If-Match must be a quoted revision such as \"3\" (from the ETag), not \(value)"
         case .tooManyStreams(let limit): "too many event streams open (limit \(limit)); retry later or raise --max-streams"
         case .shuttingDown: "the server is shutting down; retry shortly"
+        case .tooManyWrites(let retryAfter, let rate, let burst):
+            "too many writes from this client: \(burst) at once and \(rate.formatted()) a second after that (--write-rate, --write-burst); retry in \(retryAfter) s"
         }
     }
 }
