@@ -7,7 +7,7 @@ PORT         ?= 8080
 VENV         := .venv
 PYTHON       := $(VENV)/bin/python
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends
+APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends
 PY_PACKAGES  := pytest==9.0.3 selenium==4.51.0
 MARIONETTE_VERSION := 3.7.1
 TSAN_BUILD   := .build-tsan
