@@ -15,28 +15,33 @@ enum MicroHTTPDCertificates {
     /// What a port serves, and the certificates it served before, which stay alive because GnuTLS
     /// may still read them for sessions made with them. One is retired per reload.
     private struct Entry {
+        /// The daemon serving it.
+        let owner: ObjectIdentifier
         var current: MicroHTTPDCertificate
         var retired: [MicroHTTPDCertificate] = []
     }
 
     private static let entries = Mutex<[UInt16: Entry]>([:])
 
-    /// Serves `certificate` on `port` from now on.
-    static func install(_ certificate: MicroHTTPDCertificate, port: UInt16) {
+    /// Serves `certificate` on `port` from now on, for the daemon `owner`.
+    static func install(_ certificate: MicroHTTPDCertificate, port: UInt16, owner: ObjectIdentifier) {
         entries.withLock { entries in
-            if var entry = entries[port] {
+            if var entry = entries[port], entry.owner == owner {
                 entry.retired.append(entry.current)
                 entry.current = certificate
                 entries[port] = entry
             } else {
-                entries[port] = Entry(current: certificate)
+                entries[port] = Entry(owner: owner, current: certificate)
             }
         }
     }
 
-    /// Forgets `port` (its daemon has stopped, so no session uses its certificates any more).
-    static func remove(port: UInt16) {
-        _ = entries.withLock { $0.removeValue(forKey: port) }
+    /// Forgets `port` if `owner` still serves it: its daemon has stopped, so no session uses its
+    /// certificates any more. (Another daemon may have the port by now: its entry stays.)
+    static func remove(port: UInt16, owner: ObjectIdentifier) {
+        entries.withLock { entries in
+            if entries[port]?.owner == owner { entries[port] = nil }
+        }
     }
 
     /// The certificate served on `port`.

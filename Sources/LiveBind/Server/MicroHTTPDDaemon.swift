@@ -111,7 +111,7 @@ final class MicroHTTPDDaemon: Sendable {
         let boundPort = livebind_daemon_port(started)
         // Before this no client knows a port-0 daemon's port; on a fixed port a handshake that comes
         // first fails (no certificate yet) and the client retries.
-        if let certificate = options.certificate { MicroHTTPDCertificates.install(certificate, port: boundPort) }
+        if let certificate = options.certificate { MicroHTTPDCertificates.install(certificate, port: boundPort, owner: ObjectIdentifier(self)) }
         let (deadlines, counters) = (deadlines, counters)
         let sweeper = HeartbeatTimer(interval: deadlines.sweepInterval) {
             let cut = deadlines.sweep()
@@ -128,7 +128,7 @@ final class MicroHTTPDDaemon: Sendable {
     func replaceCertificate(_ certificate: MicroHTTPDCertificate) {
         state.withLock { state in
             guard state.daemon != nil else { return }
-            MicroHTTPDCertificates.install(certificate, port: state.port)
+            MicroHTTPDCertificates.install(certificate, port: state.port, owner: ObjectIdentifier(self))
         }
     }
 
@@ -165,7 +165,7 @@ final class MicroHTTPDDaemon: Sendable {
             return
         }
         if listenSocket >= 0 { close(listenSocket) }
-        if options.certificate != nil { MicroHTTPDCertificates.remove(port: port) }
+        if options.certificate != nil { MicroHTTPDCertificates.remove(port: port, owner: ObjectIdentifier(self)) }
     }
 
     /// How long `stop()` waits for libmicrohttpd's worker threads to end.
