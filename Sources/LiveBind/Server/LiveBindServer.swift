@@ -66,7 +66,11 @@ public final class LiveBindServer: Sendable {
             retainedEvents: max(1, configuration.retainedEvents), retainedBytes: max(1, configuration.retainedBytes),
             streamBufferLimit: max(0, configuration.streamBufferLimit), maxStreams: configuration.maxStreams,
             beforeAppend: configuration.beforeEventAppend))
-        let access = AccessControl(policy: configuration.access, listeningOn: configuration.host)
+        let verifier = try configuration.access.jwt.map { settings throws(ServerError) in try JWTVerifier(settings: settings) }
+        let sessions = configuration.access.requiresTokens
+            ? SessionTable(capacity: max(1, configuration.maxSessions), lifetime: configuration.sessionLifetime) : nil
+        let access = AccessControl(policy: configuration.access, listeningOn: configuration.host, verifier: verifier,
+                                   sessions: sessions, maxTokenLength: max(1, configuration.maxTokenLength))
         let router = try makeRouter(hub: hub, access: access)
         let limiter = configuration.writeRate > 0
             ? WriteRateLimiter(rate: configuration.writeRate,
