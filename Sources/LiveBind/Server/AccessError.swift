@@ -27,7 +27,7 @@ enum AccessError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .missingToken(let stream):
             stream
-                ? "this server needs a token: send Authorization: Bearer <token>, or a session cookie (POST /session)"
+                ? "this server needs a token: send Authorization: Bearer <token>, a session cookie (POST /session), or ?access_token=<token> on /events"
                 : "this server needs a token: send Authorization: Bearer <token> (browsers: a session cookie from POST /session)"
         case .invalidToken:
             "the bearer token is not one this server accepts"

@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import JWTKit
-import Synchronization
 
 /// Verifies JSON Web Tokens against the key of `--jwt-key` with jwt-kit, and checks their time,
 /// audience and issuer claims.
@@ -11,17 +10,18 @@ import Synchronization
 /// `-----BEGIN RSA PUBLIC KEY-----`) is an RS256 or ES256 public key, and anything else is an HS256
 /// secret: the file's bytes without a trailing line end, at least 32 of them.
 ///
-/// > Important: `verify` is called on libmicrohttpd worker threads, which are not threads of Swift's
-/// cooperative pool. jwt-kit's key collection is an actor whose API is async, so `verify` runs the
-/// verification as a task and waits for it on a semaphore. That is sound here: the waiting thread is
-/// not one the task needs (it runs on the cooperative pool), and verification does no I/O and takes
-/// no lock of LiveBind's, so it always finishes; a time limit still bounds the wait.
+/// > Important: `verify` is called on libmicrohttpd worker threads. jwt-kit's key collection is an
+/// actor whose API is async, so `verify` runs the verification as a task on a `DispatchTaskExecutor`
+/// (a serial queue of its own, outside the cooperative pool) and waits for it. The task never needs a
+/// thread of the cooperative pool, nor any lock of LiveBind's, and does no I/O, so it always finishes,
+/// even when whoever embeds the server blocks the pool; a time limit still bounds the wait.
 final class JWTVerifier: Sendable {
     /// The algorithms a token's header may name: the one of the configured key (never `none`, never
     /// a symmetric one for a public key), checked before the signature.
     let algorithms: Set<String>
     let settings: AccessPolicy.JWT
     private let keys: JWTKeyCollection
+    private static let executor = DispatchTaskExecutor(label: "livebind.jwt")
 
     /// Loads the key; throws `ServerError.invalidAccessPolicy` with what is wrong with it.
     init(settings: AccessPolicy.JWT) throws(ServerError) {
@@ -135,15 +135,7 @@ final class JWTVerifier: Sendable {
 
     /// Runs `work` as a task and waits for it on this (non-cooperative) thread; see the type's note.
     private static func wait<Value: Sendable>(_ work: @escaping @Sendable () async throws -> Value) throws -> Value {
-        let outcome = Mutex<Result<Value, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let result: Result<Value, any Error>
-            do { result = .success(try await work()) } catch { result = .failure(error) }
-            outcome.withLock { $0 = result }
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + .seconds(10)) == .success, let result = outcome.withLock({ $0 }) else {
+        guard let result = executor.wait(timeout: .seconds(10), work) else {
             throw AccessError.rejectedToken("its verification took longer than 10 s")
         }
         return try result.get()

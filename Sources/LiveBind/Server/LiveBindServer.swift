@@ -33,6 +33,8 @@ public final class LiveBindServer: Sendable {
         let hub: EventHub
         let feed: ObservationToken
         let heartbeat: HeartbeatTimer?
+        /// The routes served, as declared.
+        var routes: [Router.Entry] = []
     }
     private let running: Mutex<Running?> = Mutex(nil)
 
@@ -55,6 +57,9 @@ public final class LiveBindServer: Sendable {
         self.logger = logger
         self.database = database
     }
+
+    /// Every route while running, with its methods, pattern and what it needs; empty when stopped.
+    var routeTable: [Router.Entry] { running.withLock { $0?.routes ?? [] } }
 
     /// The bound port while running (the real one when configured with port 0), else 0.
     public var port: Int { Int(running.withLock { $0?.daemon.port } ?? 0) }
@@ -107,7 +112,7 @@ public final class LiveBindServer: Sendable {
         logStateLocation()
         // Two ticks per interval: an idle stream gets a heartbeat every interval, a busy one none.
         let heartbeat = HeartbeatTimer(interval: configuration.heartbeat / 2) { [weak hub] in hub?.heartbeat() }
-        running.withLock { $0 = Running(daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat) }
+        running.withLock { $0 = Running(daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat, routes: router.entries) }
         logger.info("listening on http://\(configuration.host):\(daemon.port)/")
         logger.info("\(configuration.access.summary)")
     }
