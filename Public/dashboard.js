@@ -21,7 +21,9 @@
   // Access token
   //   Open the dashboard as /#token=… on a server started with --token: the fragment never
   //   reaches the server (nor its logs). The token moves to this tab's sessionStorage, where
-  //   livebind.js finds it, and the fragment is removed from the address bar.
+  //   livebind.js finds it (and trades it for a session cookie, so the event stream carries no
+  //   token), and the fragment is removed from the address bar. When the token expires the
+  //   stream stops and a hint asks for a new one: typing /#token=NEW after the address resumes.
   // ===========================================================================================
 
   function takeTokenFromFragment() {
@@ -39,6 +41,7 @@
   }
 
   takeTokenFromFragment();
+  window.addEventListener('hashchange', takeTokenFromFragment);
 
   // ===========================================================================================
   // Helpers
@@ -497,6 +500,21 @@
 
   document.addEventListener('livebind:state', (e) => {
     $('#connection-state').textContent = e.detail.state;
+  });
+
+  let revokedHint = false; // the hint says the token expired: it goes once the stream is back
+  document.addEventListener('livebind:auth-revoked', (e) => {
+    const hint = $('#access-hint');
+    revokedHint = true;
+    hint.textContent = (e.detail.reason === 'expired' ? 'Your token expired' : 'Your session ended')
+      + ': live updates stopped. Add #token=NEW_TOKEN to the address to resume.';
+    hint.hidden = false;
+  });
+
+  document.addEventListener('livebind:state', (e) => {
+    if (e.detail.state !== 'live' || !revokedHint) return;
+    revokedHint = false;
+    $('#access-hint').hidden = true;
   });
 
   // A write refused for want of a token (401) or of rights (403): say how to get them.

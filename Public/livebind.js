@@ -37,11 +37,16 @@
 
   // ===========================================================================================
   // Access token
-  //   A server started with --token needs `Authorization: Bearer <token>` on writes (and, with
-  //   --private, on reads). The token comes from LiveBind.configure({token}), else
+  //   A server started with --token or --jwt-key needs `Authorization: Bearer <token>` on writes
+  //   (and, with --private, on reads). The token comes from LiveBind.configure({token}), else
   //   <meta name="livebind-token" content="…">, else sessionStorage "livebind-token" (where the
-  //   dashboard keeps a token it was opened with as /#token=…). EventSource cannot send headers, so
-  //   the stream carries it as ?access_token= — only once the server has refused a stream without it.
+  //   dashboard keeps a token it was opened with as /#token=…). EventSource cannot send headers:
+  //   when the server offers sessions (GET /healthz says "sessions": true) and is this page's own
+  //   origin, the token is traded for an HttpOnly session cookie (POST /session) before the stream
+  //   opens, so no token goes in its URL; otherwise the stream carries it as ?access_token=, only
+  //   once the server has refused a stream without it. A stream whose token expired (or whose
+  //   session ended) gets `auth_revoked`: the page hears `livebind:auth-revoked` and answers with
+  //   LiveBind.configure({token}), which reconnects from the last event.
   // ===========================================================================================
 
   function currentToken() {
@@ -59,6 +64,47 @@
   function withToken(headers) {
     const token = currentToken();
     return token ? Object.assign({ Authorization: 'Bearer ' + token }, headers) : Object.assign({}, headers);
+  }
+
+  const session = {
+    /** Whether the server offers cookie sessions: null until asked. */
+    offered: null,
+    /** The token the current session cookie was made from; null: no session. */
+    token: null,
+  };
+
+  /** Whether streams can use a session cookie: the server offers sessions and is this page's origin. */
+  async function sessionsOffered() {
+    if (session.offered !== null) return session.offered;
+    if (new URL(config.server, global.location.href).origin !== global.location.origin) return (session.offered = false);
+    try {
+      const response = await fetch(config.server + '/healthz', { cache: 'no-store' });
+      session.offered = Boolean((await response.json()).sessions);
+    } catch (e) {
+      return false; // unreachable: ask again next time
+    }
+    return session.offered;
+  }
+
+  /**
+   * Makes sure a session cookie for the current token exists. Resolves true when the stream can
+   * rely on it, false when there is no token or no session to be had; rejects with {status, detail}
+   * when the server refuses the token.
+   */
+  async function ensureSession() {
+    const token = currentToken();
+    if (!token || !(await sessionsOffered())) return false;
+    if (session.token === token) return true;
+    const response = await fetch(config.server + '/session', {
+      method: 'POST', headers: { Authorization: 'Bearer ' + token }, credentials: 'same-origin', cache: 'no-store',
+    });
+    if (!response.ok) {
+      let detail = response.statusText;
+      try { detail = (await response.json()).detail || detail; } catch (e) { /* not a problem document */ }
+      throw { status: response.status, detail };
+    }
+    session.token = token;
+    return true;
   }
 
   const ATTRS = ['data-lb-each', 'data-lb-text', 'data-lb-value', 'data-lb-attr', 'data-lb-class', 'data-lb-show'];
@@ -1045,23 +1091,47 @@
       this.open(false);
     },
 
-    url(resume) {
+    url(resume, withCookie) {
       const params = new URLSearchParams();
       if (!this.all) for (const m of this.models) params.append('model', m);
       if (resume && this.lastId) params.set('lastEventId', this.lastId);
       const token = currentToken();
-      if (token && config.privateReads) params.set('access_token', token);
+      if (token && config.privateReads && !withCookie) params.set('access_token', token);
       const query = params.toString();
       return config.server + '/events' + (query ? '?' + query : '');
     },
 
+    /** Opens the stream, first making a session for the token when the server offers them. */
     open(resume) {
       clearTimeout(this.timer);
       this.close();
+      this.revoked = false;
       if (!this.all && this.models.size === 0) return;
       if (!resume) this.lastId = '';
       setState(this.attempt > 0 ? (this.attempt > config.offlineAfter ? 'offline' : 'reconnecting') : 'connecting');
-      const source = new EventSource(this.url(resume));
+      const generation = ++this.generation;
+      ensureSession().then(
+        (withCookie) => { if (generation === this.generation) this.connect(resume, withCookie); },
+        (refusal) => {
+          if (generation !== this.generation) return;
+          if (refusal && refusal.status === 401) {
+            this.refused(refusal.detail);
+            return;
+          }
+          this.retry();
+        });
+    },
+
+    /** The token was refused: wait for LiveBind.configure({token}) instead of retrying. */
+    refused(detail) {
+      this.close();
+      this.revoked = true;
+      setState('unauthorized');
+      raise(null, null, null, 'the server refused the token: ' + (detail || '401'), { status: 401 });
+    },
+
+    connect(resume, withCookie) {
+      const source = new EventSource(this.url(resume, withCookie));
       this.source = source;
       let opened = false;
       const onEvent = (e) => {
@@ -1077,6 +1147,17 @@
         enqueue(e.type, data, e.lastEventId);
       };
       for (const type of EVENT_TYPES) source.addEventListener(type, onEvent);
+      source.addEventListener('auth_revoked', (e) => {
+        if (source !== this.source) return;
+        let reason = 'expired';
+        try { reason = JSON.parse(e.data).reason || reason; } catch (error) { /* keep the default */ }
+        this.close();
+        session.token = null;
+        this.revoked = true;
+        setState('unauthorized');
+        // The page answers with LiveBind.configure({token}), now or later; that reconnects.
+        emit(document, 'livebind:auth-revoked', { reason, lastEventId: this.lastId });
+      });
       source.onopen = () => {
         if (source !== this.source) return;
         opened = true;
@@ -1087,7 +1168,8 @@
       source.onerror = () => {
         if (source !== this.source) return;
         this.close();
-        if (!opened && config.privateReads === null && currentToken()) {
+        if (!opened && withCookie) session.token = null; // the session may have ended: make a new one
+        if (!opened && !withCookie && config.privateReads === null && currentToken()) {
           // Refused before it opened: if the server wants a token for reads, send it on the stream.
           readsArePrivate().then((isPrivate) => {
             if (source !== this.source && this.source !== null) return;
@@ -1109,6 +1191,9 @@
       setState(offline ? 'offline' : 'reconnecting');
       this.timer = setTimeout(() => this.open(true), delay);
     },
+
+    generation: 0,
+    revoked: false,
 
     close() {
       if (this.source) {
@@ -1230,7 +1315,7 @@
       walk(root || document.documentElement, null);
     },
 
-    /** The connection state: connecting, live, reconnecting or offline. */
+    /** The connection state: connecting, live, reconnecting, offline, or unauthorized (waiting for a token). */
     get state() {
       return connection.state;
     },
@@ -1243,14 +1328,18 @@
     /**
      * Sets options: {token} (a bearer token for writes, and for reads on a --private server),
      * {privateReads: true} to send the token on the stream from the start, {server}, {debounce}.
-     * A new token reconnects the stream.
+     * A new token reconnects the stream; so does any {token} after `livebind:auth-revoked` (the
+     * same one, too, when it is still valid and only its session ended).
      */
     configure(options) {
       const before = currentToken();
       for (const key of ['token', 'privateReads', 'server', 'debounce']) {
         if (options && Object.prototype.hasOwnProperty.call(options, key)) config[key] = options[key];
       }
-      if (currentToken() !== before && (connection.source || connection.timer)) connection.open(true);
+      if (options && Object.prototype.hasOwnProperty.call(options, 'server')) session.offered = null;
+      const renewed = connection.revoked && options && Object.prototype.hasOwnProperty.call(options, 'token');
+      if (currentToken() !== before) session.token = null;
+      if (renewed || (currentToken() !== before && (connection.source || connection.timer))) connection.open(true);
       return LiveBind;
     },
 

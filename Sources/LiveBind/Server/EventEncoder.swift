@@ -57,6 +57,12 @@ enum EventEncoder {
         Array("event: resync\ndata: {\"reason\":\"\(reason.rawValue)\"}\n\n".utf8)
     }
 
+    /// An `auth_revoked` event: the stream's credential expired (`expired`) or its session ended
+    /// (`session-ended`); the stream ends after it. No id, so a client resumes from its last event.
+    static func authRevoked(_ reason: String) -> [UInt8] {
+        Array("event: auth_revoked\ndata: {\"reason\":\"\(reason)\"}\n\n".utf8)
+    }
+
     /// A heartbeat comment: keeps proxies and the connection-loss check alive.
     static let heartbeat: [UInt8] = Array(": heartbeat\n\n".utf8)
 

@@ -73,6 +73,8 @@ extension EventHub {
             while !subscriber.preface.isEmpty {
                 if !emit(subscriber.preface.removeFirst(), from: 0) { return .done(.bytes(written)) }
             }
+            // Revoked: its `auth_revoked` went out with the preface; nothing else may follow.
+            if subscriber.isRevoked { return .done(written > 0 ? .bytes(written) : .end) }
             if subscriber.position < state.basePosition || subscriber.pendingResync != nil {
                 if written > 0 { return .done(.bytes(written)) }
                 let reason = subscriber.pendingResync ?? .lagging

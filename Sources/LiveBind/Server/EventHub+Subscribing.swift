@@ -1,10 +1,22 @@
+import Foundation
+
 extension EventHub {
     /// Registers a stream for the models `models` lets through, starting after `lastEventID` when given.
     ///
     /// A resume whose events are all retained starts right after `lastEventID`; otherwise the stream
     /// starts with `resync` (gap or restart) and snapshots: the frame another stream at the same cut
     /// holds, else a fresh one. Throws when the limit is reached.
-    func subscribe(models: ModelFilter, lastEventID: String?) throws(RequestError) -> Int {
+    ///
+    /// A stream whose credential expires at `expiresAt` gets `auth_revoked` and ends then; one opened
+    /// with a session (`session`) also when that session ends.
+    func subscribe(models: ModelFilter, lastEventID: String?, expiresAt: Date? = nil,
+                   session: SessionTable.Key? = nil) throws(RequestError) -> Int {
+        let id = try subscribe(models: models, lastEventID: lastEventID, session: session)
+        if let expiresAt { expiry.add(id, at: expiresAt) }
+        return id
+    }
+
+    private func subscribe(models: ModelFilter, lastEventID: String?, session: SessionTable.Key?) throws(RequestError) -> Int {
         try checkAdmission()
         var resumeAfter: UInt64?
         var reason: ResyncReason?
@@ -23,7 +35,8 @@ extension EventHub {
                     return nil
                 }
                 return Subscriber(models: models, position: state.firstPosition(after: resumeAfter),
-                                  lastSequence: resumeAfter, preface: [retryFrame], round: state.heartbeatRound)
+                                  lastSequence: resumeAfter, preface: [retryFrame], round: state.heartbeatRound,
+                                  session: session)
             }
             if let id { return id }
             reason = fromAnotherRun ? .restart : .gap
@@ -36,7 +49,7 @@ extension EventHub {
                 state.metrics.resyncs += 1
             }
             let subscriber = Subscriber(models: models, position: state.endPosition, lastSequence: 0,
-                                        preface: preface, round: state.heartbeatRound)
+                                        preface: preface, round: state.heartbeatRound, session: session)
             start(subscriber, at: snapshot, in: &state)
             return subscriber
         }

@@ -49,8 +49,15 @@ final class EventHub: Sendable {
         var connection: (any HTTPStreamConnection)?
         /// The same connection, when it can send a heartbeat without being woken.
         var directWriter: (any SuspendedStreamWriting)?
+        /// The session the stream was opened with, so that ending the session ends the stream.
+        let session: SessionTable.Key?
+        /// Set when the stream's credential expired or its session ended: it sends what it has begun,
+        /// then `auth_revoked`, then ends.
+        var isRevoked = false
 
-        init(models: ModelFilter, position: Int, lastSequence: UInt64, preface: [EventFrame], round: Int) {
+        init(models: ModelFilter, position: Int, lastSequence: UInt64, preface: [EventFrame], round: Int,
+             session: SessionTable.Key? = nil) {
+            self.session = session
             self.models = models
             self.position = position
             self.lastSequence = lastSequence
@@ -110,6 +117,8 @@ final class EventHub: Sendable {
     let state: OrderedMutex<State>
     /// The `retry:` line every stream starts with.
     let retryFrame: EventFrame
+    /// Ends streams whose credential expires (`auth_revoked`).
+    let expiry: StreamExpiry
 
     init(store: Store, settings: Settings) {
         self.store = store
@@ -118,6 +127,8 @@ final class EventHub: Sendable {
                                 bytes: EventEncoder.retry(milliseconds: settings.retryMilliseconds))
         let start = store.visibleSequence
         state = OrderedMutex(State(droppedThrough: start, runStart: start, newestSequence: start))
+        expiry = StreamExpiry()
+        expiry.start { [weak self] ids in self?.revoke(ids, reason: "expired") }
     }
 
     /// Appends a frame to the log and wakes the suspended subscribers that want it.
@@ -171,6 +182,7 @@ final class EventHub: Sendable {
             state.subscribers[id] = nil
             state.suspended.remove(id)
         }
+        expiry.forget(id)
     }
 
     /// Open streams, events published and the other counters `/metrics` reports.
@@ -205,4 +217,6 @@ struct EventHubMetrics: Sendable {
     var bufferLimitCuts = 0
     /// Heartbeats sent straight to the socket of a suspended stream, without waking it.
     var directHeartbeats = 0
+    /// Streams ended with `auth_revoked` (their credential expired or their session ended).
+    var authRevoked = 0
 }

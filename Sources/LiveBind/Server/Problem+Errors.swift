@@ -66,10 +66,10 @@ extension Problem {
     private static func from(_ error: AccessError) -> Problem {
         let detail = error.description
         switch error {
-        case .missingToken, .invalidToken:
+        case .missingToken, .invalidToken, .rejectedToken, .unknownSession:
             var problem = Problem(status: 401, kind: "unauthorized", title: "Unauthorized", detail: detail)
-            problem.headers.add("WWW-Authenticate", error == .invalidToken
-                                ? #"Bearer realm="livebind", error="invalid_token""# : #"Bearer realm="livebind""#)
+            problem.headers.add("WWW-Authenticate", error == .missingToken(forStream: false) || error == .missingToken(forStream: true)
+                                ? #"Bearer realm="livebind""# : #"Bearer realm="livebind", error="invalid_token""#)
             return problem
         case .missingScope:
             var problem = Problem(status: 403, kind: "forbidden", title: "Forbidden", detail: detail)
