@@ -4,7 +4,14 @@ extension EventHub {
     /// A resume whose events are all retained starts right after `lastEventID`; otherwise the stream
     /// starts with `resync` (gap or restart) and snapshots: the frame another stream at the same cut
     /// holds, else a fresh one. Throws when the limit is reached.
-    func subscribe(models: ModelFilter, lastEventID: String?) throws(RequestError) -> Int {
+    ///
+    /// With `locations` (or `announced`, for a stream whose `sub` values are all whole models) the
+    /// stream's second frame is its `stream` id, and each location gets a fresh snapshot after the
+    /// whole models' frames, resumed or not: a window cannot be replayed without the array as it was,
+    /// and a client reconnecting with its first URL may since have moved its window.
+    func subscribe(models: ModelFilter, lastEventID: String?, locations: [Subscription] = [],
+                   announced: Bool = false) throws(RequestError) -> Int {
+        let announced = announced || !locations.isEmpty
         try checkAdmission()
         var resumeAfter: UInt64?
         var reason: ResyncReason?
@@ -17,7 +24,7 @@ extension EventHub {
         }
         if let resumeAfter {
             var fromAnotherRun = false
-            let id: Int? = try register { state in
+            let id: Int? = try register(locations, announced) { state in
                 guard resumeAfter >= state.droppedThrough else {
                     fromAnotherRun = state.runStart.map { resumeAfter < $0 } ?? false
                     return nil
@@ -40,12 +47,12 @@ extension EventHub {
             start(subscriber, at: snapshot, in: &state)
             return subscriber
         }
-        let id: Int? = try register { state in
+        let id: Int? = try register(locations, announced) { state in
             sharedSnapshot(for: models, in: &state).map { starting(at: $0, in: &state) }
         }
         if let id { return id }
         let fresh = encodeSnapshot(models: models)
-        return try register { state in starting(at: adopt(fresh, for: models, in: &state), in: &state) }!
+        return try register(locations, announced) { state in starting(at: adopt(fresh, for: models, in: &state), in: &state) }!
     }
 
     private func checkAdmission() throws(RequestError) {
@@ -58,8 +65,9 @@ extension EventHub {
         }
     }
 
-    /// Adds the subscriber `make` builds (nil = not possible from here) under the lock.
-    private func register(_ make: (inout State) -> Subscriber?) throws(RequestError) -> Int? {
+    /// Adds the subscriber `make` builds (nil = not possible from here) under the lock, with its locations.
+    private func register(_ locations: [Subscription], _ announced: Bool,
+                          _ make: (inout State) -> Subscriber?) throws(RequestError) -> Int? {
         try state.withLock { (state) throws(RequestError) -> Int? in
             if state.shuttingDown { throw .shuttingDown }
             if state.subscribers.count >= settings.maxStreams {
@@ -70,6 +78,10 @@ extension EventHub {
             state.nextID += 1
             state.subscribers[state.nextID] = subscriber
             state.metrics.streamsOpened += 1
+            if announced {
+                subscriber.subscriptions = locations
+                attach(state.nextID, subscriber, in: &state)
+            }
             return state.nextID
         }
     }

@@ -65,6 +65,7 @@ public final class LiveBindServer: Sendable {
         let hub = EventHub(store: store, settings: .init(
             retainedEvents: max(1, configuration.retainedEvents), retainedBytes: max(1, configuration.retainedBytes),
             streamBufferLimit: max(0, configuration.streamBufferLimit), maxStreams: configuration.maxStreams,
+            maxSubscriptions: max(1, configuration.maxSubscriptions), maxWindow: max(1, configuration.maxWindow),
             beforeAppend: configuration.beforeEventAppend))
         let access = AccessControl(policy: configuration.access, listeningOn: configuration.host)
         let router = try makeRouter(hub: hub, access: access)
