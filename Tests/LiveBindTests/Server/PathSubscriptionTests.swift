@@ -151,7 +151,7 @@ import Testing
             let watcher = try TestEventStream(port: port, target: "/events?model=other")
             _ = try watcher.next()
             for value in 3...5 { try store.set(.int(value), at: Path(pointer: "/x"), in: "other") }
-            _ = try watcher.next(3)
+            _ = try Self.events(until: #""rev":4"#, on: watcher)     // published (perhaps after a resync of its own)
             let stream = try TestEventStream(port: port, target: "/events?model=other&sub=sensor/readings/0/v",
                                              headers: [("Last-Event-ID", "3")])
             let events = try stream.next(4)
@@ -260,6 +260,30 @@ import Testing
             #expect(try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", good, type: "text/plain").isProblem(415))
             #expect(try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", #"{"sub":"sensor/readings","last":10001}"#).isProblem(422))
             #expect(try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", good).status == 204)
+        }
+    }
+
+    @Test func aLocationStreamThatFallsBehindGetsResyncLaggingAndFreshSnapshots() throws {
+        let store = Store()
+        try store.put("m", ["v": "", "other": 0])
+        try withRunningServer(store: store, configure: { $0.retainedBytes = 64 << 10 }) { port in
+            let stream = try TestEventStream(port: port, target: "/events?sub=m/v", receiveBufferSize: 4096)
+            _ = try stream.next(2)
+            let filler = String(repeating: "x", count: 2048)
+            for value in 0..<3000 { try store.set(.string("\(value)\(filler)"), at: Path(pointer: "/v"), in: "m") }
+            var sawLagging = false
+            for _ in 0..<3100 {
+                guard let event = try stream.next() else { break }
+                if event.type == "resync" {
+                    #expect(try event.object()["reason"] as? String == "lagging")
+                    sawLagging = true
+                    let snapshot = try #require(try stream.next()).object()
+                    #expect(snapshot["path"] as? String == "/v")
+                    #expect((snapshot["value"] as? String)?.hasSuffix(filler) == true)
+                    break
+                }
+            }
+            #expect(sawLagging)
         }
     }
 }
