@@ -69,7 +69,8 @@ extension Subscription {
         }
         let rows = window.rows(length: elements.count)
         current = Window.Position(offset: rows.lowerBound, length: elements.count)
-        return (.array(Deque(elements[rows])), true)
+        // A window from past the end shows no rows (and is empty, not a slice out of bounds).
+        return (.array(rows.isEmpty ? [] : Deque(elements[rows])), true)
     }
 
     /// The rows leaving and entering the window when an element of its array was inserted, removed,
