@@ -105,6 +105,9 @@ extension Subscription {
                 return index
             }
         }
+        if change.kind == .insert || change.kind == .remove {
+            return shiftChanges(for: change, rows: rows, before: before, after: after, landing: landing, into: &out)
+        }
         var kept: [Int] = []
         kept.reserveCapacity(before.count)
         for index in before.reversed() {
@@ -126,6 +129,43 @@ extension Subscription {
         }
         let staying = Set(kept)
         for index in after where !staying.contains(index) {
+            out.append(LocationChange(change: Change(kind: .insert, path: path, value: rows[index],
+                                                     index: index - after.lowerBound, key: Change.key(of: rows[index]))))
+        }
+    }
+
+    /// The window's removes and inserts for an element inserted or removed: the rows that leave are a
+    /// run at each end of the old window plus the removed one, and the rows that enter a run at each end
+    /// of the new window plus the inserted one (the other rows keep their order), so this costs what it
+    /// sends, not the window's size.
+    private func shiftChanges(for change: Change, rows: Deque<JSON>, before: Range<Int>, after: Range<Int>,
+                              landing: (Int) -> Int?, into out: inout [LocationChange]) {
+        let changed = change.index ?? (change.kind == .insert ? rows.count - 1 : -1)
+        func leaves(_ index: Int) -> Bool { landing(index).map { !after.contains($0) } ?? true }
+        /// Where the element at `index` after the change was before it; nil for the one inserted.
+        func origin(_ index: Int) -> Int? {
+            if change.kind == .insert { return index < changed ? index : (index == changed ? nil : index - 1) }
+            return index < changed ? index : index + 1
+        }
+        func enters(_ index: Int) -> Bool { origin(index).map { !before.contains($0) } ?? true }
+        var leaving = Set<Int>()
+        var low = before.lowerBound
+        while low < before.upperBound && leaves(low) { leaving.insert(low); low += 1 }
+        var high = before.upperBound - 1
+        while high >= low && leaves(high) { leaving.insert(high); high -= 1 }
+        if change.kind == .remove && before.contains(changed) { leaving.insert(changed) }
+        for index in leaving.sorted(by: >) {
+            let key = landing(index).map { Change.key(of: rows[$0]) } ?? change.key
+            out.append(LocationChange(change: Change(kind: .remove, path: path, index: index - before.lowerBound,
+                                                     key: key ?? nil)))
+        }
+        var entering = Set<Int>()
+        low = after.lowerBound
+        while low < after.upperBound && enters(low) { entering.insert(low); low += 1 }
+        high = after.upperBound - 1
+        while high >= low && enters(high) { entering.insert(high); high -= 1 }
+        if change.kind == .insert && after.contains(changed) { entering.insert(changed) }
+        for index in entering.sorted() {
             out.append(LocationChange(change: Change(kind: .insert, path: path, value: rows[index],
                                                      index: index - after.lowerBound, key: Change.key(of: rows[index]))))
         }

@@ -70,7 +70,7 @@ import Testing
 
     /// Random writes of every kind inside, before, after and above windows of each anchor; the
     /// window each stream's events build must equal the server's slice at every checkpoint.
-    @Test(arguments: ["first=7", "last=7", "offset=5;limit=6", "offset=30;limit=4"])
+    @Test(arguments: ["first=7", "last=7", "offset=5;limit=6", "offset=30;limit=4", "last=1", "first=1"])
     func windowEventsRebuildTheServersSliceAfterRandomWrites(window: String) throws {
         let store = Store()
         try store.put("m", ["items": Self.rows(12), "mark": 0])
