@@ -80,7 +80,9 @@ struct Window: Sendable, Equatable {
     /// The absolute indexes of the rows in the window of an array of `length` rows.
     func rows(length: Int) -> Range<Int> {
         switch anchor {
-        case .start(let offset): offset..<max(offset, min(length, offset + limit))
+        case .start(let offset):
+            // Saturating: an offset near `Int.max` is a window past any array, not an overflow.
+            offset..<max(offset, min(length, offset > Int.max - limit ? Int.max : offset + limit))
         case .end: max(0, length - limit)..<length
         }
     }

@@ -216,15 +216,24 @@ import Testing
         let store = Store()
         try store.put("m", ["items": [1, 2, 3]])
         try withRunningServer(store: store, configure: { $0.maxWindow = 5 }) { port in
-            for (query, status) in [("first=5", 200), ("first=6", 422), ("last=6", 422), ("offset=1;limit=6", 422), ("limit=5", 200)] {
+            var open: [TestEventStream] = []
+            for (query, status) in [("first=5", 200), ("first=6", 422), ("last=6", 422), ("offset=1;limit=6", 422), ("limit=5", 200),
+                                    ("offset=9223372036854775807;limit=5", 200), ("offset=9223372036854775808;limit=5", 400)] {
                 let stream = try TestEventStream(port: port, target: "/events?sub=m/items;\(query)")
                 #expect(stream.status == status, "\(query)")
+                if status == 200 {
+                    open.append(stream)
+                    _ = try stream.next(2)
+                }
                 if status == 422 {
                     let problem = TestHTTPResponse(status: stream.status, headers: stream.headers, body: stream.errorBody)
                     let detail = try problem.object()["detail"] as? String
                     #expect(problem.isProblem(422) && detail?.contains("--max-window") == true)
                 }
             }
+            // Every window that opened still follows the array, the one past any end included.
+            try store.append(4, to: Path(pointer: "/items"), in: "m")
+            for stream in open { #expect(try stream.next()?.data.contains(#""length":4"#) == true) }
         }
     }
 }
