@@ -71,6 +71,12 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Most bytes of snapshots and events a stream may hold unsent while its client reads nothing; past it the stream is closed.")
     var streamBufferLimit = 1 << 20
 
+    @Option(help: "Most sub values (locations and windows) on one event stream (422 past it).")
+    var maxSubscriptions = 64
+
+    @Option(help: "Most rows in one window of an event stream (sub=…;first=N, last=N, limit=N; 422 past it).")
+    var maxWindow = 10_000
+
     @Option(help: "Seconds without progress before a connection is closed (a client that stopped reading or sending).")
     var connectionTimeout = 60
 
@@ -159,6 +165,8 @@ struct LiveBindServerCommand: ParsableCommand {
         guard checkpointBytes >= 1 else { throw ValidationError("--checkpoint-bytes must be at least 1") }
         guard retainedBytes >= 1 else { throw ValidationError("--retained-bytes must be at least 1") }
         guard streamBufferLimit >= 0 else { throw ValidationError("--stream-buffer-limit must be at least 0") }
+        guard maxSubscriptions >= 1 else { throw ValidationError("--max-subscriptions must be at least 1") }
+        guard maxWindow >= 1 else { throw ValidationError("--max-window must be at least 1") }
         guard connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be at least 1 second") }
         guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be more than 0 seconds") }
         guard (tlsCertificate == nil) == (tlsKey == nil) else {
@@ -197,6 +205,8 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.retainedBytes = retainedBytes
         configuration.streamBufferLimit = streamBufferLimit
         configuration.connectionTimeout = connectionTimeout
+        configuration.maxSubscriptions = maxSubscriptions
+        configuration.maxWindow = maxWindow
         configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
         configuration.access = try TokensFile.policy(tokens: tokens, file: tokensFile, privateReads: privateReads,
                                                      allowedOrigins: allowedOrigins)

@@ -93,7 +93,7 @@ struct AccessControl: Sendable {
             return Grant(reach: Reach(prefixes: credential.prefixes), credential: credential)
         case .scoped:
             if !safe { try checkOrigin(request) }
-            let scope: AccessPolicy.Token.Scope = safe ? .read : .write
+            let scope = route.scope ?? (safe ? .read : .write)
             guard scope == .write ? policy.requiresTokens : policy.privateReads else { return .everything }
             let credential = try presentedCredential(request, queryToken: route.queryToken)
             guard credential.scopes.contains(scope) else { throw .missingScope(scope) }

@@ -73,6 +73,8 @@ extension EventHub {
                     subscriber.isCut = true
                     subscriber.preface = []
                     subscriber.partial = nil
+                    subscriber.derived = []
+                    subscriber.derivedBytes = 0
                     state.metrics.bufferLimitCuts += 1
                     // The subscriber is still registered, so its response and socket are still there.
                     connection.close()

@@ -37,6 +37,10 @@ extension LiveBindServer {
         /// a stream past it that wrote nothing for a heartbeat interval is closed (a client that
         /// reconnects resumes with `Last-Event-ID`). Smaller stalled streams are closed by ``connectionTimeout``.
         public var streamBufferLimit: Int = 1 << 20
+        /// Most `sub` values (locations and windows) one event stream may have; more get 422.
+        public var maxSubscriptions: Int = 64
+        /// Most rows one window (`sub=…;first=N`, `last=N`, `limit=N`) may show; more get 422.
+        public var maxWindow: Int = 10_000
         /// Most connections libmicrohttpd holds; nil means `maxStreams + 512`, so writes always find a slot.
         public var connectionLimit: Int?
         /// libmicrohttpd worker threads.

@@ -74,6 +74,7 @@ public final class LiveBindServer: Sendable {
         let hub = EventHub(store: store, settings: .init(
             retainedEvents: max(1, configuration.retainedEvents), retainedBytes: max(1, configuration.retainedBytes),
             streamBufferLimit: max(0, configuration.streamBufferLimit), maxStreams: configuration.maxStreams,
+            maxSubscriptions: max(1, configuration.maxSubscriptions), maxWindow: max(1, configuration.maxWindow),
             beforeAppend: configuration.beforeEventAppend))
         let verifier = try configuration.access.jwt.map { settings throws(ServerError) in try JWTVerifier(settings: settings) }
         let sessions = configuration.access.requiresTokens
