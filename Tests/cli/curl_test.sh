@@ -43,7 +43,10 @@ start_server() {
 start_server --no-demo
 
 # --- skeleton -----------------------------------------------------------------------------------
-check "GET /healthz" "$(curl -s "$BASE/healthz")" '{"status":"ok"}'
+VERSION=$("$BINARY" --version)
+check_contains "--version is semantic" "$VERSION" "."
+check "GET /healthz" "$(curl -s "$BASE/healthz")" "{\"status\":\"ok\",\"version\":\"$VERSION\"}"
+check_contains "Server header names the version" "$(curl -sI "$BASE/healthz")" "Server: LiveBind/$VERSION"
 check "GET / serves index.html" "$(curl -s "$BASE/")" '<!doctype html><title>LiveBind</title>'
 check_contains "index has nosniff" "$(curl -sI "$BASE/")" "X-Content-Type-Options: nosniff"
 check "path traversal refused" "$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "$BASE/../etc/passwd")" 404

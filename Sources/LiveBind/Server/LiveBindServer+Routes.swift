@@ -4,7 +4,7 @@ extension LiveBindServer {
         var router = Router()
         let models = ModelEndpoint(store: store, counters: counters)
         router.add([.get], "/healthz") { _, _ in
-            .bytes(Array(#"{"status":"ok"}"#.utf8), contentType: "application/json")
+            .bytes(Array(#"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#.utf8), contentType: "application/json")
         }
         router.add([.get], "/metrics") { [counters, store, database] request, _ in
             _ = try access.authorize(request, .read)
@@ -49,6 +49,9 @@ extension LiveBindServer {
         }
         if let directory = configuration.publicDirectory {
             let files = try StaticFiles(directory: directory)
+            router.fallback = { request, _ in try files.respond(to: request) }
+        } else if !configuration.builtinFiles.isEmpty {
+            let files = BuiltinFiles(configuration.builtinFiles)
             router.fallback = { request, _ in try files.respond(to: request) }
         }
         return router

@@ -12,6 +12,7 @@ struct Router: Sendable {
 
     private struct Route: Sendable {
         let methods: [HTTPMethod]
+        let pattern: String
         let segments: [Segment]
         let handler: Handler
     }
@@ -30,7 +31,12 @@ struct Router: Sendable {
             }
         }
         precondition(!segments.dropLast().contains(.rest), "'*' must end a route pattern: \(pattern)")
-        routes.append(Route(methods: methods, segments: segments, handler: handler))
+        routes.append(Route(methods: methods, pattern: pattern, segments: segments, handler: handler))
+    }
+
+    /// Every route's methods and pattern, in the order they were added (the OpenAPI drift test reads it).
+    var table: [(methods: [HTTPMethod], pattern: String)] {
+        routes.map { ($0.methods, $0.pattern) }
     }
 
     /// Routes a request; throws what the handler throws, or `RequestError.notFound`/`.methodNotAllowed`.
