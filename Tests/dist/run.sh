@@ -101,7 +101,7 @@ stop_server
 
 # --- a real install (CI only: it adds a system user and a package to the machine) ---------------
 if [ "${CI:-}" = "true" ] && [ "$(id -u)" = 0 ]; then
-  if DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$DEB" >"$WORK/install.log" 2>&1; then
+  if DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "$(readlink -f "$DEB")" >"$WORK/install.log" 2>&1; then
     pass "apt-get installs the package (and what it depends on)"
     check "the livebind user exists" "$(getent passwd livebind | cut -d: -f1)" "livebind"
     check "the data directory belongs to livebind" "$(stat -c '%U %a' /var/lib/livebind)" "livebind 700"
@@ -111,6 +111,10 @@ if [ "${CI:-}" = "true" ] && [ "$(id -u)" = 0 ]; then
     for _ in $(seq 1 100); do curl -fs "$BASE/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
     serves_dashboard_write_and_stream "installed package"
     stop_server
+    if command -v systemd-analyze >/dev/null; then
+      VERIFY=$(systemd-analyze verify /lib/systemd/system/livebind.service 2>&1) && pass "systemd-analyze verify livebind.service" \
+        || fail "systemd-analyze verify livebind.service" "$VERIFY"
+    fi
     [ -f /var/lib/livebind/livebind.sqlite ] && pass "the installed server wrote /var/lib/livebind/livebind.sqlite" || fail "the installed server wrote /var/lib/livebind/livebind.sqlite"
     dpkg --purge livebind >"$WORK/purge.log" 2>&1 && pass "dpkg --purge" || fail "dpkg --purge" "$(cat "$WORK/purge.log")"
     [ ! -e /var/lib/livebind ] && pass "purge removes the data directory" || fail "purge removes the data directory"
