@@ -108,9 +108,9 @@ deps-browser:
 	  $(SUDO) apt-get update -qq && $(APT_INSTALL) chromium chromium-driver; }
 
 deps-dist:
-	@command -v dpkg-shlibdeps >/dev/null && command -v lintian >/dev/null && command -v fakeroot >/dev/null || { \
-	  echo "Installing dpkg-dev, lintian and fakeroot (Debian)"; \
-	  $(SUDO) apt-get update -qq && $(APT_INSTALL) dpkg-dev lintian fakeroot binutils; }
+	@{ command -v dpkg-shlibdeps && command -v lintian && command -v help2man && command -v objdump; } >/dev/null || { \
+	  echo "Installing dpkg-dev, lintian, help2man and binutils (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) dpkg-dev lintian help2man binutils; }
 
 deps-python: $(VENV)/.installed
 
