@@ -6,8 +6,8 @@
 # does not allow, and every crash fails.
 # Usage: bash Tests/contract/run.sh .build/release/livebind-server .venv/bin
 set -u
-BINARY=${1:?usage: run.sh PATH_TO_livebind-server VENV_BIN}
-BIN=${2:?venv bin directory}
+BINARY=$(readlink -f "${1:?usage: run.sh PATH_TO_livebind-server VENV_BIN}")
+BIN=$(cd "${2:?venv bin directory}" && pwd)
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SPEC="$ROOT/Public/openapi.json"
 EXAMPLES=${CONTRACT_EXAMPLES:-100}
