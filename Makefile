@@ -97,15 +97,20 @@ fuzz: deps-server
 clean:
 	rm -rf .build $(TSAN_BUILD) .build-* Benchmarks/.build $(VENV) Tests/browser/artifacts dist
 
+# GnuTLS's headers build the certificate callback (CGnuTLS); openssl and curl make and check the TLS
+# tests' throwaway certificates.
 deps-server:
-	@{ pkg-config --exists libmicrohttpd && pkg-config --exists sqlite3; } 2>/dev/null || { \
-	  echo "Installing libmicrohttpd-dev and libsqlite3-dev (Debian)"; \
-	  $(SUDO) apt-get update -qq && $(APT_INSTALL) libmicrohttpd-dev libsqlite3-dev pkg-config; }
+	@{ pkg-config --exists libmicrohttpd && pkg-config --exists sqlite3 && pkg-config --exists gnutls \
+	   && command -v openssl && command -v curl; } >/dev/null 2>&1 || { \
+	  echo "Installing libmicrohttpd-dev, libsqlite3-dev, libgnutls28-dev, openssl and curl (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) libmicrohttpd-dev libsqlite3-dev libgnutls28-dev pkg-config openssl curl; }
 
+# nginx: Tests/browser/test_nginx.py runs deploy/nginx/livebind.conf in front of the server.
 deps-browser:
-	@{ [ -x /usr/lib/chromium/chromium ] && command -v chromedriver >/dev/null; } || { \
-	  echo "Installing chromium and chromium-driver (Debian)"; \
-	  $(SUDO) apt-get update -qq && $(APT_INSTALL) chromium chromium-driver; }
+	@{ [ -x /usr/lib/chromium/chromium ] && command -v chromedriver >/dev/null && [ -x /usr/sbin/nginx ] \
+	   && command -v openssl >/dev/null; } || { \
+	  echo "Installing chromium, chromium-driver, nginx and openssl (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) chromium chromium-driver nginx openssl; }
 
 deps-dist:
 	@{ command -v dpkg-shlibdeps && command -v lintian && command -v help2man && command -v objdump; } >/dev/null || { \

@@ -95,6 +95,19 @@ struct LiveBindServerCommand: ParsableCommand {
         "Another origin whose pages may call the API (CORS) and write, e.g. https://app.example.com (repeatable).",
         valueName: "origin"))
     var allowedOrigins: [String] = []
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp(
+        "PEM certificate (then intermediates): serve HTTPS only, with Strict-Transport-Security. Needs --tls-key. SIGHUP reloads both files.",
+        valueName: "file"))
+    var tlsCertificate: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("Unencrypted PEM private key of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(name: .customLong("trust-proxy"), help: ArgumentHelp(
+        "Address of a reverse proxy whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable); from other peers they are ignored.",
+        valueName: "address"))
+    var trustedProxies: [String] = []
+
     @Option(help: ArgumentHelp(
         "Folder for livebind.sqlite: models, event ids, retained events and bindings made over HTTP survive restarts; writes are answered once on disk.",
         valueName: "dir"))
@@ -123,6 +136,9 @@ struct LiveBindServerCommand: ParsableCommand {
         guard streamBufferLimit >= 0 else { throw ValidationError("--stream-buffer-limit must be at least 0") }
         guard connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be at least 1 second") }
         guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be more than 0 seconds") }
+        guard (tlsCertificate == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together: pass both (PEM files) or neither")
+        }
     }
 
     mutating func run() throws {
@@ -154,6 +170,9 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.access = try TokensFile.policy(tokens: tokens, file: tokensFile, privateReads: privateReads,
                                                      allowedOrigins: allowedOrigins)
         configuration.dataDirectory = data
+        configuration.tlsCertificateFile = tlsCertificate
+        configuration.tlsKeyFile = tlsKey
+        configuration.trustedProxies = trustedProxies
         FileLimit.raise(toAtLeast: configuration.maxStreams + 1024, logger: logger)
 
         let server: LiveBindServer
@@ -170,7 +189,8 @@ struct LiveBindServerCommand: ParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        logger.info("Open http://\(displayHost):\(server.port)/ for the dashboard (Ctrl-C stops)")
+        logger.info("Open \(server.usesTLS ? "https" : "http")://\(displayHost):\(server.port)/ for the dashboard (Ctrl-C stops)")
+        if server.usesTLS { CertificateReloadSignal.install(server: server, logger: logger) }
         ShutdownSignals.install(logger: logger) {
             app.stop()
             server.stop()

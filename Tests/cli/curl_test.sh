@@ -290,5 +290,54 @@ check "refused writes change nothing" "$(curl -s "$BASE/models/lim")" "$BEFORE"
 check_contains "a --max-depth over 500 is refused at start" "$("$BINARY" --port 0 --max-depth 501 2>&1)" "--max-depth must be"
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
 
+# --- TLS (docs/HTTP.md "HTTPS"): a throwaway CA, HTTPS with curl --cacert, reload on SIGHUP ------------
+if command -v openssl >/dev/null; then
+  TLS="$WORK/tls"; mkdir -p "$TLS"
+  EC=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
+  ( cd "$TLS" &&
+    openssl req -x509 "${EC[@]}" -keyout ca.key -out ca.pem -days 2 -subj "/CN=curl test CA" &&
+    printf 'subjectAltName=IP:127.0.0.1\n' > ext &&
+    for name in first renewed; do
+      openssl req "${EC[@]}" -keyout $name.key -out $name.csr -subj "/CN=livebind-$name" &&
+      openssl x509 -req -in $name.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out $name.pem -days 2 -extfile ext || exit 1
+    done ) >/dev/null 2>&1 || { echo "openssl could not make the test certificates"; exit 1; }
+  cp "$TLS/first.pem" "$TLS/cert.pem"; cp "$TLS/first.key" "$TLS/key.pem"
+  PORT=$(free_port)
+  BASE="https://127.0.0.1:$PORT"
+  "$BINARY" --host 127.0.0.1 --port "$PORT" --public "$WORK/public" --no-demo --heartbeat 1 \
+    --tls-cert "$TLS/cert.pem" --tls-key "$TLS/key.pem" >"$WORK/server.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 1 100); do curl -fs --cacert "$TLS/ca.pem" "$BASE/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  TLSC=(--cacert "$TLS/ca.pem")
+  check "HTTPS GET /healthz" "$(curl -s "${TLSC[@]}" "$BASE/healthz")" "{\"status\":\"ok\",\"version\":\"$VERSION\"}"
+  check_contains "HTTPS answers carry HSTS" "$(curl -si "${TLSC[@]}" "$BASE/")" "Strict-Transport-Security: max-age=31536000"
+  check_contains "the start-up line says https" "$(cat "$WORK/server.log")" "listening on https://127.0.0.1:$PORT/"
+  check "a write over HTTPS" "$(curl -s -o /dev/null -w '%{http_code}' "${TLSC[@]}" -X PUT "$BASE/models/tls" -H 'Content-Type: application/json' -d '{"n":1}')" 201
+  check "plain HTTP to the HTTPS port gets no answer" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$PORT/healthz")" 000
+  curl -sN "${TLSC[@]}" --max-time 8 "$BASE/events?model=tls" >"$WORK/tls-stream.txt" 2>&1 &
+  STREAM_PID=$!
+  for _ in $(seq 1 100); do grep -q 'event: snapshot' "$WORK/tls-stream.txt" && break; sleep 0.1; done
+  cp "$TLS/renewed.pem" "$TLS/cert.pem"; cp "$TLS/renewed.key" "$TLS/key.pem"
+  kill -HUP "$SERVER_PID"
+  for _ in $(seq 1 50); do grep -q 'certificate reloaded' "$WORK/server.log" && break; sleep 0.1; done
+  check_contains "SIGHUP reloads the certificate" "$(curl -sv "${TLSC[@]}" "$BASE/healthz" 2>&1)" "CN=livebind-renewed"
+  curl -s "${TLSC[@]}" -X PUT "$BASE/models/tls/n" -H 'Content-Type: application/json' -d '2' >/dev/null
+  for _ in $(seq 1 50); do grep -q '"value":2' "$WORK/tls-stream.txt" && break; sleep 0.1; done
+  check_contains "a stream opened before the reload goes on" "$(cat "$WORK/tls-stream.txt")" '"value":2'
+  check_contains "and gets heartbeats through TLS" "$(cat "$WORK/tls-stream.txt")" ': heartbeat'
+  kill -KILL "$STREAM_PID" 2>/dev/null; wait "$STREAM_PID" 2>/dev/null
+  cp "$TLS/first.key" "$TLS/key.pem"
+  kill -HUP "$SERVER_PID"
+  for _ in $(seq 1 50); do grep -q 'not reloaded' "$WORK/server.log" && break; sleep 0.1; done
+  check_contains "a mismatched pair is not reloaded, and the log says why" "$(cat "$WORK/server.log")" "does not belong to the certificate"
+  check "the server goes on with the renewed certificate" "$(curl -s "${TLSC[@]}" "$BASE/healthz")" "{\"status\":\"ok\",\"version\":\"$VERSION\"}"
+  kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+  OUTPUT=$("$BINARY" --port 0 --no-demo --tls-cert "$TLS/first.pem" --tls-key "$TLS/renewed.key" 2>&1); STATUS=$?
+  check "a key of another certificate stops the start" "$([ $STATUS -ne 0 ] && echo yes)" yes
+  check_contains "and says which files" "$OUTPUT" "the key in '$TLS/renewed.key' does not belong to the certificate in '$TLS/first.pem'"
+else
+  fail "openssl is required for the TLS checks (make deps-server installs it)"
+fi
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

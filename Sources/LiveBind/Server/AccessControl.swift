@@ -10,9 +10,13 @@ struct AccessControl: Sendable {
     let allowedOrigins: Set<Origin>
     /// Whether the server listens on loopback only, so `Host` must name a loopback host (`checkHost`).
     let loopbackOnly: Bool
+    /// Whether `HTTPRequest.scheme` is known to be the client's (TLS here, or a trusted proxy): then an
+    /// own origin must have that scheme. Otherwise an unknown proxy may have ended https, and both count.
+    let knowsScheme: Bool
 
-    init(policy: AccessPolicy, listeningOn address: String = "0.0.0.0") {
+    init(policy: AccessPolicy, listeningOn address: String = "0.0.0.0", knowsScheme: Bool = false) {
         self.policy = policy
+        self.knowsScheme = knowsScheme
         loopbackOnly = Self.isLoopback(address: address)
         secrets = policy.tokens.map { Array($0.secret.utf8) }
         comparedLength = secrets.map(\.count).max() ?? 0
@@ -87,8 +91,8 @@ struct AccessControl: Sendable {
         return trimmed.dropFirst(7).trimmingWhitespace()
     }
 
-    /// The CSRF check for writes: an `Origin` must be the server's own (the request's `Host`, over http
-    /// or https behind a proxy) or an allowed one; without `Origin`, `Sec-Fetch-Site: cross-site` is refused.
+    /// The CSRF check for writes: an `Origin` must be the server's own (the request's `Host`, over the
+    /// request's scheme when that is known, else over http or https) or an allowed one; without `Origin`, `Sec-Fetch-Site: cross-site` is refused.
     /// Requests from curl and other non-browser clients carry neither and pass.
     func checkOrigin(_ request: HTTPRequest) throws(AccessError) {
         guard let header = request.headers["Origin"] else {
@@ -102,7 +106,8 @@ struct AccessControl: Sendable {
 
     /// Whether `origin` is the origin the request was sent to.
     private func isOwn(_ origin: Origin, _ request: HTTPRequest) -> Bool {
-        guard origin.scheme == "http" || origin.scheme == "https", let host = request.headers["Host"],
+        guard origin.scheme == "http" || origin.scheme == "https", !knowsScheme || origin.scheme == request.scheme,
+              let host = request.headers["Host"],
               let own = Origin(scheme: origin.scheme, authority: host.trimmingWhitespace()) else { return false }
         return own == origin
     }

@@ -59,6 +59,14 @@ extension LiveBindServer {
         /// Bearer tokens, private reads and other allowed origins; by default anyone who can reach the
         /// port may write, and only the server's own pages may write from a browser.
         public var access = AccessPolicy()
+        /// PEM file with the server's certificate (then any intermediates): with ``tlsKeyFile`` the
+        /// server speaks only HTTPS, and every answer carries `Strict-Transport-Security`. nil: plain HTTP.
+        public var tlsCertificateFile: String?
+        /// PEM file with the unencrypted private key of ``tlsCertificateFile``.
+        public var tlsKeyFile: String?
+        /// Addresses of reverse proxies (numeric IPv4/IPv6) whose `X-Forwarded-For` and `X-Forwarded-Proto`
+        /// give the client's address and scheme; from any other peer those headers are ignored.
+        public var trustedProxies: [String] = []
         /// Folder holding `livebind.sqlite` (created when missing): the models, the event ids, the
         /// retained events and the bindings made over HTTP survive restarts, and a write is answered
         /// (and streamed) only once it is on disk. Writes that arrive while the disk syncs share the
