@@ -51,8 +51,12 @@ let package = Package(
                 "LiveBind",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            plugins: ["EmbedPublic"]
         ),
+        // Build-time only: turns Public/ into a Swift file of the executable (see Plugins/EmbedPublic).
+        .executableTarget(name: "embed-public"),
+        .plugin(name: "EmbedPublic", capability: .buildTool(), dependencies: ["embed-public"]),
         .testTarget(
             name: "LiveBindTests",
             dependencies: ["LiveBind", .product(name: "JWTKit", package: "jwt-kit")],

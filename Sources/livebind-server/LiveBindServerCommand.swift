@@ -12,7 +12,8 @@ struct LiveBindServerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "livebind-server",
         abstract: "Serve live JSON models over HTTP, with changes streamed as Server-Sent Events.",
-        discussion: "Without --config the built-in demo runs (models that change every second). See docs/HTTP.md.")
+        discussion: "Without --config the built-in demo runs (models that change every second). See docs/HTTP.md.",
+        version: LiveBindVersion.string)
 
     @Option(help: "Address to listen on (numeric IPv4/IPv6, or localhost).")
     var host = "127.0.0.1"
@@ -20,7 +21,7 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Port to listen on (0 picks a free one).")
     var port = 8080
 
-    @Option(help: "Folder with the dashboard (index.html) served at /.")
+    @Option(help: "Folder served at / instead of the built-in dashboard, examples and openapi.json (for development: edits show without a rebuild).")
     var `public`: String?
 
     @Option(help: "A binding-set file (JSON: models and bindings) to load at start.")
@@ -189,6 +190,7 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.host = host
         configuration.port = port
         configuration.publicDirectory = `public`
+        if `public` == nil { configuration.builtinFiles = BuiltinPublic.files() }
         configuration.maxStreams = maxStreams
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         configuration.bodyLimit = bodyLimit

@@ -43,7 +43,10 @@ start_server() {
 start_server --no-demo
 
 # --- skeleton -----------------------------------------------------------------------------------
-check "GET /healthz" "$(curl -s "$BASE/healthz")" '{"status":"ok"}'
+VERSION=$("$BINARY" --version)
+check_contains "--version is semantic" "$VERSION" "."
+check "GET /healthz" "$(curl -s "$BASE/healthz")" "{\"status\":\"ok\",\"version\":\"$VERSION\"}"
+check_contains "Server header names the version" "$(curl -sI "$BASE/healthz")" "Server: LiveBind/$VERSION"
 check "GET / serves index.html" "$(curl -s "$BASE/")" '<!doctype html><title>LiveBind</title>'
 check_contains "index has nosniff" "$(curl -sI "$BASE/")" "X-Content-Type-Options: nosniff"
 check "path traversal refused" "$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "$BASE/../etc/passwd")" 404
@@ -325,7 +328,7 @@ if command -v openssl >/dev/null; then
   SERVER_PID=$!
   for _ in $(seq 1 100); do curl -fs --cacert "$TLS/ca.pem" "$BASE/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
   TLSC=(--cacert "$TLS/ca.pem")
-  check "HTTPS GET /healthz" "$(curl -s "${TLSC[@]}" "$BASE/healthz")" '{"status":"ok"}'
+  check "HTTPS GET /healthz" "$(curl -s "${TLSC[@]}" "$BASE/healthz")" "{\"status\":\"ok\",\"version\":\"$VERSION\"}"
   check_contains "HTTPS answers carry HSTS" "$(curl -si "${TLSC[@]}" "$BASE/")" "Strict-Transport-Security: max-age=31536000"
   check_contains "the start-up line says https" "$(cat "$WORK/server.log")" "listening on https://127.0.0.1:$PORT/"
   check "a write over HTTPS" "$(curl -s -o /dev/null -w '%{http_code}' "${TLSC[@]}" -X PUT "$BASE/models/tls" -H 'Content-Type: application/json' -d '{"n":1}')" 201
@@ -346,7 +349,7 @@ if command -v openssl >/dev/null; then
   kill -HUP "$SERVER_PID"
   for _ in $(seq 1 50); do grep -q 'not reloaded' "$WORK/server.log" && break; sleep 0.1; done
   check_contains "a mismatched pair is not reloaded, and the log says why" "$(cat "$WORK/server.log")" "does not belong to the certificate"
-  check "the server goes on with the renewed certificate" "$(curl -s "${TLSC[@]}" "$BASE/healthz")" '{"status":"ok"}'
+  check "the server goes on with the renewed certificate" "$(curl -s "${TLSC[@]}" "$BASE/healthz")" "{\"status\":\"ok\",\"version\":\"$VERSION\"}"
   kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
   OUTPUT=$("$BINARY" --port 0 --no-demo --tls-cert "$TLS/first.pem" --tls-key "$TLS/renewed.key" 2>&1); STATUS=$?
   check "a key of another certificate stops the start" "$([ $STATUS -ne 0 ] && echo yes)" yes

@@ -7,6 +7,10 @@ extension LiveBindServer {
         public var port: Int = 8080
         /// Folder served at `/` (`index.html` and assets); nil serves no files.
         public var publicDirectory: String?
+        /// Files served at `/` when ``publicDirectory`` is nil, by path relative to the site's root
+        /// (`"index.html"`, `"examples/greenhouse.html"`): `livebind-server` passes the copy of `Public/`
+        /// built into it. Empty (the default) serves no files.
+        public var builtinFiles: [String: [UInt8]] = [:]
         /// Most event streams open at once; more get 503.
         public var maxStreams: Int = 10_000
         /// Time between heartbeat comments on idle streams.

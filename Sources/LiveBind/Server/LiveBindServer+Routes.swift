@@ -4,7 +4,8 @@ extension LiveBindServer {
     func makeRouter(hub: EventHub, access: AccessControl) throws(ServerError) -> Router {
         var router = Router { request, route, parameters in try access.grant(request, route, parameters: parameters) }
         let models = ModelEndpoint(store: store, counters: counters)
-        let health = access.sessions == nil ? #"{"status":"ok"}"# : #"{"status":"ok","sessions":true}"#
+        let health = access.sessions == nil ? #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
+            : #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#
         router.add([.get], "/healthz", access: .open) { _, _ in
             .bytes(Array(health.utf8), contentType: "application/json")
         }
@@ -56,6 +57,9 @@ extension LiveBindServer {
         }
         if let directory = configuration.publicDirectory {
             let files = try StaticFiles(directory: directory)
+            router.fallback = { request in try files.respond(to: request) }
+        } else if !configuration.builtinFiles.isEmpty {
+            let files = BuiltinFiles(configuration.builtinFiles)
             router.fallback = { request in try files.respond(to: request) }
         }
         return router

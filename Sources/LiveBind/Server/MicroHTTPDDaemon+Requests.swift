@@ -102,6 +102,7 @@ extension MicroHTTPDDaemon {
         for (name, value) in response.headers {
             _ = MHD_add_response_header(made, name, value)
         }
+        _ = MHD_add_response_header(made, "Server", LiveBindVersion.serverHeader)
         let result = MHD_queue_response(connection, UInt32(response.status), made)
         MHD_destroy_response(made)
         deadlines.responded(Int(bitPattern: connection))
