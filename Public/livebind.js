@@ -7,7 +7,8 @@
  *
  * Sections, top to bottom:
  *   Configuration · Access token · Paths · Watch tree · Model cache · Scopes · Events and errors ·
- *   Writes · Directives · Walker · Frame scheduling · Connection · Public API · Boot
+ *   Writes · Formatting · Directives · Virtual lists · Walker · Frame scheduling · Stream reader ·
+ *   Connection · Public API · Boot
  */
 (function (global) {
   'use strict';
@@ -31,8 +32,17 @@
     offlineAfter: 4,
     /** Bearer token for a server started with --token (see "Access token" below); null: none. */
     token: null,
-    /** Whether reads need the token too (--private): null until learned from a refused stream. */
-    privateReads: null,
+    /**
+     * Milliseconds of silence after which the server sends a heartbeat comment (its --heartbeat, 15 s
+     * by default). A stream silent for two of them is taken for dead and replaced.
+     */
+    heartbeat: Number(script && script.getAttribute('data-lb-heartbeat')) * 1000 || 15000,
+    /** Most events waiting for the next frame; at this many they are applied at once. */
+    maxQueue: 5000,
+    /** Milliseconds before a stream narrows after models stop being used (one reconnect for a burst). */
+    narrowDelay: 1000,
+    /** Attempts of a row edit whose row moved (412) before the conflict is shown. */
+    rowRetries: 4,
   };
 
   // ===========================================================================================
@@ -62,6 +72,8 @@
   }
 
   const ATTRS = ['data-lb-each', 'data-lb-text', 'data-lb-value', 'data-lb-attr', 'data-lb-class', 'data-lb-show'];
+  /** Attributes that change how a binding works: changing one rebinds the element. */
+  const MODIFIERS = ['data-lb-format', 'data-lb-virtual', 'data-lb-row-height', 'data-lb-window'];
   const EMPTY = Object.freeze([]);
 
   // ===========================================================================================
@@ -149,17 +161,38 @@
     return { watchers: null, children: null };
   }
 
+  /** Adds a watcher; the returned function removes it and prunes the nodes left empty. */
   function addWatcher(root, tokens, watcher) {
+    const trail = [root];
     let node = root;
     for (const t of tokens) {
       if (!node.children) node.children = new Map();
       let next = node.children.get(t);
       if (!next) node.children.set(t, (next = makeNode()));
       node = next;
+      trail.push(node);
     }
     if (!node.watchers) node.watchers = new Set();
     node.watchers.add(watcher);
-    return () => node.watchers.delete(watcher);
+    return () => {
+      if (!node.watchers || !node.watchers.delete(watcher)) return;
+      if (node.watchers.size === 0) node.watchers = null;
+      for (let i = trail.length - 1; i > 0; i--) {
+        const child = trail[i];
+        if (child.watchers || child.children) return;
+        const parent = trail[i - 1];
+        if (parent.children.get(tokens[i - 1]) !== child) return;
+        parent.children.delete(tokens[i - 1]);
+        if (parent.children.size === 0) parent.children = null;
+      }
+    };
+  }
+
+  /** How many nodes a watch tree holds (for the leak tests). */
+  function countNodes(node) {
+    let n = 1;
+    if (node.children) for (const child of node.children.values()) n += countNodes(child);
+    return n;
   }
 
   function notify(node, tokens, depth, change) {
@@ -266,17 +299,23 @@
         raise(el, attribute, text, 'relative path outside a data-lb-each template');
         return null;
       }
-      return { scope: ctx, tokens: parsed.tokens };
+      return { scope: ctx, tokens: parsed.tokens, release: () => {} };
     }
-    useModel(parsed.model, el, attribute, text);
-    return { scope: modelScope(parsed.model), tokens: parsed.tokens };
+    const release = useModel(parsed.model, el, attribute, text);
+    return { scope: modelScope(parsed.model), tokens: parsed.tokens, release };
   }
 
-  /** Watches `tokens` in `scope`; calls update now when data is there. Returns the unwatch function. */
-  function watch(scope, tokens, watcher) {
+  /**
+   * Watches `tokens` in `scope`; calls update now when data is there. Returns the unwatch function,
+   * which also releases `release` (the model's use, from resolve).
+   */
+  function watch(scope, tokens, watcher, release) {
     const unwatch = addWatcher(scope.trie, tokens, watcher);
     if (scope.loaded()) watcher.update(null);
-    return unwatch;
+    return () => {
+      unwatch();
+      if (release) release();
+    };
   }
 
   // ===========================================================================================
@@ -309,23 +348,29 @@
     return config.server + '/models/' + encodeURIComponent(model) + (path.length ? '/' + path.join('/') : '');
   }
 
-  /** Sends one write after any earlier write to the same place. Resolves with {id, rev}; rejects with {status, detail}. */
-  function write(model, tokens, value) {
+  /**
+   * Sends one write after any earlier write to the same place. With `ifMatch` (a revision) the
+   * server refuses it (412) if the model has changed since. Resolves with {id, rev}; rejects with
+   * {status, detail}.
+   */
+  function write(model, tokens, value, ifMatch) {
     const url = writeURL(model, tokens);
     const previous = writeChains.get(url) || Promise.resolve();
-    const next = previous.catch(() => {}).then(() => send(url, value));
+    const next = previous.catch(() => {}).then(() => send(url, value, ifMatch));
     writeChains.set(url, next);
     const forget = () => { if (writeChains.get(url) === next) writeChains.delete(url); };
     next.then(forget, forget);
     return next;
   }
 
-  async function send(url, value) {
+  async function send(url, value, ifMatch) {
     let response;
+    const headers = { 'Content-Type': 'application/json' };
+    if (ifMatch !== undefined) headers['If-Match'] = '"' + ifMatch + '"';
     try {
       response = await fetch(url, {
         method: 'PUT',
-        headers: withToken({ 'Content-Type': 'application/json' }),
+        headers: withToken(headers),
         body: JSON.stringify(value),
       });
     } catch (e) {
@@ -339,6 +384,97 @@
       throw { status: response.status, detail };
     }
     return body;
+  }
+
+  // ===========================================================================================
+  // Formatting
+  //   "kind" or "kind:option=value,option=value" (a bare word is the kind's main option):
+  //     number · integer · percent · currency:EUR · unit:celsius · date · time · datetime
+  //   with any option of Intl.NumberFormat / Intl.DateTimeFormat (maximumFractionDigits=1,
+  //   dateStyle=medium, timeZone=UTC, unitDisplay=long, …). Given as data-lb-format for
+  //   data-lb-text, or after a "|" in a path: data-lb-attr="title:sensor.t | unit:celsius".
+  //   The locale is the element's nearest lang attribute, else the browser's.
+  // ===========================================================================================
+
+  const FORMAT_KINDS = {
+    number: { intl: 'number', main: null, defaults: {} },
+    integer: { intl: 'number', main: null, defaults: { maximumFractionDigits: 0 } },
+    percent: { intl: 'number', main: null, defaults: { style: 'percent', maximumFractionDigits: 1 } },
+    currency: { intl: 'number', main: 'currency', defaults: { style: 'currency' } },
+    unit: { intl: 'number', main: 'unit', defaults: { style: 'unit' } },
+    date: { intl: 'date', main: 'dateStyle', defaults: { dateStyle: 'medium' } },
+    time: { intl: 'date', main: 'timeStyle', defaults: { timeStyle: 'medium' } },
+    datetime: { intl: 'date', main: 'dateStyle', defaults: { dateStyle: 'medium', timeStyle: 'short' } },
+  };
+
+  const formatters = new Map(); // "locale|spec" → format function; at most 256, oldest dropped first
+
+  /** "percent:maximumFractionDigits=2" → {kind, options}; throws an Error saying what is wrong. */
+  function parseFormat(text) {
+    const source = text.trim();
+    const colon = source.indexOf(':');
+    const name = (colon < 0 ? source : source.slice(0, colon)).trim();
+    const kind = FORMAT_KINDS[name];
+    if (!kind) throw new Error(`unknown format "${name}" (number, integer, percent, currency, unit, date, time or datetime)`);
+    const options = Object.assign({}, kind.defaults);
+    if (colon >= 0) {
+      for (const part of source.slice(colon + 1).split(',')) {
+        const item = part.trim();
+        if (!item) continue;
+        const eq = item.indexOf('=');
+        if (eq < 0) {
+          if (!kind.main) throw new Error(`"${item}": format ${name} takes option=value pairs`);
+          options[kind.main] = item;
+          continue;
+        }
+        const key = item.slice(0, eq).trim();
+        const raw = item.slice(eq + 1).trim();
+        options[key] = raw === 'true' ? true : raw === 'false' ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+      }
+    }
+    if (name === 'datetime' && (options.timeStyle === undefined) !== (options.dateStyle === undefined)) {
+      // one style given: keep the other one's default so "datetime:dateStyle=long" still shows a time
+      options.timeStyle = options.timeStyle || 'short';
+      options.dateStyle = options.dateStyle || 'medium';
+    }
+    return { name, intl: kind.intl, options };
+  }
+
+  /** A function value → text for a format spec and the element's locale; throws on a bad spec. */
+  function makeFormatter(el, text) {
+    const locale = (el.closest && el.closest('[lang]') && el.closest('[lang]').lang) || undefined;
+    const cacheKey = (locale || '') + '|' + text;
+    let format = formatters.get(cacheKey);
+    if (format) return format;
+    const spec = parseFormat(text);
+    if (spec.intl === 'number') {
+      const intl = new Intl.NumberFormat(locale, spec.options); // throws RangeError on a bad option
+      format = (v) => (typeof v === 'number' ? intl.format(v) : toText(v));
+    } else {
+      const intl = new Intl.DateTimeFormat(locale, spec.options);
+      format = (v) => {
+        // epoch milliseconds or an ISO 8601 string; anything else is shown as it is
+        const date = typeof v === 'number' ? new Date(v) : typeof v === 'string' && /^\d{4}-\d\d/.test(v) ? new Date(v) : null;
+        return date && !Number.isNaN(date.getTime()) ? intl.format(date) : toText(v);
+      };
+    }
+    if (formatters.size >= 256) formatters.delete(formatters.keys().next().value);
+    formatters.set(cacheKey, format);
+    return format;
+  }
+
+  /** Splits "path | format" into [path, formatter or null]; raises livebind:error for a bad format. */
+  function splitFormat(el, attribute, text, fallback) {
+    const bar = text.indexOf('|');
+    const path = bar < 0 ? text : text.slice(0, bar).trim();
+    const spec = bar < 0 ? fallback : text.slice(bar + 1).trim();
+    if (!spec) return [path, toText];
+    try {
+      return [path, makeFormatter(el, spec)];
+    } catch (e) {
+      raise(el, attribute, text, `bad format "${spec}": ${e.message}`, { format: spec });
+      return [path, toText];
+    }
   }
 
   // ===========================================================================================
@@ -377,7 +513,7 @@
         const v = r.scope.get(r.tokens);
         apply(negate ? !truthy(v) : v);
       },
-    });
+    }, r.release);
   }
 
   function truthy(value) {
@@ -490,8 +626,9 @@
         raise(el, 'data-lb-text', path, `data-lb-text is not allowed on <${el.localName}>: model data is never code`);
         return null;
       }
-      return bindValue(el, 'data-lb-text', path, ctx, (v) => {
-        const text = toText(v);
+      const [source, format] = splitFormat(el, 'data-lb-text', path, el.getAttribute('data-lb-format'));
+      return bindValue(el, 'data-lb-text', source, ctx, (v) => {
+        const text = format(v);
         const only = el.firstChild;
         // Reuse a lone text node: no node churn, no childList mutation records.
         if (only && only.nodeType === 3 && !only.nextSibling) {
@@ -510,15 +647,16 @@
         bindValue(el, 'data-lb-class', path, ctx, (v) => el.classList.toggle(name, truthy(v))))),
 
     'data-lb-attr': (el, text, ctx) =>
-      combine(parsePairs(el, 'data-lb-attr', text).map(([name, path]) => {
+      combine(parsePairs(el, 'data-lb-attr', text).map(([name, pathAndFormat]) => {
         const refusal = refusedName(el, name);
         if (refusal) {
-          raise(el, 'data-lb-attr', path, `binding "${name}" is not allowed: ${refusal}`, { name });
+          raise(el, 'data-lb-attr', pathAndFormat, `binding "${name}" is not allowed: ${refusal}`, { name });
           return null;
         }
+        const [path, format] = splitFormat(el, 'data-lb-attr', pathAndFormat, null);
         return bindValue(el, 'data-lb-attr', path, ctx, (v) => {
           if (v === undefined || v === null || v === false) return el.removeAttribute(name);
-          const text = v === true ? '' : toText(v);
+          const text = v === true ? '' : format(v);
           const unsafe = refusedValue(el, name, text);
           if (unsafe) {
             el.removeAttribute(name);
@@ -598,9 +736,7 @@
     function transmit(value) {
       state.sending = true;
       const scope = r.scope;
-      const model = scope.model;
-      const tokens = scope.pointer(r.tokens);
-      write(model, tokens, value).then(
+      (scope.row ? writeInRow(scope, r.tokens, value) : write(scope.model, scope.pointer(r.tokens), value)).then(
         (result) => {
           el.removeAttribute('aria-invalid');
           // Until the stream has delivered this write, the local copy is older than the field.
@@ -638,7 +774,7 @@
     el.addEventListener('input', onInput);
     el.addEventListener('change', onChange);
     el.addEventListener('blur', onBlur);
-    const unwatch = watch(r.scope, r.tokens, { update });
+    const unwatch = watch(r.scope, r.tokens, { update }, r.release);
     return () => {
       clearTimeout(state.timer);
       el.removeEventListener('input', onInput);
@@ -648,16 +784,56 @@
     };
   }
 
+  /**
+   * A write from inside a data-lb-each copy. Its index may be stale (another client inserted above
+   * it and the stream has not told us yet), so it goes with If-Match: the revision the page has. On
+   * 412, a row with an id (or key) waits for the stream to catch up and retries at the row's index
+   * then; a row without one, or one removed meanwhile, rejects with the conflict.
+   */
+  async function writeInRow(scope, tokens, value) {
+    for (let attempt = 0; ; attempt++) {
+      const entry = models.get(scope.model);
+      try {
+        return await write(scope.model, scope.pointer(tokens), value, entry ? entry.rev : undefined);
+      } catch (error) {
+        if (error.status !== 412) throw error;
+        const row = scope.row;
+        if (row.key === undefined || attempt >= config.rowRetries) {
+          throw { status: 412, detail: 'the list changed before this edit reached the server (someone else edited it); the field shows the current value' };
+        }
+        await nextFlush(250 * (attempt + 1));
+        if (!row.alive) throw { status: 412, detail: 'the row was removed by someone else before this edit reached the server' };
+      }
+    }
+  }
+
   // ---- data-lb-each: one template copy per array element -------------------------------------
 
+  /** One copy of the template for element `index` of `list()`, bound in a scope of its own. */
+  function makeEachRow(r, list, proto, index) {
+    const row = { index, key: keyOf(list()[index]), trie: makeNode(), el: proto.cloneNode(true), alive: true };
+    row.scope = {
+      model: r.scope.model,
+      row,
+      trie: row.trie,
+      loaded: () => true,
+      get: (tokens) => lookup(list()[row.index], tokens),
+      pointer: (tokens) => r.scope.pointer(r.tokens).concat(String(row.index), tokens),
+    };
+    rowScopes.set(row.el, row.scope);
+    walk(row.el, row.scope);
+    return row;
+  }
+
   function bindEach(el, path, ctx) {
-    const r = resolve(el, 'data-lb-each', path, ctx);
-    if (!r) return null;
     const template = Array.from(el.children).find((c) => c.tagName === 'TEMPLATE');
     if (!template || template.content.childElementCount !== 1) {
       raise(el, 'data-lb-each', path, 'data-lb-each needs one <template> child holding exactly one element');
       return null;
     }
+    const r = resolve(el, 'data-lb-each', path, ctx);
+    if (!r) return null;
+    if (el.hasAttribute('data-lb-virtual')) return bindVirtualEach(el, path, r, template);
     const proto = template.content.firstElementChild;
     const anchor = document.createComment(' data-lb-each ' + path + ' ');
     template.after(anchor);
@@ -668,21 +844,10 @@
       return Array.isArray(v) ? v : EMPTY;
     };
 
-    function makeRow(index) {
-      const row = { index, key: keyOf(list()[index]), trie: makeNode(), el: proto.cloneNode(true) };
-      row.scope = {
-        model: r.scope.model,
-        trie: row.trie,
-        loaded: () => true,
-        get: (tokens) => lookup(list()[row.index], tokens),
-        pointer: (tokens) => r.scope.pointer(r.tokens).concat(String(row.index), tokens),
-      };
-      rowScopes.set(row.el, row.scope);
-      walk(row.el, row.scope);
-      return row;
-    }
+    const makeRow = (index) => makeEachRow(r, list, proto, index);
 
     function dropRow(row) {
+      row.alive = false;
       row.el.remove();
       unbindTree(row.el);
     }
@@ -723,6 +888,7 @@
       }
       const fresh = makeRow(i);
       el.replaceChild(fresh.el, row.el);
+      row.alive = false;
       unbindTree(row.el);
       rows[i] = fresh;
     }
@@ -797,12 +963,246 @@
         row.key = keyOf(list()[row.index]);
       },
     };
-    const unwatch = watch(r.scope, r.tokens, watcher);
+    const unwatch = watch(r.scope, r.tokens, watcher, r.release);
     return () => {
       unwatch();
       for (const row of rows) dropRow(row);
       rows.length = 0;
       anchor.remove();
+    };
+  }
+
+  // ===========================================================================================
+  // Virtual lists
+  //   <tbody data-lb-each="m.rows" data-lb-virtual> renders only the rows in view in its scrolling
+  //   ancestor, plus a margin of data-lb-overscan rows (default 10) on each side; spacers
+  //   above and below stand in for the rest. Rows have one height: data-lb-row-height="px", or
+  //   the first row's, measured once. An insert or remove above the view moves the scroll position
+  //   by one row height, so what is in view stays put (and a focused field with it).
+  // ===========================================================================================
+
+  /** The nearest ancestor that scrolls vertically, or null for the document. */
+  function scrollerOf(el) {
+    const named = el.closest('[data-lb-scroll]');
+    if (named) return named;
+    for (let p = el.parentElement; p && p !== document.body && p !== document.documentElement; p = p.parentElement) {
+      const overflow = getComputedStyle(p).overflowY;
+      if (overflow === 'auto' || overflow === 'scroll') return p;
+    }
+    return null;
+  }
+
+  function makeSpacer(el, proto) {
+    const spacer = document.createElement(proto.localName === 'tr' ? 'tr' : proto.localName === 'li' ? 'li' : 'div');
+    spacer.setAttribute('aria-hidden', 'true');
+    spacer.className = 'lb-spacer';
+    if (spacer.localName === 'tr') {
+      const cell = spacer.appendChild(document.createElement('td'));
+      cell.style.padding = '0';
+      cell.style.border = '0';
+    }
+    spacer.style.height = '0px';
+    spacer.style.padding = '0';
+    spacer.style.border = '0';
+    spacer.style.listStyle = 'none';
+    return spacer;
+  }
+
+  function bindVirtualEach(el, path, r, template) {
+    const proto = template.content.firstElementChild;
+    const scroller = scrollerOf(el);
+    const overscan = Math.max(1, Number(el.getAttribute('data-lb-overscan')) || 10);
+    let rowHeight = Number(el.getAttribute('data-lb-row-height')) || 0;
+    const top = makeSpacer(el, proto);
+    const bottom = makeSpacer(el, proto);
+    template.after(top, bottom);
+    const rows = []; // rendered rows, for elements start … start + rows.length - 1
+    let start = 0;
+    let offset = -1;   // the list's top inside the scroller's content, measured with the row height
+    let shift = 0;     // pixels to scroll by after this flush (rows inserted or removed above the view)
+    const view = { top: 0, height: 0 };
+    if (scroller) scroller.style.overflowAnchor = 'none'; // we keep the anchor ourselves, exactly
+
+    const list = () => {
+      const v = r.scope.get(r.tokens);
+      return Array.isArray(v) ? v : EMPTY;
+    };
+    const makeRow = (index) => makeEachRow(r, list, proto, index);
+
+    function dropRow(row) {
+      row.alive = false;
+      row.el.remove();
+      unbindTree(row.el);
+    }
+
+    function readView() {
+      if (scroller) {
+        view.top = scroller.scrollTop;
+        view.height = scroller.clientHeight;
+      } else {
+        view.top = global.scrollY;
+        view.height = global.innerHeight;
+      }
+    }
+
+    /** The first and past-the-end element the view needs now. */
+    function wanted(count) {
+      if (!rowHeight) return [0, Math.min(count, 1)]; // one row, to measure
+      const from = Math.floor((view.top - offset) / rowHeight) - overscan;
+      const to = Math.ceil((view.top - offset + Math.max(view.height, rowHeight)) / rowHeight) + overscan;
+      const first = Math.max(0, Math.min(from, count));
+      return [first, Math.max(first, Math.min(to, count))];
+    }
+
+    function measure() {
+      if (!rows.length) return;
+      if (!rowHeight) rowHeight = rows[0].el.getBoundingClientRect().height;
+      const base = scroller ? scroller.getBoundingClientRect().top - scroller.scrollTop + scroller.clientTop : -global.scrollY;
+      offset = top.getBoundingClientRect().top - base;
+    }
+
+    /** Makes the rendered rows the ones in view; sets the spacers. Called after a flush and on scroll. */
+    function sync() {
+      const count = list().length;
+      if (shift) {
+        readView();
+        if (scroller) scroller.scrollTop = view.top + shift; else global.scrollBy(0, shift);
+        shift = 0;
+      }
+      readView();
+      let [first, last] = wanted(count);
+      const end = start + rows.length;
+      if (first >= end || last <= start) {
+        for (const row of rows) dropRow(row);
+        rows.length = 0;
+        start = first;
+      }
+      while (rows.length && start < first) { dropRow(rows.shift()); start += 1; }
+      while (rows.length && start + rows.length > last) dropRow(rows.pop());
+      if (!rows.length) start = first;
+      const before = [];
+      while (start > first) { start -= 1; before.push(makeRow(start)); }
+      if (before.length) {
+        before.reverse();
+        rows.unshift(...before);
+        top.after(...before.map((row) => row.el));
+      }
+      const after = [];
+      while (start + rows.length + after.length < last) after.push(makeRow(start + rows.length + after.length));
+      if (after.length) {
+        rows.push(...after);
+        bottom.before(...after.map((row) => row.el));
+      }
+      if (!rowHeight || offset < 0) {
+        measure();
+        if (rowHeight) return sync();
+      }
+      top.style.height = start * rowHeight + 'px';
+      bottom.style.height = Math.max(0, count - start - rows.length) * rowHeight + 'px';
+    }
+
+    const later = () => afterFlush.add(sync);
+
+    function renumber(from) {
+      for (let i = from; i < rows.length; i++) rows[i].index = start + i;
+    }
+
+    /** Whether element i lies wholly above the view (so a change there must not move what is seen). */
+    function above(i, inclusiveEnd) {
+      if (!rowHeight) return false;
+      return offset + (i + (inclusiveEnd ? 1 : 0)) * rowHeight <= view.top;
+    }
+
+    function insertAt(i) {
+      if (i < start || (i === start && above(i))) {
+        if (above(i)) shift += rowHeight;
+        start += 1;
+        renumber(0);
+      } else if (i <= start + rows.length) {
+        const row = makeRow(i);
+        const k = i - start;
+        (k < rows.length ? rows[k].el : bottom).before(row.el);
+        rows.splice(k, 0, row);
+        renumber(k + 1);
+      }
+      later();
+    }
+
+    function removeAt(i) {
+      if (i < start) {
+        if (above(i, true)) shift -= rowHeight;
+        start -= 1;
+        renumber(0);
+      } else if (i < start + rows.length) {
+        const k = i - start;
+        if (above(i, true)) shift -= rowHeight;
+        dropRow(rows.splice(k, 1)[0]);
+        renumber(k);
+      }
+      later();
+    }
+
+    function replaceAt(i, change) {
+      const row = rows[i - start];
+      if (!row) return;
+      if (keyOf(list()[i]) === row.key) return notifyAll(row.trie, change);
+      const fresh = makeRow(i);
+      row.el.replaceWith(fresh.el);
+      row.alive = false;
+      unbindTree(row.el);
+      rows[i - start] = fresh;
+    }
+
+    /** The whole array changed (snapshot, resync, set): rows keep their nodes where the element kept its identity. */
+    function reconcile(change) {
+      const items = list();
+      for (let k = 0; k < rows.length; k++) {
+        const i = start + k;
+        if (i >= items.length) break;
+        if (keyOf(items[i]) === rows[k].key) notifyAll(rows[k].trie, change || null);
+        else replaceAt(i, change);
+      }
+      if (flushing) later(); else sync();
+    }
+
+    const watcher = {
+      update: (change) => reconcile(change),
+      handle(tokens, depth, change) {
+        if (depth === tokens.length) {
+          if (change.index === undefined && change.kind !== 'move') return reconcile(change);
+          switch (change.kind) {
+            case 'insert': return insertAt(change.index);
+            case 'remove': return removeAt(change.index);
+            case 'replace': case 'set': return replaceAt(change.index, change);
+            case 'move': removeAt(change.from); return insertAt(change.to);
+            default: return reconcile(change);
+          }
+        }
+        if (depth === tokens.length - 1 && (change.kind === 'remove' || tokens[depth] === '-')) {
+          return change.kind === 'remove' ? removeAt(+tokens[depth]) : reconcile(change);
+        }
+        const row = rows[+tokens[depth] - start];
+        if (!row || String(row.index) !== tokens[depth]) return;
+        notify(row.trie, tokens, depth + 1, change);
+        row.key = keyOf(list()[row.index]);
+      },
+    };
+
+    const target = scroller || global;
+    const onScroll = () => sync();
+    target.addEventListener('scroll', onScroll, { passive: true });
+    const resize = typeof ResizeObserver === 'function' ? new ResizeObserver(() => { offset = -1; sync(); }) : null;
+    if (resize) resize.observe(scroller || document.documentElement);
+    const unwatch = watch(r.scope, r.tokens, watcher, r.release);
+    return () => {
+      unwatch();
+      target.removeEventListener('scroll', onScroll);
+      if (resize) resize.disconnect();
+      afterFlush.delete(sync);
+      for (const row of rows) dropRow(row);
+      rows.length = 0;
+      top.remove();
+      bottom.remove();
     };
   }
 
@@ -900,19 +1300,42 @@
   // ===========================================================================================
   // Frame scheduling
   //   Events are queued as they arrive and applied together once per animation frame. Applying
-  //   only writes to the DOM; nothing here reads layout.
+  //   only writes to the DOM; nothing here reads layout. A hidden tab gets no frames: there each
+  //   network chunk is applied as it arrives, and the queue never holds more than config.maxQueue.
+  //   Events of a stream that was replaced by a fresh one (new snapshots) are dropped.
   // ===========================================================================================
 
   const queue = [];
   let frame = 0;
-  const stats = { events: 0, changes: 0, frames: 0, applyMs: 0, longestApplyMs: 0 };
+  let frameIsTimer = false;
+  const stats = {
+    events: 0, changes: 0, frames: 0, applyMs: 0, longestApplyMs: 0,
+    /** Milliseconds from an event's arrival to its application: sum and longest. */
+    lagMs: 0, longestLagMs: 0,
+    /** Events dropped because their stream was replaced; streams opened. */
+    dropped: 0, streams: 0,
+  };
+  const afterFlush = new Set(); // run once after the events of a flush are applied (virtual lists)
 
   function enqueue(type, data, id) {
-    queue.push({ type, data, id });
+    queue.push({ type, data, id, generation: connection.generation, at: performance.now() });
+    if (queue.length >= config.maxQueue) return flushNow();
     if (frame) return;
-    // Background tabs get no animation frames; a timer keeps them current.
-    frame = document.hidden ? setTimeout(flushQueue, 50) : requestAnimationFrame(flushQueue);
+    frameIsTimer = document.hidden;
+    frame = frameIsTimer ? setTimeout(flushQueue, 0) : requestAnimationFrame(flushQueue);
   }
+
+  /** Applies what is queued now, without waiting for the frame. */
+  function flushNow() {
+    if (frame) {
+      if (frameIsTimer) clearTimeout(frame); else cancelAnimationFrame(frame);
+      frame = 0;
+    }
+    if (queue.length) flushQueue();
+  }
+
+  // A tab hidden after its frame was requested would never get it.
+  document.addEventListener('visibilitychange', () => { if (document.hidden) flushNow(); });
 
   let appliedId = 0; // the id of the last event applied to the local copy
 
@@ -921,12 +1344,22 @@
     return Number(appliedId) >= Number(id);
   }
 
+  let flushing = false;
+
   function flushQueue() {
     frame = 0;
+    flushing = true;
     const started = performance.now();
     const events = queue.splice(0, queue.length);
     stats.frames += 1;
     for (const event of events) {
+      if (event.generation !== connection.generation) {
+        stats.dropped += 1; // its stream was replaced: the new one's snapshots already hold it
+        continue;
+      }
+      const lag = started - event.at;
+      stats.lagMs += lag;
+      if (lag > stats.longestLagMs) stats.longestLagMs = lag;
       try {
         applyEvent(event);
       } catch (e) {
@@ -935,9 +1368,25 @@
       stats.events += 1;
       if (event.id) appliedId = event.id;
     }
+    flushing = false;
+    const hooks = Array.from(afterFlush);
+    afterFlush.clear();
+    for (const hook of hooks) hook();
     const spent = performance.now() - started;
     stats.applyMs += spent;
     if (spent > stats.longestApplyMs) stats.longestApplyMs = spent;
+    if (changeWaiters.size) for (const wake of Array.from(changeWaiters)) wake();
+  }
+
+  const changeWaiters = new Set();
+
+  /** Resolves after the next flush that applied events, or after `ms`. */
+  function nextFlush(ms) {
+    return new Promise((resolve) => {
+      const done = () => { clearTimeout(timer); changeWaiters.delete(done); resolve(); };
+      const timer = setTimeout(done, ms);
+      changeWaiters.add(done);
+    });
   }
 
   function applyEvent({ type, data, id }) {
@@ -994,45 +1443,169 @@
   }
 
   // ===========================================================================================
-  // Connection
-  //   One EventSource for every model the page uses. New models → a fresh stream (with
-  //   snapshots). A dropped stream → reconnect after a backoff with jitter, resuming from the
-  //   last event id (?lastEventId=); the server answers with what was missed or a resync.
+  // Stream reader
+  //   fetch() and a small Server-Sent Events parser instead of EventSource: it sees the server's
+  //   heartbeat comments (EventSource hides them), so a stream that went silent for two heartbeat
+  //   intervals is noticed and replaced, and it can send the token as a header. Lines end in "\n"
+  //   (the server's) or "\r\n". A long data line arriving in many chunks is joined once.
   // ===========================================================================================
 
-  const EVENT_TYPES = ['snapshot', 'set', 'insert', 'remove', 'replace', 'move', 'batch', 'drop', 'resync'];
-  const knownModels = new Set();
-  const modelUsers = new Map(); // model → [{el, attribute, path}] until the model is seen
+  /**
+   * Reads an SSE body to its end. `on.bytes()` per chunk, `on.event(type, data, id)` per event (id
+   * is null when the event set none), `on.chunk()` after the events of a chunk.
+   */
+  async function readEvents(body, on) {
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    let pieces = [];
+    let type = '';
+    let data = [];
+    let id = null;
+    const line = (text) => {
+      if (text === '') {
+        if (data.length) on.event(type || 'message', data.join('\n'), id);
+        type = ''; data = []; id = null;
+        return;
+      }
+      if (text[0] === ':') return; // a comment: a heartbeat; on.bytes has seen it
+      const colon = text.indexOf(':');
+      const field = colon < 0 ? text : text.slice(0, colon);
+      let value = colon < 0 ? '' : text.slice(colon + 1);
+      if (value[0] === ' ') value = value.slice(1);
+      if (field === 'data') data.push(value);
+      else if (field === 'event') type = value;
+      else if (field === 'id') id = value;
+    };
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        if (on.bytes() === false) return;
+        const text = decoder.decode(value, { stream: true });
+        let from = 0;
+        for (;;) {
+          const end = text.indexOf('\n', from);
+          if (end < 0) {
+            if (from < text.length) pieces.push(text.slice(from));
+            break;
+          }
+          let piece = text.slice(from, end);
+          if (pieces.length) { pieces.push(piece); piece = pieces.join(''); pieces = []; }
+          line(piece.endsWith('\r') ? piece.slice(0, -1) : piece);
+          from = end + 1;
+        }
+        on.chunk();
+      }
+    } finally {
+      reader.cancel().catch(() => {});
+    }
+  }
 
+  // ===========================================================================================
+  // Connection
+  //   One stream for every model the page uses. New models → a fresh stream (with snapshots).
+  //   Models no longer used → after config.narrowDelay, a resumed stream without them. A dropped
+  //   or silent stream → reconnect after a backoff with jitter, resuming from the last event id
+  //   (?lastEventId=); the server answers with what was missed or a resync.
+  // ===========================================================================================
+
+  const EVENT_TYPES = new Set(['snapshot', 'set', 'insert', 'remove', 'replace', 'move', 'batch', 'drop', 'resync']);
+  const knownModels = new Set();
+  const modelUsers = new Map(); // model → Set of {el, attribute, path} until the model is seen
+  const modelUses = new Map();  // model → how many bindings and listeners use it
+
+  /**
+   * Counts one use of a model and streams it. The returned function (safe to call twice) ends the
+   * use: a model nobody uses any more leaves the stream, the cache and the watch trees.
+   */
   function useModel(name, el, attribute, path) {
-    if (!knownModels.has(name)) {
-      const users = modelUsers.get(name) || [];
-      users.push({ el, attribute, path });
+    modelUses.set(name, (modelUses.get(name) || 0) + 1);
+    let user = null;
+    if (!knownModels.has(name) && el) {
+      user = { el, attribute, path };
+      const users = modelUsers.get(name) || new Set();
+      users.add(user);
       modelUsers.set(name, users);
     }
     connection.want(name);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const users = user && modelUsers.get(name);
+      if (users) {
+        users.delete(user);
+        if (users.size === 0) modelUsers.delete(name);
+      }
+      const left = (modelUses.get(name) || 1) - 1;
+      if (left > 0) modelUses.set(name, left);
+      else {
+        modelUses.delete(name);
+        connection.unwant(name);
+      }
+    };
+  }
+
+  /** Forgets a model nobody uses: its cached value and, when nothing watches it, its scope. */
+  function forgetModel(name) {
+    models.delete(name);
+    knownModels.delete(name);
+    const scope = modelScopes.get(name);
+    if (scope && !scope.trie.watchers && !scope.trie.children) modelScopes.delete(name);
   }
 
   const connection = {
-    source: null,
-    all: false,
+    stream: null,     // { controller, lastByte }
+    generation: 0,    // grows with every fresh (non-resumed) stream
+    all: 0,           // how many "*" listeners want every model
     models: new Set(),
     lastId: '',
     attempt: 0,
     timer: 0,
     pending: 0,
+    narrowTimer: 0,
+    watchdog: 0,
     state: '',
 
     want(name) {
-      if (this.all || this.models.has(name)) return;
+      if (this.models.has(name)) return;
       this.models.add(name);
-      this.schedule();
+      if (!this.all) this.schedule();
+    },
+
+    unwant(name) {
+      this.models.delete(name);
+      clearTimeout(this.narrowTimer);
+      this.narrowTimer = setTimeout(() => this.narrow(), config.narrowDelay);
     },
 
     wantAll() {
+      this.all += 1;
+      if (this.all === 1) this.schedule();
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        this.all -= 1;
+        if (this.all === 0) this.narrowTimer = setTimeout(() => this.narrow(), config.narrowDelay);
+      };
+    },
+
+    /** Drops the models nobody uses any more: from the cache, and from the stream by resuming without them. */
+    narrow() {
+      this.narrowTimer = 0;
       if (this.all) return;
-      this.all = true;
-      this.schedule();
+      let gone = false;
+      for (const name of Array.from(models.keys())) {
+        if (!this.models.has(name)) { forgetModel(name); gone = true; }
+      }
+      if (this.pending) return; // a fresh stream is on its way anyway
+      if (this.models.size === 0) {
+        clearTimeout(this.timer);
+        this.close();
+      } else if (gone || this.stream) {
+        this.open(true);
+      }
     },
 
     /** Opens a fresh stream soon, once for a burst of new models. */
@@ -1049,8 +1622,6 @@
       const params = new URLSearchParams();
       if (!this.all) for (const m of this.models) params.append('model', m);
       if (resume && this.lastId) params.set('lastEventId', this.lastId);
-      const token = currentToken();
-      if (token && config.privateReads) params.set('access_token', token);
       const query = params.toString();
       return config.server + '/events' + (query ? '?' + query : '');
     },
@@ -1059,74 +1630,89 @@
       clearTimeout(this.timer);
       this.close();
       if (!this.all && this.models.size === 0) return;
-      if (!resume) this.lastId = '';
+      if (!resume || !this.lastId) {
+        this.lastId = '';
+        this.generation += 1; // what the old stream queued is older than the new snapshots
+      }
       setState(this.attempt > 0 ? (this.attempt > config.offlineAfter ? 'offline' : 'reconnecting') : 'connecting');
-      const source = new EventSource(this.url(resume));
-      this.source = source;
-      let opened = false;
-      const onEvent = (e) => {
-        if (source !== this.source) return;
-        if (e.lastEventId) this.lastId = e.lastEventId;
-        let data;
-        try {
-          data = JSON.parse(e.data);
-        } catch (error) {
-          raise(null, null, null, `malformed ${e.type} event ${e.lastEventId}: ${error.message}`);
-          return;
-        }
-        enqueue(e.type, data, e.lastEventId);
-      };
-      for (const type of EVENT_TYPES) source.addEventListener(type, onEvent);
-      source.onopen = () => {
-        if (source !== this.source) return;
-        opened = true;
-        this.attempt = 0;
-        setState('live');
-        checkModels();
-      };
-      source.onerror = () => {
-        if (source !== this.source) return;
+      const stream = { controller: new AbortController(), lastByte: performance.now() };
+      this.stream = stream;
+      stats.streams += 1;
+      const init = { headers: withToken({ Accept: 'text/event-stream' }), cache: 'no-store', signal: stream.controller.signal };
+      fetch(this.url(resume), init)
+        .then((response) => this.read(stream, response))
+        .catch(() => {})
+        .then(() => {
+          if (stream !== this.stream) return; // closed or replaced on purpose
+          this.close();
+          this.retry();
+        });
+      // Nothing at all, not even a heartbeat, for two heartbeat intervals: the stream is dead.
+      const limit = 2 * config.heartbeat;
+      this.watchdog = setInterval(() => {
+        if (stream !== this.stream || performance.now() - stream.lastByte <= limit) return;
+        raise(null, null, null, `no data or heartbeat for ${limit} ms; reconnecting`);
         this.close();
-        if (!opened && config.privateReads === null && currentToken()) {
-          // Refused before it opened: if the server wants a token for reads, send it on the stream.
-          readsArePrivate().then((isPrivate) => {
-            if (source !== this.source && this.source !== null) return;
-            if (isPrivate !== null) config.privateReads = isPrivate;
-            if (isPrivate) this.open(true); else this.retry();
-          });
-          return;
-        }
         this.retry();
-      };
+      }, Math.max(100, config.heartbeat / 4));
     },
 
-    /** Our own reconnect, so the delay grows and is jittered (EventSource's built-in one is fixed). */
+    async read(stream, response) {
+      if (stream !== this.stream) return;
+      if (!response.ok || !response.body) {
+        const problem = await response.json().catch(() => null);
+        raise(null, null, null, `the event stream was refused (${response.status}): ${(problem && problem.detail) || response.statusText}`,
+          { status: response.status });
+        return;
+      }
+      this.attempt = 0;
+      stream.lastByte = performance.now();
+      setState('live');
+      checkModels();
+      await readEvents(response.body, {
+        bytes: () => {
+          if (stream !== this.stream) return false;
+          stream.lastByte = performance.now();
+          return true;
+        },
+        event: (type, text, id) => {
+          if (stream !== this.stream) return;
+          if (id !== null && id !== '') this.lastId = id;
+          if (!EVENT_TYPES.has(type)) return;
+          let data;
+          try {
+            data = JSON.parse(text);
+          } catch (error) {
+            raise(null, null, null, `malformed ${type} event ${id}: ${error.message}`);
+            return;
+          }
+          enqueue(type, data, id || '');
+        },
+        chunk: () => { if (document.hidden) flushNow(); },
+      });
+    },
+
+    /** Reconnects after a delay that grows and is jittered. */
     retry() {
       this.attempt += 1;
       const ceiling = Math.min(config.backoffMax, config.backoffBase * 2 ** (this.attempt - 1));
       const delay = ceiling / 2 + Math.random() * ceiling / 2;
       const offline = this.attempt > config.offlineAfter || global.navigator.onLine === false;
       setState(offline ? 'offline' : 'reconnecting');
+      clearTimeout(this.timer);
       this.timer = setTimeout(() => this.open(true), delay);
     },
 
     close() {
-      if (this.source) {
-        this.source.close();
-        this.source = null;
+      clearInterval(this.watchdog);
+      this.watchdog = 0;
+      if (this.stream) {
+        const { controller } = this.stream;
+        this.stream = null;
+        controller.abort();
       }
     },
   };
-
-  /** Whether reads need a token (a tokenless HEAD /models answers 401 then); null when unreachable. */
-  async function readsArePrivate() {
-    try {
-      const response = await fetch(config.server + '/models', { method: 'HEAD', cache: 'no-store' });
-      return response.status === 401;
-    } catch (e) {
-      return null;
-    }
-  }
 
   function setState(state) {
     if (connection.state === state) return;
@@ -1203,13 +1789,13 @@
     on(path, fn) {
       if (path === '*') {
         anyListeners.add(fn);
-        connection.wantAll();
-        return () => anyListeners.delete(fn);
+        const release = connection.wantAll();
+        return () => { anyListeners.delete(fn); release(); };
       }
       const { model, tokens } = absolute(path);
       const scope = modelScope(model);
-      connection.want(model);
-      return watch(scope, tokens, { update: (change) => fn(scope.get(tokens), change) });
+      const release = useModel(model, null, null, path);
+      return watch(scope, tokens, { update: (change) => fn(scope.get(tokens), change) }, release);
     },
 
     /**
@@ -1223,6 +1809,18 @@
     /** Names of the models currently streamed. */
     models() {
       return Array.from(models.keys()).sort();
+    },
+
+    /** What the page asks the server to stream: {models: [names] or "*", watchNodes} (for tests and tools). */
+    subscriptions() {
+      let watchNodes = 0;
+      for (const scope of modelScopes.values()) watchNodes += countNodes(scope.trie);
+      return {
+        models: connection.all ? '*' : Array.from(connection.models).sort(),
+        cached: Array.from(models.keys()).sort(),
+        watchNodes,
+        waitingUsers: Array.from(modelUsers.values()).reduce((n, users) => n + users.size, 0),
+      };
     },
 
     /** Binds a subtree now (it is also picked up automatically when added to the page). */
@@ -1241,16 +1839,15 @@
     },
 
     /**
-     * Sets options: {token} (a bearer token for writes, and for reads on a --private server),
-     * {privateReads: true} to send the token on the stream from the start, {server}, {debounce}.
-     * A new token reconnects the stream.
+     * Sets options: {token} (a bearer token for writes and reads), {server}, {debounce},
+     * {heartbeat} (ms, the server's --heartbeat), {maxQueue}. A new token reconnects the stream.
      */
     configure(options) {
       const before = currentToken();
-      for (const key of ['token', 'privateReads', 'server', 'debounce']) {
+      for (const key of ['token', 'server', 'debounce', 'heartbeat', 'maxQueue', 'narrowDelay', 'rowRetries']) {
         if (options && Object.prototype.hasOwnProperty.call(options, key)) config[key] = options[key];
       }
-      if (currentToken() !== before && (connection.source || connection.timer)) connection.open(true);
+      if (currentToken() !== before && (connection.stream || connection.timer)) connection.open(true);
       return LiveBind;
     },
 
@@ -1274,7 +1871,7 @@
 
   function start() {
     walk(document.documentElement, null);
-    observer.observe(document.documentElement, { childList: true, subtree: true, attributes: true, attributeFilter: ATTRS });
+    observer.observe(document.documentElement, { childList: true, subtree: true, attributes: true, attributeFilter: ATTRS.concat(MODIFIERS) });
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
