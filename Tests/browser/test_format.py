@@ -59,3 +59,15 @@ def test_changing_the_format_attribute_rebinds(page, server):
     page.execute_script("document.querySelector('#number').setAttribute('data-lb-format', 'number:minimumFractionDigits=3,maximumFractionDigits=3')")
     wait_text(page, "#number", "20.078")
     assert text_of(page, "#percent") == "25.6%"
+
+
+def test_greenhouse_example_rounds_its_average(page, public_dir):
+    from conftest import Server
+    demo = Server(public_dir, extra=["--demo"]).start()
+    try:
+        open_page(page, demo.base, "/examples/greenhouse.html")
+        average = "document.querySelector('[data-lb-text=\"readings.average\"]').textContent"
+        wait(page, lambda d: d.execute_script(f"return /^-?[0-9]+(\\.[0-9])?°C$/.test({average})"),
+             lambda: f"average shows {page.execute_script('return ' + average)!r}", timeout=15)
+    finally:
+        demo.stop()
