@@ -1314,11 +1314,14 @@
     lagMs: 0, longestLagMs: 0,
     /** Events dropped because their stream was replaced; streams opened. */
     dropped: 0, streams: 0,
+    /** The most events that ever waited for a frame. */
+    longestQueue: 0,
   };
   const afterFlush = new Set(); // run once after the events of a flush are applied (virtual lists)
 
   function enqueue(type, data, id) {
     queue.push({ type, data, id, generation: connection.generation, at: performance.now() });
+    if (queue.length > stats.longestQueue) stats.longestQueue = queue.length;
     if (queue.length >= config.maxQueue) return flushNow();
     if (frame) return;
     frameIsTimer = document.hidden;
@@ -1599,6 +1602,7 @@
       for (const name of Array.from(models.keys())) {
         if (!this.models.has(name)) { forgetModel(name); gone = true; }
       }
+      for (const name of Array.from(modelScopes.keys())) if (!this.models.has(name)) forgetModel(name);
       if (this.pending) return; // a fresh stream is on its way anyway
       if (this.models.size === 0) {
         clearTimeout(this.timer);
