@@ -1000,6 +1000,7 @@
       const cell = spacer.appendChild(document.createElement('td'));
       cell.style.padding = '0';
       cell.style.border = '0';
+      cell.style.height = '0';
     }
     spacer.style.height = '0px';
     spacer.style.padding = '0';
