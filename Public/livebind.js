@@ -1608,6 +1608,7 @@
       if (this.models.size === 0) {
         clearTimeout(this.timer);
         this.close();
+        setState('idle');
       } else if (gone || this.stream) {
         this.open(true);
       }
@@ -1634,7 +1635,7 @@
     open(resume) {
       clearTimeout(this.timer);
       this.close();
-      if (!this.all && this.models.size === 0) return;
+      if (!this.all && this.models.size === 0) return setState('idle');
       if (!resume || !this.lastId) {
         this.lastId = '';
         this.generation += 1; // what the old stream queued is older than the new snapshots
@@ -1876,6 +1877,7 @@
 
   function start() {
     walk(document.documentElement, null);
+    if (!connection.all && connection.models.size === 0) setState('idle'); // nothing to stream (yet)
     observer.observe(document.documentElement, { childList: true, subtree: true, attributes: true, attributeFilter: ATTRS.concat(MODIFIERS) });
   }
 
