@@ -11,6 +11,8 @@
    row shown (from navigation start), JS heap after GC, how long a change waits from its arrival to
    its application (frames), and frame times while the page scrolls and the server streams ~1,000
    changes a second.
+4. The dashboard with 10 and with 10,000 small models: time until the model list is shown, DOM nodes,
+   and the time to open one model from the list (click to its value shown).
 Prints a markdown table. Numbers only; nothing here asserts a timing.
 """
 import argparse
@@ -112,7 +114,7 @@ class Server:
         self.port = free_port()
         self.process = subprocess.Popen(
             [binary, "--host", "127.0.0.1", "--port", str(self.port), "--public", str(public),
-             "--body-limit", "67108864", "--max-model-size", "134217728"],
+             "--body-limit", "67108864", "--max-model-size", "134217728", "--no-demo"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -351,6 +353,41 @@ def virtual_list(driver, server, rng, rows, rate, seconds):
     }
 
 
+def dashboard(driver, server, counts):
+    """Creates models up to each count (m-00000…), opens the dashboard, times the list and one open."""
+    results = []
+    made = 0
+    for count in counts:
+        def create(slot, lanes=8):
+            c = server.connection()
+            for i in range(made + slot, count, lanes):
+                send(c, "PUT", f"/models/m-{i:05d}", {"n": i, "name": f"model {i}", "tags": ["a", "b"]})
+        threads = [threading.Thread(target=create, args=(slot,)) for slot in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        made = count
+        driver.get(server.base + "/")
+        wait_for(driver, f"return document.querySelector('#model-count').textContent.includes('of {count} models')", timeout=120)
+        shown = driver.execute_script("return performance.now()")
+        nodes = driver.execute_script("return document.getElementsByTagName('*').length")
+        target = f"m-{count // 2:05d}"
+        opened = driver.execute_async_script("""
+          const [model, done] = arguments;
+          const box = document.getElementById('model-filter');
+          box.value = model; box.dispatchEvent(new Event('input'));
+          const t0 = performance.now();
+          document.querySelector(`#model-list button[data-model="${model}"]`).click();
+          const check = () => {
+            const field = document.querySelector(`input[data-lb-value="${model}/name"]`);
+            if (field && field.value) done(performance.now() - t0); else requestAnimationFrame(check);
+          };
+          check();""", target)
+        results.append({"models": count, "shown_ms": shown, "nodes": nodes, "open_ms": opened})
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", default=os.environ.get("LIVEBIND_SERVER", str(ROOT / ".build/release/livebind-server")))
@@ -362,7 +399,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--virtual-rows", type=int, default=100000)
-    parser.add_argument("--parts", default="granular,stream,virtual", help="comma-separated parts to run")
+    parser.add_argument("--parts", default="granular,stream,virtual,dashboard", help="comma-separated parts to run")
+    parser.add_argument("--dashboard-models", default="10,10000", help="model counts for the dashboard part")
     args = parser.parse_args()
     rng = random.Random(args.seed)
 
@@ -383,6 +421,8 @@ def main():
         big = granular_vs_rerender(driver, server, rng, args.rows, args.changes, args.rerender_samples) if "granular" in parts else None
         live = streaming_frames(driver, server, rng, args.stream_rows, args.rate, args.seconds) if "stream" in parts else None
         virtual = virtual_list(driver, server, rng, args.virtual_rows, args.rate, args.seconds) if "virtual" in parts else None
+        counts = [int(c) for c in args.dashboard_models.split(",")]
+        board = dashboard(driver, server, counts) if "dashboard" in parts else None
     finally:
         for cleanup in (driver.quit, server.stop):
             try:
@@ -402,6 +442,10 @@ def main():
         print_stream(args, live)
     if virtual:
         print_virtual(virtual)
+    for b in board or []:
+        print(f"| dashboard with {b['models']:,} models: model list shown (from navigation start), DOM nodes | "
+              f"{b['shown_ms']:.0f} ms, {b['nodes']:,} elements |")
+        print(f"| same: open one model from the filtered list until its value shows | {b['open_ms']:.0f} ms |")
     return 0
 
 
