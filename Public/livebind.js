@@ -228,7 +228,11 @@
 
   /** Applies one wire change to the cache. Returns false when it does not fit (then resync). */
   function applyToCache(change) {
-    const entry = models.get(change.model);
+    return applyToEntry(models.get(change.model), change);
+  }
+
+  /** Applies one change (with `tokens`) to `entry.value`. */
+  function applyToEntry(entry, change) {
     if (!entry) return false;
     const tokens = change.tokens;
     if (change.kind === 'set' && tokens.length === 0) {
@@ -793,8 +797,9 @@
   async function writeInRow(scope, tokens, value) {
     for (let attempt = 0; ; attempt++) {
       const entry = models.get(scope.model);
+      const rev = scope.rev ? scope.rev() : entry ? entry.rev : undefined;
       try {
-        return await write(scope.model, scope.pointer(tokens), value, entry ? entry.rev : undefined);
+        return await write(scope.model, scope.pointer(tokens), value, rev);
       } catch (error) {
         if (error.status !== 412) throw error;
         const row = scope.row;
@@ -814,6 +819,7 @@
     const row = { index, key: keyOf(list()[index]), trie: makeNode(), el: proto.cloneNode(true), alive: true };
     row.scope = {
       model: r.scope.model,
+      rev: r.rev || r.scope.rev || null,
       row,
       trie: row.trie,
       loaded: () => true,
@@ -831,9 +837,19 @@
       raise(el, 'data-lb-each', path, 'data-lb-each needs one <template> child holding exactly one element');
       return null;
     }
+    if (el.hasAttribute('data-lb-virtual') && el.hasAttribute('data-lb-window') && !ctx) {
+      let parsed = null;
+      try { parsed = parsePath(path); } catch (e) { /* resolve below says what is wrong */ }
+      if (parsed && !parsed.relative) {
+        const limit = Math.min(10000, Math.max(1, Number(el.getAttribute('data-lb-window')) || 300));
+        const { win, release } = useWindow(parsed.model, parsed.tokens, limit);
+        const scope = modelScope(parsed.model);
+        return bindVirtualEach(el, path, { scope, tokens: parsed.tokens, release, rev: () => (win.mode === 'window' ? win.rev : (models.get(parsed.model) || {}).rev) }, template, win);
+      }
+    }
     const r = resolve(el, 'data-lb-each', path, ctx);
     if (!r) return null;
-    if (el.hasAttribute('data-lb-virtual')) return bindVirtualEach(el, path, r, template);
+    if (el.hasAttribute('data-lb-virtual')) return bindVirtualEach(el, path, r, template, null);
     const proto = template.content.firstElementChild;
     const anchor = document.createComment(' data-lb-each ' + path + ' ');
     template.after(anchor);
@@ -1009,7 +1025,7 @@
     return spacer;
   }
 
-  function bindVirtualEach(el, path, r, template) {
+  function bindVirtualEach(el, path, r, template, win) {
     const proto = template.content.firstElementChild;
     const scroller = scrollerOf(el);
     const overscan = Math.max(1, Number(el.getAttribute('data-lb-overscan')) || 10);
@@ -1025,6 +1041,7 @@
     if (scroller) scroller.style.overflowAnchor = 'none'; // we keep the anchor ourselves, exactly
 
     const list = () => {
+      if (win && win.mode === 'window') return win.view;
       const v = r.scope.get(r.tokens);
       return Array.isArray(v) ? v : EMPTY;
     };
@@ -1035,6 +1052,46 @@
       row.el.remove();
       unbindTree(row.el);
     }
+
+    /** Window mode: asks for a window around the view when the view leaves the one there is. */
+    function follow(first, last) {
+      if (!win || win.mode !== 'window' || !win.loaded || last <= first) return;
+      const end = Math.min(win.length, win.offset + win.rows.length);
+      if (first >= win.offset && Math.min(last, win.length) <= end) return;
+      const visible = last - first;
+      const limit = Math.min(10000, Math.max(win.want.limit, 3 * visible));
+      const offset = Math.max(0, Math.min(first - Math.floor((limit - visible) / 2), win.length - limit));
+      if (offset !== win.want.offset || limit !== win.want.limit || !win.moving) moveWindow(win, offset, limit);
+    }
+
+    /** Window mode: the window's rows changed (`touched`: their window indexes, or null for all). */
+    function refresh(touched) {
+      const items = list();
+      for (let k = 0; k < rows.length; k++) {
+        const i = start + k;
+        const row = rows[k];
+        if (touched && !touched.has(i - win.offset)) continue;
+        if (keyOf(items[i]) === row.key && items[i] !== undefined) notifyAll(row.trie, null);
+        else replaceAt(i, null);
+      }
+      sync();
+    }
+    const windowList = win && {
+      touched: new Set(),
+      all: false,
+      changed(rowsChanged) {
+        if (rowsChanged === null) this.all = true;
+        else for (const j of rowsChanged) this.touched.add(j);
+        afterFlush.add(this.run);
+      },
+      run: () => {
+        const touched = windowList.all ? null : windowList.touched;
+        windowList.all = false;
+        windowList.touched = new Set();
+        refresh(touched);
+      },
+    };
+    if (win) win.lists.add(windowList);
 
     function readView() {
       if (scroller) {
@@ -1098,6 +1155,7 @@
         measure();
         if (rowHeight) return sync();
       }
+      follow(first, last);
       top.style.height = start * rowHeight + 'px';
       bottom.style.height = Math.max(0, count - start - rows.length) * rowHeight + 'px';
     }
@@ -1200,11 +1258,147 @@
       target.removeEventListener('scroll', onScroll);
       if (resize) resize.disconnect();
       afterFlush.delete(sync);
+      if (win) { win.lists.delete(windowList); afterFlush.delete(windowList.run); }
       for (const row of rows) dropRow(row);
       rows.length = 0;
       top.remove();
       bottom.remove();
     };
+  }
+
+  // ===========================================================================================
+  // Array windows
+  //   <tbody data-lb-each="big.rows" data-lb-virtual data-lb-window="300"> asks the server for
+  //   only a window of the array (GET /events?sub=big/rows;offset=K;limit=N) and moves it as the
+  //   list scrolls (PATCH /events/{stream}). The page then holds the window's rows, never the
+  //   array. Window events are in window coordinates; they are applied to the window's rows here and
+  //   the list redraws the rows in view. When the server has no path subscriptions (no `stream`
+  //   event first, or a 400), or the page also binds the model as a whole, the list falls back to
+  //   the whole model, as without data-lb-window.
+  // ===========================================================================================
+
+  const windows = new Map(); // "model/pointer" → window
+
+  /** Registers a window on an array; returns {win, release}. */
+  function useWindow(model, tokens, limit) {
+    const key = model + tokensPointer(tokens);
+    let win = windows.get(key);
+    if (!win) {
+      win = {
+        key, model, tokens, pointer: tokensPointer(tokens), rows: [], offset: 0, length: 0, rev: undefined,
+        loaded: false, mode: 'window', want: { offset: 0, limit }, moving: false, uses: 0, lists: new Set(),
+      };
+      win.view = new Proxy([], {
+        get(target, prop) {
+          if (prop === 'length') return win.length;
+          if (typeof prop === 'string' && /^(0|[1-9][0-9]*)$/.test(prop)) return win.rows[+prop - win.offset];
+          return target[prop];
+        },
+      });
+      windows.set(key, win);
+      connection.schedule();
+    }
+    win.uses += 1;
+    let released = false;
+    return {
+      win,
+      release: () => {
+        if (released) return;
+        released = true;
+        win.uses -= 1;
+        if (win.uses > 0) return;
+        windows.delete(key);
+        clearTimeout(connection.narrowTimer);
+        connection.narrowTimer = setTimeout(() => connection.narrow(), config.narrowDelay);
+      },
+    };
+  }
+
+  /** The window a location event belongs to, when that window is served as a window. */
+  function windowOf(data) {
+    const path = data.path !== undefined ? data.path : data.changes && data.changes.length ? data.changes[0].path : undefined;
+    if (path === undefined) return null;
+    for (const win of windows.values()) {
+      if (win.mode === 'window' && win.model === data.model && (path === win.pointer || path.startsWith(win.pointer + '/'))) return win;
+    }
+    return null;
+  }
+
+  function applyWindowEvent(win, type, data) {
+    if (data.rev !== undefined) win.rev = data.rev;
+    const at = (w) => { if (w) { win.offset = w.offset; win.length = w.length; } };
+    if (type === 'snapshot' || (type === 'set' && data.path === win.pointer)) {
+      win.rows = Array.isArray(data.value) ? data.value.slice(0, 10000) : [];
+      if (data.window) at(data.window); else { win.offset = 0; win.length = win.rows.length; }
+      win.loaded = true;
+      return signalWindow(win, null);
+    }
+    if (type === 'length') {
+      at(data.window);
+      return signalWindow(win, null);
+    }
+    const changes = type === 'batch' ? data.changes.map((c) => Object.assign({ kind: c.kind || c.op }, c)) : [Object.assign({ kind: type }, data)];
+    const depth = win.tokens.length;
+    const touched = new Set();
+    let structural = false;
+    for (const c of changes) {
+      const tokens = pointerTokens(c.path || '');
+      if (tokens.length === depth) {
+        structural = true;
+        const rows = win.rows;
+        switch (c.kind) {
+          case 'insert': rows.splice(c.index, 0, c.value); break;
+          case 'remove': rows.splice(c.index, 1); break;
+          case 'replace': case 'set': if (c.index !== undefined) rows[c.index] = c.value; break;
+          case 'move': rows.splice(c.to, 0, rows.splice(c.from, 1)[0]); break;
+          default: break;
+        }
+      } else if (tokens.length > depth) {
+        const j = +tokens[depth];
+        const entry = { value: win.rows[j] };
+        const change = Object.assign({}, c, { tokens: tokens.slice(depth + 1) });
+        if (applyToEntry(entry, change)) {
+          win.rows[j] = entry.value;
+          touched.add(j);
+        }
+      }
+    }
+    at(data.window);
+    signalWindow(win, structural ? null : touched);
+  }
+
+  /** Tells the window's lists to redraw after this flush: `rows` the window indexes changed, or null for all. */
+  function signalWindow(win, rows) {
+    for (const list of win.lists) list.changed(rows);
+  }
+
+  /** Moves the window (PATCH /events/{stream}); one request at a time, the newest wish wins. */
+  async function moveWindow(win, offset, limit) {
+    win.want = { offset, limit };
+    if (win.moving || win.mode !== 'window' || !connection.streamId) return;
+    win.moving = true;
+    try {
+      while (win.want.offset !== win.asked || win.want.limit !== win.askedLimit) {
+        const { offset: o, limit: l } = win.want;
+        win.asked = o;
+        win.askedLimit = l;
+        const response = await fetch(config.server + '/events/' + encodeURIComponent(connection.streamId), {
+          method: 'PATCH',
+          headers: withToken({ 'Content-Type': 'application/json' }),
+          body: JSON.stringify({ sub: win.model + win.pointer, offset: o, limit: l }),
+        });
+        if (!response.ok) {
+          const problem = await response.json().catch(() => null);
+          raise(null, 'data-lb-window', dotted(win.model, win.tokens), `could not move the window (${response.status}): ${(problem && problem.detail) || response.statusText}`,
+            { status: response.status });
+          break;
+        }
+      }
+    } catch (e) {
+      // the stream is being replaced; its URL carries the newest window
+    } finally {
+      win.moving = false;
+    }
   }
 
   // ===========================================================================================
@@ -1394,6 +1588,17 @@
   }
 
   function applyEvent({ type, data, id }) {
+    if (type === 'stream') {
+      connection.streamId = data.stream;
+      return;
+    }
+    const win = windows.size ? windowOf(data) : null;
+    if (win) {
+      applyWindowEvent(win, type, data);
+      emit(document, 'livebind:change', { model: data.model, path: data.path, kind: type, window: data.window, rev: data.rev, id });
+      return;
+    }
+    if (type === 'length') return;
     switch (type) {
       case 'snapshot': {
         models.set(data.model, { value: data.value, rev: data.rev });
@@ -1513,7 +1718,7 @@
   //   (?lastEventId=); the server answers with what was missed or a resync.
   // ===========================================================================================
 
-  const EVENT_TYPES = new Set(['snapshot', 'set', 'insert', 'remove', 'replace', 'move', 'batch', 'drop', 'resync']);
+  const EVENT_TYPES = new Set(['stream', 'snapshot', 'set', 'insert', 'remove', 'replace', 'move', 'batch', 'drop', 'resync', 'length']);
   const knownModels = new Set();
   const modelUsers = new Map(); // model → Set of {el, attribute, path} until the model is seen
   const modelUses = new Map();  // model → how many bindings and listeners use it
@@ -1570,6 +1775,8 @@
     narrowTimer: 0,
     watchdog: 0,
     state: '',
+    streamId: null,   // the stream's id (its `stream` event), for moving windows
+    subs: null,       // whether the server takes ?sub= (null: not known yet)
 
     want(name) {
       if (this.models.has(name)) return;
@@ -1600,12 +1807,14 @@
       this.narrowTimer = 0;
       if (this.all) return;
       let gone = false;
+      const keep = new Set(this.models);
+      for (const win of windows.values()) keep.add(win.model);
       for (const name of Array.from(models.keys())) {
-        if (!this.models.has(name)) { forgetModel(name); gone = true; }
+        if (!keep.has(name)) { forgetModel(name); gone = true; }
       }
-      for (const name of Array.from(modelScopes.keys())) if (!this.models.has(name)) forgetModel(name);
+      for (const name of Array.from(modelScopes.keys())) if (!keep.has(name)) forgetModel(name);
       if (this.pending) return; // a fresh stream is on its way anyway
-      if (this.models.size === 0) {
+      if (this.models.size === 0 && windows.size === 0) {
         clearTimeout(this.timer);
         this.close();
         setState('idle');
@@ -1624,9 +1833,24 @@
       this.open(false);
     },
 
+    /** The stream's URL; sets `this.withSubs` when it asks for windows. */
     url(resume) {
       const params = new URLSearchParams();
-      if (!this.all) for (const m of this.models) params.append('model', m);
+      const whole = new Set(this.all ? [] : this.models);
+      const subs = [];
+      for (const win of windows.values()) {
+        // A model streamed whole cannot also have a window on the same stream (the server says 422).
+        if (this.subs === false || this.all || whole.has(win.model)) {
+          win.mode = 'whole';
+          if (!this.all) whole.add(win.model);
+        } else {
+          win.mode = 'window';
+          subs.push(`${win.model}${win.pointer};offset=${win.want.offset};limit=${win.want.limit}`);
+        }
+      }
+      this.withSubs = subs.length > 0;
+      for (const m of whole) params.append('model', m);
+      for (const sub of subs) params.append('sub', sub);
       if (resume && this.lastId) params.set('lastEventId', this.lastId);
       const query = params.toString();
       return config.server + '/events' + (query ? '?' + query : '');
@@ -1635,17 +1859,20 @@
     open(resume) {
       clearTimeout(this.timer);
       this.close();
-      if (!this.all && this.models.size === 0) return setState('idle');
+      if (!this.all && this.models.size === 0 && windows.size === 0) return setState('idle');
       if (!resume || !this.lastId) {
         this.lastId = '';
         this.generation += 1; // what the old stream queued is older than the new snapshots
       }
       setState(this.attempt > 0 ? (this.attempt > config.offlineAfter ? 'offline' : 'reconnecting') : 'connecting');
-      const stream = { controller: new AbortController(), lastByte: performance.now() };
+      const stream = { controller: new AbortController(), lastByte: performance.now(), first: true };
       this.stream = stream;
+      this.streamId = null;
       stats.streams += 1;
       const init = { headers: withToken({ Accept: 'text/event-stream' }), cache: 'no-store', signal: stream.controller.signal };
-      fetch(this.url(resume), init)
+      const url = this.url(resume);
+      stream.subs = this.withSubs;
+      fetch(url, init)
         .then((response) => this.read(stream, response))
         .catch(() => {})
         .then(() => {
@@ -1665,6 +1892,11 @@
 
     async read(stream, response) {
       if (stream !== this.stream) return;
+      if (!response.ok && stream.subs && response.status === 400 && this.subs !== true) {
+        this.subs = false; // a server without path subscriptions: stream the models whole
+        this.open(false);
+        return;
+      }
       if (!response.ok || !response.body) {
         const problem = await response.json().catch(() => null);
         raise(null, null, null, `the event stream was refused (${response.status}): ${(problem && problem.detail) || response.statusText}`,
@@ -1683,6 +1915,13 @@
         },
         event: (type, text, id) => {
           if (stream !== this.stream) return;
+          if (stream.subs && stream.first) {
+            stream.first = false;
+            // A server with path subscriptions starts such a stream with `stream`; one without
+            // ignores ?sub= and sends snapshots: use whole models from now on.
+            this.subs = type === 'stream';
+            if (!this.subs) { this.open(false); return; }
+          }
           if (id !== null && id !== '') this.lastId = id;
           if (!EVENT_TYPES.has(type)) return;
           let data;
@@ -1826,6 +2065,11 @@
         cached: Array.from(models.keys()).sort(),
         watchNodes,
         waitingUsers: Array.from(modelUsers.values()).reduce((n, users) => n + users.size, 0),
+        windows: Array.from(windows.values()).map((w) => ({
+          path: w.model + w.pointer, mode: w.mode, offset: w.offset, rows: w.rows.length,
+          length: w.mode === 'window' ? w.length : (modelScope(w.model).get(w.tokens) || EMPTY).length,
+        })),
+        pathSubscriptions: connection.subs,
       };
     },
 
