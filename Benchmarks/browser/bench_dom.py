@@ -11,6 +11,8 @@
    row shown (from navigation start), JS heap after GC, how long a change waits from its arrival to
    its application (frames), and frame times while the page scrolls and the server streams ~1,000
    changes a second.
+5. (Needs a server with path subscriptions, `?sub=`.) A 1,000,000-row list with data-lb-window: time
+   to the first row shown, JS heap, rows the page holds, and the time to show rows 500,000 on.
 4. The dashboard with 10 and with 10,000 small models: time until the model list is shown, DOM nodes,
    and the time to open one model from the list (click to its value shown).
 Prints a markdown table. Numbers only; nothing here asserts a timing.
@@ -58,6 +60,8 @@ VIRTUAL_PAGE = """<!doctype html>
 <template><tr><td data-lb-text=".id"></td><td data-lb-text=".name"></td><td data-lb-text=".value"></td></tr></template>
 </tbody></table></div></body></html>
 """
+
+WINDOW_PAGE = VIRTUAL_PAGE.replace("data-lb-virtual>", "data-lb-virtual data-lb-window=\"300\">")
 
 VIRTUAL_CSS = """.scroll { height: 600px; overflow: auto; } .scroll tr { height: 24px; } .scroll td { padding: 0 6px; }"""
 
@@ -353,6 +357,30 @@ def virtual_list(driver, server, rng, rows, rate, seconds):
     }
 
 
+def window_list(driver, server, rows):
+    model = "bench1m"
+    started = time.monotonic()
+    send(http.client.HTTPConnection("127.0.0.1", server.port, timeout=300), "PUT", f"/models/{model}", {"rows": rows_of(rows)})
+    put_seconds = time.monotonic() - started
+    driver.get(f"{server.base}/bench/{model}.html")
+    wait_for(driver, "return window.firstRowAt !== null", timeout=300)
+    first_ms = driver.execute_script("return window.firstRowAt")
+    subs = driver.execute_script("return LiveBind.subscriptions()")
+    heap = heap_mb(driver)
+    jump = driver.execute_async_script("""
+      const done = arguments[0];
+      const s = document.getElementById('scroller');
+      const t0 = performance.now();
+      s.scrollTop = 500000 * 24;
+      const check = () => {
+        const ids = Array.from(document.querySelectorAll('#live > tr:not(.lb-spacer) td:first-child')).map(td => td.textContent);
+        if (ids.includes('500000')) done(performance.now() - t0); else requestAnimationFrame(check);
+      };
+      check();""")
+    return {"rows": rows, "first_ms": first_ms, "heap_mb": heap, "window": subs["windows"][0],
+            "subs": subs["pathSubscriptions"], "jump_ms": jump, "put_s": put_seconds}
+
+
 def dashboard(driver, server, counts):
     """Creates models up to each count (m-00000…), opens the dashboard, times the list and one open."""
     results = []
@@ -405,8 +433,9 @@ def main():
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--virtual-rows", type=int, default=100000)
-    parser.add_argument("--parts", default="granular,stream,virtual,dashboard", help="comma-separated parts to run")
-    parser.add_argument("--dashboard-models", default="10,10000", help="model counts for the dashboard part")
+    parser.add_argument("--parts", default="granular,stream,virtual,dashboard,window", help="comma-separated parts to run")
+    parser.add_argument("--dashboard-models", default="10,2000,10000", help="model counts for the dashboard part")
+    parser.add_argument("--window-rows", type=int, default=1000000)
     args = parser.parse_args()
     rng = random.Random(args.seed)
 
@@ -418,6 +447,7 @@ def main():
         (public / "bench" / f"{model}.html").write_text(PAGE.replace("MODEL", model))
     (public / "bench" / "bench100k.html").write_text(VIRTUAL_PAGE.replace("MODEL", "bench100k"))
     (public / "bench" / "virtual.css").write_text(VIRTUAL_CSS)
+    (public / "bench" / "bench1m.html").write_text(WINDOW_PAGE.replace("MODEL", "bench1m"))
     (public / "bench" / "first.js").write_text(FIRST_ROW)
 
     server = Server(args.server, public)
@@ -429,6 +459,7 @@ def main():
         virtual = virtual_list(driver, server, rng, args.virtual_rows, args.rate, args.seconds) if "virtual" in parts else None
         counts = [int(c) for c in args.dashboard_models.split(",")]
         board = dashboard(driver, server, counts) if "dashboard" in parts else None
+        windowed = window_list(driver, server, args.window_rows) if "window" in parts else None
     finally:
         for cleanup in (driver.quit, server.stop):
             try:
@@ -448,6 +479,15 @@ def main():
         print_stream(args, live)
     if virtual:
         print_virtual(virtual)
+    if windowed:
+        w = windowed
+        if not w["subs"]:
+            print(f"| {w['rows']:,}-row list with data-lb-window | not measured: this server has no path subscriptions (?sub=) |")
+        else:
+            print(f"| {w['rows']:,}-row list with data-lb-window (server window): first row shown, from navigation start | "
+                  f"{w['first_ms']:.0f} ms |")
+            print(f"| same: rows the page holds / JS heap after GC | {w['window']['rows']:,} of {w['window']['length']:,} / {w['heap_mb']:.1f} MB |")
+            print(f"| same: jump to row 500,000 until it shows (one PATCH and a window snapshot) | {w['jump_ms']:.0f} ms |")
     for b in board or []:
         print(f"| dashboard with {b['models']:,} models: model list shown (from navigation start), DOM nodes | "
               f"{b['shown_ms']:.0f} ms, {b['nodes']:,} elements |")
