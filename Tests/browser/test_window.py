@@ -1,5 +1,6 @@
 """data-lb-window: a virtual list asks the server for a window of the array (?sub=…;offset;limit) and
 moves it as it scrolls; without server support it falls back to the whole model."""
+import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -50,3 +51,27 @@ def test_window_list_scrolls_edits_and_follows_changes(page, server):
     if s["subs"]["pathSubscriptions"]:
         window = page.execute_script("return LiveBind.subscriptions().windows[0]")
         assert window["offset"] > 10000 and window["rows"] <= 10000, window
+
+
+def test_the_page_holds_only_the_window(page, server):
+    start(page, server, 20000)
+    subs = state(page)["subs"]
+    if not subs["pathSubscriptions"]:
+        pytest.skip("this server has no path subscriptions (?sub=); the fallback is tested above")
+    window = subs["windows"][0]
+    assert window["mode"] == "window" and window["offset"] == 0 and window["rows"] == 200, window
+    assert "huge" not in subs["cached"]
+    page.execute_script("document.getElementById('scroller').scrollTop = 19990 * arguments[0]", ROW)
+    wait(page, lambda d: "19999" in state(d)["ids"], lambda: f"state {state(page)}")
+    window = page.execute_script("return LiveBind.subscriptions().windows[0]")
+    assert window["offset"] >= 19000 and window["rows"] <= 1000, window
+    # An append outside the view changes only the length: the list grows by one row.
+    height = state(page)["scrollHeight"]
+    status, _ = server.request("POST", "/models/huge/rows", {"id": 20000, "name": "appended"})
+    assert status in (200, 201)
+    wait(page, lambda d: state(d)["scrollHeight"] == height + ROW, lambda: f"height {state(page)['scrollHeight']}, was {height}")
+    page.execute_script("document.getElementById('scroller').scrollTop = 30000 * arguments[0]", ROW)
+    wait(page, lambda d: "appended" in state(d)["names"], lambda: f"state {state(page)}")
+    # Back to the top: the window follows.
+    page.execute_script("document.getElementById('scroller').scrollTop = 0")
+    wait(page, lambda d: state(d)["ids"][:1] == ["0"] and state(d)["names"][:1] == ["row 0"], lambda: f"state {state(page)}")
