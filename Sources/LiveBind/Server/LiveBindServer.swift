@@ -25,7 +25,7 @@ public final class LiveBindServer: Sendable {
     /// The data directory's database when `configuration.dataDirectory` is set; nil keeps state in memory.
     let database: StateDatabase?
     /// Whether the bindings kept in the data directory were restored (once, at the first start).
-    let bindingsRestored = Mutex(false)
+    let bindingsRestored = OrderedMutex(false)
 
     /// What exists only while running.
     struct Running: Sendable {
@@ -34,7 +34,7 @@ public final class LiveBindServer: Sendable {
         let feed: ObservationToken
         let heartbeat: HeartbeatTimer?
     }
-    private let running: Mutex<Running?> = Mutex(nil)
+    private let running = OrderedMutex<Running?>(nil)
 
     /// Makes a stopped server for `store`, serving the bindings of `bindings` (a new registry if nil).
     ///

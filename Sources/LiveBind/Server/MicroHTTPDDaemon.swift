@@ -54,7 +54,7 @@ final class MicroHTTPDDaemon: Sendable {
         var port: UInt16 = 0
         var sweeper: HeartbeatTimer?
     }
-    private let state = Mutex(State())
+    private let state = OrderedMutex(State())
 
     init(options: Options, handlers: Handlers, counters: ServerCounters, logger: Logger) {
         self.options = options
