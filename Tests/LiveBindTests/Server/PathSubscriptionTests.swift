@@ -286,4 +286,23 @@ import Testing
             #expect(sawLagging)
         }
     }
+
+    @Test func streamsOnTheSameLocationEachGetItsEvents() throws {
+        let store = try Self.sensorStore()
+        try withRunningServer(store: store) { port in
+            let one = try TestEventStream(port: port, target: "/events?sub=sensor/t")
+            let two = try TestEventStream(port: port, target: "/events?sub=sensor/t&sub=sensor/meta")
+            _ = try one.next(2)
+            _ = try two.next(3)
+            try store.write("sensor") { (editor: inout ModelEditor) throws(StoreError) in
+                try editor.set(25, at: Path(["t"]))
+                try editor.set("K", at: Path(["meta", "unit"]))
+            }
+            let first = try #require(try one.next())
+            let second = try two.next(2)
+            #expect(first.data == second[0].data && first.id == "3" && second.map(\.id) == ["3", "3"])
+            #expect(try first.object()["value"] as? Int == 25)
+            #expect(try second[1].object()["path"] as? String == "/meta/unit")
+        }
+    }
 }
