@@ -305,4 +305,22 @@ import Testing
             #expect(try second[1].object()["path"] as? String == "/meta/unit")
         }
     }
+
+    @Test func wholeModelsAndLocationsInterleaveInTheOneGlobalOrder() throws {
+        let store = try Self.sensorStore()
+        try withRunningServer(store: store) { port in
+            let stream = try TestEventStream(port: port, target: "/events?model=other&sub=sensor/t")
+            _ = try stream.next(3)
+            for step in 0..<30 {
+                if step % 3 == 0 { try store.set(.int(step), at: Path(["x"]), in: "other") }
+                else if step % 3 == 1 { try store.set(.int(step), at: Path(["t"]), in: "sensor") }
+                else { try store.set(.int(step), at: Path(["meta", "unit"]), in: "sensor") }   // not sent
+            }
+            let events = try stream.next(20)
+            let ids = events.compactMap { $0.id.flatMap(UInt64.init) }
+            #expect(ids == ids.sorted() && ids.count == 20 && Set(ids).count == 20)
+            let models = try events.map { try $0.object()["model"] as? String }
+            #expect(models == (0..<20).map { $0 % 2 == 0 ? "other" : "sensor" })
+        }
+    }
 }
