@@ -203,6 +203,8 @@ final class EventHub: Sendable {
             metrics.openStreams = state.subscribers.count
             metrics.retainedEvents = state.log.count
             metrics.retainedBytes = state.logBytes
+            metrics.locationStreams = state.streams.count
+            metrics.mirroredModels = state.mirrors.count
             return metrics
         }
     }
@@ -228,4 +230,8 @@ struct EventHubMetrics: Sendable {
     var bufferLimitCuts = 0
     /// Heartbeats sent straight to the socket of a suspended stream, without waking it.
     var directHeartbeats = 0
+    /// Open streams with `sub` values.
+    var locationStreams = 0
+    /// Models mirrored for location streams.
+    var mirroredModels = 0
 }

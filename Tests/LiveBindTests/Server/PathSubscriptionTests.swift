@@ -37,6 +37,8 @@ import Testing
             #expect(missing["exists"] as? Bool == false)
             let ghost = try events[3].object()
             #expect(ghost["model"] as? String == "ghost" && ghost["exists"] as? Bool == false && ghost["rev"] as? Int == 0)
+            let metrics = String(decoding: try TestHTTPClient.request(port: port, "GET", "/metrics").body, as: UTF8.self)
+            #expect(metrics.contains("livebind_location_streams 1\n") && metrics.contains("livebind_mirrored_models 2\n"))
         }
     }
 
