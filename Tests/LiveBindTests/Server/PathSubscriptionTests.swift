@@ -325,4 +325,30 @@ import Testing
             #expect(models == (0..<20).map { $0 % 2 == 0 ? "other" : "sensor" })
         }
     }
+
+    @Test func theLastLocationStreamToCloseFreesTheMirror() throws {
+        try withRunningServer(store: try Self.sensorStore()) { port in
+            func metric(_ name: String) throws -> String? {
+                let text = String(decoding: try TestHTTPClient.request(port: port, "GET", "/metrics").body, as: UTF8.self)
+                return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.map(String.init)
+            }
+            var stream: TestEventStream? = try TestEventStream(port: port, target: "/events?sub=sensor/t")
+            _ = try stream?.next(2)
+            #expect(try metric("livebind_mirrored_models") == "livebind_mirrored_models 1")
+            stream = nil
+            var freed = false
+            for _ in 0..<100 {
+                // The server notices the closed socket when it next writes: a change to the location.
+                try Self.touch(port: port)
+                if try metric("livebind_mirrored_models") == "livebind_mirrored_models 0" { freed = true; break }
+                usleep(20_000)
+            }
+            #expect(freed)
+            #expect(try metric("livebind_location_streams") == "livebind_location_streams 0")
+        }
+    }
+
+    private static func touch(port: Int) throws {
+        _ = try TestHTTPClient.send(port: port, "PUT", "/models/sensor/t", String(Int.random(in: 0..<1_000_000)))
+    }
 }
