@@ -50,24 +50,38 @@ extension EventHub {
         mirror.revision = commit.revision
         mirror.sequence = commit.sequence
         var woken: [Int] = []
+        // A plain location (no window) gets the same event for the same path: one frame per commit,
+        // shared by every stream that follows that path, as whole-model streams share theirs.
+        var shared: [Path: EventFrame] = [:]
         for (position, subscriber) in subscribers.enumerated() {
-            var bytes: [UInt8] = []
+            let stream = subscriber.stream
+            var frames: [EventFrame] = []
             if case .drop = commit.kind {
-                bytes = logFrame.bytes
-                for index in subscriber.stream.subscriptions.indices {
-                    subscriber.stream.subscriptions[index].reported = subscriber.stream.subscriptions[index].current
+                frames.append(logFrame)
+                for index in stream.subscriptions.indices {
+                    stream.subscriptions[index].reported = stream.subscriptions[index].current
                 }
             } else {
-                for index in subscriber.stream.subscriptions.indices
-                where subscriber.stream.subscriptions[index].model == commit.model {
-                    encodeEvent(of: &subscriber.stream.subscriptions[index], outputs[position][index],
-                                commit: commit, into: &bytes)
+                for index in stream.subscriptions.indices where stream.subscriptions[index].model == commit.model {
+                    let changes = outputs[position][index]
+                    let path = stream.subscriptions[index].path
+                    if stream.subscriptions[index].window == nil {
+                        guard !changes.isEmpty else { continue }
+                        if let frame = shared[path] { frames.append(frame); continue }
+                    }
+                    var bytes: [UInt8] = []
+                    encodeEvent(of: &stream.subscriptions[index], changes, commit: commit, into: &bytes)
+                    guard !bytes.isEmpty else { continue }
+                    let frame = EventFrame(sequence: commit.sequence, model: commit.model, isCommit: false, bytes: bytes)
+                    if stream.subscriptions[index].window == nil { shared[path] = frame }
+                    frames.append(frame)
                 }
             }
-            guard !bytes.isEmpty else { continue }
-            let stream = subscriber.stream
-            stream.derived.append(EventFrame(sequence: commit.sequence, model: commit.model, isCommit: false, bytes: bytes))
-            stream.derivedBytes += bytes.count
+            guard !frames.isEmpty else { continue }
+            for frame in frames {
+                stream.derived.append(frame)
+                stream.derivedBytes += frame.bytes.count
+            }
             // A stream that falls this far behind gets `resync` and fresh snapshots, as one that fell
             // off the shared log does: what it holds stays bounded however slowly it reads.
             if stream.derivedBytes > settings.retainedBytes { dropDerived(of: stream, resync: .lagging) }

@@ -215,6 +215,8 @@ final class EventHub: Sendable {
             metrics.openStreams = state.subscribers.count
             metrics.retainedEvents = state.log.count
             metrics.retainedBytes = state.logBytes
+            metrics.locationStreams = state.streams.count
+            metrics.mirroredModels = state.mirrors.count
             return metrics
         }
     }
@@ -242,4 +244,8 @@ struct EventHubMetrics: Sendable {
     var directHeartbeats = 0
     /// Streams ended with `auth_revoked` (their credential expired or their session ended).
     var authRevoked = 0
+    /// Open streams with `sub` values.
+    var locationStreams = 0
+    /// Models mirrored for location streams.
+    var mirroredModels = 0
 }

@@ -87,8 +87,8 @@ extension LiveBindServer {
         }
         for location in locations {
             if names.contains(location.model) {
-                throw RequestError.conflictingSubscription(location.name + (location.window == nil ? "" : ";…"),
-                    "is inside the whole model \(location.model), which this stream already has")
+                throw RequestError.conflictingSubscription(location.name,
+                    "is inside the whole model \(location.model), which this stream already has (model= or sub=\(location.model))")
             }
             if locations.filter({ $0.name == location.name }).count > 1 {
                 throw RequestError.conflictingSubscription(location.name, "is given twice; one window per location and stream")

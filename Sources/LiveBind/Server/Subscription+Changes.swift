@@ -81,57 +81,27 @@ extension Subscription {
         let before = window.rows(length: current.length)
         let after = window.rows(length: rows.count)
         current = Window.Position(offset: after.lowerBound, length: rows.count)
-        if change.kind == .replace, let index = change.index {
-            guard after.contains(index) else { return }
+        switch change.kind {
+        case .replace:
+            guard let index = change.index, after.contains(index) else { return }
             out.append(LocationChange(change: Change(kind: .replace, path: path, value: rows[index],
                                                      index: index - after.lowerBound, key: Change.key(of: rows[index]))))
-            return
+        case .insert, .remove:
+            shiftChanges(for: change, rows: rows, before: before, after: after, into: &out)
+        case .move:
+            // A move keeps the array's length, so the window stays where it was.
+            guard let from = change.from, let to = change.to, before == after else { return reset(rows: rows, into: &out) }
+            moveChanges(from: from, to: to, rows: rows, window: after, into: &out)
+        case .set:
+            reset(rows: rows, into: &out)
         }
-        /// Where the element at `index` before the change is after it; nil for the one removed.
-        func landing(_ index: Int) -> Int? {
-            switch change.kind {
-            case .insert:
-                let inserted = change.index ?? (rows.count - 1)
-                return index < inserted ? index : index + 1
-            case .remove:
-                guard let removed = change.index else { return index }
-                return index == removed ? nil : (index > removed ? index - 1 : index)
-            case .move:
-                guard let from = change.from, let to = change.to else { return index }
-                if index == from { return to }
-                let shifted = index > from ? index - 1 : index
-                return shifted >= to ? shifted + 1 : shifted
-            case .set, .replace:
-                return index
-            }
-        }
-        if change.kind == .insert || change.kind == .remove {
-            return shiftChanges(for: change, rows: rows, before: before, after: after, landing: landing, into: &out)
-        }
-        var kept: [Int] = []
-        kept.reserveCapacity(before.count)
-        for index in before.reversed() {
-            if let landed = landing(index), after.contains(landed) {
-                kept.append(landed)
-                continue
-            }
-            let key = landing(index).map { Change.key(of: rows[$0]) } ?? change.key
-            out.append(LocationChange(change: Change(kind: .remove, path: path, index: index - before.lowerBound,
-                                                     key: key ?? nil)))
-        }
-        kept.reverse()
-        if change.kind == .move, let to = change.to, let position = kept.firstIndex(of: to) {
-            let target = kept.reduce(0) { $0 + ($1 < to ? 1 : 0) }
-            if position != target {
-                out.append(LocationChange(change: Change(kind: .move, path: path, from: position, to: target,
-                                                         key: Change.key(of: rows[to]))))
-            }
-        }
-        let staying = Set(kept)
-        for index in after where !staying.contains(index) {
-            out.append(LocationChange(change: Change(kind: .insert, path: path, value: rows[index],
-                                                     index: index - after.lowerBound, key: Change.key(of: rows[index]))))
-        }
+    }
+
+    /// A `set` of the window's rows, for an array change this code does not take apart.
+    private func reset(rows: Deque<JSON>, into out: inout [LocationChange]) {
+        let range = window?.rows(length: rows.count) ?? 0..<0
+        out.append(LocationChange(change: Change(kind: .set, path: path,
+                                                 value: .array(range.isEmpty ? [] : Deque(rows[range])))))
     }
 
     /// The window's removes and inserts for an element inserted or removed: the rows that leave are a
@@ -139,8 +109,13 @@ extension Subscription {
     /// of the new window plus the inserted one (the other rows keep their order), so this costs what it
     /// sends, not the window's size.
     private func shiftChanges(for change: Change, rows: Deque<JSON>, before: Range<Int>, after: Range<Int>,
-                              landing: (Int) -> Int?, into out: inout [LocationChange]) {
+                              into out: inout [LocationChange]) {
         let changed = change.index ?? (change.kind == .insert ? rows.count - 1 : -1)
+        /// Where the element at `index` before the change is after it; nil for the one removed.
+        func landing(_ index: Int) -> Int? {
+            if change.kind == .insert { return index < changed ? index : index + 1 }
+            return index == changed ? nil : (index > changed ? index - 1 : index)
+        }
         func leaves(_ index: Int) -> Bool { landing(index).map { !after.contains($0) } ?? true }
         /// Where the element at `index` after the change was before it; nil for the one inserted.
         func origin(_ index: Int) -> Int? {
@@ -168,6 +143,42 @@ extension Subscription {
         for index in entering.sorted() {
             out.append(LocationChange(change: Change(kind: .insert, path: path, value: rows[index],
                                                      index: index - after.lowerBound, key: Change.key(of: rows[index]))))
+        }
+    }
+
+    /// The window's events for an element moved inside its array (the length, so the window, is the
+    /// same): a `move` when both ends are in the window; else the moved row leaving or entering and the
+    /// row shifted across the window's edge entering or leaving. A few events, whatever the window's size.
+    private func moveChanges(from: Int, to: Int, rows: Deque<JSON>, window: Range<Int>,
+                             into out: inout [LocationChange]) {
+        guard from != to, !window.isEmpty else { return }
+        let first = window.lowerBound, last = window.upperBound - 1
+        func remove(_ index: Int, keyAt landed: Int) {
+            out.append(LocationChange(change: Change(kind: .remove, path: path, index: index - first,
+                                                     key: Change.key(of: rows[landed]))))
+        }
+        func insert(_ index: Int) {
+            out.append(LocationChange(change: Change(kind: .insert, path: path, value: rows[index], index: index - first,
+                                                     key: Change.key(of: rows[index]))))
+        }
+        switch (window.contains(from), window.contains(to)) {
+        case (true, true):
+            out.append(LocationChange(change: Change(kind: .move, path: path, from: from - first, to: to - first,
+                                                     key: Change.key(of: rows[to]))))
+        case (true, false):
+            remove(from, keyAt: to)
+            insert(to > last ? last : first)
+        case (false, true):
+            if from < first { remove(first, keyAt: first - 1) } else { remove(last, keyAt: last + 1) }
+            insert(to)
+        case (false, false):
+            if from < first && to > last {
+                remove(first, keyAt: first - 1)
+                insert(last)
+            } else if from > last && to < first {
+                remove(last, keyAt: last + 1)
+                insert(first)
+            }
         }
     }
 }

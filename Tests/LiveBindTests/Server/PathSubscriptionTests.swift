@@ -37,6 +37,8 @@ import Testing
             #expect(missing["exists"] as? Bool == false)
             let ghost = try events[3].object()
             #expect(ghost["model"] as? String == "ghost" && ghost["exists"] as? Bool == false && ghost["rev"] as? Int == 0)
+            let metrics = String(decoding: try TestHTTPClient.request(port: port, "GET", "/metrics").body, as: UTF8.self)
+            #expect(metrics.contains("livebind_location_streams 1\n") && metrics.contains("livebind_mirrored_models 2\n"))
         }
     }
 
@@ -285,5 +287,68 @@ import Testing
             }
             #expect(sawLagging)
         }
+    }
+
+    @Test func streamsOnTheSameLocationEachGetItsEvents() throws {
+        let store = try Self.sensorStore()
+        try withRunningServer(store: store) { port in
+            let one = try TestEventStream(port: port, target: "/events?sub=sensor/t")
+            let two = try TestEventStream(port: port, target: "/events?sub=sensor/t&sub=sensor/meta")
+            _ = try one.next(2)
+            _ = try two.next(3)
+            try store.write("sensor") { (editor: inout ModelEditor) throws(StoreError) in
+                try editor.set(25, at: Path(["t"]))
+                try editor.set("K", at: Path(["meta", "unit"]))
+            }
+            let first = try #require(try one.next())
+            let second = try two.next(2)
+            #expect(first.data == second[0].data && first.id == "3" && second.map(\.id) == ["3", "3"])
+            #expect(try first.object()["value"] as? Int == 25)
+            #expect(try second[1].object()["path"] as? String == "/meta/unit")
+        }
+    }
+
+    @Test func wholeModelsAndLocationsInterleaveInTheOneGlobalOrder() throws {
+        let store = try Self.sensorStore()
+        try withRunningServer(store: store) { port in
+            let stream = try TestEventStream(port: port, target: "/events?model=other&sub=sensor/t")
+            _ = try stream.next(3)
+            for step in 0..<30 {
+                if step % 3 == 0 { try store.set(.int(step), at: Path(["x"]), in: "other") }
+                else if step % 3 == 1 { try store.set(.int(step), at: Path(["t"]), in: "sensor") }
+                else { try store.set(.int(step), at: Path(["meta", "unit"]), in: "sensor") }   // not sent
+            }
+            let events = try stream.next(20)
+            let ids = events.compactMap { $0.id.flatMap(UInt64.init) }
+            #expect(ids == ids.sorted() && ids.count == 20 && Set(ids).count == 20)
+            let models = try events.map { try $0.object()["model"] as? String }
+            #expect(models == (0..<20).map { $0 % 2 == 0 ? "other" : "sensor" })
+        }
+    }
+
+    @Test func theLastLocationStreamToCloseFreesTheMirror() throws {
+        try withRunningServer(store: try Self.sensorStore()) { port in
+            func metric(_ name: String) throws -> String? {
+                let text = String(decoding: try TestHTTPClient.request(port: port, "GET", "/metrics").body, as: UTF8.self)
+                return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.map(String.init)
+            }
+            var stream: TestEventStream? = try TestEventStream(port: port, target: "/events?sub=sensor/t")
+            _ = try stream?.next(2)
+            #expect(try metric("livebind_mirrored_models") == "livebind_mirrored_models 1")
+            stream = nil
+            var freed = false
+            for _ in 0..<100 {
+                // The server notices the closed socket when it next writes: a change to the location.
+                try Self.touch(port: port)
+                if try metric("livebind_mirrored_models") == "livebind_mirrored_models 0" { freed = true; break }
+                usleep(20_000)
+            }
+            #expect(freed)
+            #expect(try metric("livebind_location_streams") == "livebind_location_streams 0")
+        }
+    }
+
+    private static func touch(port: Int) throws {
+        _ = try TestHTTPClient.send(port: port, "PUT", "/models/sensor/t", String(Int.random(in: 0..<1_000_000)))
     }
 }
