@@ -7,8 +7,8 @@
  *
  * Sections, top to bottom:
  *   Configuration · Access token · Paths · Watch tree · Model cache · Scopes · Events and errors ·
- *   Writes · Formatting · Directives · Virtual lists · Walker · Frame scheduling · Stream reader ·
- *   Connection · Public API · Boot
+ *   Writes · Formatting · Directives · Virtual lists · Array windows · Walker · Frame scheduling ·
+ *   Stream reader · Connection · Public API · Boot
  */
 (function (global) {
   'use strict';
@@ -50,8 +50,8 @@
   //   A server started with --token needs `Authorization: Bearer <token>` on writes (and, with
   //   --private, on reads). The token comes from LiveBind.configure({token}), else
   //   <meta name="livebind-token" content="…">, else sessionStorage "livebind-token" (where the
-  //   dashboard keeps a token it was opened with as /#token=…). EventSource cannot send headers, so
-  //   the stream carries it as ?access_token= — only once the server has refused a stream without it.
+  //   dashboard keeps a token it was opened with as /#token=…). The stream is read with fetch(), so
+  //   it sends the header too: the token never appears in a URL.
   // ===========================================================================================
 
   function currentToken() {
