@@ -47,11 +47,16 @@
 
   // ===========================================================================================
   // Access token
-  //   A server started with --token needs `Authorization: Bearer <token>` on writes (and, with
-  //   --private, on reads). The token comes from LiveBind.configure({token}), else
+  //   A server started with --token or --jwt-key needs `Authorization: Bearer <token>` on writes
+  //   (and, with --private, on reads). The token comes from LiveBind.configure({token}), else
   //   <meta name="livebind-token" content="…">, else sessionStorage "livebind-token" (where the
-  //   dashboard keeps a token it was opened with as /#token=…). The stream is read with fetch(), so
-  //   it sends the header too: the token never appears in a URL.
+  //   dashboard keeps a token it was opened with as /#token=…). The stream is read with fetch, so it
+  //   never puts the token in its URL: when the server offers sessions (GET /healthz says
+  //   "sessions": true) and is this page's own origin, the token is traded for an HttpOnly session
+  //   cookie (POST /session) before the stream opens and the stream carries only the cookie;
+  //   otherwise it sends `Authorization: Bearer`. A stream whose token expired (or whose
+  //   session ended) gets `auth_revoked`: the page hears `livebind:auth-revoked` and answers with
+  //   LiveBind.configure({token}), which reconnects from the last event.
   // ===========================================================================================
 
   function currentToken() {
