@@ -7,8 +7,8 @@
  *
  * Sections, top to bottom:
  *   Configuration · Access token · Paths · Watch tree · Model cache · Scopes · Events and errors ·
- *   Writes · Formatting · Directives · Virtual lists · Walker · Frame scheduling · Stream reader ·
- *   Connection · Public API · Boot
+ *   Writes · Formatting · Directives · Virtual lists · Array windows · Walker · Frame scheduling ·
+ *   Stream reader · Connection · Public API · Boot
  */
 (function (global) {
   'use strict';
@@ -1112,6 +1112,14 @@
 
     /** Window mode: the window's rows changed (`touched`: their window indexes, or null for all). */
     function refresh(touched) {
+      if (win.moved) {
+        // Rows were inserted or removed above: the rendered rows keep their elements at their new indexes.
+        if (above(start + win.moved, false) || above(start, false)) shift += win.moved * rowHeight;
+        start = Math.max(0, start + win.moved);
+        renumber(0);
+        win.moved = 0;
+        touched = null;
+      }
       const items = list();
       for (let k = 0; k < rows.length; k++) {
         const i = start + k;
@@ -1125,15 +1133,22 @@
     const windowList = win && {
       touched: new Set(),
       all: false,
-      changed(rowsChanged) {
+      edits: [],
+      changed(rowsChanged, edits) {
         if (rowsChanged === null) this.all = true;
         else for (const j of rowsChanged) this.touched.add(j);
+        if (edits) this.edits.push(...edits);
         afterFlush.add(this.run);
       },
       run: () => {
         const touched = windowList.all ? null : windowList.touched;
         windowList.all = false;
         windowList.touched = new Set();
+        // Inserts and removes first, row by row as without a window: rows keep their elements (and
+        // focus), and one above the view moves the scroll position with it.
+        for (const edit of windowList.edits.splice(0)) {
+          if (edit.kind === 'insert') insertAt(edit.at); else removeAt(edit.at);
+        }
         refresh(touched);
       },
     };
@@ -1332,7 +1347,7 @@
     if (!win) {
       win = {
         key, model, tokens, pointer: tokensPointer(tokens), rows: [], offset: 0, length: 0, rev: undefined,
-        loaded: false, mode: 'window', want: { offset: 0, limit }, moving: false, uses: 0, lists: new Set(),
+        loaded: false, mode: 'window', want: { offset: 0, limit }, moving: false, uses: 0, lists: new Set(), moved: 0,
       };
       win.view = new Proxy([], {
         get(target, prop) {
@@ -1374,8 +1389,13 @@
     if (data.rev !== undefined) win.rev = data.rev;
     const at = (w) => { if (w) { win.offset = w.offset; win.length = w.length; } };
     if (type === 'snapshot' || (type === 'set' && data.path === win.pointer)) {
+      const old = win.rows;
+      const oldOffset = win.offset;
       win.rows = Array.isArray(data.value) ? data.value.slice(0, 10000) : [];
       if (data.window) at(data.window); else { win.offset = 0; win.length = win.rows.length; }
+      // Rows inserted or removed above the window arrive as a `set` of the shifted rows: by the
+      // rows' keys, tell the lists how far their rows moved, so what is in view can stay put.
+      if (type === 'set' && win.loaded && win.offset === oldOffset) win.moved += shiftOf(old, win.rows);
       win.loaded = true;
       return signalWindow(win, null);
     }
@@ -1386,6 +1406,7 @@
     const changes = type === 'batch' ? data.changes.map((c) => Object.assign({ kind: c.kind || c.op }, c)) : [Object.assign({ kind: type }, data)];
     const depth = win.tokens.length;
     const touched = new Set();
+    const edits = []; // inserts and removes at absolute indexes, for the lists to follow row by row
     let structural = false;
     for (const c of changes) {
       const tokens = pointerTokens(c.path || '');
@@ -1393,8 +1414,8 @@
         structural = true;
         const rows = win.rows;
         switch (c.kind) {
-          case 'insert': rows.splice(c.index, 0, c.value); break;
-          case 'remove': rows.splice(c.index, 1); break;
+          case 'insert': rows.splice(c.index, 0, c.value); edits.push({ kind: 'insert', at: win.offset + c.index }); break;
+          case 'remove': rows.splice(c.index, 1); edits.push({ kind: 'remove', at: win.offset + c.index }); break;
           case 'replace': case 'set': if (c.index !== undefined) rows[c.index] = c.value; break;
           case 'move': rows.splice(c.to, 0, rows.splice(c.from, 1)[0]); break;
           default: break;
@@ -1410,12 +1431,24 @@
       }
     }
     at(data.window);
-    signalWindow(win, structural ? null : touched);
+    signalWindow(win, structural ? null : touched, edits);
+  }
+
+  /** How many places keyed rows moved down (negative: up) from `before` to `after`, or 0 when unknown. */
+  function shiftOf(before, after) {
+    if (!before.length || !after.length) return 0;
+    const first = keyOf(before[0]);
+    if (first === undefined) return 0;
+    const down = after.findIndex((row) => keyOf(row) === first);
+    if (down >= 0) return down;
+    const newFirst = keyOf(after[0]);
+    const up = newFirst === undefined ? -1 : before.findIndex((row) => keyOf(row) === newFirst);
+    return up > 0 ? -up : 0;
   }
 
   /** Tells the window's lists to redraw after this flush: `rows` the window indexes changed, or null for all. */
-  function signalWindow(win, rows) {
-    for (const list of win.lists) list.changed(rows);
+  function signalWindow(win, rows, edits) {
+    for (const list of win.lists) list.changed(rows, edits);
   }
 
   /** Moves the window (PATCH /events/{stream}); one request at a time, the newest wish wins. */

@@ -357,8 +357,31 @@ def virtual_list(driver, server, rng, rows, rate, seconds):
     }
 
 
+def has_path_subscriptions(server):
+    """Whether the server starts a ?sub= stream with a `stream` event (path subscriptions)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=3)
+    try:
+        conn.request("GET", "/events?sub=probe-model/rows%3Blimit%3D1", headers={"Accept": "text/event-stream"})
+        response = conn.getresponse()
+        if response.status != 200:
+            return False
+        head = b""
+        while b"\n\n" not in head.replace(b"retry: 2000\n\n", b"") and len(head) < 4096:
+            chunk = response.fp.read1(4096) if hasattr(response.fp, "read1") else response.read(1)
+            if not chunk:
+                break
+            head += chunk
+        return b"event: stream" in head
+    except OSError:
+        return False
+    finally:
+        conn.close()
+
+
 def window_list(driver, server, rows):
     model = "bench1m"
+    if not has_path_subscriptions(server):
+        return {"rows": rows, "subs": False}
     started = time.monotonic()
     send(http.client.HTTPConnection("127.0.0.1", server.port, timeout=300), "PUT", f"/models/{model}", {"rows": rows_of(rows)})
     put_seconds = time.monotonic() - started

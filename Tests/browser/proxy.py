@@ -95,9 +95,12 @@ class DroppingProxy:
     def release_events(self):
         """Delivers what was held, then lets event streams flow again."""
         with self.lock:
+            joined = {}  # per connection, in order: what was held goes out in one write
             for sink, data in self.held:
+                joined.setdefault(sink, []).append(data)
+            for sink, pieces in joined.items():
                 try:
-                    sink.sendall(data)
+                    sink.sendall(b"".join(pieces))
                 except OSError:
                     pass
             self.held = []

@@ -75,3 +75,37 @@ def test_the_page_holds_only_the_window(page, server):
     # Back to the top: the window follows.
     page.execute_script("document.getElementById('scroller').scrollTop = 0")
     wait(page, lambda d: state(d)["ids"][:1] == ["0"] and state(d)["names"][:1] == ["row 0"], lambda: f"state {state(page)}")
+
+
+def patch(server, ops):
+    status, body = server.request("PATCH", "/models/huge", ops, content_type="application/json-patch+json")
+    assert status == 200, body
+
+
+TOP = """
+const s = document.getElementById('scroller'); const r = s.getBoundingClientRect();
+const tr = document.elementFromPoint(r.left + 10, r.top + 45).closest('tr');
+return tr && tr.querySelector('.id') ? tr.querySelector('.id').textContent : null;
+"""
+
+
+@pytest.mark.parametrize("where", ["inside the window", "above the window"])
+def test_inserts_and_removes_above_keep_the_view_and_focus(page, server, where):
+    start(page, server, 20000)
+    if not state(page)["subs"]["pathSubscriptions"]:
+        pytest.skip("this server has no path subscriptions (?sub=)")
+    page.execute_script("document.getElementById('scroller').scrollTop = 5000 * arguments[0]", ROW)
+    wait(page, lambda d: d.execute_script(TOP) == "5000" and "row 5000" in state(d)["names"], lambda: f"top {page.execute_script(TOP)}")
+    window = page.execute_script("return LiveBind.subscriptions().windows[0]")
+    at = window["offset"] + 2 if where == "inside the window" else window["offset"] - 5
+    assert at < 5000
+    field = page.find_element(By.XPATH, "//tr[td[@class='id' and text()='5002']]//input")
+    field.click()
+    page.execute_script("arguments[0].closest('tr').__kept = true", field)
+    patch(server, [{"op": "add", "path": f"/rows/{at}", "value": {"id": -1, "name": "new"}}])
+    wait(page, lambda d: d.execute_script("return LiveBind.subscriptions().windows[0].length") == 20001)
+    wait(page, lambda d: d.execute_script(TOP) == "5000", lambda: f"top {page.execute_script(TOP)}")
+    patch(server, [{"op": "remove", "path": f"/rows/{at + 1}"}])
+    wait(page, lambda d: d.execute_script("return LiveBind.subscriptions().windows[0].length") == 20000)
+    wait(page, lambda d: d.execute_script(TOP) == "5000", lambda: f"top {page.execute_script(TOP)}")
+    assert page.execute_script("return document.activeElement === arguments[0] && arguments[0].closest('tr').__kept === true", field)
