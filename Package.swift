@@ -12,6 +12,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // JWT verification (--jwt-key): signatures, keys and claims are checked by jwt-kit, never here.
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        // jwt-kit's own; LiveBind keys cookie sessions by the SHA-256 of their id.
+        .package(url: "https://github.com/apple/swift-crypto", "4.1.0"..<"6.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -37,6 +41,8 @@ let package = Package(
                 "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Collections", package: "swift-collections"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .executableTarget(
@@ -53,7 +59,7 @@ let package = Package(
         .plugin(name: "EmbedPublic", capability: .buildTool(), dependencies: ["embed-public"]),
         .testTarget(
             name: "LiveBindTests",
-            dependencies: ["LiveBind"],
+            dependencies: ["LiveBind", .product(name: "JWTKit", package: "jwt-kit")],
             resources: [.copy("Fixtures")]
         ),
     ],

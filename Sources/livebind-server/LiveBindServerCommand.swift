@@ -72,6 +72,12 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Most bytes of snapshots and events a stream may hold unsent while its client reads nothing; past it the stream is closed.")
     var streamBufferLimit = 1 << 20
 
+    @Option(help: "Most sub values (locations and windows) on one event stream (422 past it).")
+    var maxSubscriptions = 64
+
+    @Option(help: "Most rows in one window of an event stream (sub=…;first=N, last=N, limit=N; 422 past it).")
+    var maxWindow = 10_000
+
     @Option(help: "Seconds without progress before a connection is closed (a client that stopped reading or sending).")
     var connectionTimeout = 60
 
@@ -87,6 +93,32 @@ struct LiveBindServerCommand: ParsableCommand {
         #"A JSON file of tokens: [{"token": "…", "scopes": ["read", "write"], "models": ["lab-"]}]."#,
         valueName: "file"))
     var tokensFile: String?
+
+    @Option(name: .customLong("jwt-key"), help: ArgumentHelp(
+        "Accept JWTs verified with this key file: a JWKS (JSON with \"keys\"), an RS256/ES256 public key (PEM), or else an HS256 secret (32+ bytes).",
+        valueName: "file"))
+    var jwtKey: String?
+
+    @Option(name: .customLong("jwt-audience"), help: "With --jwt-key: the \"aud\" a token must name.")
+    var jwtAudience: String?
+
+    @Option(name: .customLong("jwt-issuer"), help: "With --jwt-key: the \"iss\" a token must carry.")
+    var jwtIssuer: String?
+
+    @Option(name: .customLong("jwt-leeway"), help: "With --jwt-key: seconds of clock difference allowed for \"exp\" and \"nbf\" (0...600).")
+    var jwtLeeway = 30
+
+    @Option(help: "Longest bearer token looked at, in bytes (longer ones get 401 unread).")
+    var maxTokenLength = 4096
+
+    @Option(help: "Most cookie sessions (POST /session) at once; past it expired ones, then the oldest, are dropped.")
+    var maxSessions = 10_000
+
+    @Option(help: "Seconds a session lasts at most (it also ends when its token expires).")
+    var sessionLifetime = 8 * 3600
+
+    @Flag(help: "Session cookies get Secure (only sent over HTTPS): set it when clients reach the server over TLS.")
+    var secureCookies = false
 
     @Flag(name: .customLong("private"), help: "Reads (models, /events, /bindings, /metrics) need a token with the read scope too.")
     var privateReads = false
@@ -134,11 +166,20 @@ struct LiveBindServerCommand: ParsableCommand {
         guard checkpointBytes >= 1 else { throw ValidationError("--checkpoint-bytes must be at least 1") }
         guard retainedBytes >= 1 else { throw ValidationError("--retained-bytes must be at least 1") }
         guard streamBufferLimit >= 0 else { throw ValidationError("--stream-buffer-limit must be at least 0") }
+        guard maxSubscriptions >= 1 else { throw ValidationError("--max-subscriptions must be at least 1") }
+        guard maxWindow >= 1 else { throw ValidationError("--max-window must be at least 1") }
         guard connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be at least 1 second") }
         guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be more than 0 seconds") }
         guard (tlsCertificate == nil) == (tlsKey == nil) else {
             throw ValidationError("--tls-cert and --tls-key go together: pass both (PEM files) or neither")
         }
+        guard (0...600).contains(jwtLeeway) else { throw ValidationError("--jwt-leeway must be 0...600 seconds") }
+        guard jwtKey != nil || (jwtAudience == nil && jwtIssuer == nil) else {
+            throw ValidationError("--jwt-audience and --jwt-issuer need --jwt-key")
+        }
+        guard maxTokenLength >= 16 else { throw ValidationError("--max-token-length must be at least 16 bytes") }
+        guard maxSessions >= 1 else { throw ValidationError("--max-sessions must be at least 1") }
+        guard sessionLifetime >= 1 else { throw ValidationError("--session-lifetime must be at least 1 second") }
     }
 
     mutating func run() throws {
@@ -166,9 +207,20 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.retainedBytes = retainedBytes
         configuration.streamBufferLimit = streamBufferLimit
         configuration.connectionTimeout = connectionTimeout
+        configuration.maxSubscriptions = maxSubscriptions
+        configuration.maxWindow = maxWindow
         configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
         configuration.access = try TokensFile.policy(tokens: tokens, file: tokensFile, privateReads: privateReads,
                                                      allowedOrigins: allowedOrigins)
+        if let jwtKey {
+            guard let key = ConfigFile.readAll(jwtKey) else { throw ValidationError("cannot read --jwt-key file '\(jwtKey)'") }
+            configuration.access.jwt = AccessPolicy.JWT(key: key, audience: jwtAudience, issuer: jwtIssuer,
+                                                        leewaySeconds: jwtLeeway)
+        }
+        configuration.maxTokenLength = maxTokenLength
+        configuration.maxSessions = maxSessions
+        configuration.sessionLifetime = .seconds(sessionLifetime)
+        configuration.secureCookies = secureCookies
         configuration.dataDirectory = data
         configuration.tlsCertificateFile = tlsCertificate
         configuration.tlsKeyFile = tlsKey

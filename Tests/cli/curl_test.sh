@@ -102,6 +102,25 @@ RESUMED=$(curl -sN --max-time 1 "$BASE/events?model=sensor&lastEventId=$(id 4)" 
 check_contains "resume from id 4 starts at id 5" "$RESUMED" $'retry: 2000\n\n'"id: $(id 5)"$'\n'
 check "resume has no snapshot" "$(grep -c 'event: snapshot' <<<"$RESUMED")" 0
 
+# Path subscriptions and windows (docs/HTTP.md "Path subscriptions", "Array windows").
+curl -sN --max-time 2 "$BASE/events?sub=sensor/readings%3Blast=1&sub=sensor/unit" >"$WORK/sub.txt" 2>/dev/null &
+SUB_PID=$!
+for _ in $(seq 1 50); do grep -q '"path":"/unit"' "$WORK/sub.txt" 2>/dev/null && break; sleep 0.05; done
+STREAM_ID=$(sed -n 's/^data: {"stream":"\([A-Za-z0-9_-]*\)"}$/\1/p' "$WORK/sub.txt")
+check "a sub stream names itself first" "$(sed -n 3p "$WORK/sub.txt")" "event: stream"
+check "PATCH /events/{stream} moves a window" "$(curl -s -o /dev/null -w '%{http_code}' -X PATCH \
+  "$BASE/events/$STREAM_ID" -H "$JSON" -d '{"sub":"sensor/readings","offset":1,"limit":1}')" 204
+wait "$SUB_PID" || true
+SUB=$(cat "$WORK/sub.txt")
+check_contains "a window's snapshot says where it is" "$SUB" \
+  '"path":"/readings","value":[{"id":"r1","value":21.5}],"window":{"offset":0,"length":1}}'
+check_contains "a location's snapshot has its path" "$SUB" '"path":"/unit","value":"C"}'
+check_contains "the moved window gets a fresh snapshot" "$SUB" '"path":"/readings","value":[],"window":{"offset":1,"length":1}}'
+check "a bad sub is 400 problem+json" \
+  "$(curl -s -o /dev/null -w '%{http_code} %{content_type}' "$BASE/events?sub=sensor/a~2b")" "400 application/problem+json"
+check "PATCH of an unknown stream is 404" "$(curl -s -o /dev/null -w '%{http_code}' -X PATCH "$BASE/events/nope" \
+  -H "$JSON" -d '{"sub":"sensor/readings","last":2}')" 404
+
 check "DELETE an element" "$(curl -s -X DELETE "$BASE/models/sensor/readings/0")" "{\"id\":\"$(id 7)\",\"rev\":7}"
 check "DELETE the model" "$(curl -s -X DELETE "$BASE/models/sensor")" "{\"id\":\"$(id 8)\",\"rev\":8}"
 PROBLEM=$(curl -s -i "$BASE/models/nope")
@@ -324,7 +343,6 @@ if command -v openssl >/dev/null; then
   curl -s "${TLSC[@]}" -X PUT "$BASE/models/tls/n" -H 'Content-Type: application/json' -d '2' >/dev/null
   for _ in $(seq 1 50); do grep -q '"value":2' "$WORK/tls-stream.txt" && break; sleep 0.1; done
   check_contains "a stream opened before the reload goes on" "$(cat "$WORK/tls-stream.txt")" '"value":2'
-  # A heartbeat comes after a second of silence (--heartbeat 1), which the reload and the write may not have left yet.
   for _ in $(seq 1 50); do grep -q ': heartbeat' "$WORK/tls-stream.txt" && break; sleep 0.1; done
   check_contains "and gets heartbeats through TLS" "$(cat "$WORK/tls-stream.txt")" ': heartbeat'
   kill -KILL "$STREAM_PID" 2>/dev/null; wait "$STREAM_PID" 2>/dev/null

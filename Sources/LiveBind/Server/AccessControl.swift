@@ -1,7 +1,10 @@
-/// Applies an `AccessPolicy` to requests: bearer tokens, scopes, model prefixes and the `Origin` check.
+import Foundation
+
+/// Applies an `AccessPolicy` to requests: bearer tokens (static and JWT), session cookies, scopes,
+/// model prefixes and the `Origin` check. `grant` is the one check every route goes through.
 ///
-/// Tokens are compared in constant time: every configured token is compared over the same number of
-/// bytes, whatever matches, so the answer's timing does not tell how much of a guess was right.
+/// Static tokens are compared in constant time: every configured token is compared over the same
+/// number of bytes, whatever matches, so the answer's timing does not tell how much of a guess was right.
 struct AccessControl: Sendable {
     let policy: AccessPolicy
     private let secrets: [[UInt8]]
@@ -13,14 +16,24 @@ struct AccessControl: Sendable {
     /// Whether `HTTPRequest.scheme` is known to be the client's (TLS here, or a trusted proxy): then an
     /// own origin must have that scheme. Otherwise an unknown proxy may have ended https, and both count.
     let knowsScheme: Bool
+    /// Verifies JWTs when the policy accepts them.
+    let verifier: JWTVerifier?
+    /// The cookie sessions (`POST /session`), when the policy has tokens.
+    let sessions: SessionTable?
+    /// Longest bearer token (header, query or session request) looked at; longer ones are refused unread.
+    let maxTokenLength: Int
 
-    init(policy: AccessPolicy, listeningOn address: String = "0.0.0.0", knowsScheme: Bool = false) {
+    init(policy: AccessPolicy, listeningOn address: String = "0.0.0.0", knowsScheme: Bool = false,
+         verifier: JWTVerifier? = nil, sessions: SessionTable? = nil, maxTokenLength: Int = 4096) {
         self.policy = policy
         self.knowsScheme = knowsScheme
         loopbackOnly = Self.isLoopback(address: address)
         secrets = policy.tokens.map { Array($0.secret.utf8) }
         comparedLength = secrets.map(\.count).max() ?? 0
         allowedOrigins = Set(policy.allowedOrigins.compactMap(Origin.init(parsing:)))
+        self.verifier = verifier
+        self.sessions = sessions
+        self.maxTokenLength = maxTokenLength
     }
 
     /// The models a caller reaches: every model, or the models under some prefixes.
@@ -41,19 +54,85 @@ struct AccessControl: Sendable {
         }
     }
 
-    /// What the request may reach with `scope`; throws 401 (no or unknown token) or 403 (no such scope).
-    /// `?access_token=` counts only when `queryToken` is set (`GET /events`: EventSource sends no headers).
-    func authorize(_ request: HTTPRequest, _ scope: AccessPolicy.Token.Scope,
-                   queryToken: Bool = false) throws(AccessError) -> Reach {
-        let needed = scope == .write ? policy.requiresTokens : policy.privateReads
-        guard needed else { return .everything }
-        guard let presented = Self.bearer(request) ?? (queryToken ? request.queryValue("access_token") : nil),
-              !presented.isEmpty else {
-            throw .missingToken(forStream: queryToken)
+    /// What a presented credential (a static token, a JWT or a session) allows, and until when.
+    struct Credential: Sendable {
+        /// What it allows.
+        var scopes: Set<AccessPolicy.Token.Scope>
+        /// Model-name prefixes it reaches; nil: every model.
+        var prefixes: [String]?
+        /// When it stops being valid (a JWT's `exp`, a session's end); nil: never.
+        var expiresAt: Date?
+        /// The static token's secret, which the write-rate limiter keys clients by; nil for others.
+        var rateKey: String?
+        /// The session it came from, when it came from a session cookie.
+        var session: SessionTable.Key?
+    }
+
+    /// What the access check established for one request: handlers receive it.
+    struct Grant: Sendable {
+        /// The models the request may reach.
+        var reach: Reach
+        /// The credential presented, when the route needed one; nil for open routes and public reads.
+        var credential: Credential?
+
+        /// Anyone's grant: every model, no credential.
+        static let everything = Grant(reach: .everything, credential: nil)
+    }
+
+    /// THE access check, run by the router before every handler: what `route` needs for this request,
+    /// from its credential. Throws 401 (no or a refused credential) or 403 (no such scope, model or origin).
+    func grant(_ request: HTTPRequest, _ route: RouteAccess, parameters: [String]) throws(AccessError) -> Grant {
+        let safe = request.method == .get || request.method == .head
+        switch route.rule {
+        case .open:
+            return .everything
+        case .bearer:
+            if !safe { try checkOrigin(request) }
+            guard let presented = Self.bearer(request), !presented.isEmpty else { throw .missingToken(forStream: false) }
+            let credential = try verify(presented)
+            return Grant(reach: Reach(prefixes: credential.prefixes), credential: credential)
+        case .scoped:
+            if !safe { try checkOrigin(request) }
+            let scope = route.scope ?? (safe ? .read : .write)
+            guard scope == .write ? policy.requiresTokens : policy.privateReads else { return .everything }
+            let credential = try presentedCredential(request, queryToken: route.queryToken)
+            guard credential.scopes.contains(scope) else { throw .missingScope(scope) }
+            let reach = Reach(prefixes: credential.prefixes)
+            switch route.models {
+            case .none: break
+            case .parameter(let index): try reach.check(parameters[index])
+            case .query(let name): for model in request.queryValues(name) where !model.isEmpty { try reach.check(model) }
+            }
+            return Grant(reach: reach, credential: credential)
         }
-        guard let token = match(presented) else { throw .invalidToken }
-        guard token.scopes.contains(scope) else { throw .missingScope(scope) }
-        return Reach(prefixes: token.models)
+    }
+
+    /// The request's credential: `Authorization: Bearer`, else the session cookie, else (when
+    /// `queryToken`) `?access_token=`. A bearer token that is refused is not passed over for a cookie.
+    func presentedCredential(_ request: HTTPRequest, queryToken: Bool) throws(AccessError) -> Credential {
+        if let presented = Self.bearer(request), !presented.isEmpty { return try verify(presented) }
+        if let sessions, let id = SessionCookie.value(in: request.headers.values(of: "Cookie")) {
+            guard let credential = sessions.credential(for: id) else { throw .unknownSession }
+            return credential
+        }
+        if queryToken, let presented = request.queryValue("access_token"), !presented.isEmpty {
+            return try verify(presented)
+        }
+        throw .missingToken(forStream: queryToken)
+    }
+
+    /// What the bearer token `presented` allows: a configured token, else a JWT the verifier accepts.
+    func verify(_ presented: String) throws(AccessError) -> Credential {
+        guard presented.utf8.count <= maxTokenLength else {
+            throw .rejectedToken("it is longer than \(maxTokenLength) bytes (--max-token-length)")
+        }
+        if let token = match(presented) {
+            return Credential(scopes: token.scopes, prefixes: token.models, expiresAt: nil, rateKey: token.secret)
+        }
+        if let verifier, presented.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 2 {
+            return try verifier.verify(presented)
+        }
+        throw .invalidToken
     }
 
     /// The configured token equal to `presented`, comparing with every token in constant time.

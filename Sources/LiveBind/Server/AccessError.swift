@@ -5,6 +5,10 @@ enum AccessError: Error, Equatable, CustomStringConvertible {
     case missingToken(forStream: Bool)
     /// The token is not one the server accepts.
     case invalidToken
+    /// The token is a JWT (or too long to be any token) that was refused, and why.
+    case rejectedToken(String)
+    /// The session cookie names no live session (it ended, expired or was evicted).
+    case unknownSession
     /// The token lacks the scope this request needs.
     case missingScope(AccessPolicy.Token.Scope)
     /// The token's model prefixes do not cover this model.
@@ -23,10 +27,14 @@ enum AccessError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .missingToken(let stream):
             stream
-                ? "this server needs a token: send Authorization: Bearer <token>, or ?access_token=<token> on /events"
-                : "this server needs a token: send Authorization: Bearer <token>"
+                ? "this server needs a token: send Authorization: Bearer <token>, a session cookie (POST /session), or ?access_token=<token> on /events"
+                : "this server needs a token: send Authorization: Bearer <token> (browsers: a session cookie from POST /session)"
         case .invalidToken:
             "the bearer token is not one this server accepts"
+        case .rejectedToken(let reason):
+            "the bearer token was refused: \(reason)"
+        case .unknownSession:
+            "the session has ended (expired, signed out or evicted): POST /session with the token again"
         case .missingScope(let scope):
             "this token lacks the \"\(scope.rawValue)\" scope"
         case .modelNotCovered(let model):

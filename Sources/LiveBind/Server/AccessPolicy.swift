@@ -13,8 +13,10 @@
 /// configuration.access.privateReads = true
 /// ```
 public struct AccessPolicy: Sendable {
-    /// The bearer tokens accepted; empty means writes need no token.
+    /// The bearer tokens accepted; with no tokens and no ``jwt``, writes need no token.
     public var tokens: [Token] = []
+    /// JSON Web Tokens accepted beside ``tokens``; nil accepts none.
+    public var jwt: JWT?
     /// Whether reads (`GET /models…`, `/events`, `/bindings`, `/metrics`) need a token with the `read` scope.
     public var privateReads = false
     /// Other origins (`https://app.example.com`) allowed to call the API from their pages (CORS) and to
@@ -58,13 +60,16 @@ public struct AccessPolicy: Sendable {
         }
     }
 
-    /// Whether any token is configured, so writes need one.
-    var requiresTokens: Bool { !tokens.isEmpty }
+    /// Whether any token is configured (static or JWT), so writes need one.
+    var requiresTokens: Bool { !tokens.isEmpty || jwt != nil }
 
     /// A reason the policy cannot be used, or nil.
     func problem() -> String? {
-        if privateReads && tokens.isEmpty {
-            return "private reads need at least one token (--token or --tokens)"
+        if privateReads && !requiresTokens {
+            return "private reads need at least one token (--token, --tokens or --jwt-key)"
+        }
+        if let jwt, jwt.leewaySeconds < 0 || jwt.leewaySeconds > 600 {
+            return "the JWT leeway must be 0...600 seconds"
         }
         for (index, token) in tokens.enumerated() {
             if let reason = Self.problem(with: token) { return "token \(index + 1)\(token.label): \(reason)" }
@@ -101,11 +106,12 @@ extension AccessPolicy {
     /// One line for the start-up log: what needs a token. Never shows a secret.
     var summary: String {
         let origins = allowedOrigins.isEmpty ? "no other origins (no CORS)" : "origins \(allowedOrigins.joined(separator: ", "))"
-        guard !tokens.isEmpty else {
+        guard requiresTokens else {
             return "access: no tokens, so anyone who can reach this port can read and write; browser writes only from this server's pages; \(origins)"
         }
         let reads = privateReads ? "reads need a read token" : "reads are open"
-        return "access: \(tokens.count) token\(tokens.count == 1 ? "" : "s"); writes need a write token, \(reads); \(origins)"
+        let jwts = jwt.map { "; JWTs (\($0))" } ?? ""
+        return "access: \(tokens.count) token\(tokens.count == 1 ? "" : "s")\(jwts); writes need a write token, \(reads); \(origins)"
     }
 }
 

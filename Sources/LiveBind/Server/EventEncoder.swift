@@ -57,15 +57,21 @@ enum EventEncoder {
         Array("event: resync\ndata: {\"reason\":\"\(reason.rawValue)\"}\n\n".utf8)
     }
 
+    /// An `auth_revoked` event: the stream's credential expired (`expired`) or its session ended
+    /// (`session-ended`); the stream ends after it. No id, so a client resumes from its last event.
+    static func authRevoked(_ reason: String) -> [UInt8] {
+        Array("event: auth_revoked\ndata: {\"reason\":\"\(reason)\"}\n\n".utf8)
+    }
+
     /// A heartbeat comment: keeps proxies and the connection-loss check alive.
     static let heartbeat: [UInt8] = Array(": heartbeat\n\n".utf8)
 
-    private static func header(sequence: UInt64, event: String, into bytes: inout [UInt8]) {
+    static func header(sequence: UInt64, event: String, into bytes: inout [UInt8]) {
         bytes += "id: \(sequence)\nevent: \(event)\ndata: ".utf8
     }
 
     /// `"path":…` and the members the change kind has, without braces.
-    private static func appendFields(of change: Change, into bytes: inout [UInt8]) {
+    static func appendFields(of change: Change, into bytes: inout [UInt8]) {
         bytes += #""path":"#.utf8
         JSON.string(change.path.pointer).encode(into: &bytes)
         if let index = change.index { bytes += #","index":\#(index)"#.utf8 }

@@ -10,6 +10,7 @@ extension EventHub {
     func shutdown(deadline: Duration) -> Int {
         let wake: [any HTTPStreamConnection] = state.withLock { state in
             state.shuttingDown = true
+            expiry.cancel()
             return state.suspended.removeWoken(byModel: nil).compactMap { state.subscribers[$0]?.connection }
         }
         for connection in wake { connection.resume() }

@@ -41,6 +41,10 @@ extension LiveBindServer {
         /// a stream past it that wrote nothing for a heartbeat interval is closed (a client that
         /// reconnects resumes with `Last-Event-ID`). Smaller stalled streams are closed by ``connectionTimeout``.
         public var streamBufferLimit: Int = 1 << 20
+        /// Most `sub` values (locations and windows) one event stream may have; more get 422.
+        public var maxSubscriptions: Int = 64
+        /// Most rows one window (`sub=…;first=N`, `last=N`, `limit=N`) may show; more get 422.
+        public var maxWindow: Int = 10_000
         /// Most connections libmicrohttpd holds; nil means `maxStreams + 512`, so writes always find a slot.
         public var connectionLimit: Int?
         /// libmicrohttpd worker threads.
@@ -56,6 +60,19 @@ extension LiveBindServer {
         /// Longest time a client may take to send a request's headers and body, however steadily it
         /// trickles them (slowloris); past it the connection is closed. Event streams, once answered, are not limited.
         public var requestTimeout: Duration = .seconds(30)
+        /// Longest bearer token looked at, in bytes (header, `?access_token=`, `POST /session`); a
+        /// longer one is refused with 401 unread. JWTs with many claims or an RSA-4096 signature need a
+        /// few kB.
+        public var maxTokenLength: Int = 4096
+        /// Most cookie sessions (`POST /session`) at once; past it the expired ones go first, then the
+        /// oldest (their streams get `auth_revoked`).
+        public var maxSessions: Int = 10_000
+        /// Longest a session lasts; it also ends when the token it was made from expires.
+        public var sessionLifetime: Duration = .seconds(8 * 3600)
+        /// Whether session cookies always get `Secure` (sent only over HTTPS). They get it anyway when the
+        /// request came over https: TLS here, or `X-Forwarded-Proto: https` from a trusted proxy. Set it
+        /// when a proxy that is not trusted ends TLS in front of the server.
+        public var secureCookies = false
         /// Bearer tokens, private reads and other allowed origins; by default anyone who can reach the
         /// port may write, and only the server's own pages may write from a browser.
         public var access = AccessPolicy()

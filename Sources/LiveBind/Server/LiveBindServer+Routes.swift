@@ -1,25 +1,29 @@
 extension LiveBindServer {
-    /// Every endpoint, in one table.
+    /// Every endpoint, in one table, each with what it needs (`RouteAccess`). The router runs the one
+    /// access check (`AccessControl.grant`) before every handler, and handlers get what it established.
     func makeRouter(hub: EventHub, access: AccessControl) throws(ServerError) -> Router {
-        var router = Router()
+        var router = Router { request, route, parameters in try access.grant(request, route, parameters: parameters) }
         let models = ModelEndpoint(store: store, counters: counters)
-        router.add([.get], "/healthz") { _, _ in
-            .bytes(Array(#"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#.utf8), contentType: "application/json")
+        let health = access.sessions == nil ? #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
+            : #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#
+        router.add([.get], "/healthz", access: .open) { _, _ in
+            .bytes(Array(health.utf8), contentType: "application/json")
         }
-        router.add([.get], "/metrics") { [counters, store, database] request, _ in
-            _ = try access.authorize(request, .read)
-            return MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
-                                          log: database?.writer)
+        router.add([.get], "/metrics", access: .scoped) { [counters, store, database] _, _ in
+            MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
+                                   log: database?.writer)
         }
-        router.add([.get], "/events") { request, _ in
-            try Self.openStream(request, hub: hub, reach: try access.authorize(request, .read, queryToken: true))
+        router.add([.get], "/events", access: .scoped(model: .query("model"), queryToken: true)) { request, context in
+            try Self.openStream(request, hub: hub, grant: context.grant)
         }
-        router.add([.get], "/models") { request, _ in models.list(reach: try access.authorize(request, .read)) }
-        router.add([.get, .put, .delete, .patch, .post], "/models/:name/*") { request, parameters in
-            let (name, pointer) = (parameters[0], parameters[1])
-            let reading = request.method == .get || request.method == .head
-            if !reading { try access.checkOrigin(request) }
-            try access.authorize(request, reading ? .read : .write).check(name)
+        // Moving a window of one's own stream changes no model: it needs what the stream needs, `read`.
+        router.add([.patch], "/events/:stream", access: RouteAccess(rule: .scoped, scope: .read)) { request, context in
+            try Self.moveWindow(request, stream: context.parameters[0], hub: hub, reach: context.grant.reach)
+            return HTTPResponse(status: 204)
+        }
+        router.add([.get], "/models", access: .scoped) { _, context in models.list(reach: context.grant.reach) }
+        router.add([.get, .put, .delete, .patch, .post], "/models/:name/*", access: .scoped(model: .parameter(0))) { request, context in
+            let (name, pointer) = (context.parameters[0], context.parameters[1])
             switch request.method {
             case .put: return try models.put(name, pointer, request)
             case .delete: return try models.delete(name, pointer, request)
@@ -29,48 +33,106 @@ extension LiveBindServer {
             }
         }
         let bindingsResource = BindingsResource(registry: bindings, counters: counters, database: database)
-        router.add([.get, .post], "/bindings") { request, _ in
-            guard request.method == .post else { return bindingsResource.list(reach: try access.authorize(request, .read)) }
-            try access.checkOrigin(request)
-            let reach = try access.authorize(request, .write)
+        router.add([.get, .post], "/bindings", access: .scoped) { request, context in
+            let reach = context.grant.reach
+            guard request.method == .post else { return bindingsResource.list(reach: reach) }
             if reach != .everything { try bindingsResource.checkNew(request, reach: reach) }
             return try bindingsResource.create(request)
         }
-        router.add([.get, .patch, .delete], "/bindings/:id") { request, parameters in
-            let id = parameters[0]
-            let reading = request.method == .get || request.method == .head
-            if !reading { try access.checkOrigin(request) }
-            try bindingsResource.check(id, reach: try access.authorize(request, reading ? .read : .write))
+        router.add([.get, .patch, .delete], "/bindings/:id", access: .scoped) { request, context in
+            let id = context.parameters[0]
+            try bindingsResource.check(id, reach: context.grant.reach)
             switch request.method {
             case .patch: return try bindingsResource.update(id, request)
             case .delete: return try bindingsResource.delete(id)
             default: return try bindingsResource.get(id)
             }
         }
+        if let sessions = access.sessions {
+            let endpoint = SessionEndpoint(sessions: sessions, hub: hub, secureCookies: configuration.secureCookies)
+            router.add([.post], "/session", access: RouteAccess(rule: .bearer)) { request, context in
+                endpoint.create(request, context.grant)
+            }
+            router.add([.delete], "/session", access: .open) { request, _ in endpoint.end(request) }
+        }
         if let directory = configuration.publicDirectory {
             let files = try StaticFiles(directory: directory)
-            router.fallback = { request, _ in try files.respond(to: request) }
+            router.fallback = { request in try files.respond(to: request) }
         } else if !configuration.builtinFiles.isEmpty {
             let files = BuiltinFiles(configuration.builtinFiles)
-            router.fallback = { request, _ in try files.respond(to: request) }
+            router.fallback = { request in try files.respond(to: request) }
         }
         return router
     }
 
     /// `GET /events[?model=a&model=b]`, resuming after `Last-Event-ID` (header) or `?lastEventId=`.
-    /// With a token limited to some model prefixes, named models must be covered, and the stream
-    /// carries only covered models.
-    static func openStream(_ request: HTTPRequest, hub: EventHub, reach: AccessControl.Reach) throws -> HTTPResponse {
-        let names = request.queryValues("model").filter { !$0.isEmpty }
+    /// With a credential limited to some model prefixes, named models are covered (the access check
+    /// made sure of `model=`; `sub=` models are checked here), and the stream carries only covered
+    /// models. A stream opened with a credential that expires (a JWT, a session) gets `auth_revoked`
+    /// and ends at the expiry.
+    ///
+    /// `?sub=model[/pointer][;window]` (repeatable) subscribes to locations and windows (see
+    /// `Subscription`); a `sub` of a whole model is the same as `model=`.
+    static func openStream(_ request: HTTPRequest, hub: EventHub, grant: AccessControl.Grant) throws -> HTTPResponse {
+        let reach = grant.reach
+        var names = request.queryValues("model").filter { !$0.isEmpty }
+        let subs = request.queryValues("sub")
+        if subs.count > hub.settings.maxSubscriptions {
+            throw RequestError.tooManySubscriptions(given: subs.count, limit: hub.settings.maxSubscriptions)
+        }
+        var locations: [Subscription] = []
+        for text in subs {
+            let location = try Subscription.parse(text, maxWindow: hub.settings.maxWindow)
+            if location.path.isRoot && location.window == nil { names.append(location.model) } else { locations.append(location) }
+        }
+        for location in locations {
+            if names.contains(location.model) {
+                throw RequestError.conflictingSubscription(location.name + (location.window == nil ? "" : ";…"),
+                    "is inside the whole model \(location.model), which this stream already has")
+            }
+            if locations.filter({ $0.name == location.name }).count > 1 {
+                throw RequestError.conflictingSubscription(location.name, "is given twice; one window per location and stream")
+            }
+        }
         for name in names { try reach.check(name) }
+        for location in locations { try reach.check(location.model) }
         let lastEventID = request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")
-        let filter = ModelFilter(names: names.isEmpty ? nil : Set(names), prefixes: reach.prefixes)
-        let id = try hub.subscribe(models: filter, lastEventID: lastEventID)
+        let wholeModels: Set<String>? = names.isEmpty ? (subs.isEmpty ? nil : []) : Set(names)
+        let filter = ModelFilter(names: wholeModels, prefixes: reach.prefixes)
+        let id = try hub.subscribe(models: filter, lastEventID: lastEventID, locations: locations, announced: !subs.isEmpty,
+                                   expiresAt: grant.credential?.expiresAt, session: grant.credential?.session)
         let headers: HTTPHeaders = [
             "Content-Type": "text/event-stream; charset=utf-8",
             "Cache-Control": "no-store",
             "X-Accel-Buffering": "no",
         ]
         return HTTPResponse(status: 200, headers: headers, body: .stream(EventStream(hub: hub, id: id)))
+    }
+
+    /// `PATCH /events/{stream}` with `{"sub":"model/pointer","offset":K,"limit":N}` (or `"first":N`,
+    /// `"last":N`): moves that location's window. The stream id is the capability; the token must
+    /// still reach the model, as for the stream.
+    static func moveWindow(_ request: HTTPRequest, stream: String, hub: EventHub, reach: AccessControl.Reach) throws {
+        _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json])
+        guard case .object(let members) = try RequestBody.parseJSON(request) else {
+            throw RequestError.malformedBody(#"send an object such as {"sub":"sensor/readings","offset":100,"limit":50}"#)
+        }
+        guard case .string(let name)? = members["sub"] else {
+            throw RequestError.malformedBody(#""sub" must name one of the stream's sub values, such as "sensor/readings""#)
+        }
+        var parameters: [(name: String, value: Int)] = []
+        for (key, value) in members where key != "sub" {
+            guard Window.parameterNames.contains(key) else {
+                throw RequestError.malformedBody("unknown member '\(key)': send sub with first, last, or offset and limit")
+            }
+            guard case .int(let number) = value, number >= 0 else {
+                throw RequestError.malformedBody("'\(key)' must be a whole number, 0 or more")
+            }
+            parameters.append((key, number))
+        }
+        guard let window = try Window(parameters: parameters, subscription: name, maxWindow: hub.settings.maxWindow) else {
+            throw RequestError.malformedBody("give the window: first, last, or offset and limit")
+        }
+        try hub.moveWindow(stream: stream, location: name, to: window) { model in try reach.check(model) }
     }
 }

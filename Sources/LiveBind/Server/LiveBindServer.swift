@@ -33,6 +33,8 @@ public final class LiveBindServer: Sendable {
         let hub: EventHub
         let feed: ObservationToken
         let heartbeat: HeartbeatTimer?
+        /// The routes served, as declared.
+        var routes: [Router.Entry] = []
     }
     private let running = OrderedMutex<Running?>(nil)
 
@@ -58,6 +60,8 @@ public final class LiveBindServer: Sendable {
 
     /// The daemon while running.
     var runningDaemon: MicroHTTPDDaemon? { running.withLock { $0?.daemon } }
+    /// Every route while running, with its methods, pattern and what it needs; empty when stopped.
+    var routeTable: [Router.Entry] { running.withLock { $0?.routes ?? [] } }
 
     /// The bound port while running (the real one when configured with port 0), else 0.
     public var port: Int { Int(running.withLock { $0?.daemon.port } ?? 0) }
@@ -70,9 +74,14 @@ public final class LiveBindServer: Sendable {
         let hub = EventHub(store: store, settings: .init(
             retainedEvents: max(1, configuration.retainedEvents), retainedBytes: max(1, configuration.retainedBytes),
             streamBufferLimit: max(0, configuration.streamBufferLimit), maxStreams: configuration.maxStreams,
+            maxSubscriptions: max(1, configuration.maxSubscriptions), maxWindow: max(1, configuration.maxWindow),
             beforeAppend: configuration.beforeEventAppend))
+        let verifier = try configuration.access.jwt.map { settings throws(ServerError) in try JWTVerifier(settings: settings) }
+        let sessions = configuration.access.requiresTokens
+            ? SessionTable(capacity: max(1, configuration.maxSessions), lifetime: configuration.sessionLifetime) : nil
         let access = AccessControl(policy: configuration.access, listeningOn: configuration.host,
-                                   knowsScheme: certificate != nil || !proxies.isEmpty)
+                                   knowsScheme: certificate != nil || !proxies.isEmpty, verifier: verifier,
+                                   sessions: sessions, maxTokenLength: max(1, configuration.maxTokenLength))
         let router = try makeRouter(hub: hub, access: access)
         let limiter = configuration.writeRate > 0
             ? WriteRateLimiter(rate: configuration.writeRate,
@@ -111,7 +120,7 @@ public final class LiveBindServer: Sendable {
         logStateLocation()
         // Two ticks per interval: an idle stream gets a heartbeat every interval, a busy one none.
         let heartbeat = HeartbeatTimer(interval: configuration.heartbeat / 2) { [weak hub] in hub?.heartbeat() }
-        running.withLock { $0 = Running(daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat) }
+        running.withLock { $0 = Running(daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat, routes: router.entries) }
         logger.info("listening on \(certificate == nil ? "http" : "https")://\(configuration.host):\(daemon.port)/")
         logger.info("\(configuration.access.summary)")
     }

@@ -1,5 +1,4 @@
 internal import CGnuTLS
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,7 +20,7 @@ enum MicroHTTPDCertificates {
         var retired: [MicroHTTPDCertificate] = []
     }
 
-    private static let entries = Mutex<[UInt16: Entry]>([:])
+    private static let entries = OrderedMutex<[UInt16: Entry]>([:])
 
     /// Serves `certificate` on `port` from now on, for the daemon `owner`.
     static func install(_ certificate: MicroHTTPDCertificate, port: UInt16, owner: ObjectIdentifier) {

@@ -44,8 +44,14 @@ extension Problem {
             return problem
         case .unsupportedMediaType:
             return Problem(status: 415, kind: "unsupported-media-type", title: "Unsupported Media Type", detail: detail)
-        case .malformedBody, .badRequest, .invalidPrecondition:
+        case .malformedBody, .badRequest, .invalidPrecondition, .invalidSubscription:
             return Problem(status: 400, kind: "bad-request", title: "Bad Request", detail: detail)
+        case .unknownStream:
+            return Problem(status: 404, kind: "not-found", title: "Not Found", detail: detail)
+        case .tooManySubscriptions, .windowTooLarge:
+            return Problem(status: 422, kind: "limit-exceeded", title: "Unprocessable Content", detail: detail)
+        case .conflictingSubscription, .unknownSubscription:
+            return Problem(status: 422, kind: "invalid-subscription", title: "Unprocessable Content", detail: detail)
         case .patchNotApplicable:
             return Problem(status: 422, kind: "cannot-apply", title: "Unprocessable Content", detail: detail)
         case .bodyTooLarge:
@@ -66,10 +72,10 @@ extension Problem {
     private static func from(_ error: AccessError) -> Problem {
         let detail = error.description
         switch error {
-        case .missingToken, .invalidToken:
+        case .missingToken, .invalidToken, .rejectedToken, .unknownSession:
             var problem = Problem(status: 401, kind: "unauthorized", title: "Unauthorized", detail: detail)
-            problem.headers.add("WWW-Authenticate", error == .invalidToken
-                                ? #"Bearer realm="livebind", error="invalid_token""# : #"Bearer realm="livebind""#)
+            problem.headers.add("WWW-Authenticate", error == .missingToken(forStream: false) || error == .missingToken(forStream: true)
+                                ? #"Bearer realm="livebind""# : #"Bearer realm="livebind", error="invalid_token""#)
             return problem
         case .missingScope:
             var problem = Problem(status: 403, kind: "forbidden", title: "Forbidden", detail: detail)

@@ -1,28 +1,59 @@
 /// Matches a request's method and path to a handler; a known path with the wrong method is a 405.
 ///
 /// Patterns are written as paths: `/models/:name/*` has a literal segment, a one-segment parameter and
-/// a rest that matches zero or more segments (captured with its leading `/`, or `""`).
+/// a rest that matches zero or more segments (captured with its leading `/`, or `""`). Every route
+/// declares what it needs (`RouteAccess`); the router runs the one access check before the handler
+/// and hands the handler what it established.
 struct Router: Sendable {
-    /// A handler gets the request and the captured parameters in pattern order.
-    typealias Handler = @Sendable (HTTPRequest, [String]) throws -> HTTPResponse
+    /// What a handler gets: the captured parameters in pattern order and what the access check established.
+    struct Context: Sendable {
+        /// The captured parameters, in pattern order.
+        var parameters: [String]
+        /// What the access check established for this request.
+        var grant: AccessControl.Grant
+    }
+
+    /// A handler gets the request and its context.
+    typealias Handler = @Sendable (HTTPRequest, Context) throws -> HTTPResponse
+    /// The one access check: throws to refuse, else returns what the request may do.
+    typealias Check = @Sendable (HTTPRequest, RouteAccess, [String]) throws -> AccessControl.Grant
+
+    /// One route as declared: for listings (the access test, API documents).
+    struct Entry: Sendable {
+        /// The methods the route answers (`HEAD` is served by `GET`).
+        let methods: [HTTPMethod]
+        /// The pattern as written, such as `/models/:name/*`.
+        let pattern: String
+        /// What the route needs.
+        let access: RouteAccess
+    }
 
     private enum Segment: Sendable, Equatable {
         case literal(String), parameter, rest
     }
 
     private struct Route: Sendable {
-        let methods: [HTTPMethod]
-        let pattern: String
+        let entry: Entry
         let segments: [Segment]
         let handler: Handler
     }
 
     private var routes: [Route] = []
-    /// Answers GET/HEAD requests no route matched (static files).
-    var fallback: Handler?
+    /// Runs before every handler.
+    private let check: Check
+    /// Answers GET/HEAD requests no route matched (static files; always open).
+    var fallback: (@Sendable (HTTPRequest) throws -> HTTPResponse)?
 
-    /// Adds a route for the given methods. `HEAD` is served by a `GET` route.
-    mutating func add(_ methods: [HTTPMethod], _ pattern: String, _ handler: @escaping Handler) {
+    /// A router whose routes are guarded by `check`.
+    init(check: @escaping Check) {
+        self.check = check
+    }
+
+    /// Every route in the order added.
+    var entries: [Entry] { routes.map(\.entry) }
+
+    /// Adds a route for the given methods with what it needs. `HEAD` is served by a `GET` route.
+    mutating func add(_ methods: [HTTPMethod], _ pattern: String, access: RouteAccess, _ handler: @escaping Handler) {
         let segments: [Segment] = pattern.split(separator: "/").map { part in
             switch part {
             case "*": .rest
@@ -31,27 +62,30 @@ struct Router: Sendable {
             }
         }
         precondition(!segments.dropLast().contains(.rest), "'*' must end a route pattern: \(pattern)")
-        routes.append(Route(methods: methods, pattern: pattern, segments: segments, handler: handler))
+        if case .parameter(let index) = access.models {
+            precondition(index < segments.filter({ $0 == .parameter || $0 == .rest }).count,
+                         "route \(pattern) names parameter \(index) as its model, which it does not have")
+        }
+        routes.append(Route(entry: Entry(methods: methods, pattern: pattern, access: access), segments: segments,
+                            handler: handler))
     }
 
-    /// Every route's methods and pattern, in the order they were added (the OpenAPI drift test reads it).
-    var table: [(methods: [HTTPMethod], pattern: String)] {
-        routes.map { ($0.methods, $0.pattern) }
-    }
-
-    /// Routes a request; throws what the handler throws, or `RequestError.notFound`/`.methodNotAllowed`.
+    /// Routes a request; throws what the check or the handler throws, or `RequestError.notFound`/`.methodNotAllowed`.
     func route(_ request: HTTPRequest) throws -> HTTPResponse {
         let parts = Self.segments(of: request.path)
         var allowed: [HTTPMethod] = []
         for route in routes {
             guard let captures = Self.match(route.segments, parts) else { continue }
             let method = request.method == .head ? HTTPMethod.get : request.method
-            if route.methods.contains(method) { return try route.handler(request, captures) }
-            allowed.append(contentsOf: route.methods)
+            if route.entry.methods.contains(method) {
+                let grant = try check(request, route.entry.access, captures)
+                return try route.handler(request, Context(parameters: captures, grant: grant))
+            }
+            allowed.append(contentsOf: route.entry.methods)
         }
         if !allowed.isEmpty { throw RequestError.methodNotAllowed(allowed: allowed) }
         if let fallback, request.method == .get || request.method == .head {
-            return try fallback(request, [])
+            return try fallback(request)
         }
         if fallback != nil { throw RequestError.methodNotAllowed(allowed: [.get]) }
         throw RequestError.notFound(path: request.path)

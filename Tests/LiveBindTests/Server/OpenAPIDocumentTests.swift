@@ -27,11 +27,15 @@ import Testing
         return operations
     }
 
-    /// The server's route table, read from the router it builds.
+    /// The server's route table, read from the router it builds: with tokens, so that the routes only a
+    /// server with tokens has (`/session`) are in it too.
     static func routeTable() throws -> [(methods: [HTTPMethod], pattern: String)] {
         let server = LiveBindServer(store: Store())
         let hub = EventHub(store: server.store, settings: .init(retainedEvents: 16, maxStreams: 1))
-        return try server.makeRouter(hub: hub, access: AccessControl(policy: AccessPolicy())).table
+        var policy = AccessPolicy()
+        policy.tokens = [.init("drift-test-token")]
+        let access = AccessControl(policy: policy, sessions: SessionTable(capacity: 1, lifetime: .seconds(60)))
+        return try server.makeRouter(hub: hub, access: access).entries.map { ($0.methods, $0.pattern) }
     }
 
     /// The OpenAPI paths a router pattern stands for: `:name` is `{name}`, and a trailing `*` (zero or

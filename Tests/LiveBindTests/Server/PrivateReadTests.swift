@@ -107,7 +107,7 @@ import Testing
         configuration.port = 0
         configuration.access.privateReads = true
         let server = LiveBindServer(store: Store(), configuration: configuration)
-        #expect(throws: ServerError.invalidAccessPolicy("private reads need at least one token (--token or --tokens)")) {
+        #expect(throws: ServerError.invalidAccessPolicy("private reads need at least one token (--token, --tokens or --jwt-key)")) {
             try server.start()
         }
     }

@@ -146,7 +146,7 @@ import Testing
             let garbage = certificates.folder + "/garbage.pem"
             try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: garbage))
             let missing = certificates.folder + "/missing.pem"
-            let cases: [(String?, String?, ServerError)] = [
+            var cases: [(String?, String?, ServerError)] = [
                 (missing, certificates.serverKey, .tlsFileUnreadable(path: missing, reason: "no such file")),
                 (certificates.serverCertificate, missing, .tlsFileUnreadable(path: missing, reason: "no such file")),
                 (certificates.folder, certificates.serverKey, .tlsFileUnreadable(path: certificates.folder, reason: "it is a directory")),
@@ -155,6 +155,12 @@ import Testing
                 (certificates.serverCertificate, nil, .tlsIncomplete),
                 (nil, certificates.serverKey, .tlsIncomplete),
             ]
+            if getuid() != 0 {   // root reads any file: the case exists only for other users
+                let locked = certificates.folder + "/locked.key"
+                try FileManager.default.copyItem(atPath: certificates.serverKey, toPath: locked)
+                chmod(locked, 0)
+                cases.append((certificates.serverCertificate, locked, .tlsFileUnreadable(path: locked, reason: "permission denied")))
+            }
             for (certificate, key, expected) in cases {
                 var configuration = LiveBindServer.Configuration()
                 configuration.port = 0

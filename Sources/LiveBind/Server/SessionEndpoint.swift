@@ -1,0 +1,44 @@
+import DequeModule
+import Foundation
+
+/// `POST /session` and `DELETE /session`: cookie sessions for browsers, so that `EventSource` (which
+/// sends no headers) needs no token in its URL.
+struct SessionEndpoint: Sendable {
+    let sessions: SessionTable
+    let hub: EventHub
+    /// Whether the cookie always gets `Secure`; it does anyway on a request that came over https (TLS
+    /// here, or `X-Forwarded-Proto` from a trusted proxy).
+    let secureCookies: Bool
+
+    private func secure(_ request: HTTPRequest) -> Bool { secureCookies || request.scheme == "https" }
+
+    /// Starts a session carrying the bearer token's scopes and prefixes, ending no later than the token.
+    /// Answers 201 with the session's end and reach, and the cookie.
+    func create(_ request: HTTPRequest, _ grant: AccessControl.Grant, now: Date = Date()) -> HTTPResponse {
+        var credential = grant.credential!   // a `.bearer` route always has one
+        credential.session = nil
+        let (id, expiresAt, evicted) = sessions.create(for: credential, now: now)
+        if !evicted.isEmpty { hub.revoke(sessions: Set(evicted), reason: "session-ended") }
+        let seconds = Int(expiresAt.timeIntervalSince(now).rounded(.down))
+        let scopes = AccessPolicy.Token.Scope.allCases.filter(credential.scopes.contains).map { JSON.string($0.rawValue) }
+        let models = credential.prefixes.map { JSON.array(Deque($0.map(JSON.string))) } ?? .null
+        let body: JSON = .object(["expires": .string(expiresAt.formatted(.iso8601)), "seconds": .int(seconds),
+                                  "scopes": .array(Deque(scopes)), "models": models])
+        var response = HTTPResponse.bytes(body.encoded(), status: 201, contentType: "application/json")
+        response.headers.add("Set-Cookie", SessionCookie.setting(id, seconds: seconds, secure: secure(request)))
+        response.headers.add("Cache-Control", "no-store")
+        return response
+    }
+
+    /// Ends the session of the request's cookie, if any, closing its streams with `auth_revoked`, and
+    /// tells the browser to drop the cookie. 204 either way: ending no session is not an error.
+    func end(_ request: HTTPRequest) -> HTTPResponse {
+        if let id = SessionCookie.value(in: request.headers.values(of: "Cookie")), let key = sessions.remove(id) {
+            hub.revoke(sessions: [key], reason: "session-ended")
+        }
+        var response = HTTPResponse(status: 204)
+        response.headers.add("Set-Cookie", SessionCookie.clearing(secure: secure(request)))
+        response.headers.add("Cache-Control", "no-store")
+        return response
+    }
+}
