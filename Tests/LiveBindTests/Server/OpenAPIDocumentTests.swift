@@ -64,27 +64,41 @@ import Testing
     @Test func everyDocumentedOperationIsRouted() throws {
         let operations = try Self.documentedOperations()
         #expect(operations.count >= 20)
-        try withRunningServer(configure: { $0.publicDirectory = Self.publicDirectory }) { port in
+        // With a token, so that the routes only such a server has (`/session`) are there too.
+        try withRunningServer(configure: {
+            $0.publicDirectory = Self.publicDirectory
+            $0.access.tokens = [.init(Self.token)]
+        }) { port in
             for operation in operations.sorted() {
                 let parts = operation.split(separator: " ", maxSplits: 1).map(String.init)
                 let (method, template) = (parts[0], parts[1])
                 try Self.makeFixtures(port: port)
+                // A window can only be moved on a stream that is open: its id is the stream's first event.
+                var stream: TestEventStream?
+                if template.contains("{stream}") {
+                    stream = try TestEventStream(port: port, target: "/events?sub=fixture/list", headers: Self.authorization)
+                }
+                let streamID = try stream.map { try #require(try $0.next()?.object()["stream"] as? String) } ?? ""
                 let target = template.replacingOccurrences(of: "{name}", with: "fixture")
                     .replacingOccurrences(of: "{pointer}", with: "list")
                     .replacingOccurrences(of: "{id}", with: "fixture-binding")
                     .replacingOccurrences(of: "{file}", with: "livebind.js")
+                    .replacingOccurrences(of: "{stream}", with: streamID)
                 let status: Int
                 if template == "/events" {
-                    status = try TestEventStream(port: port, target: target).status
+                    status = try TestEventStream(port: port, target: target, headers: Self.authorization).status
                 } else {
                     let body: [UInt8]? = ["PUT", "POST", "PATCH"].contains(method) ? Array("{}".utf8) : nil
-                    status = try TestHTTPClient.request(port: port, method, target, body: body).status
+                    status = try TestHTTPClient.request(port: port, method, target, headers: Self.authorization, body: body).status
                 }
                 #expect(status != 404 && status != 405, "\(operation) (as \(method) \(target)) answered \(status)")
                 #expect(status < 500, "\(operation) (as \(method) \(target)) answered \(status)")
             }
         }
     }
+
+    static let token = "openapi-drift-test-token"
+    static let authorization = [("Authorization", "Bearer \(token)")]
 
     @Test func servedDocumentIsTheRepositorysFile() throws {
         try withRunningServer(configure: { $0.publicDirectory = Self.publicDirectory }) { port in
@@ -106,13 +120,13 @@ import Testing
     /// so that a DELETE before it leaves nothing missing.
     private static func makeFixtures(port: Int) throws {
         let model = try TestHTTPClient.request(port: port, "PUT", "/models/fixture",
-                                               headers: [("Content-Type", "application/json")],
+                                               headers: [("Content-Type", "application/json")] + authorization,
                                                text: #"{"list":[1],"copy":null}"#)
         #expect(model.status == 200 || model.status == 201)
-        let binding = try TestHTTPClient.request(port: port, "GET", "/bindings/fixture-binding")
+        let binding = try TestHTTPClient.request(port: port, "GET", "/bindings/fixture-binding", headers: authorization)
         if binding.status == 404 {
             let made = try TestHTTPClient.request(
-                port: port, "POST", "/bindings", headers: [("Content-Type", "application/json")],
+                port: port, "POST", "/bindings", headers: [("Content-Type", "application/json")] + authorization,
                 text: #"{"id":"fixture-binding","source":"fixture.list","target":"fixture.copy"}"#)
             #expect(made.status == 201)
         }
