@@ -218,7 +218,7 @@ check_contains "--private: /events takes ?access_token=" "$STREAM" '"model":"lab
 check "--private: the stream carries only the token's models" "$(grep -c '"model":"other"' <<<"$STREAM")" 0
 check "the stream token is never logged" "$(grep -c -e "$TOKEN" -e "$LAB" -e "$READER" "$WORK/server.log")" 0
 check_contains "--private: /healthz offers sessions" "$(curl -s "$BASE/healthz")" '"sessions":true'
-SESSION=$(curl -si -X POST "$BASE/session" -H "Authorization: Bearer $LAB")
+SESSION=$(curl -si -X POST "$BASE/session" -H "Authorization: Bearer $LAB" -d '')
 check_contains "POST /session is 201" "$SESSION" "HTTP/1.1 201"
 check_contains "the session cookie is HttpOnly and SameSite=Strict" "$SESSION" "; HttpOnly; SameSite=Strict"
 COOKIE=$(grep -i '^Set-Cookie:' <<<"$SESSION" | sed -E 's/^[^:]*: *([^;]*).*/\1/')
