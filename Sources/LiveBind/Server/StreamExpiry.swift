@@ -64,6 +64,9 @@ final class StreamExpiry: @unchecked Sendable {   // the Dispatch timer may be s
         state.withLock { _ = $0.live.removeValue(forKey: id) }
     }
 
+    /// Entries in the heap, live or left by streams that closed (for tests of its bound).
+    var heldEntries: Int { state.withLock { $0.heap.count } }
+
     /// Stops the timer; safe to call more than once.
     func cancel() {
         state.withLock { $0.cancelled = true }
