@@ -16,16 +16,19 @@ public func fuzzBearer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let header = checker.scopes(headers: [("Authorization", "Bearer " + token)], query: [])
     let query = checker.scopes(headers: [], query: [("access_token", token)])
     if let rawField { _ = checker.scopes(headers: [("Authorization", rawField)], query: [("access_token", rawField)]) }
-    let trimmed = String(token.trimmingPrefix(while: { $0 == " " || $0 == "\t" }))
+    // Spaces and tabs around a header value are not part of it (HTTP's OWS); a query value is taken as sent.
+    var trimmed = Substring(token)
+    while let first = trimmed.first, first == " " || first == "\t" { trimmed = trimmed.dropFirst() }
+    while let last = trimmed.last, last == " " || last == "\t" { trimmed = trimmed.dropLast() }
     if header != nil || query != nil {
         // Base64url's last character may carry bits a decoder ignores: a seed token with another last
         // character is still the same signature.
-        let known = trimmed == BearerFixture.token || token == BearerFixture.token
-            || BearerFixture.signed.contains { $0.dropLast() == trimmed.dropLast() || $0.dropLast() == token.dropLast() }
+        let known = trimmed == BearerFixture.token
+            || BearerFixture.signed.contains { $0.dropLast() == trimmed.dropLast() }
         if !known { fail("accepted a token it was not given: \(token.utf8.count) bytes") }
     }
-    // The header value is trimmed, the query value is not; otherwise both ways must agree.
-    if trimmed == token, !token.hasSuffix(" "), !token.hasSuffix("\t"), header != query {
+    if query != nil && trimmed != Substring(token) { fail("the query took a token with spaces around it") }
+    if trimmed == Substring(token), header != query {
         fail("header and query disagree: \(String(describing: header)) vs \(String(describing: query))")
     }
     return 0
