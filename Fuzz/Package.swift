@@ -17,6 +17,8 @@ let package = Package(
         .executableTarget(name: "FuzzJSON", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzPath", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzPatch", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
+        .executableTarget(name: "FuzzBearer", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
+        .executableTarget(name: "FuzzCookie", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzForm", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzStoreSequence", dependencies: [
             "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),

@@ -38,10 +38,11 @@
     const token = decodeURIComponent(match[1]);
     try {
       if (token) sessionStorage.setItem('livebind-token', token);
-      else sessionStorage.removeItem('livebind-token'); // /#token= forgets it
+      else sessionStorage.removeItem('livebind-token'); // /#token= forgets it (and signs out below)
     } catch (e) {
       // storage disabled: the token lives as long as the page
     }
+    if (!token) LB.fetch('/session', { method: 'DELETE' }).catch(() => {});
     LB.configure({ token: token || null });
     window.history.replaceState(null, '', window.location.pathname + window.location.search);
   }

@@ -2247,7 +2247,11 @@
       }
       if (options && Object.prototype.hasOwnProperty.call(options, 'server')) session.offered = null;
       const renewed = connection.revoked && options && Object.prototype.hasOwnProperty.call(options, 'token');
-      if (currentToken() !== before) session.token = null;
+      if (currentToken() !== before) {
+        // No token any more: sign out, so that the session cookie stops authorizing this browser.
+        if (!currentToken() && session.token) fetch(config.server + '/session', { method: 'DELETE' }).catch(() => {});
+        session.token = null;
+      }
       if (renewed || (currentToken() !== before && (connection.stream || connection.timer))) connection.open(true);
       return LiveBind;
     },

@@ -43,8 +43,10 @@ def field_value(driver, selector):
 
 
 def forget_token(driver, server):
+    """No stored token and no session cookie (an earlier test's page may have made one): signed out."""
     driver.get(server.base + "/healthz")
     driver.execute_script("sessionStorage.clear()")
+    driver.execute_async_script("fetch('/session', {method: 'DELETE'}).then(() => arguments[0](), () => arguments[0]())")
 
 
 def edit(driver, selector, text):

@@ -239,7 +239,29 @@ STREAM=$(curl -sN --max-time 1 "$BASE/events?access_token=$LAB" 2>/dev/null)
 check_contains "--private: /events takes ?access_token=" "$STREAM" '"model":"lab-1"'
 check "--private: the stream carries only the token's models" "$(grep -c '"model":"other"' <<<"$STREAM")" 0
 check "the stream token is never logged" "$(grep -c -e "$TOKEN" -e "$LAB" -e "$READER" "$WORK/server.log")" 0
+check_contains "--private: /healthz offers sessions" "$(curl -s "$BASE/healthz")" '"sessions":true'
+SESSION=$(curl -si -X POST "$BASE/session" -H "Authorization: Bearer $LAB" -d '')
+check_contains "POST /session is 201" "$SESSION" "HTTP/1.1 201"
+check_contains "the session cookie is HttpOnly and SameSite=Strict" "$SESSION" "; HttpOnly; SameSite=Strict"
+COOKIE=$(grep -i '^Set-Cookie:' <<<"$SESSION" | sed -E 's/^[^:]*: *([^;]*).*/\1/')
+STREAM=$(curl -sN --max-time 1 -H "Cookie: $COOKIE" "$BASE/events" 2>/dev/null)
+check_contains "--private: /events takes the session cookie, no token in the URL" "$STREAM" '"model":"lab-1"'
+check "the cookie stream carries only the token's models" "$(grep -c '"model":"other"' <<<"$STREAM")" 0
+check "DELETE /session ends it" "$(code -X DELETE -H "Cookie: $COOKIE" "$BASE/session")" 204
+check "an ended session is 401" "$(code -H "Cookie: $COOKIE" "$BASE/models/lab-1")" 401
 kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+
+# --- JWTs: a JWT key file, refused tokens ---------------------------------------------------------------
+printf 'cli-hs256-secret-0123456789abcdef-0123\n' >"$WORK/jwt.key"
+start_server --no-demo --private --jwt-key "$WORK/jwt.key" --jwt-audience livebind
+NONE_JWT="eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJleHAiOjQxMDI0NDQ4MDAsInNjb3BlIjoicmVhZCJ9."
+REFUSED=$(curl -si -H "Authorization: Bearer $NONE_JWT" "$BASE/models")
+check_contains "an alg:none JWT is 401" "$REFUSED" "HTTP/1.1 401"
+check_contains "with error=invalid_token" "$REFUSED" 'error="invalid_token"'
+check_contains "saying the algorithm is not the key's" "$REFUSED" 'its algorithm \"none\" is not the key'"'"'s (HS256)'
+kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+printf 'short\n' >"$WORK/short.key"
+check_contains "a short HS256 secret is refused at start" "$("$BINARY" --port 0 --no-demo --jwt-key "$WORK/short.key" 2>&1)" "at least 32 bytes"
 
 echo '[{"token": "abc-123", "scopes": ["read"]}, {"token": "x", "scopes": ["admin"], "name": "ci"}]' >"$WORK/bad-tokens.json"
 OUTPUT=$("$BINARY" --port 0 --no-demo --tokens "$WORK/bad-tokens.json" 2>&1); STATUS=$?

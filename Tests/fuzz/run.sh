@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 seconds=${FUZZ_SECONDS:-60}
 export SWIFT_BACKTRACE=enable=no   # the Swift backtracer and ASan fight over a crashing process
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzPath FuzzPatch FuzzForm FuzzStoreSequence)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzPath FuzzPatch FuzzForm FuzzStoreSequence FuzzBearer FuzzCookie)
 
 swift build -c release --package-path Fuzz --scratch-path .build-fuzz \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
@@ -17,6 +17,7 @@ status=0
 for target in "${targets[@]}"; do
   leaks=1
   case "$target" in
+    FuzzBearer) seeds=bearer ;; FuzzCookie) seeds=cookie ;;
     FuzzJSON) seeds=json ;; FuzzPath) seeds=path ;; FuzzPatch) seeds=patch ;; FuzzStoreSequence) seeds=store-sequence ;;
     # FuzzForm's server keeps its store across inputs. Swift keeps some enum payload pointers with tag
     # bits set, which LeakSanitizer does not read as pointers, so that reachable store reads as leaked.

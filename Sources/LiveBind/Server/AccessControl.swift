@@ -85,6 +85,7 @@ struct AccessControl: Sendable {
         let safe = request.method == .get || request.method == .head
         switch route.rule {
         case .open:
+            if !safe { try checkOrigin(request) }
             return .everything
         case .bearer:
             if !safe { try checkOrigin(request) }

@@ -20,6 +20,8 @@ enum MetricsEndpoint {
             ("livebind_heartbeats_total", "counter", "Heartbeat comments sent to quiet streams.", hub.heartbeats),
             ("livebind_heartbeats_direct_total", "counter", "Heartbeats sent straight to the socket of a suspended stream, without waking it.",
              hub.directHeartbeats),
+            ("livebind_streams_auth_revoked_total", "counter", "Streams ended with auth_revoked: their token expired or their session ended.",
+             hub.authRevoked),
             ("livebind_streams_opened_total", "counter", "Event streams opened.", hub.streamsOpened),
             ("livebind_streams_rejected_total", "counter", "Event streams refused at the limit.", hub.rejectedStreams),
             ("livebind_resyncs_total", "counter", "Streams sent resync and fresh snapshots.", hub.resyncs),

@@ -6,7 +6,8 @@
 struct RouteAccess: Sendable, Equatable {
     /// Who may call the route.
     enum Rule: Sendable, Equatable {
-        /// Anyone; the check reads no credential (`/healthz`, ending a session).
+        /// Anyone; the check reads no credential (`/healthz`, ending a session). Unsafe methods still
+        /// pass the `Origin` check.
         case open
         /// `read` for `GET`/`HEAD`, `write` for other methods, as the access policy asks.
         case scoped

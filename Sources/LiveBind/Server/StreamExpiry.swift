@@ -45,24 +45,27 @@ final class StreamExpiry: @unchecked Sendable {   // the Dispatch timer may be s
 
     /// Stream `id` expires at `deadline`.
     func add(_ id: Int, at deadline: Date) {
-        let rearm: Date? = state.withLock { state in
-            guard !state.cancelled else { return nil }
+        state.withLock { state in
+            guard !state.cancelled else { return }
             state.live[id] = deadline
             state.heap.insert(Entry(deadline: deadline, id: id))
             if state.heap.count > 2 * state.live.count + 1024 {
                 state.heap = Heap(state.live.map { Entry(deadline: $0.value, id: $0.key) })
             }
-            guard state.armedFor.map({ deadline < $0 }) ?? true else { return nil }
+            guard state.armedFor.map({ deadline < $0 }) ?? true else { return }
             state.armedFor = deadline
-            return deadline
+            // Set while locked, so that the timer always ends set for the earliest deadline.
+            arm(for: deadline)
         }
-        if let rearm { arm(for: rearm) }
     }
 
     /// Stream `id` closed: it needs no expiry.
     func forget(_ id: Int) {
         state.withLock { _ = $0.live.removeValue(forKey: id) }
     }
+
+    /// Entries in the heap, live or left by streams that closed (for tests of its bound).
+    var heldEntries: Int { state.withLock { $0.heap.count } }
 
     /// Stops the timer; safe to call more than once.
     func cancel() {
@@ -79,7 +82,7 @@ final class StreamExpiry: @unchecked Sendable {   // the Dispatch timer may be s
 
     private func fire() {
         let now = Date()
-        let (due, next, expire): ([Int], Date?, (@Sendable ([Int]) -> Void)?) = state.withLock { state in
+        let (due, expire): ([Int], (@Sendable ([Int]) -> Void)?) = state.withLock { state in
             var due: [Int] = []
             while let first = state.heap.min, first.deadline <= now {
                 state.heap.removeMin()
@@ -89,9 +92,9 @@ final class StreamExpiry: @unchecked Sendable {   // the Dispatch timer may be s
                 }
             }
             state.armedFor = state.heap.min?.deadline
-            return (due, state.armedFor, state.cancelled ? nil : state.expire)
+            if let next = state.armedFor { arm(for: next) } else { timer.schedule(deadline: .distantFuture) }
+            return (due, state.cancelled ? nil : state.expire)
         }
-        if let next { arm(for: next) } else { timer.schedule(deadline: .distantFuture) }
         if !due.isEmpty { expire?(due) }
     }
 }

@@ -118,6 +118,8 @@ import Testing
             // The same token no longer opens a stream.
             let again = try TestEventStream(port: port, target: "/events", headers: [("Authorization", "Bearer \(token)")])
             #expect(again.status == 401)
+            let metrics = try get(port, "/metrics", token: TestTokens.admin).text
+            #expect(metrics.contains("livebind_streams_auth_revoked_total 1"))
         }
     }
 
