@@ -8,29 +8,39 @@ VENV         := .venv
 PYTHON       := $(VENV)/bin/python
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends
-PY_PACKAGES  := pytest==9.0.3 selenium==4.51.0
+PY_PACKAGES  := pytest==9.0.3 selenium==4.51.0 schemathesis==4.32.5 openapi-spec-validator==0.9.0
+# The version, from its one place in the sources (also what --version, /healthz and Server: say).
+VERSION      := $(shell sed -n 's/.*static let string = "\(.*\)"/\1/p' Sources/LiveBind/LiveBind.swift)
+# Release builds link the Swift runtime and Foundation statically: the binary needs only Debian's
+# libraries (libmicrohttpd12, libsqlite3-0, libc), so it runs outside the toolchain and in the .deb.
+RELEASE      := -c release --static-swift-stdlib
+DEB          := dist/livebind_$(VERSION)_amd64.deb
 MARIONETTE_VERSION := 3.7.1
 TSAN_BUILD   := .build-tsan
 ASAN_BUILD   := .build-asan
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 
-.PHONY: run build release test test-swift test-tsan test-asan test-firefox test-browser test-cli test-hostile bench fuzz clean \
-        deps-server deps-browser deps-python
+.PHONY: run build release deb test test-swift test-tsan test-asan test-firefox test-browser test-cli test-hostile \
+        test-contract test-dist bench fuzz clean deps-server deps-browser deps-python deps-dist
 
 ## run: install libmicrohttpd if missing, build in release mode, serve the demo on http://$(HOST):$(PORT)/
 run: deps-server
-	$(SWIFT) build -c release --product livebind-server
+	$(SWIFT) build $(RELEASE) --product livebind-server
 	exec .build/release/livebind-server --host $(HOST) --port $(PORT) --public Public --demo
 
 build: deps-server
 	$(SWIFT) build
 
 release: deps-server
-	$(SWIFT) build -c release --product livebind-server
+	$(SWIFT) build $(RELEASE) --product livebind-server
 
-## test: every suite (Swift, thread sanitizer, curl, browser); fails if any fails
-test: test-swift test-tsan test-asan test-cli test-browser
+## deb: dist/livebind_$(VERSION)_amd64.deb (dpkg-deb; Depends from dpkg-shlibdeps; see deploy/)
+deb: release deps-dist
+	bash deploy/build-deb.sh .build/release/livebind-server $(VERSION) dist
+
+## test: every suite (Swift, thread sanitizer, curl, contract, distribution, browser); fails if any fails
+test: test-swift test-tsan test-asan test-cli test-contract test-dist test-browser
 
 test-swift: deps-server
 	$(SWIFT) build --build-tests
@@ -57,6 +67,15 @@ test-asan: deps-server
 test-cli: release
 	$(LIMIT) 300 bash Tests/cli/curl_test.sh .build/release/livebind-server
 
+## test-contract: Public/openapi.json is valid OpenAPI 3.1, and schemathesis finds no 5xx and no answer
+##                outside it on a live release server (CONTRACT_EXAMPLES per operation, CONTRACT_SEED)
+test-contract: release deps-python
+	$(LIMIT) 900 bash Tests/contract/run.sh .build/release/livebind-server $(VENV)/bin
+
+## test-dist: the static binary runs without the toolchain; the .deb passes lintian, unpacks and serves
+test-dist: deb
+	$(LIMIT) 600 bash Tests/dist/run.sh .build/release/livebind-server $(DEB)
+
 test-browser: release deps-browser deps-python
 	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 1200 $(PYTHON) -m pytest -q Tests/browser
 
@@ -76,21 +95,32 @@ fuzz: deps-server
 	bash Tests/fuzz/run.sh $(FUZZ_TARGETS)
 
 clean:
-	rm -rf .build $(TSAN_BUILD) .build-* Benchmarks/.build $(VENV) Tests/browser/artifacts
+	rm -rf .build $(TSAN_BUILD) .build-* Benchmarks/.build $(VENV) Tests/browser/artifacts dist
 
+# GnuTLS's headers build the certificate callback (CGnuTLS); openssl and curl make and check the TLS
+# tests' throwaway certificates.
 deps-server:
-	@{ pkg-config --exists libmicrohttpd && pkg-config --exists sqlite3; } 2>/dev/null || { \
-	  echo "Installing libmicrohttpd-dev and libsqlite3-dev (Debian)"; \
-	  $(SUDO) apt-get update -qq && $(APT_INSTALL) libmicrohttpd-dev libsqlite3-dev pkg-config; }
+	@{ pkg-config --exists libmicrohttpd && pkg-config --exists sqlite3 && pkg-config --exists gnutls \
+	   && command -v openssl && command -v curl; } >/dev/null 2>&1 || { \
+	  echo "Installing libmicrohttpd-dev, libsqlite3-dev, libgnutls28-dev, openssl and curl (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) libmicrohttpd-dev libsqlite3-dev libgnutls28-dev pkg-config openssl curl; }
 
+# nginx: Tests/browser/test_nginx.py runs deploy/nginx/livebind.conf in front of the server.
 deps-browser:
-	@{ [ -x /usr/lib/chromium/chromium ] && command -v chromedriver >/dev/null; } || { \
-	  echo "Installing chromium and chromium-driver (Debian)"; \
-	  $(SUDO) apt-get update -qq && $(APT_INSTALL) chromium chromium-driver; }
+	@{ [ -x /usr/lib/chromium/chromium ] && command -v chromedriver >/dev/null && [ -x /usr/sbin/nginx ] \
+	   && command -v openssl >/dev/null; } || { \
+	  echo "Installing chromium, chromium-driver, nginx and openssl (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) chromium chromium-driver nginx openssl; }
+
+deps-dist:
+	@{ command -v dpkg-shlibdeps && command -v lintian && command -v help2man && command -v objdump; } >/dev/null || { \
+	  echo "Installing dpkg-dev, lintian, help2man and binutils (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) dpkg-dev lintian help2man binutils; }
 
 deps-python: $(VENV)/.installed
 
-$(VENV)/.installed:
+# Remade when the Makefile changes, so a pin added to PY_PACKAGES reaches an existing .venv.
+$(VENV)/.installed: Makefile
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install -q --disable-pip-version-check $(PY_PACKAGES)
 	touch $@

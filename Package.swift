@@ -24,6 +24,11 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
         .systemLibrary(
+            name: "CGnuTLS",
+            pkgConfig: "gnutls",
+            providers: [.apt(["libgnutls28-dev"])]
+        ),
+        .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
@@ -32,6 +37,7 @@ let package = Package(
             name: "LiveBind",
             dependencies: [
                 "CMicroHTTPD",
+                "CGnuTLS",
                 "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Collections", package: "swift-collections"),
@@ -45,8 +51,12 @@ let package = Package(
                 "LiveBind",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            plugins: ["EmbedPublic"]
         ),
+        // Build-time only: turns Public/ into a Swift file of the executable (see Plugins/EmbedPublic).
+        .executableTarget(name: "embed-public"),
+        .plugin(name: "EmbedPublic", capability: .buildTool(), dependencies: ["embed-public"]),
         .testTarget(
             name: "LiveBindTests",
             dependencies: ["LiveBind", .product(name: "JWTKit", package: "jwt-kit")],

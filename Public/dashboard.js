@@ -1,12 +1,14 @@
 /*
- * The LiveBind dashboard: every model live, built on livebind.js.
+ * The LiveBind dashboard: the server's models in a list with a filter; the ones opened are live,
+ * built on livebind.js. Only open models are streamed (livebind.js subscribes to the models it is
+ * asked for), so ten thousand models cost a list of names, not ten thousand live cards.
  *
  * livebind.js does the live work: leaf values are <input data-lb-value> (two-way, focus-safe),
  * tables are <tbody data-lb-each> (row by row). This file draws the structure, redraws a part only
  * when its shape changes, highlights what changed, draws charts, the bindings panel and the log.
  *
- * Sections: Access token · Helpers · Rendering values · Charts · Applying changes · Event log ·
- * Bindings · Start
+ * Sections: Access token · Helpers · Rendering values · Charts · Applying changes · Model list ·
+ * Event log · Bindings · Start
  */
 (function () {
   'use strict';
@@ -16,6 +18,10 @@
   const LOG_LIMIT = 100;
   const SVG = 'http://www.w3.org/2000/svg';
   const WIDE = new Set(['table', 'series']); // drawn below their key, full width
+  const AUTO_OPEN = 12;      // a server with at most this many models has them all open
+  const LIST_LIMIT = 100;    // names shown at once in the model list (the filter narrows it)
+  const VIRTUAL_ROWS = 200;  // tables longer than this render only the rows in view
+  const CHART_POINTS = 1000; // charts draw the last this many values
 
   // ===========================================================================================
   // Access token
@@ -183,7 +189,7 @@
     const cells = columns.map((c) => h('td', { 'data-lb-text': './' + escapeToken(c) }));
     const template = h('template');
     template.content.append(h('tr', {}, ...cells));
-    const body = h('tbody', { 'data-lb-each': path }, template);
+    const body = h('tbody', { 'data-lb-each': path, 'data-lb-virtual': rows.length > VIRTUAL_ROWS ? '' : null }, template);
     const table = h('table', { class: 'data' },
       h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col', text: c })))), body);
     const numeric = columns.find((c) => c !== 'id' && rows.every((r) => typeof r[c] === 'number'));
@@ -200,8 +206,9 @@
     const numbers = values.filter((v) => typeof v === 'number');
     if (numbers.length === 0) { summary.textContent = ''; return; }
     const last = numbers[numbers.length - 1];
-    const min = Math.min(...numbers);
-    const max = Math.max(...numbers);
+    let min = Infinity;
+    let max = -Infinity;
+    for (const n of numbers) { if (n < min) min = n; if (n > max) max = n; }
     const what = name ? `${name}: ` : '';
     summary.textContent = `${what}${numbers.length} values · last ${round(last)} · ${round(min)}–${round(max)}`;
   }
@@ -234,14 +241,15 @@
   }
 
   function drawChart(chart, values) {
-    const numbers = values.filter((v) => typeof v === 'number' && Number.isFinite(v));
+    const numbers = values.slice(-CHART_POINTS).filter((v) => typeof v === 'number' && Number.isFinite(v));
     if (numbers.length === 0) {
       chart.line.setAttribute('points', '');
       chart.area.setAttribute('points', '');
       return;
     }
-    const min = Math.min(...numbers);
-    const max = Math.max(...numbers);
+    let min = Infinity;
+    let max = -Infinity;
+    for (const n of numbers) { if (n < min) min = n; if (n > max) max = n; }
     const span = max - min || 1;
     if (numbers.length === 1) numbers.push(numbers[0]); // one value: a flat line, not an invisible point
     const step = 300 / (numbers.length - 1);
@@ -259,14 +267,16 @@
     if (view) return view;
     const rev = h('span', { class: 'rev muted' });
     const body = h('div', { class: 'card-body' });
+    const close = h('button', { type: 'button', class: 'card-close', 'aria-label': 'close ' + model, title: 'close', text: '×' });
+    close.addEventListener('click', () => closeModel(model));
+    body.append(h('p', { class: 'muted', text: 'loading…' }));
     const card = h('article', { class: 'card', 'data-model': model },
-      h('header', { class: 'card-header' }, h('h3', { text: model }), rev), body);
+      h('header', { class: 'card-header' }, h('h3', { text: model }), h('span', {}, rev, close)), body);
     view = { model, card, body, rev, nodes: new Map() };
     views.set(model, view);
     const cards = $('#models');
     const after = Array.from(cards.children).find((c) => c.getAttribute('data-model') > model);
     cards.insertBefore(card, after || null);
-    $('#models-empty').hidden = true;
     return view;
   }
 
@@ -282,7 +292,6 @@
     if (!view) return;
     view.card.remove();
     views.delete(model);
-    $('#models-empty').hidden = views.size > 0;
   }
 
   /** Forgets every registered place at or below `pointer`. */
@@ -323,7 +332,7 @@
     if (node.kind === 'table' && kind === 'table' && columnsOf(current).join('\n') === node.columns.join('\n')) {
       // livebind.js has applied the row operation; highlight the row and redraw the chart.
       const index = depth === tokens.length ? (c.kind === 'move' ? c.to : c.index) : Number(tokens[depth]);
-      if (c.kind !== 'remove' && index !== undefined) flash(node.body.rows[index]);
+      if (c.kind !== 'remove' && index !== undefined && !node.body.hasAttribute('data-lb-virtual')) flash(node.body.rows[index]);
       if (node.chart) {
         const column = current.map((r) => r[node.numeric]);
         drawChart(node.chart, column);
@@ -364,6 +373,73 @@
   }
 
   // ===========================================================================================
+  // Model list
+  //   GET /models, polled; the filter narrows the names as you type. A name's button opens its
+  //   card (and its stream) or closes it. With few models, all open by themselves.
+  // ===========================================================================================
+
+  let names = [];            // every model on the server, sorted
+  let listed = null;         // names already seen, to open new ones on a small server
+  const open = new Map();    // model → its livebind.js subscription's end
+
+  function openModel(model) {
+    if (open.has(model)) return;
+    open.set(model, LB.on(model, () => {})); // streams the model; the cards follow livebind:change
+    ensureView(model);
+    if (LB.peek(model, '') !== undefined) renderModel(model);
+    showList();
+    summarize();
+  }
+
+  function closeModel(model) {
+    const off = open.get(model);
+    if (!off) return;
+    open.delete(model);
+    off();
+    dropModel(model);
+    showList();
+    summarize();
+  }
+
+  function showList() {
+    const query = $('#model-filter').value.trim().toLowerCase();
+    const matches = query ? names.filter((n) => n.toLowerCase().includes(query)) : names;
+    const items = matches.slice(0, LIST_LIMIT).map((name) =>
+      h('li', {}, h('button', { type: 'button', 'data-model': name, 'aria-pressed': open.has(name) ? 'true' : 'false', text: name })));
+    $('#model-list').replaceChildren(...items);
+    const more = matches.length > LIST_LIMIT ? ` · the first ${LIST_LIMIT} shown: type to narrow` : '';
+    $('#model-count').textContent = names.length ? `${matches.length} of ${names.length} models${more}` : '';
+    $('#models-empty').hidden = names.length > 0;
+  }
+
+  async function loadModels() {
+    let list;
+    try {
+      const response = await LB.fetch('/models', { cache: 'no-store' });
+      if (!response.ok) throw new Error(`GET /models answered ${response.status}`);
+      list = (await response.json()).models || [];
+    } catch (e) {
+      $('#model-count').textContent = 'Models unavailable: ' + e.message;
+      return;
+    }
+    names = list.map((m) => m.name).sort();
+    if (names.length <= AUTO_OPEN) {
+      for (const name of names) if (!listed || !listed.has(name)) openModel(name);
+    }
+    listed = new Set(names);
+    showList();
+    summarize();
+  }
+
+  $('#model-filter').addEventListener('input', showList);
+  $('#model-list').addEventListener('click', (e) => {
+    const button = e.target.closest('button[data-model]');
+    if (!button) return;
+    const model = button.getAttribute('data-model');
+    if (open.has(model)) closeModel(model); else openModel(model);
+  });
+
+  // ===========================================================================================
   // Event log
   // ===========================================================================================
 
@@ -395,7 +471,7 @@
   }
 
   function summarize() {
-    $('#summary').textContent = `${views.size} model${views.size === 1 ? '' : 's'} · ${eventCount} events`;
+    $('#summary').textContent = `${open.size} of ${names.length} model${names.length === 1 ? '' : 's'} open · ${eventCount} events`;
   }
 
   // ===========================================================================================
@@ -529,11 +605,17 @@
     hint.hidden = false;
   });
 
-  LB.on('*', (value, change) => {
+  document.addEventListener('livebind:change', (e) => {
+    const change = e.detail;
+    if (change.model && !open.has(change.model)) return;
     logEvent(change);
+    if (change.kind === 'drop') {
+      closeModel(change.model);
+      return;
+    }
     try {
       applyChange(change);
-    } catch (e) {
+    } catch (error) {
       if (change.model) renderModel(change.model, change.rev); // never leave a card half drawn
     }
     summarize();
@@ -541,6 +623,7 @@
 
   $('#connection-state').textContent = LB.state || 'connecting';
   summarize();
+  loadModels();
   loadBindings();
-  setInterval(() => { if (!document.hidden) loadBindings(); }, 1500);
+  setInterval(() => { if (!document.hidden) { loadBindings(); loadModels(); } }, 1500);
 })();

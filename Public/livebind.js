@@ -7,7 +7,8 @@
  *
  * Sections, top to bottom:
  *   Configuration · Access token · Paths · Watch tree · Model cache · Scopes · Events and errors ·
- *   Writes · Directives · Walker · Frame scheduling · Connection · Public API · Boot
+ *   Writes · Formatting · Directives · Virtual lists · Array windows · Walker · Frame scheduling ·
+ *   Stream reader · Connection · Public API · Boot
  */
 (function (global) {
   'use strict';
@@ -31,8 +32,17 @@
     offlineAfter: 4,
     /** Bearer token for a server started with --token (see "Access token" below); null: none. */
     token: null,
-    /** Whether reads need the token too (--private): null until learned from a refused stream. */
-    privateReads: null,
+    /**
+     * Milliseconds of silence after which the server sends a heartbeat comment (its --heartbeat, 15 s
+     * by default). A stream silent for two of them is taken for dead and replaced.
+     */
+    heartbeat: Number(script && script.getAttribute('data-lb-heartbeat')) * 1000 || 15000,
+    /** Most events waiting for the next frame; at this many they are applied at once. */
+    maxQueue: 5000,
+    /** Milliseconds before a stream narrows after models stop being used (one reconnect for a burst). */
+    narrowDelay: 1000,
+    /** Attempts of a row edit whose row moved (412) before the conflict is shown. */
+    rowRetries: 4,
   };
 
   // ===========================================================================================
@@ -40,11 +50,11 @@
   //   A server started with --token or --jwt-key needs `Authorization: Bearer <token>` on writes
   //   (and, with --private, on reads). The token comes from LiveBind.configure({token}), else
   //   <meta name="livebind-token" content="…">, else sessionStorage "livebind-token" (where the
-  //   dashboard keeps a token it was opened with as /#token=…). EventSource cannot send headers:
-  //   when the server offers sessions (GET /healthz says "sessions": true) and is this page's own
-  //   origin, the token is traded for an HttpOnly session cookie (POST /session) before the stream
-  //   opens, so no token goes in its URL; otherwise the stream carries it as ?access_token=, only
-  //   once the server has refused a stream without it. A stream whose token expired (or whose
+  //   dashboard keeps a token it was opened with as /#token=…). The stream is read with fetch, so it
+  //   never puts the token in its URL: when the server offers sessions (GET /healthz says
+  //   "sessions": true) and is this page's own origin, the token is traded for an HttpOnly session
+  //   cookie (POST /session) before the stream opens and the stream carries only the cookie;
+  //   otherwise it sends `Authorization: Bearer`. A stream whose token expired (or whose
   //   session ended) gets `auth_revoked`: the page hears `livebind:auth-revoked` and answers with
   //   LiveBind.configure({token}), which reconnects from the last event.
   // ===========================================================================================
@@ -108,6 +118,8 @@
   }
 
   const ATTRS = ['data-lb-each', 'data-lb-text', 'data-lb-value', 'data-lb-attr', 'data-lb-class', 'data-lb-show'];
+  /** Attributes that change how a binding works: changing one rebinds the element. */
+  const MODIFIERS = ['data-lb-format', 'data-lb-virtual', 'data-lb-row-height', 'data-lb-window'];
   const EMPTY = Object.freeze([]);
 
   // ===========================================================================================
@@ -195,17 +207,38 @@
     return { watchers: null, children: null };
   }
 
+  /** Adds a watcher; the returned function removes it and prunes the nodes left empty. */
   function addWatcher(root, tokens, watcher) {
+    const trail = [root];
     let node = root;
     for (const t of tokens) {
       if (!node.children) node.children = new Map();
       let next = node.children.get(t);
       if (!next) node.children.set(t, (next = makeNode()));
       node = next;
+      trail.push(node);
     }
     if (!node.watchers) node.watchers = new Set();
     node.watchers.add(watcher);
-    return () => node.watchers.delete(watcher);
+    return () => {
+      if (!node.watchers || !node.watchers.delete(watcher)) return;
+      if (node.watchers.size === 0) node.watchers = null;
+      for (let i = trail.length - 1; i > 0; i--) {
+        const child = trail[i];
+        if (child.watchers || child.children) return;
+        const parent = trail[i - 1];
+        if (parent.children.get(tokens[i - 1]) !== child) return;
+        parent.children.delete(tokens[i - 1]);
+        if (parent.children.size === 0) parent.children = null;
+      }
+    };
+  }
+
+  /** How many nodes a watch tree holds (for the leak tests). */
+  function countNodes(node) {
+    let n = 1;
+    if (node.children) for (const child of node.children.values()) n += countNodes(child);
+    return n;
   }
 
   function notify(node, tokens, depth, change) {
@@ -241,7 +274,11 @@
 
   /** Applies one wire change to the cache. Returns false when it does not fit (then resync). */
   function applyToCache(change) {
-    const entry = models.get(change.model);
+    return applyToEntry(models.get(change.model), change);
+  }
+
+  /** Applies one change (with `tokens`) to `entry.value`. */
+  function applyToEntry(entry, change) {
     if (!entry) return false;
     const tokens = change.tokens;
     if (change.kind === 'set' && tokens.length === 0) {
@@ -312,17 +349,23 @@
         raise(el, attribute, text, 'relative path outside a data-lb-each template');
         return null;
       }
-      return { scope: ctx, tokens: parsed.tokens };
+      return { scope: ctx, tokens: parsed.tokens, release: () => {} };
     }
-    useModel(parsed.model, el, attribute, text);
-    return { scope: modelScope(parsed.model), tokens: parsed.tokens };
+    const release = useModel(parsed.model, el, attribute, text);
+    return { scope: modelScope(parsed.model), tokens: parsed.tokens, release };
   }
 
-  /** Watches `tokens` in `scope`; calls update now when data is there. Returns the unwatch function. */
-  function watch(scope, tokens, watcher) {
+  /**
+   * Watches `tokens` in `scope`; calls update now when data is there. Returns the unwatch function,
+   * which also releases `release` (the model's use, from resolve).
+   */
+  function watch(scope, tokens, watcher, release) {
     const unwatch = addWatcher(scope.trie, tokens, watcher);
     if (scope.loaded()) watcher.update(null);
-    return unwatch;
+    return () => {
+      unwatch();
+      if (release) release();
+    };
   }
 
   // ===========================================================================================
@@ -355,23 +398,29 @@
     return config.server + '/models/' + encodeURIComponent(model) + (path.length ? '/' + path.join('/') : '');
   }
 
-  /** Sends one write after any earlier write to the same place. Resolves with {id, rev}; rejects with {status, detail}. */
-  function write(model, tokens, value) {
+  /**
+   * Sends one write after any earlier write to the same place. With `ifMatch` (a revision) the
+   * server refuses it (412) if the model has changed since. Resolves with {id, rev}; rejects with
+   * {status, detail}.
+   */
+  function write(model, tokens, value, ifMatch) {
     const url = writeURL(model, tokens);
     const previous = writeChains.get(url) || Promise.resolve();
-    const next = previous.catch(() => {}).then(() => send(url, value));
+    const next = previous.catch(() => {}).then(() => send(url, value, ifMatch));
     writeChains.set(url, next);
     const forget = () => { if (writeChains.get(url) === next) writeChains.delete(url); };
     next.then(forget, forget);
     return next;
   }
 
-  async function send(url, value) {
+  async function send(url, value, ifMatch) {
     let response;
+    const headers = { 'Content-Type': 'application/json' };
+    if (ifMatch !== undefined) headers['If-Match'] = '"' + ifMatch + '"';
     try {
       response = await fetch(url, {
         method: 'PUT',
-        headers: withToken({ 'Content-Type': 'application/json' }),
+        headers: withToken(headers),
         body: JSON.stringify(value),
       });
     } catch (e) {
@@ -385,6 +434,97 @@
       throw { status: response.status, detail };
     }
     return body;
+  }
+
+  // ===========================================================================================
+  // Formatting
+  //   "kind" or "kind:option=value,option=value" (a bare word is the kind's main option):
+  //     number · integer · percent · currency:EUR · unit:celsius · date · time · datetime
+  //   with any option of Intl.NumberFormat / Intl.DateTimeFormat (maximumFractionDigits=1,
+  //   dateStyle=medium, timeZone=UTC, unitDisplay=long, …). Given as data-lb-format for
+  //   data-lb-text, or after a "|" in a path: data-lb-attr="title:sensor.t | unit:celsius".
+  //   The locale is the element's nearest lang attribute, else the browser's.
+  // ===========================================================================================
+
+  const FORMAT_KINDS = {
+    number: { intl: 'number', main: null, defaults: {} },
+    integer: { intl: 'number', main: null, defaults: { maximumFractionDigits: 0 } },
+    percent: { intl: 'number', main: null, defaults: { style: 'percent', maximumFractionDigits: 1 } },
+    currency: { intl: 'number', main: 'currency', defaults: { style: 'currency' } },
+    unit: { intl: 'number', main: 'unit', defaults: { style: 'unit' } },
+    date: { intl: 'date', main: 'dateStyle', defaults: { dateStyle: 'medium' } },
+    time: { intl: 'date', main: 'timeStyle', defaults: { timeStyle: 'medium' } },
+    datetime: { intl: 'date', main: 'dateStyle', defaults: { dateStyle: 'medium', timeStyle: 'short' } },
+  };
+
+  const formatters = new Map(); // "locale|spec" → format function; at most 256, oldest dropped first
+
+  /** "percent:maximumFractionDigits=2" → {kind, options}; throws an Error saying what is wrong. */
+  function parseFormat(text) {
+    const source = text.trim();
+    const colon = source.indexOf(':');
+    const name = (colon < 0 ? source : source.slice(0, colon)).trim();
+    const kind = FORMAT_KINDS[name];
+    if (!kind) throw new Error(`unknown format "${name}" (number, integer, percent, currency, unit, date, time or datetime)`);
+    const options = Object.assign({}, kind.defaults);
+    if (colon >= 0) {
+      for (const part of source.slice(colon + 1).split(',')) {
+        const item = part.trim();
+        if (!item) continue;
+        const eq = item.indexOf('=');
+        if (eq < 0) {
+          if (!kind.main) throw new Error(`"${item}": format ${name} takes option=value pairs`);
+          options[kind.main] = item;
+          continue;
+        }
+        const key = item.slice(0, eq).trim();
+        const raw = item.slice(eq + 1).trim();
+        options[key] = raw === 'true' ? true : raw === 'false' ? false : /^-?\d+(\.\d+)?$/.test(raw) ? Number(raw) : raw;
+      }
+    }
+    if (name === 'datetime' && (options.timeStyle === undefined) !== (options.dateStyle === undefined)) {
+      // one style given: keep the other one's default so "datetime:dateStyle=long" still shows a time
+      options.timeStyle = options.timeStyle || 'short';
+      options.dateStyle = options.dateStyle || 'medium';
+    }
+    return { name, intl: kind.intl, options };
+  }
+
+  /** A function value → text for a format spec and the element's locale; throws on a bad spec. */
+  function makeFormatter(el, text) {
+    const locale = (el.closest && el.closest('[lang]') && el.closest('[lang]').lang) || undefined;
+    const cacheKey = (locale || '') + '|' + text;
+    let format = formatters.get(cacheKey);
+    if (format) return format;
+    const spec = parseFormat(text);
+    if (spec.intl === 'number') {
+      const intl = new Intl.NumberFormat(locale, spec.options); // throws RangeError on a bad option
+      format = (v) => (typeof v === 'number' ? intl.format(v) : toText(v));
+    } else {
+      const intl = new Intl.DateTimeFormat(locale, spec.options);
+      format = (v) => {
+        // epoch milliseconds or an ISO 8601 string; anything else is shown as it is
+        const date = typeof v === 'number' ? new Date(v) : typeof v === 'string' && /^\d{4}-\d\d/.test(v) ? new Date(v) : null;
+        return date && !Number.isNaN(date.getTime()) ? intl.format(date) : toText(v);
+      };
+    }
+    if (formatters.size >= 256) formatters.delete(formatters.keys().next().value);
+    formatters.set(cacheKey, format);
+    return format;
+  }
+
+  /** Splits "path | format" into [path, formatter or null]; raises livebind:error for a bad format. */
+  function splitFormat(el, attribute, text, fallback) {
+    const bar = text.indexOf('|');
+    const path = bar < 0 ? text : text.slice(0, bar).trim();
+    const spec = bar < 0 ? fallback : text.slice(bar + 1).trim();
+    if (!spec) return [path, toText];
+    try {
+      return [path, makeFormatter(el, spec)];
+    } catch (e) {
+      raise(el, attribute, text, `bad format "${spec}": ${e.message}`, { format: spec });
+      return [path, toText];
+    }
   }
 
   // ===========================================================================================
@@ -423,7 +563,7 @@
         const v = r.scope.get(r.tokens);
         apply(negate ? !truthy(v) : v);
       },
-    });
+    }, r.release);
   }
 
   function truthy(value) {
@@ -536,8 +676,9 @@
         raise(el, 'data-lb-text', path, `data-lb-text is not allowed on <${el.localName}>: model data is never code`);
         return null;
       }
-      return bindValue(el, 'data-lb-text', path, ctx, (v) => {
-        const text = toText(v);
+      const [source, format] = splitFormat(el, 'data-lb-text', path, el.getAttribute('data-lb-format'));
+      return bindValue(el, 'data-lb-text', source, ctx, (v) => {
+        const text = format(v);
         const only = el.firstChild;
         // Reuse a lone text node: no node churn, no childList mutation records.
         if (only && only.nodeType === 3 && !only.nextSibling) {
@@ -556,15 +697,16 @@
         bindValue(el, 'data-lb-class', path, ctx, (v) => el.classList.toggle(name, truthy(v))))),
 
     'data-lb-attr': (el, text, ctx) =>
-      combine(parsePairs(el, 'data-lb-attr', text).map(([name, path]) => {
+      combine(parsePairs(el, 'data-lb-attr', text).map(([name, pathAndFormat]) => {
         const refusal = refusedName(el, name);
         if (refusal) {
-          raise(el, 'data-lb-attr', path, `binding "${name}" is not allowed: ${refusal}`, { name });
+          raise(el, 'data-lb-attr', pathAndFormat, `binding "${name}" is not allowed: ${refusal}`, { name });
           return null;
         }
+        const [path, format] = splitFormat(el, 'data-lb-attr', pathAndFormat, null);
         return bindValue(el, 'data-lb-attr', path, ctx, (v) => {
           if (v === undefined || v === null || v === false) return el.removeAttribute(name);
-          const text = v === true ? '' : toText(v);
+          const text = v === true ? '' : format(v);
           const unsafe = refusedValue(el, name, text);
           if (unsafe) {
             el.removeAttribute(name);
@@ -644,9 +786,7 @@
     function transmit(value) {
       state.sending = true;
       const scope = r.scope;
-      const model = scope.model;
-      const tokens = scope.pointer(r.tokens);
-      write(model, tokens, value).then(
+      (scope.row ? writeInRow(scope, r.tokens, value) : write(scope.model, scope.pointer(r.tokens), value)).then(
         (result) => {
           el.removeAttribute('aria-invalid');
           // Until the stream has delivered this write, the local copy is older than the field.
@@ -684,7 +824,7 @@
     el.addEventListener('input', onInput);
     el.addEventListener('change', onChange);
     el.addEventListener('blur', onBlur);
-    const unwatch = watch(r.scope, r.tokens, { update });
+    const unwatch = watch(r.scope, r.tokens, { update }, r.release);
     return () => {
       clearTimeout(state.timer);
       el.removeEventListener('input', onInput);
@@ -694,16 +834,68 @@
     };
   }
 
+  /**
+   * A write from inside a data-lb-each copy. Its index may be stale (another client inserted above
+   * it and the stream has not told us yet), so it goes with If-Match: the revision the page has. On
+   * 412, a row with an id (or key) waits for the stream to catch up and retries at the row's index
+   * then; a row without one, or one removed meanwhile, rejects with the conflict.
+   */
+  async function writeInRow(scope, tokens, value) {
+    for (let attempt = 0; ; attempt++) {
+      const entry = models.get(scope.model);
+      const rev = scope.rev ? scope.rev() : entry ? entry.rev : undefined;
+      try {
+        return await write(scope.model, scope.pointer(tokens), value, rev);
+      } catch (error) {
+        if (error.status !== 412) throw error;
+        const row = scope.row;
+        if (row.key === undefined || attempt >= config.rowRetries) {
+          throw { status: 412, detail: 'the list changed before this edit reached the server (someone else edited it); the field shows the current value' };
+        }
+        await nextFlush(250 * (attempt + 1));
+        if (!row.alive) throw { status: 412, detail: 'the row was removed by someone else before this edit reached the server' };
+      }
+    }
+  }
+
   // ---- data-lb-each: one template copy per array element -------------------------------------
 
+  /** One copy of the template for element `index` of `list()`, bound in a scope of its own. */
+  function makeEachRow(r, list, proto, index) {
+    const row = { index, key: keyOf(list()[index]), trie: makeNode(), el: proto.cloneNode(true), alive: true };
+    row.scope = {
+      model: r.scope.model,
+      rev: r.rev || r.scope.rev || null,
+      row,
+      trie: row.trie,
+      loaded: () => true,
+      get: (tokens) => lookup(list()[row.index], tokens),
+      pointer: (tokens) => r.scope.pointer(r.tokens).concat(String(row.index), tokens),
+    };
+    rowScopes.set(row.el, row.scope);
+    walk(row.el, row.scope);
+    return row;
+  }
+
   function bindEach(el, path, ctx) {
-    const r = resolve(el, 'data-lb-each', path, ctx);
-    if (!r) return null;
     const template = Array.from(el.children).find((c) => c.tagName === 'TEMPLATE');
     if (!template || template.content.childElementCount !== 1) {
       raise(el, 'data-lb-each', path, 'data-lb-each needs one <template> child holding exactly one element');
       return null;
     }
+    if (el.hasAttribute('data-lb-virtual') && el.hasAttribute('data-lb-window') && !ctx) {
+      let parsed = null;
+      try { parsed = parsePath(path); } catch (e) { /* resolve below says what is wrong */ }
+      if (parsed && !parsed.relative) {
+        const limit = Math.min(10000, Math.max(1, Number(el.getAttribute('data-lb-window')) || 300));
+        const { win, release } = useWindow(parsed.model, parsed.tokens, limit);
+        const scope = modelScope(parsed.model);
+        return bindVirtualEach(el, path, { scope, tokens: parsed.tokens, release, rev: () => (win.mode === 'window' ? win.rev : (models.get(parsed.model) || {}).rev) }, template, win);
+      }
+    }
+    const r = resolve(el, 'data-lb-each', path, ctx);
+    if (!r) return null;
+    if (el.hasAttribute('data-lb-virtual')) return bindVirtualEach(el, path, r, template, null);
     const proto = template.content.firstElementChild;
     const anchor = document.createComment(' data-lb-each ' + path + ' ');
     template.after(anchor);
@@ -714,21 +906,10 @@
       return Array.isArray(v) ? v : EMPTY;
     };
 
-    function makeRow(index) {
-      const row = { index, key: keyOf(list()[index]), trie: makeNode(), el: proto.cloneNode(true) };
-      row.scope = {
-        model: r.scope.model,
-        trie: row.trie,
-        loaded: () => true,
-        get: (tokens) => lookup(list()[row.index], tokens),
-        pointer: (tokens) => r.scope.pointer(r.tokens).concat(String(row.index), tokens),
-      };
-      rowScopes.set(row.el, row.scope);
-      walk(row.el, row.scope);
-      return row;
-    }
+    const makeRow = (index) => makeEachRow(r, list, proto, index);
 
     function dropRow(row) {
+      row.alive = false;
       row.el.remove();
       unbindTree(row.el);
     }
@@ -769,6 +950,7 @@
       }
       const fresh = makeRow(i);
       el.replaceChild(fresh.el, row.el);
+      row.alive = false;
       unbindTree(row.el);
       rows[i] = fresh;
     }
@@ -843,13 +1025,459 @@
         row.key = keyOf(list()[row.index]);
       },
     };
-    const unwatch = watch(r.scope, r.tokens, watcher);
+    const unwatch = watch(r.scope, r.tokens, watcher, r.release);
     return () => {
       unwatch();
       for (const row of rows) dropRow(row);
       rows.length = 0;
       anchor.remove();
     };
+  }
+
+  // ===========================================================================================
+  // Virtual lists
+  //   <tbody data-lb-each="m.rows" data-lb-virtual> renders only the rows in view in its scrolling
+  //   ancestor, plus a margin of data-lb-overscan rows (default 10) on each side; spacers
+  //   above and below stand in for the rest. Rows have one height: data-lb-row-height="px", or
+  //   the first row's, measured once. An insert or remove above the view moves the scroll position
+  //   by one row height, so what is in view stays put (and a focused field with it).
+  // ===========================================================================================
+
+  /** The nearest ancestor that scrolls vertically, or null for the document. */
+  function scrollerOf(el) {
+    const named = el.closest('[data-lb-scroll]');
+    if (named) return named;
+    for (let p = el.parentElement; p && p !== document.body && p !== document.documentElement; p = p.parentElement) {
+      const overflow = getComputedStyle(p).overflowY;
+      if (overflow === 'auto' || overflow === 'scroll') return p;
+    }
+    return null;
+  }
+
+  function makeSpacer(el, proto) {
+    const spacer = document.createElement(proto.localName === 'tr' ? 'tr' : proto.localName === 'li' ? 'li' : 'div');
+    spacer.setAttribute('aria-hidden', 'true');
+    spacer.className = 'lb-spacer';
+    if (spacer.localName === 'tr') {
+      const cell = spacer.appendChild(document.createElement('td'));
+      cell.style.padding = '0';
+      cell.style.border = '0';
+      cell.style.height = '0';
+    }
+    spacer.style.height = '0px';
+    spacer.style.padding = '0';
+    spacer.style.border = '0';
+    spacer.style.listStyle = 'none';
+    return spacer;
+  }
+
+  function bindVirtualEach(el, path, r, template, win) {
+    const proto = template.content.firstElementChild;
+    const scroller = scrollerOf(el);
+    const overscan = Math.max(1, Number(el.getAttribute('data-lb-overscan')) || 10);
+    let rowHeight = Number(el.getAttribute('data-lb-row-height')) || 0;
+    const top = makeSpacer(el, proto);
+    const bottom = makeSpacer(el, proto);
+    template.after(top, bottom);
+    const rows = []; // rendered rows, for elements start … start + rows.length - 1
+    let start = 0;
+    let offset = -1;   // the list's top inside the scroller's content, measured with the row height
+    let shift = 0;     // pixels to scroll by after this flush (rows inserted or removed above the view)
+    const view = { top: 0, height: 0 };
+    if (scroller) scroller.style.overflowAnchor = 'none'; // we keep the anchor ourselves, exactly
+
+    const list = () => {
+      if (win && win.mode === 'window') return win.view;
+      const v = r.scope.get(r.tokens);
+      return Array.isArray(v) ? v : EMPTY;
+    };
+    const makeRow = (index) => makeEachRow(r, list, proto, index);
+
+    function dropRow(row) {
+      row.alive = false;
+      row.el.remove();
+      unbindTree(row.el);
+    }
+
+    /** Window mode: asks for a window around the view when the view leaves the one there is. */
+    function follow(first, last) {
+      if (!win || win.mode !== 'window' || !win.loaded || last <= first) return;
+      const end = Math.min(win.length, win.offset + win.rows.length);
+      if (first >= win.offset && Math.min(last, win.length) <= end) return;
+      const visible = last - first;
+      const limit = Math.min(10000, Math.max(win.want.limit, 3 * visible));
+      const offset = Math.max(0, Math.min(first - Math.floor((limit - visible) / 2), win.length - limit));
+      if (offset !== win.want.offset || limit !== win.want.limit || !win.moving) moveWindow(win, offset, limit);
+    }
+
+    /** Window mode: the window's rows changed (`touched`: their window indexes, or null for all). */
+    function refresh(touched) {
+      if (win.moved) {
+        // Rows were inserted or removed above: the rendered rows keep their elements at their new indexes.
+        if (above(start + win.moved, false) || above(start, false)) shift += win.moved * rowHeight;
+        start = Math.max(0, start + win.moved);
+        renumber(0);
+        win.moved = 0;
+        touched = null;
+      }
+      const items = list();
+      for (let k = 0; k < rows.length; k++) {
+        const i = start + k;
+        const row = rows[k];
+        if (touched && !touched.has(i - win.offset)) continue;
+        if (keyOf(items[i]) === row.key && items[i] !== undefined) notifyAll(row.trie, null);
+        else replaceAt(i, null);
+      }
+      sync();
+    }
+    const windowList = win && {
+      touched: new Set(),
+      all: false,
+      edits: [],
+      changed(rowsChanged, edits) {
+        if (rowsChanged === null) this.all = true;
+        else for (const j of rowsChanged) this.touched.add(j);
+        if (edits) this.edits.push(...edits);
+        afterFlush.add(this.run);
+      },
+      run: () => {
+        const touched = windowList.all ? null : windowList.touched;
+        windowList.all = false;
+        windowList.touched = new Set();
+        // Inserts and removes first, row by row as without a window: rows keep their elements (and
+        // focus), and one above the view moves the scroll position with it.
+        for (const edit of windowList.edits.splice(0)) {
+          if (edit.kind === 'insert') insertAt(edit.at); else removeAt(edit.at);
+        }
+        refresh(touched);
+      },
+    };
+    if (win) win.lists.add(windowList);
+
+    function readView() {
+      if (scroller) {
+        view.top = scroller.scrollTop;
+        view.height = scroller.clientHeight;
+      } else {
+        view.top = global.scrollY;
+        view.height = global.innerHeight;
+      }
+    }
+
+    /** The first and past-the-end element the view needs now. */
+    function wanted(count) {
+      if (!rowHeight) return [0, Math.min(count, 1)]; // one row, to measure
+      const from = Math.floor((view.top - offset) / rowHeight) - overscan;
+      const to = Math.ceil((view.top - offset + Math.max(view.height, rowHeight)) / rowHeight) + overscan;
+      const first = Math.max(0, Math.min(from, count));
+      return [first, Math.max(first, Math.min(to, count))];
+    }
+
+    function measure() {
+      if (!rows.length) return;
+      if (!rowHeight) rowHeight = rows[0].el.getBoundingClientRect().height;
+      const base = scroller ? scroller.getBoundingClientRect().top - scroller.scrollTop + scroller.clientTop : -global.scrollY;
+      offset = top.getBoundingClientRect().top - base;
+    }
+
+    /** Makes the rendered rows the ones in view; sets the spacers. Called after a flush and on scroll. */
+    function sync() {
+      const count = list().length;
+      if (shift) {
+        readView();
+        if (scroller) scroller.scrollTop = view.top + shift; else global.scrollBy(0, shift);
+        shift = 0;
+      }
+      readView();
+      let [first, last] = wanted(count);
+      const end = start + rows.length;
+      if (first >= end || last <= start) {
+        for (const row of rows) dropRow(row);
+        rows.length = 0;
+        start = first;
+      }
+      while (rows.length && start < first) { dropRow(rows.shift()); start += 1; }
+      while (rows.length && start + rows.length > last) dropRow(rows.pop());
+      if (!rows.length) start = first;
+      const before = [];
+      while (start > first) { start -= 1; before.push(makeRow(start)); }
+      if (before.length) {
+        before.reverse();
+        rows.unshift(...before);
+        top.after(...before.map((row) => row.el));
+      }
+      const after = [];
+      while (start + rows.length + after.length < last) after.push(makeRow(start + rows.length + after.length));
+      if (after.length) {
+        rows.push(...after);
+        bottom.before(...after.map((row) => row.el));
+      }
+      if (!rowHeight || offset < 0) {
+        measure();
+        if (rowHeight) return sync();
+      }
+      follow(first, last);
+      top.style.height = start * rowHeight + 'px';
+      bottom.style.height = Math.max(0, count - start - rows.length) * rowHeight + 'px';
+    }
+
+    const later = () => afterFlush.add(sync);
+
+    function renumber(from) {
+      for (let i = from; i < rows.length; i++) rows[i].index = start + i;
+    }
+
+    /** Whether element i lies wholly above the view (so a change there must not move what is seen). */
+    function above(i, inclusiveEnd) {
+      if (!rowHeight) return false;
+      return offset + (i + (inclusiveEnd ? 1 : 0)) * rowHeight <= view.top;
+    }
+
+    function insertAt(i) {
+      if (i < start || (i === start && above(i))) {
+        if (above(i)) shift += rowHeight;
+        start += 1;
+        renumber(0);
+      } else if (i <= start + rows.length) {
+        const row = makeRow(i);
+        const k = i - start;
+        (k < rows.length ? rows[k].el : bottom).before(row.el);
+        rows.splice(k, 0, row);
+        renumber(k + 1);
+      }
+      later();
+    }
+
+    function removeAt(i) {
+      if (i < start) {
+        if (above(i, true)) shift -= rowHeight;
+        start -= 1;
+        renumber(0);
+      } else if (i < start + rows.length) {
+        const k = i - start;
+        if (above(i, true)) shift -= rowHeight;
+        dropRow(rows.splice(k, 1)[0]);
+        renumber(k);
+      }
+      later();
+    }
+
+    function replaceAt(i, change) {
+      const row = rows[i - start];
+      if (!row) return;
+      if (keyOf(list()[i]) === row.key) return notifyAll(row.trie, change);
+      const fresh = makeRow(i);
+      row.el.replaceWith(fresh.el);
+      row.alive = false;
+      unbindTree(row.el);
+      rows[i - start] = fresh;
+    }
+
+    /** The whole array changed (snapshot, resync, set): rows keep their nodes where the element kept its identity. */
+    function reconcile(change) {
+      const items = list();
+      for (let k = 0; k < rows.length; k++) {
+        const i = start + k;
+        if (i >= items.length) break;
+        if (keyOf(items[i]) === rows[k].key) notifyAll(rows[k].trie, change || null);
+        else replaceAt(i, change);
+      }
+      if (flushing) later(); else sync();
+    }
+
+    const watcher = {
+      update: (change) => reconcile(change),
+      handle(tokens, depth, change) {
+        if (depth === tokens.length) {
+          if (change.index === undefined && change.kind !== 'move') return reconcile(change);
+          switch (change.kind) {
+            case 'insert': return insertAt(change.index);
+            case 'remove': return removeAt(change.index);
+            case 'replace': case 'set': return replaceAt(change.index, change);
+            case 'move': removeAt(change.from); return insertAt(change.to);
+            default: return reconcile(change);
+          }
+        }
+        if (depth === tokens.length - 1 && (change.kind === 'remove' || tokens[depth] === '-')) {
+          return change.kind === 'remove' ? removeAt(+tokens[depth]) : reconcile(change);
+        }
+        const row = rows[+tokens[depth] - start];
+        if (!row || String(row.index) !== tokens[depth]) return;
+        notify(row.trie, tokens, depth + 1, change);
+        row.key = keyOf(list()[row.index]);
+      },
+    };
+
+    const target = scroller || global;
+    const onScroll = () => sync();
+    target.addEventListener('scroll', onScroll, { passive: true });
+    const resize = typeof ResizeObserver === 'function' ? new ResizeObserver(() => { offset = -1; sync(); }) : null;
+    if (resize) resize.observe(scroller || document.documentElement);
+    const unwatch = watch(r.scope, r.tokens, watcher, r.release);
+    return () => {
+      unwatch();
+      target.removeEventListener('scroll', onScroll);
+      if (resize) resize.disconnect();
+      afterFlush.delete(sync);
+      if (win) { win.lists.delete(windowList); afterFlush.delete(windowList.run); }
+      for (const row of rows) dropRow(row);
+      rows.length = 0;
+      top.remove();
+      bottom.remove();
+    };
+  }
+
+  // ===========================================================================================
+  // Array windows
+  //   <tbody data-lb-each="big.rows" data-lb-virtual data-lb-window="300"> asks the server for
+  //   only a window of the array (GET /events?sub=big/rows;offset=K;limit=N) and moves it as the
+  //   list scrolls (PATCH /events/{stream}). The page then holds the window's rows, never the
+  //   array. Window events are in window coordinates; they are applied to the window's rows here and
+  //   the list redraws the rows in view. When the server has no path subscriptions (no `stream`
+  //   event first, or a 400), or the page also binds the model as a whole, the list falls back to
+  //   the whole model, as without data-lb-window.
+  // ===========================================================================================
+
+  const windows = new Map(); // "model/pointer" → window
+
+  /** Registers a window on an array; returns {win, release}. */
+  function useWindow(model, tokens, limit) {
+    const key = model + tokensPointer(tokens);
+    let win = windows.get(key);
+    if (!win) {
+      win = {
+        key, model, tokens, pointer: tokensPointer(tokens), rows: [], offset: 0, length: 0, rev: undefined,
+        loaded: false, mode: 'window', want: { offset: 0, limit }, moving: false, uses: 0, lists: new Set(), moved: 0,
+      };
+      win.view = new Proxy([], {
+        get(target, prop) {
+          if (prop === 'length') return win.length;
+          if (typeof prop === 'string' && /^(0|[1-9][0-9]*)$/.test(prop)) return win.rows[+prop - win.offset];
+          return target[prop];
+        },
+      });
+      windows.set(key, win);
+      connection.schedule();
+    }
+    win.uses += 1;
+    let released = false;
+    return {
+      win,
+      release: () => {
+        if (released) return;
+        released = true;
+        win.uses -= 1;
+        if (win.uses > 0) return;
+        windows.delete(key);
+        clearTimeout(connection.narrowTimer);
+        connection.narrowTimer = setTimeout(() => connection.narrow(), config.narrowDelay);
+      },
+    };
+  }
+
+  /** The window a location event belongs to, when that window is served as a window. */
+  function windowOf(data) {
+    const path = data.path !== undefined ? data.path : data.changes && data.changes.length ? data.changes[0].path : undefined;
+    if (path === undefined) return null;
+    for (const win of windows.values()) {
+      if (win.mode === 'window' && win.model === data.model && (path === win.pointer || path.startsWith(win.pointer + '/'))) return win;
+    }
+    return null;
+  }
+
+  function applyWindowEvent(win, type, data) {
+    if (data.rev !== undefined) win.rev = data.rev;
+    const at = (w) => { if (w) { win.offset = w.offset; win.length = w.length; } };
+    if (type === 'snapshot' || (type === 'set' && data.path === win.pointer)) {
+      const old = win.rows;
+      const oldOffset = win.offset;
+      win.rows = Array.isArray(data.value) ? data.value.slice(0, 10000) : [];
+      if (data.window) at(data.window); else { win.offset = 0; win.length = win.rows.length; }
+      // Rows inserted or removed above the window arrive as a `set` of the shifted rows: by the
+      // rows' keys, tell the lists how far their rows moved, so what is in view can stay put.
+      if (type === 'set' && win.loaded && win.offset === oldOffset) win.moved += shiftOf(old, win.rows);
+      win.loaded = true;
+      return signalWindow(win, null);
+    }
+    if (type === 'length') {
+      at(data.window);
+      return signalWindow(win, null);
+    }
+    const changes = type === 'batch' ? data.changes.map((c) => Object.assign({ kind: c.kind || c.op }, c)) : [Object.assign({ kind: type }, data)];
+    const depth = win.tokens.length;
+    const touched = new Set();
+    const edits = []; // inserts and removes at absolute indexes, for the lists to follow row by row
+    let structural = false;
+    for (const c of changes) {
+      const tokens = pointerTokens(c.path || '');
+      if (tokens.length === depth) {
+        structural = true;
+        const rows = win.rows;
+        switch (c.kind) {
+          case 'insert': rows.splice(c.index, 0, c.value); edits.push({ kind: 'insert', at: win.offset + c.index }); break;
+          case 'remove': rows.splice(c.index, 1); edits.push({ kind: 'remove', at: win.offset + c.index }); break;
+          case 'replace': case 'set': if (c.index !== undefined) rows[c.index] = c.value; break;
+          case 'move': rows.splice(c.to, 0, rows.splice(c.from, 1)[0]); break;
+          default: break;
+        }
+      } else if (tokens.length > depth) {
+        const j = +tokens[depth];
+        const entry = { value: win.rows[j] };
+        const change = Object.assign({}, c, { tokens: tokens.slice(depth + 1) });
+        if (applyToEntry(entry, change)) {
+          win.rows[j] = entry.value;
+          touched.add(j);
+        }
+      }
+    }
+    at(data.window);
+    signalWindow(win, structural ? null : touched, edits);
+  }
+
+  /** How many places keyed rows moved down (negative: up) from `before` to `after`, or 0 when unknown. */
+  function shiftOf(before, after) {
+    if (!before.length || !after.length) return 0;
+    const first = keyOf(before[0]);
+    if (first === undefined) return 0;
+    const down = after.findIndex((row) => keyOf(row) === first);
+    if (down >= 0) return down;
+    const newFirst = keyOf(after[0]);
+    const up = newFirst === undefined ? -1 : before.findIndex((row) => keyOf(row) === newFirst);
+    return up > 0 ? -up : 0;
+  }
+
+  /** Tells the window's lists to redraw after this flush: `rows` the window indexes changed, or null for all. */
+  function signalWindow(win, rows, edits) {
+    for (const list of win.lists) list.changed(rows, edits);
+  }
+
+  /** Moves the window (PATCH /events/{stream}); one request at a time, the newest wish wins. */
+  async function moveWindow(win, offset, limit) {
+    win.want = { offset, limit };
+    if (win.moving || win.mode !== 'window' || !connection.streamId) return;
+    win.moving = true;
+    try {
+      while (win.want.offset !== win.asked || win.want.limit !== win.askedLimit) {
+        const { offset: o, limit: l } = win.want;
+        win.asked = o;
+        win.askedLimit = l;
+        const response = await fetch(config.server + '/events/' + encodeURIComponent(connection.streamId), {
+          method: 'PATCH',
+          headers: withToken({ 'Content-Type': 'application/json' }),
+          body: JSON.stringify({ sub: win.model + win.pointer, offset: o, limit: l }),
+        });
+        if (!response.ok) {
+          const problem = await response.json().catch(() => null);
+          raise(null, 'data-lb-window', dotted(win.model, win.tokens), `could not move the window (${response.status}): ${(problem && problem.detail) || response.statusText}`,
+            { status: response.status });
+          break;
+        }
+      }
+    } catch (e) {
+      // the stream is being replaced; its URL carries the newest window
+    } finally {
+      win.moving = false;
+    }
   }
 
   // ===========================================================================================
@@ -946,19 +1574,45 @@
   // ===========================================================================================
   // Frame scheduling
   //   Events are queued as they arrive and applied together once per animation frame. Applying
-  //   only writes to the DOM; nothing here reads layout.
+  //   only writes to the DOM; nothing here reads layout. A hidden tab gets no frames: there each
+  //   network chunk is applied as it arrives, and the queue never holds more than config.maxQueue.
+  //   Events of a stream that was replaced by a fresh one (new snapshots) are dropped.
   // ===========================================================================================
 
   const queue = [];
   let frame = 0;
-  const stats = { events: 0, changes: 0, frames: 0, applyMs: 0, longestApplyMs: 0 };
+  let frameIsTimer = false;
+  const stats = {
+    events: 0, changes: 0, frames: 0, applyMs: 0, longestApplyMs: 0,
+    /** Milliseconds from an event's arrival to its application: sum and longest. */
+    lagMs: 0, longestLagMs: 0,
+    /** Events dropped because their stream was replaced; streams opened. */
+    dropped: 0, streams: 0,
+    /** The most events that ever waited for a frame. */
+    longestQueue: 0,
+  };
+  const afterFlush = new Set(); // run once after the events of a flush are applied (virtual lists)
 
   function enqueue(type, data, id) {
-    queue.push({ type, data, id });
+    queue.push({ type, data, id, generation: connection.generation, at: performance.now() });
+    if (queue.length > stats.longestQueue) stats.longestQueue = queue.length;
+    if (queue.length >= config.maxQueue) return flushNow();
     if (frame) return;
-    // Background tabs get no animation frames; a timer keeps them current.
-    frame = document.hidden ? setTimeout(flushQueue, 50) : requestAnimationFrame(flushQueue);
+    frameIsTimer = document.hidden;
+    frame = frameIsTimer ? setTimeout(flushQueue, 0) : requestAnimationFrame(flushQueue);
   }
+
+  /** Applies what is queued now, without waiting for the frame. */
+  function flushNow() {
+    if (frame) {
+      if (frameIsTimer) clearTimeout(frame); else cancelAnimationFrame(frame);
+      frame = 0;
+    }
+    if (queue.length) flushQueue();
+  }
+
+  // A tab hidden after its frame was requested would never get it.
+  document.addEventListener('visibilitychange', () => { if (document.hidden) flushNow(); });
 
   let appliedId = 0; // the id of the last event applied to the local copy
 
@@ -967,12 +1621,22 @@
     return Number(appliedId) >= Number(id);
   }
 
+  let flushing = false;
+
   function flushQueue() {
     frame = 0;
+    flushing = true;
     const started = performance.now();
     const events = queue.splice(0, queue.length);
     stats.frames += 1;
     for (const event of events) {
+      if (event.generation !== connection.generation) {
+        stats.dropped += 1; // its stream was replaced: the new one's snapshots already hold it
+        continue;
+      }
+      const lag = started - event.at;
+      stats.lagMs += lag;
+      if (lag > stats.longestLagMs) stats.longestLagMs = lag;
       try {
         applyEvent(event);
       } catch (e) {
@@ -981,12 +1645,39 @@
       stats.events += 1;
       if (event.id) appliedId = event.id;
     }
+    flushing = false;
+    const hooks = Array.from(afterFlush);
+    afterFlush.clear();
+    for (const hook of hooks) hook();
     const spent = performance.now() - started;
     stats.applyMs += spent;
     if (spent > stats.longestApplyMs) stats.longestApplyMs = spent;
+    if (changeWaiters.size) for (const wake of Array.from(changeWaiters)) wake();
+  }
+
+  const changeWaiters = new Set();
+
+  /** Resolves after the next flush that applied events, or after `ms`. */
+  function nextFlush(ms) {
+    return new Promise((resolve) => {
+      const done = () => { clearTimeout(timer); changeWaiters.delete(done); resolve(); };
+      const timer = setTimeout(done, ms);
+      changeWaiters.add(done);
+    });
   }
 
   function applyEvent({ type, data, id }) {
+    if (type === 'stream') {
+      connection.streamId = data.stream;
+      return;
+    }
+    const win = windows.size ? windowOf(data) : null;
+    if (win) {
+      applyWindowEvent(win, type, data);
+      emit(document, 'livebind:change', { model: data.model, path: data.path, kind: type, window: data.window, rev: data.rev, id });
+      return;
+    }
+    if (type === 'length') return;
     switch (type) {
       case 'snapshot': {
         models.set(data.model, { value: data.value, rev: data.rev });
@@ -1040,45 +1731,175 @@
   }
 
   // ===========================================================================================
-  // Connection
-  //   One EventSource for every model the page uses. New models → a fresh stream (with
-  //   snapshots). A dropped stream → reconnect after a backoff with jitter, resuming from the
-  //   last event id (?lastEventId=); the server answers with what was missed or a resync.
+  // Stream reader
+  //   fetch() and a small Server-Sent Events parser instead of EventSource: it sees the server's
+  //   heartbeat comments (EventSource hides them), so a stream that went silent for two heartbeat
+  //   intervals is noticed and replaced, and it can send the token as a header. Lines end in "\n"
+  //   (the server's) or "\r\n". A long data line arriving in many chunks is joined once.
   // ===========================================================================================
 
-  const EVENT_TYPES = ['snapshot', 'set', 'insert', 'remove', 'replace', 'move', 'batch', 'drop', 'resync'];
-  const knownModels = new Set();
-  const modelUsers = new Map(); // model → [{el, attribute, path}] until the model is seen
+  /**
+   * Reads an SSE body to its end. `on.bytes()` per chunk, `on.event(type, data, id)` per event (id
+   * is null when the event set none), `on.chunk()` after the events of a chunk.
+   */
+  async function readEvents(body, on) {
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    let pieces = [];
+    let type = '';
+    let data = [];
+    let id = null;
+    const line = (text) => {
+      if (text === '') {
+        if (data.length) on.event(type || 'message', data.join('\n'), id);
+        type = ''; data = []; id = null;
+        return;
+      }
+      if (text[0] === ':') return; // a comment: a heartbeat; on.bytes has seen it
+      const colon = text.indexOf(':');
+      const field = colon < 0 ? text : text.slice(0, colon);
+      let value = colon < 0 ? '' : text.slice(colon + 1);
+      if (value[0] === ' ') value = value.slice(1);
+      if (field === 'data') data.push(value);
+      else if (field === 'event') type = value;
+      else if (field === 'id') id = value;
+    };
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        if (on.bytes() === false) return;
+        const text = decoder.decode(value, { stream: true });
+        let from = 0;
+        for (;;) {
+          const end = text.indexOf('\n', from);
+          if (end < 0) {
+            if (from < text.length) pieces.push(text.slice(from));
+            break;
+          }
+          let piece = text.slice(from, end);
+          if (pieces.length) { pieces.push(piece); piece = pieces.join(''); pieces = []; }
+          line(piece.endsWith('\r') ? piece.slice(0, -1) : piece);
+          from = end + 1;
+        }
+        on.chunk();
+      }
+    } finally {
+      reader.cancel().catch(() => {});
+    }
+  }
 
+  // ===========================================================================================
+  // Connection
+  //   One stream for every model the page uses. New models → a fresh stream (with snapshots).
+  //   Models no longer used → after config.narrowDelay, a resumed stream without them. A dropped
+  //   or silent stream → reconnect after a backoff with jitter, resuming from the last event id
+  //   (?lastEventId=); the server answers with what was missed or a resync.
+  // ===========================================================================================
+
+  const EVENT_TYPES = new Set(['stream', 'snapshot', 'set', 'insert', 'remove', 'replace', 'move', 'batch', 'drop', 'resync', 'length']);
+  const knownModels = new Set();
+  const modelUsers = new Map(); // model → Set of {el, attribute, path} until the model is seen
+  const modelUses = new Map();  // model → how many bindings and listeners use it
+
+  /**
+   * Counts one use of a model and streams it. The returned function (safe to call twice) ends the
+   * use: a model nobody uses any more leaves the stream, the cache and the watch trees.
+   */
   function useModel(name, el, attribute, path) {
-    if (!knownModels.has(name)) {
-      const users = modelUsers.get(name) || [];
-      users.push({ el, attribute, path });
+    modelUses.set(name, (modelUses.get(name) || 0) + 1);
+    let user = null;
+    if (!knownModels.has(name) && el) {
+      user = { el, attribute, path };
+      const users = modelUsers.get(name) || new Set();
+      users.add(user);
       modelUsers.set(name, users);
     }
     connection.want(name);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const users = user && modelUsers.get(name);
+      if (users) {
+        users.delete(user);
+        if (users.size === 0) modelUsers.delete(name);
+      }
+      const left = (modelUses.get(name) || 1) - 1;
+      if (left > 0) modelUses.set(name, left);
+      else {
+        modelUses.delete(name);
+        connection.unwant(name);
+      }
+    };
+  }
+
+  /** Forgets a model nobody uses: its cached value and, when nothing watches it, its scope. */
+  function forgetModel(name) {
+    models.delete(name);
+    knownModels.delete(name);
+    const scope = modelScopes.get(name);
+    if (scope && !scope.trie.watchers && !scope.trie.children) modelScopes.delete(name);
   }
 
   const connection = {
-    source: null,
-    all: false,
+    stream: null,     // { controller, lastByte }
+    generation: 0,    // grows with every fresh (non-resumed) stream
+    all: 0,           // how many "*" listeners want every model
     models: new Set(),
     lastId: '',
     attempt: 0,
     timer: 0,
     pending: 0,
+    narrowTimer: 0,
+    watchdog: 0,
     state: '',
+    streamId: null,   // the stream's id (its `stream` event), for moving windows
+    subs: null,       // whether the server takes ?sub= (null: not known yet)
 
     want(name) {
-      if (this.all || this.models.has(name)) return;
+      if (this.models.has(name)) return;
       this.models.add(name);
-      this.schedule();
+      if (!this.all) this.schedule();
+    },
+
+    unwant(name) {
+      this.models.delete(name);
+      clearTimeout(this.narrowTimer);
+      this.narrowTimer = setTimeout(() => this.narrow(), config.narrowDelay);
     },
 
     wantAll() {
+      this.all += 1;
+      if (this.all === 1) this.schedule();
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        this.all -= 1;
+        if (this.all === 0) this.narrowTimer = setTimeout(() => this.narrow(), config.narrowDelay);
+      };
+    },
+
+    /** Drops the models nobody uses any more: from the cache, and from the stream by resuming without them. */
+    narrow() {
+      this.narrowTimer = 0;
       if (this.all) return;
-      this.all = true;
-      this.schedule();
+      let gone = false;
+      const keep = new Set(this.models);
+      for (const win of windows.values()) keep.add(win.model);
+      for (const name of Array.from(models.keys())) {
+        if (!keep.has(name)) { forgetModel(name); gone = true; }
+      }
+      for (const name of Array.from(modelScopes.keys())) if (!keep.has(name)) forgetModel(name);
+      if (this.pending) return; // a fresh stream is on its way anyway
+      if (this.models.size === 0 && windows.size === 0) {
+        clearTimeout(this.timer);
+        this.close();
+        setState('idle');
+      } else if (gone || this.stream) {
+        this.open(true);
+      }
     },
 
     /** Opens a fresh stream soon, once for a burst of new models. */
@@ -1091,12 +1912,25 @@
       this.open(false);
     },
 
-    url(resume, withCookie) {
+    /** The stream's URL; sets `this.withSubs` when it asks for windows. */
+    url(resume) {
       const params = new URLSearchParams();
-      if (!this.all) for (const m of this.models) params.append('model', m);
+      const whole = new Set(this.all ? [] : this.models);
+      const subs = [];
+      for (const win of windows.values()) {
+        // A model streamed whole cannot also have a window on the same stream (the server says 422).
+        if (this.subs === false || this.all || whole.has(win.model)) {
+          win.mode = 'whole';
+          if (!this.all) whole.add(win.model);
+        } else {
+          win.mode = 'window';
+          subs.push(`${win.model}${win.pointer};offset=${win.want.offset};limit=${win.want.limit}`);
+        }
+      }
+      this.withSubs = subs.length > 0;
+      for (const m of whole) params.append('model', m);
+      for (const sub of subs) params.append('sub', sub);
       if (resume && this.lastId) params.set('lastEventId', this.lastId);
-      const token = currentToken();
-      if (token && config.privateReads && !withCookie) params.set('access_token', token);
       const query = params.toString();
       return config.server + '/events' + (query ? '?' + query : '');
     },
@@ -1106,14 +1940,18 @@
       clearTimeout(this.timer);
       this.close();
       this.revoked = false;
-      if (!this.all && this.models.size === 0) return;
-      if (!resume) this.lastId = '';
+      if (!this.all && this.models.size === 0 && windows.size === 0) return setState('idle');
+      if (!resume || !this.lastId) {
+        this.lastId = '';
+        this.generation += 1; // what the old stream queued is older than the new snapshots
+      }
       setState(this.attempt > 0 ? (this.attempt > config.offlineAfter ? 'offline' : 'reconnecting') : 'connecting');
-      const generation = ++this.generation;
+      // A session cookie first, when the server offers sessions, so the stream needs no token.
+      const opening = this.opening;
       ensureSession().then(
-        (withCookie) => { if (generation === this.generation) this.connect(resume, withCookie); },
+        (withCookie) => { if (opening === this.opening) this.connect(resume, withCookie); },
         (refusal) => {
-          if (generation !== this.generation) return;
+          if (opening !== this.opening) return;
           if (refusal && refusal.status === 401) {
             this.refused(refusal.detail);
             return;
@@ -1130,88 +1968,142 @@
       raise(null, null, null, 'the server refused the token: ' + (detail || '401'), { status: 401 });
     },
 
-    connect(resume, withCookie) {
-      const source = new EventSource(this.url(resume, withCookie));
-      this.source = source;
-      let opened = false;
-      const onEvent = (e) => {
-        if (source !== this.source) return;
-        if (e.lastEventId) this.lastId = e.lastEventId;
-        let data;
-        try {
-          data = JSON.parse(e.data);
-        } catch (error) {
-          raise(null, null, null, `malformed ${e.type} event ${e.lastEventId}: ${error.message}`);
-          return;
-        }
-        enqueue(e.type, data, e.lastEventId);
-      };
-      for (const type of EVENT_TYPES) source.addEventListener(type, onEvent);
-      source.addEventListener('auth_revoked', (e) => {
-        if (source !== this.source) return;
-        let reason = 'expired';
-        try { reason = JSON.parse(e.data).reason || reason; } catch (error) { /* keep the default */ }
-        this.close();
-        session.token = null;
-        this.revoked = true;
-        setState('unauthorized');
-        // The page answers with LiveBind.configure({token}), now or later; that reconnects.
-        emit(document, 'livebind:auth-revoked', { reason, lastEventId: this.lastId });
-      });
-      source.onopen = () => {
-        if (source !== this.source) return;
-        opened = true;
-        this.attempt = 0;
-        setState('live');
-        checkModels();
-      };
-      source.onerror = () => {
-        if (source !== this.source) return;
-        this.close();
-        if (!opened && withCookie) session.token = null; // the session may have ended: make a new one
-        if (!opened && !withCookie && config.privateReads === null && currentToken()) {
-          // Refused before it opened: if the server wants a token for reads, send it on the stream.
-          readsArePrivate().then((isPrivate) => {
-            if (source !== this.source && this.source !== null) return;
-            if (isPrivate !== null) config.privateReads = isPrivate;
-            if (isPrivate) this.open(true); else this.retry();
-          });
-          return;
-        }
-        this.retry();
-      };
+    /** The token expired or its session ended (`auth_revoked`): the page may answer with a new token. */
+    revoke(reason) {
+      this.close();
+      session.token = null;
+      this.revoked = true;
+      setState('unauthorized');
+      // The page answers with LiveBind.configure({token}), now or later; that reconnects.
+      emit(document, 'livebind:auth-revoked', { reason, lastEventId: this.lastId });
     },
 
-    /** Our own reconnect, so the delay grows and is jittered (EventSource's built-in one is fixed). */
+    /** Opens the stream itself, with the session cookie (`withCookie`) or the token in a header. */
+    connect(resume, withCookie) {
+      const stream = { controller: new AbortController(), lastByte: performance.now(), first: true, withCookie };
+      this.stream = stream;
+      this.streamId = null;
+      stats.streams += 1;
+      const accept = { Accept: 'text/event-stream' };
+      const init = { headers: withCookie ? accept : withToken(accept), cache: 'no-store', credentials: 'same-origin',
+                     signal: stream.controller.signal };
+      const url = this.url(resume);
+      stream.subs = this.withSubs;
+      fetch(url, init)
+        .then((response) => this.read(stream, response))
+        .catch(() => {})
+        .then(() => {
+          if (stream !== this.stream) return; // closed or replaced on purpose
+          this.close();
+          this.retry();
+        });
+      // Nothing at all, not even a heartbeat, for two heartbeat intervals: the stream is dead.
+      const limit = 2 * config.heartbeat;
+      this.watchdog = setInterval(() => {
+        if (stream !== this.stream || performance.now() - stream.lastByte <= limit) return;
+        raise(null, null, null, `no data or heartbeat for ${limit} ms; reconnecting`);
+        this.close();
+        this.retry();
+      }, Math.max(100, config.heartbeat / 4));
+    },
+
+    async read(stream, response) {
+      if (stream !== this.stream) return;
+      if (!response.ok && stream.subs && response.status === 400 && this.subs !== true) {
+        this.subs = false; // a server without path subscriptions: stream the models whole
+        this.open(false);
+        return;
+      }
+      if (response.status === 401) {
+        const problem = await response.json().catch(() => null);
+        if (stream !== this.stream) return;
+        if (stream.withCookie) {
+          // The session ended (or the server restarted): make a new one from the token, once.
+          session.token = null;
+          if (!this.sessionRetried) {
+            this.sessionRetried = true;
+            this.open(true);
+            return;
+          }
+        }
+        this.refused(problem && problem.detail);
+        return;
+      }
+      if (!response.ok || !response.body) {
+        const problem = await response.json().catch(() => null);
+        raise(null, null, null, `the event stream was refused (${response.status}): ${(problem && problem.detail) || response.statusText}`,
+          { status: response.status });
+        return;
+      }
+      this.attempt = 0;
+      this.sessionRetried = false;
+      stream.lastByte = performance.now();
+      setState('live');
+      checkModels();
+      await readEvents(response.body, {
+        bytes: () => {
+          if (stream !== this.stream) return false;
+          stream.lastByte = performance.now();
+          return true;
+        },
+        event: (type, text, id) => {
+          if (stream !== this.stream) return;
+          if (stream.subs && stream.first) {
+            stream.first = false;
+            // A server with path subscriptions starts such a stream with `stream`; one without
+            // ignores ?sub= and sends snapshots: use whole models from now on.
+            this.subs = type === 'stream';
+            if (!this.subs) { this.open(false); return; }
+          }
+          if (id !== null && id !== '') this.lastId = id;
+          if (type === 'auth_revoked') {
+            let reason = 'expired';
+            try { reason = JSON.parse(text).reason || reason; } catch (error) { /* keep the default */ }
+            this.revoke(reason);
+            return;
+          }
+          if (!EVENT_TYPES.has(type)) return;
+          let data;
+          try {
+            data = JSON.parse(text);
+          } catch (error) {
+            raise(null, null, null, `malformed ${type} event ${id}: ${error.message}`);
+            return;
+          }
+          enqueue(type, data, id || '');
+        },
+        chunk: () => { if (document.hidden) flushNow(); },
+      });
+    },
+
+    /** Reconnects after a delay that grows and is jittered. */
     retry() {
       this.attempt += 1;
       const ceiling = Math.min(config.backoffMax, config.backoffBase * 2 ** (this.attempt - 1));
       const delay = ceiling / 2 + Math.random() * ceiling / 2;
       const offline = this.attempt > config.offlineAfter || global.navigator.onLine === false;
       setState(offline ? 'offline' : 'reconnecting');
+      clearTimeout(this.timer);
       this.timer = setTimeout(() => this.open(true), delay);
     },
 
-    generation: 0,
     revoked: false,
+    /** Whether a stream refused with a session cookie was retried with a new session. */
+    sessionRetried: false,
+    /** Grows with every close, so that a session request of an earlier open is ignored. */
+    opening: 0,
 
     close() {
-      if (this.source) {
-        this.source.close();
-        this.source = null;
+      this.opening += 1;
+      clearInterval(this.watchdog);
+      this.watchdog = 0;
+      if (this.stream) {
+        const { controller } = this.stream;
+        this.stream = null;
+        controller.abort();
       }
     },
   };
-
-  /** Whether reads need a token (a tokenless HEAD /models answers 401 then); null when unreachable. */
-  async function readsArePrivate() {
-    try {
-      const response = await fetch(config.server + '/models', { method: 'HEAD', cache: 'no-store' });
-      return response.status === 401;
-    } catch (e) {
-      return null;
-    }
-  }
 
   function setState(state) {
     if (connection.state === state) return;
@@ -1288,13 +2180,13 @@
     on(path, fn) {
       if (path === '*') {
         anyListeners.add(fn);
-        connection.wantAll();
-        return () => anyListeners.delete(fn);
+        const release = connection.wantAll();
+        return () => { anyListeners.delete(fn); release(); };
       }
       const { model, tokens } = absolute(path);
       const scope = modelScope(model);
-      connection.want(model);
-      return watch(scope, tokens, { update: (change) => fn(scope.get(tokens), change) });
+      const release = useModel(model, null, null, path);
+      return watch(scope, tokens, { update: (change) => fn(scope.get(tokens), change) }, release);
     },
 
     /**
@@ -1308,6 +2200,23 @@
     /** Names of the models currently streamed. */
     models() {
       return Array.from(models.keys()).sort();
+    },
+
+    /** What the page asks the server to stream: {models: [names] or "*", watchNodes} (for tests and tools). */
+    subscriptions() {
+      let watchNodes = 0;
+      for (const scope of modelScopes.values()) watchNodes += countNodes(scope.trie);
+      return {
+        models: connection.all ? '*' : Array.from(connection.models).sort(),
+        cached: Array.from(models.keys()).sort(),
+        watchNodes,
+        waitingUsers: Array.from(modelUsers.values()).reduce((n, users) => n + users.size, 0),
+        windows: Array.from(windows.values()).map((w) => ({
+          path: w.model + w.pointer, mode: w.mode, offset: w.offset, rows: w.rows.length,
+          length: w.mode === 'window' ? w.length : (modelScope(w.model).get(w.tokens) || EMPTY).length,
+        })),
+        pathSubscriptions: connection.subs,
+      };
     },
 
     /** Binds a subtree now (it is also picked up automatically when added to the page). */
@@ -1326,14 +2235,14 @@
     },
 
     /**
-     * Sets options: {token} (a bearer token for writes, and for reads on a --private server),
-     * {privateReads: true} to send the token on the stream from the start, {server}, {debounce}.
-     * A new token reconnects the stream; so does any {token} after `livebind:auth-revoked` (the
-     * same one, too, when it is still valid and only its session ended).
+     * Sets options: {token} (a bearer token for writes and reads), {server}, {debounce},
+     * {heartbeat} (ms, the server's --heartbeat), {maxQueue}. A new token reconnects the stream; so
+     * does any {token} after `livebind:auth-revoked` (the same one, too, when it is still valid and
+     * only its session ended).
      */
     configure(options) {
       const before = currentToken();
-      for (const key of ['token', 'privateReads', 'server', 'debounce']) {
+      for (const key of ['token', 'server', 'debounce', 'heartbeat', 'maxQueue', 'narrowDelay', 'rowRetries']) {
         if (options && Object.prototype.hasOwnProperty.call(options, key)) config[key] = options[key];
       }
       if (options && Object.prototype.hasOwnProperty.call(options, 'server')) session.offered = null;
@@ -1343,7 +2252,7 @@
         if (!currentToken() && session.token) fetch(config.server + '/session', { method: 'DELETE' }).catch(() => {});
         session.token = null;
       }
-      if (renewed || (currentToken() !== before && (connection.source || connection.timer))) connection.open(true);
+      if (renewed || (currentToken() !== before && (connection.stream || connection.timer))) connection.open(true);
       return LiveBind;
     },
 
@@ -1367,7 +2276,8 @@
 
   function start() {
     walk(document.documentElement, null);
-    observer.observe(document.documentElement, { childList: true, subtree: true, attributes: true, attributeFilter: ATTRS });
+    if (!connection.all && connection.models.size === 0) setState('idle'); // nothing to stream (yet)
+    observer.observe(document.documentElement, { childList: true, subtree: true, attributes: true, attributeFilter: ATTRS.concat(MODIFIERS) });
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);

@@ -7,6 +7,14 @@
    against rebuilding the whole table (innerHTML) once per change with plain DOM, in the same page.
 2. A 1,000-row table while the server streams ~1,000 changes a second: frame times (requestAnimationFrame
    deltas) and long tasks over 50 ms (PerformanceObserver).
+3. A 100,000-row virtual list (data-lb-each + data-lb-virtual in a scrolling div): time to the first
+   row shown (from navigation start), JS heap after GC, how long a change waits from its arrival to
+   its application (frames), and frame times while the page scrolls and the server streams ~1,000
+   changes a second.
+5. (Needs a server with path subscriptions, `?sub=`.) A 1,000,000-row list with data-lb-window: time
+   to the first row shown, JS heap, rows the page holds, and the time to show rows 500,000 on.
+4. The dashboard with 10 and with 10,000 small models: time until the model list is shown, DOM nodes,
+   and the time to open one model from the list (click to its value shown).
 Prints a markdown table. Numbers only; nothing here asserts a timing.
 """
 import argparse
@@ -42,6 +50,28 @@ PAGE = """<!doctype html>
 </tbody></table>
 <table><tbody id="plain"></tbody></table>
 </body></html>
+"""
+
+VIRTUAL_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>bench virtual</title>
+<link rel="stylesheet" href="/bench/virtual.css">
+<script src="/bench/first.js"></script><script src="/livebind.js" defer></script><script src="/bench/probe.js" defer></script></head>
+<body><div class="scroll" id="scroller"><table><tbody id="live" data-lb-each="MODEL.rows" data-lb-virtual>
+<template><tr><td data-lb-text=".id"></td><td data-lb-text=".name"></td><td data-lb-text=".value"></td></tr></template>
+</tbody></table></div></body></html>
+"""
+
+WINDOW_PAGE = VIRTUAL_PAGE.replace("data-lb-virtual>", "data-lb-virtual data-lb-window=\"300\">")
+
+VIRTUAL_CSS = """.scroll { height: 600px; overflow: auto; } .scroll tr { height: 24px; } .scroll td { padding: 0 6px; }"""
+
+# Records when the first real row appears (checked every frame from the start of the page).
+FIRST_ROW = """
+window.firstRowAt = null;
+(function check() {
+  if (document.querySelector('#live > tr:not(.lb-spacer)')) { window.firstRowAt = performance.now(); return; }
+  requestAnimationFrame(check);
+})();
 """
 
 # Frame and long-task recording, and the plain re-render baseline (kept in a file: strict CSP friendly).
@@ -87,7 +117,8 @@ class Server:
     def __init__(self, binary, public):
         self.port = free_port()
         self.process = subprocess.Popen(
-            [binary, "--host", "127.0.0.1", "--port", str(self.port), "--public", str(public)],
+            [binary, "--host", "127.0.0.1", "--port", str(self.port), "--public", str(public),
+             "--body-limit", "67108864", "--max-model-size", "134217728", "--no-demo"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
@@ -261,6 +292,159 @@ def streaming_frames(driver, server, rng, rows, rate, seconds):
     }
 
 
+def heap_mb(driver):
+    driver.execute_cdp_cmd("HeapProfiler.collectGarbage", {})
+    return driver.execute_cdp_cmd("Runtime.getHeapUsage", {})["usedSize"] / 1e6
+
+
+def virtual_list(driver, server, rng, rows, rate, seconds):
+    model = "bench100k"
+    send(server.connection(), "PUT", f"/models/{model}", {"rows": rows_of(rows)})
+    driver.get(f"{server.base}/bench/{model}.html")
+    wait_for(driver, "return window.firstRowAt !== null", timeout=300)
+    first_ms = driver.execute_script("return window.firstRowAt")
+    rendered = driver.execute_script("return document.querySelectorAll('#live > tr:not(.lb-spacer)').length")
+    heap = heap_mb(driver)
+    # Changes to rows in view, one at a time: the wait from arrival to application.
+    driver.execute_script("LiveBind.stats.lagMs = 0; LiveBind.stats.longestLagMs = 0")
+    before = driver.execute_script("return LiveBind.stats.events")
+    conn = server.connection()
+    for i in range(100):
+        send(conn, "PUT", f"/models/{model}/rows/{i % 20}/value", rng.randrange(100000))
+        time.sleep(0.01)
+    wait_for(driver, f"return LiveBind.stats.events >= {before + 100}")
+    lag = driver.execute_script("return {mean: LiveBind.stats.lagMs / 100, max: LiveBind.stats.longestLagMs}")
+    # Scrolling (a fixed step every frame) while the server streams changes to random rows.
+    driver.execute_script("""
+      window.bench.record();
+      const s = document.getElementById('scroller');
+      window.scrolling = true;
+      const step = () => { if (!window.scrolling) return; s.scrollTop = (s.scrollTop + 240) % (s.scrollHeight - 600); requestAnimationFrame(step); };
+      requestAnimationFrame(step);""")
+    stop = threading.Event()
+    sent = [0, 0]
+
+    def writer(slot, share):
+        c = server.connection()
+        next_at = time.monotonic()
+        while not stop.is_set():
+            send(c, "PUT", f"/models/{model}/rows/{rng.randrange(rows)}/value", rng.randrange(100000))
+            sent[slot] += 1
+            next_at += 1.0 / share
+            delay = next_at - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+
+    threads = [threading.Thread(target=writer, args=(i, rate / 2), daemon=True) for i in range(2)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    stop.set()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - started
+    result = driver.execute_script("window.scrolling = false; return window.bench.stop()")
+    frames = result["frames"][1:] or [0]
+    ordered = sorted(frames)
+    pick = lambda q: ordered[min(len(ordered) - 1, int(len(ordered) * q))]  # noqa: E731
+    return {
+        "rows": rows, "first_ms": first_ms, "rendered": rendered, "heap_mb": heap,
+        "heap_after_mb": heap_mb(driver), "lag_mean": lag["mean"], "lag_max": lag["max"],
+        "rate": sum(sent) / elapsed, "fps": len(frames) / (sum(frames) / 1000) if sum(frames) else 0,
+        "p50": pick(0.5), "p95": pick(0.95), "p99": pick(0.99),
+        "long_tasks": len(result["longTasks"]),
+    }
+
+
+def has_path_subscriptions(server):
+    """Whether the server starts a ?sub= stream with a `stream` event (path subscriptions)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=3)
+    try:
+        conn.request("GET", "/events?sub=probe-model/rows%3Blimit%3D1", headers={"Accept": "text/event-stream"})
+        response = conn.getresponse()
+        if response.status != 200:
+            return False
+        head = b""
+        while b"\n\n" not in head.replace(b"retry: 2000\n\n", b"") and len(head) < 4096:
+            chunk = response.fp.read1(4096) if hasattr(response.fp, "read1") else response.read(1)
+            if not chunk:
+                break
+            head += chunk
+        return b"event: stream" in head
+    except OSError:
+        return False
+    finally:
+        conn.close()
+
+
+def window_list(driver, server, rows):
+    model = "bench1m"
+    if not has_path_subscriptions(server):
+        return {"rows": rows, "subs": False}
+    started = time.monotonic()
+    send(http.client.HTTPConnection("127.0.0.1", server.port, timeout=300), "PUT", f"/models/{model}", {"rows": rows_of(rows)})
+    put_seconds = time.monotonic() - started
+    driver.get(f"{server.base}/bench/{model}.html")
+    wait_for(driver, "return window.firstRowAt !== null", timeout=300)
+    first_ms = driver.execute_script("return window.firstRowAt")
+    subs = driver.execute_script("return LiveBind.subscriptions()")
+    heap = heap_mb(driver)
+    jump = driver.execute_async_script("""
+      const done = arguments[0];
+      const s = document.getElementById('scroller');
+      const t0 = performance.now();
+      s.scrollTop = 500000 * 24;
+      const check = () => {
+        const ids = Array.from(document.querySelectorAll('#live > tr:not(.lb-spacer) td:first-child')).map(td => td.textContent);
+        if (ids.includes('500000')) done(performance.now() - t0); else requestAnimationFrame(check);
+      };
+      check();""")
+    return {"rows": rows, "first_ms": first_ms, "heap_mb": heap, "window": subs["windows"][0],
+            "subs": subs["pathSubscriptions"], "jump_ms": jump, "put_s": put_seconds}
+
+
+def dashboard(driver, server, counts):
+    """Creates models up to each count (m-00000…), opens the dashboard, times the list and one open."""
+    results = []
+    made = 0
+    for count in counts:
+        def create(slot, lanes=8):
+            c = server.connection()
+            for i in range(made + slot, count, lanes):
+                send(c, "PUT", f"/models/m-{i:05d}", {"n": i, "name": f"model {i}", "tags": ["a", "b"]})
+        threads = [threading.Thread(target=create, args=(slot,)) for slot in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        made = count
+        driver.get(server.base + "/")
+        wait_for(driver, f"return document.querySelector('#model-count').textContent.includes('of {count} models')", timeout=120)
+        shown = driver.execute_script("return performance.now()")
+        nodes = driver.execute_script("return document.getElementsByTagName('*').length")
+        target = f"m-{count // 2:05d}"
+        # A small server has every model open: close the one to measure and wait until it is forgotten.
+        driver.execute_script("""
+          const button = document.querySelector(`#model-list button[data-model="${arguments[0]}"]`);
+          if (button && button.getAttribute('aria-pressed') === 'true') button.click();""", target)
+        wait_for(driver, f"return !LiveBind.subscriptions().cached.includes('{target}')", timeout=30)
+        opened = driver.execute_async_script("""
+          const [model, done] = arguments;
+          const box = document.getElementById('model-filter');
+          box.value = model; box.dispatchEvent(new Event('input'));
+          const t0 = performance.now();
+          document.querySelector(`#model-list button[data-model="${model}"]`).click();
+          const check = () => {
+            const field = document.querySelector(`input[data-lb-value="${model}/name"]`);
+            if (field && field.value) done(performance.now() - t0); else requestAnimationFrame(check);
+          };
+          check();""", target)
+        results.append({"models": count, "shown_ms": shown, "nodes": nodes, "open_ms": opened})
+        print(f"dashboard {count}: {results[-1]}", file=sys.stderr)
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", default=os.environ.get("LIVEBIND_SERVER", str(ROOT / ".build/release/livebind-server")))
@@ -271,6 +455,10 @@ def main():
     parser.add_argument("--rate", type=int, default=1000)
     parser.add_argument("--seconds", type=float, default=5)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--virtual-rows", type=int, default=100000)
+    parser.add_argument("--parts", default="granular,stream,virtual,dashboard,window", help="comma-separated parts to run")
+    parser.add_argument("--dashboard-models", default="10,2000,10000", help="model counts for the dashboard part")
+    parser.add_argument("--window-rows", type=int, default=1000000)
     args = parser.parse_args()
     rng = random.Random(args.seed)
 
@@ -280,12 +468,21 @@ def main():
     (public / "bench" / "probe.js").write_text(PROBE)
     for model in ("bench10k", "bench1k"):
         (public / "bench" / f"{model}.html").write_text(PAGE.replace("MODEL", model))
+    (public / "bench" / "bench100k.html").write_text(VIRTUAL_PAGE.replace("MODEL", "bench100k"))
+    (public / "bench" / "virtual.css").write_text(VIRTUAL_CSS)
+    (public / "bench" / "bench1m.html").write_text(WINDOW_PAGE.replace("MODEL", "bench1m"))
+    (public / "bench" / "first.js").write_text(FIRST_ROW)
 
     server = Server(args.server, public)
     driver, profile = open_browser()
     try:
-        big = granular_vs_rerender(driver, server, rng, args.rows, args.changes, args.rerender_samples)
-        live = streaming_frames(driver, server, rng, args.stream_rows, args.rate, args.seconds)
+        parts = set(args.parts.split(","))
+        big = granular_vs_rerender(driver, server, rng, args.rows, args.changes, args.rerender_samples) if "granular" in parts else None
+        live = streaming_frames(driver, server, rng, args.stream_rows, args.rate, args.seconds) if "stream" in parts else None
+        virtual = virtual_list(driver, server, rng, args.virtual_rows, args.rate, args.seconds) if "virtual" in parts else None
+        counts = [int(c) for c in args.dashboard_models.split(",")]
+        board = dashboard(driver, server, counts) if "dashboard" in parts else None
+        windowed = window_list(driver, server, args.window_rows) if "window" in parts else None
     finally:
         for cleanup in (driver.quit, server.stop):
             try:
@@ -296,15 +493,41 @@ def main():
         shutil.rmtree(public, ignore_errors=True)
 
     version = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip()
-    ratio = big["rerender_ms"] / big["granular_ms"] if big["granular_ms"] else float("inf")
     print(f"### Browser DOM benchmark ({version}, headless, software rendering)\n")
     print("| measurement | result |")
     print("|---|---|")
+    if big:
+        print_granular(args, big)
+    if live:
+        print_stream(args, live)
+    if virtual:
+        print_virtual(virtual)
+    if windowed:
+        w = windowed
+        if not w["subs"]:
+            print(f"| {w['rows']:,}-row list with data-lb-window | not measured: this server has no path subscriptions (?sub=) |")
+        else:
+            print(f"| {w['rows']:,}-row list with data-lb-window (server window): first row shown, from navigation start | "
+                  f"{w['first_ms']:.0f} ms |")
+            print(f"| same: rows the page holds / JS heap after GC | {w['window']['rows']:,} of {w['window']['length']:,} / {w['heap_mb']:.1f} MB |")
+            print(f"| same: jump to row 500,000 until it shows (one PATCH and a window snapshot) | {w['jump_ms']:.0f} ms |")
+    for b in board or []:
+        print(f"| dashboard with {b['models']:,} models: model list shown (from navigation start), DOM nodes | "
+              f"{b['shown_ms']:.0f} ms, {b['nodes']:,} elements |")
+        print(f"| same: open one model from the filtered list until its value shows | {b['open_ms']:.0f} ms |")
+    return 0
+
+
+def print_granular(args, big):
+    ratio = big["rerender_ms"] / big["granular_ms"] if big["granular_ms"] else float("inf")
     print(f"| {args.rows:,}-row table, {args.changes:,} random insert/remove/replace via the server: livebind.js apply cost | "
           f"{big['granular_ms']:.3f} ms per change ({big['frames']} frames; rows {big['final_rows']:,}, expected {big['expected_rows']:,}) |")
     print(f"| same table re-rendered with innerHTML per change (+ layout), {args.rerender_samples} samples | "
           f"{big['rerender_ms']:.1f} ms per change (p95 {big['rerender_p95']:.1f} ms) |")
     print(f"| granular advantage | {ratio:,.0f}× cheaper per change |")
+
+
+def print_stream(args, live):
     print(f"| {args.stream_rows:,}-row table while the server streams {live['rate']:,.0f} changes/s for {args.seconds:g} s: frame rate | "
           f"{live['fps']:.1f} fps |")
     print(f"| frame time p50 / p95 / p99 / max | {live['p50']:.1f} / {live['p95']:.1f} / {live['p99']:.1f} / {live['max']:.1f} ms |")
@@ -313,7 +536,15 @@ def main():
           f"{live['apply_per_frame']:.2f} / {live['apply_longest']:.1f} ms, {live['changes_per_frame']:.1f} |")
     tasks = f"{live['long_tasks']} (longest {live['longest_task']:.0f} ms)" if live["observer"] else "PerformanceObserver longtask unsupported"
     print(f"| long tasks over 50 ms during the stream | {tasks} |")
-    return 0
+
+
+def print_virtual(v):
+    print(f"| {v['rows']:,}-row virtual list (data-lb-virtual): first row shown, from navigation start | "
+          f"{v['first_ms']:.0f} ms ({v['rendered']} rows rendered) |")
+    print(f"| same: JS heap after GC (shown / after the stream) | {v['heap_mb']:.1f} / {v['heap_after_mb']:.1f} MB |")
+    print(f"| same: a change's wait from arrival to application (mean / max) | {v['lag_mean']:.1f} / {v['lag_max']:.1f} ms |")
+    print(f"| same, scrolling 240 px a frame while the server streams {v['rate']:,.0f} changes/s: frame rate | "
+          f"{v['fps']:.1f} fps (p50 / p95 / p99 {v['p50']:.1f} / {v['p95']:.1f} / {v['p99']:.1f} ms, {v['long_tasks']} long tasks) |")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ struct LiveBindServerCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "livebind-server",
         abstract: "Serve live JSON models over HTTP, with changes streamed as Server-Sent Events.",
-        discussion: "Without --config the built-in demo runs (models that change every second). See docs/HTTP.md.")
+        discussion: "Without --config the built-in demo runs (models that change every second). See docs/HTTP.md.",
+        version: LiveBindVersion.string)
 
     @Option(help: "Address to listen on (numeric IPv4/IPv6, or localhost).")
     var host = "127.0.0.1"
@@ -20,7 +21,7 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Port to listen on (0 picks a free one).")
     var port = 8080
 
-    @Option(help: "Folder with the dashboard (index.html) served at /.")
+    @Option(help: "Folder served at / instead of the built-in dashboard, examples and openapi.json (for development: edits show without a rebuild).")
     var `public`: String?
 
     @Option(help: "A binding-set file (JSON: models and bindings) to load at start.")
@@ -71,6 +72,12 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Most bytes of snapshots and events a stream may hold unsent while its client reads nothing; past it the stream is closed.")
     var streamBufferLimit = 1 << 20
 
+    @Option(help: "Most sub values (locations and windows) on one event stream (422 past it).")
+    var maxSubscriptions = 64
+
+    @Option(help: "Most rows in one window of an event stream (sub=…;first=N, last=N, limit=N; 422 past it).")
+    var maxWindow = 10_000
+
     @Option(help: "Seconds without progress before a connection is closed (a client that stopped reading or sending).")
     var connectionTimeout = 60
 
@@ -120,6 +127,19 @@ struct LiveBindServerCommand: ParsableCommand {
         "Another origin whose pages may call the API (CORS) and write, e.g. https://app.example.com (repeatable).",
         valueName: "origin"))
     var allowedOrigins: [String] = []
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp(
+        "PEM certificate (then intermediates): serve HTTPS only, with Strict-Transport-Security. Needs --tls-key. SIGHUP reloads both files.",
+        valueName: "file"))
+    var tlsCertificate: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("Unencrypted PEM private key of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(name: .customLong("trust-proxy"), help: ArgumentHelp(
+        "Address of a reverse proxy whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable); from other peers they are ignored.",
+        valueName: "address"))
+    var trustedProxies: [String] = []
+
     @Option(help: ArgumentHelp(
         "Folder for livebind.sqlite: models, event ids, retained events and bindings made over HTTP survive restarts; writes are answered once on disk.",
         valueName: "dir"))
@@ -146,8 +166,13 @@ struct LiveBindServerCommand: ParsableCommand {
         guard checkpointBytes >= 1 else { throw ValidationError("--checkpoint-bytes must be at least 1") }
         guard retainedBytes >= 1 else { throw ValidationError("--retained-bytes must be at least 1") }
         guard streamBufferLimit >= 0 else { throw ValidationError("--stream-buffer-limit must be at least 0") }
+        guard maxSubscriptions >= 1 else { throw ValidationError("--max-subscriptions must be at least 1") }
+        guard maxWindow >= 1 else { throw ValidationError("--max-window must be at least 1") }
         guard connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be at least 1 second") }
         guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be more than 0 seconds") }
+        guard (tlsCertificate == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together: pass both (PEM files) or neither")
+        }
         guard (0...600).contains(jwtLeeway) else { throw ValidationError("--jwt-leeway must be 0...600 seconds") }
         guard jwtKey != nil || (jwtAudience == nil && jwtIssuer == nil) else {
             throw ValidationError("--jwt-audience and --jwt-issuer need --jwt-key")
@@ -165,6 +190,7 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.host = host
         configuration.port = port
         configuration.publicDirectory = `public`
+        if `public` == nil { configuration.builtinFiles = BuiltinPublic.files() }
         configuration.maxStreams = maxStreams
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         configuration.bodyLimit = bodyLimit
@@ -181,6 +207,8 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.retainedBytes = retainedBytes
         configuration.streamBufferLimit = streamBufferLimit
         configuration.connectionTimeout = connectionTimeout
+        configuration.maxSubscriptions = maxSubscriptions
+        configuration.maxWindow = maxWindow
         configuration.requestTimeout = .milliseconds(Int(requestTimeout * 1000))
         configuration.access = try TokensFile.policy(tokens: tokens, file: tokensFile, privateReads: privateReads,
                                                      allowedOrigins: allowedOrigins)
@@ -194,6 +222,9 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.sessionLifetime = .seconds(sessionLifetime)
         configuration.secureCookies = secureCookies
         configuration.dataDirectory = data
+        configuration.tlsCertificateFile = tlsCertificate
+        configuration.tlsKeyFile = tlsKey
+        configuration.trustedProxies = trustedProxies
         FileLimit.raise(toAtLeast: configuration.maxStreams + 1024, logger: logger)
 
         let server: LiveBindServer
@@ -210,7 +241,8 @@ struct LiveBindServerCommand: ParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        logger.info("Open http://\(displayHost):\(server.port)/ for the dashboard (Ctrl-C stops)")
+        logger.info("Open \(server.usesTLS ? "https" : "http")://\(displayHost):\(server.port)/ for the dashboard (Ctrl-C stops)")
+        if server.usesTLS { CertificateReloadSignal.install(server: server, logger: logger) }
         ShutdownSignals.install(logger: logger) {
             app.stop()
             server.stop()

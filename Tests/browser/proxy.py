@@ -2,6 +2,9 @@
 
 `drop()` closes every proxied connection and refuses new ones until `resume()`: from the browser's side
 the server dropped the stream, while the server itself keeps running and keeps its event history.
+`hold_events()` keeps every byte the server sends on event streams (`GET /events…`) from the browser, the
+connection staying open (a stream gone silent, or one that lags behind the writes), until
+`release_events()` delivers what was held and lets the rest through.
 """
 import socket
 import threading
@@ -16,6 +19,8 @@ class DroppingProxy:
         self.sockets = set()
         self.accepting = True
         self.closed = False
+        self.holding = False
+        self.held = []  # (socket, bytes) held back from event streams, in order
         threading.Thread(target=self._accept, daemon=True).start()
 
     @property
@@ -39,15 +44,25 @@ class DroppingProxy:
                     continue
                 upstream.settimeout(None)
                 self.sockets.update((client, upstream))
-            threading.Thread(target=self._pipe, args=(client, upstream), daemon=True).start()
-            threading.Thread(target=self._pipe, args=(upstream, client), daemon=True).start()
+            pair = {"events": False}
+            threading.Thread(target=self._pipe, args=(client, upstream, pair, True), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, pair, False), daemon=True).start()
 
-    def _pipe(self, source, sink):
+    def _pipe(self, source, sink, pair, from_browser):
         try:
             while True:
                 data = source.recv(65536)
                 if not data:
                     break
+                if from_browser and data[:1].isalpha():
+                    pair["events"] = data.startswith(b"GET /events")  # the request on this connection now
+                if not from_browser and pair["events"]:
+                    with self.lock:  # held bytes go out before any newer ones
+                        if self.holding:
+                            self.held.append((sink, data))
+                        else:
+                            sink.sendall(data)
+                    continue
                 sink.sendall(data)
         except OSError:
             pass
@@ -71,6 +86,25 @@ class DroppingProxy:
             open_sockets = list(self.sockets)
         for s in open_sockets:
             self._close(s)
+
+    def hold_events(self):
+        """Stops passing the server's bytes on event streams to the browser; connections stay open."""
+        with self.lock:
+            self.holding = True
+
+    def release_events(self):
+        """Delivers what was held, then lets event streams flow again."""
+        with self.lock:
+            joined = {}  # per connection, in order: what was held goes out in one write
+            for sink, data in self.held:
+                joined.setdefault(sink, []).append(data)
+            for sink, pieces in joined.items():
+                try:
+                    sink.sendall(b"".join(pieces))
+                except OSError:
+                    pass
+            self.held = []
+            self.holding = False
 
     def resume(self):
         with self.lock:

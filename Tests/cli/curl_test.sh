@@ -43,7 +43,10 @@ start_server() {
 start_server --no-demo
 
 # --- skeleton -----------------------------------------------------------------------------------
-check "GET /healthz" "$(curl -s "$BASE/healthz")" '{"status":"ok"}'
+VERSION=$("$BINARY" --version)
+check_contains "--version is semantic" "$VERSION" "."
+check "GET /healthz" "$(curl -s "$BASE/healthz")" "{\"status\":\"ok\",\"version\":\"$VERSION\"}"
+check_contains "Server header names the version" "$(curl -sI "$BASE/healthz")" "Server: LiveBind/$VERSION"
 check "GET / serves index.html" "$(curl -s "$BASE/")" '<!doctype html><title>LiveBind</title>'
 check_contains "index has nosniff" "$(curl -sI "$BASE/")" "X-Content-Type-Options: nosniff"
 check "path traversal refused" "$(curl -s --path-as-is -o /dev/null -w '%{http_code}' "$BASE/../etc/passwd")" 404
@@ -98,6 +101,25 @@ check_contains "stream has the If-Match write" "$EVENTS" \
 RESUMED=$(curl -sN --max-time 1 "$BASE/events?model=sensor&lastEventId=$(id 4)" 2>/dev/null)
 check_contains "resume from id 4 starts at id 5" "$RESUMED" $'retry: 2000\n\n'"id: $(id 5)"$'\n'
 check "resume has no snapshot" "$(grep -c 'event: snapshot' <<<"$RESUMED")" 0
+
+# Path subscriptions and windows (docs/HTTP.md "Path subscriptions", "Array windows").
+curl -sN --max-time 2 "$BASE/events?sub=sensor/readings%3Blast=1&sub=sensor/unit" >"$WORK/sub.txt" 2>/dev/null &
+SUB_PID=$!
+for _ in $(seq 1 50); do grep -q '"path":"/unit"' "$WORK/sub.txt" 2>/dev/null && break; sleep 0.05; done
+STREAM_ID=$(sed -n 's/^data: {"stream":"\([A-Za-z0-9_-]*\)"}$/\1/p' "$WORK/sub.txt")
+check "a sub stream names itself first" "$(sed -n 3p "$WORK/sub.txt")" "event: stream"
+check "PATCH /events/{stream} moves a window" "$(curl -s -o /dev/null -w '%{http_code}' -X PATCH \
+  "$BASE/events/$STREAM_ID" -H "$JSON" -d '{"sub":"sensor/readings","offset":1,"limit":1}')" 204
+wait "$SUB_PID" || true
+SUB=$(cat "$WORK/sub.txt")
+check_contains "a window's snapshot says where it is" "$SUB" \
+  '"path":"/readings","value":[{"id":"r1","value":21.5}],"window":{"offset":0,"length":1}}'
+check_contains "a location's snapshot has its path" "$SUB" '"path":"/unit","value":"C"}'
+check_contains "the moved window gets a fresh snapshot" "$SUB" '"path":"/readings","value":[],"window":{"offset":1,"length":1}}'
+check "a bad sub is 400 problem+json" \
+  "$(curl -s -o /dev/null -w '%{http_code} %{content_type}' "$BASE/events?sub=sensor/a~2b")" "400 application/problem+json"
+check "PATCH of an unknown stream is 404" "$(curl -s -o /dev/null -w '%{http_code}' -X PATCH "$BASE/events/nope" \
+  -H "$JSON" -d '{"sub":"sensor/readings","last":2}')" 404
 
 check "DELETE an element" "$(curl -s -X DELETE "$BASE/models/sensor/readings/0")" "{\"id\":\"$(id 7)\",\"rev\":7}"
 check "DELETE the model" "$(curl -s -X DELETE "$BASE/models/sensor")" "{\"id\":\"$(id 8)\",\"rev\":8}"
@@ -308,6 +330,56 @@ check "--max-patch-operations refuses a longer patch" "$OPS" 422
 check "refused writes change nothing" "$(curl -s "$BASE/models/lim")" "$BEFORE"
 check_contains "a --max-depth over 500 is refused at start" "$("$BINARY" --port 0 --max-depth 501 2>&1)" "--max-depth must be"
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+
+# --- TLS (docs/HTTP.md "HTTPS"): a throwaway CA, HTTPS with curl --cacert, reload on SIGHUP ------------
+if command -v openssl >/dev/null; then
+  TLS="$WORK/tls"; mkdir -p "$TLS"
+  EC=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
+  ( cd "$TLS" &&
+    openssl req -x509 "${EC[@]}" -keyout ca.key -out ca.pem -days 2 -subj "/CN=curl test CA" &&
+    printf 'subjectAltName=IP:127.0.0.1\n' > ext &&
+    for name in first renewed; do
+      openssl req "${EC[@]}" -keyout $name.key -out $name.csr -subj "/CN=livebind-$name" &&
+      openssl x509 -req -in $name.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out $name.pem -days 2 -extfile ext || exit 1
+    done ) >/dev/null 2>&1 || { echo "openssl could not make the test certificates"; exit 1; }
+  cp "$TLS/first.pem" "$TLS/cert.pem"; cp "$TLS/first.key" "$TLS/key.pem"
+  PORT=$(free_port)
+  BASE="https://127.0.0.1:$PORT"
+  "$BINARY" --host 127.0.0.1 --port "$PORT" --public "$WORK/public" --no-demo --heartbeat 1 \
+    --tls-cert "$TLS/cert.pem" --tls-key "$TLS/key.pem" >"$WORK/server.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 1 100); do curl -fs --cacert "$TLS/ca.pem" "$BASE/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  TLSC=(--cacert "$TLS/ca.pem")
+  check "HTTPS GET /healthz" "$(curl -s "${TLSC[@]}" "$BASE/healthz")" "{\"status\":\"ok\",\"version\":\"$VERSION\"}"
+  check_contains "HTTPS answers carry HSTS" "$(curl -si "${TLSC[@]}" "$BASE/")" "Strict-Transport-Security: max-age=31536000"
+  check_contains "the start-up line says https" "$(cat "$WORK/server.log")" "listening on https://127.0.0.1:$PORT/"
+  check "a write over HTTPS" "$(curl -s -o /dev/null -w '%{http_code}' "${TLSC[@]}" -X PUT "$BASE/models/tls" -H 'Content-Type: application/json' -d '{"n":1}')" 201
+  check "plain HTTP to the HTTPS port gets no answer" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$PORT/healthz")" 000
+  curl -sN "${TLSC[@]}" --max-time 8 "$BASE/events?model=tls" >"$WORK/tls-stream.txt" 2>&1 &
+  STREAM_PID=$!
+  for _ in $(seq 1 100); do grep -q 'event: snapshot' "$WORK/tls-stream.txt" && break; sleep 0.1; done
+  cp "$TLS/renewed.pem" "$TLS/cert.pem"; cp "$TLS/renewed.key" "$TLS/key.pem"
+  kill -HUP "$SERVER_PID"
+  for _ in $(seq 1 50); do grep -q 'certificate reloaded' "$WORK/server.log" && break; sleep 0.1; done
+  check_contains "SIGHUP reloads the certificate" "$(curl -sv "${TLSC[@]}" "$BASE/healthz" 2>&1)" "CN=livebind-renewed"
+  curl -s "${TLSC[@]}" -X PUT "$BASE/models/tls/n" -H 'Content-Type: application/json' -d '2' >/dev/null
+  for _ in $(seq 1 50); do grep -q '"value":2' "$WORK/tls-stream.txt" && break; sleep 0.1; done
+  check_contains "a stream opened before the reload goes on" "$(cat "$WORK/tls-stream.txt")" '"value":2'
+  for _ in $(seq 1 50); do grep -q ': heartbeat' "$WORK/tls-stream.txt" && break; sleep 0.1; done
+  check_contains "and gets heartbeats through TLS" "$(cat "$WORK/tls-stream.txt")" ': heartbeat'
+  kill -KILL "$STREAM_PID" 2>/dev/null; wait "$STREAM_PID" 2>/dev/null
+  cp "$TLS/first.key" "$TLS/key.pem"
+  kill -HUP "$SERVER_PID"
+  for _ in $(seq 1 50); do grep -q 'not reloaded' "$WORK/server.log" && break; sleep 0.1; done
+  check_contains "a mismatched pair is not reloaded, and the log says why" "$(cat "$WORK/server.log")" "does not belong to the certificate"
+  check "the server goes on with the renewed certificate" "$(curl -s "${TLSC[@]}" "$BASE/healthz")" "{\"status\":\"ok\",\"version\":\"$VERSION\"}"
+  kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+  OUTPUT=$("$BINARY" --port 0 --no-demo --tls-cert "$TLS/first.pem" --tls-key "$TLS/renewed.key" 2>&1); STATUS=$?
+  check "a key of another certificate stops the start" "$([ $STATUS -ne 0 ] && echo yes)" yes
+  check_contains "and says which files" "$OUTPUT" "the key in '$TLS/renewed.key' does not belong to the certificate in '$TLS/first.pem'"
+else
+  fail "openssl is required for the TLS checks (make deps-server installs it)"
+fi
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

@@ -5,11 +5,11 @@ import Synchronization
 /// `cancel()` is safe to call more than once and from any thread; the token cancels itself on `deinit`.
 /// After `cancel()` returns, the handler is not called for deliveries that have not started yet.
 public final class ObservationToken: Sendable {
-    private let onCancel: Mutex<(@Sendable () -> Void)?>
+    private let onCancel: OrderedMutex<(@Sendable () -> Void)?>
 
     /// A token that runs `onCancel` once, on the first `cancel()` or on `deinit`.
     public init(onCancel: @escaping @Sendable () -> Void) {
-        self.onCancel = Mutex(onCancel)
+        self.onCancel = OrderedMutex(onCancel)
     }
 
     /// Whether `cancel()` has run.

@@ -6,6 +6,7 @@ import Synchronization
 /// sanitizer does not instrument, so under contention it reports false races between critical
 /// sections. The acquire load and release store of `order` inside the lock make the handoff visible
 /// to it (the same device as `Store.withState`); on x86-64 and arm64 they are plain loads and stores.
+/// Every lock of the library whose value more than one thread touches is one of these.
 final class OrderedMutex<Value>: Sendable {
     private let mutex: Mutex<Value>
     private let order = Atomic<Int>(0)

@@ -81,7 +81,7 @@ extension Store {
     public func waitUntilDurable(through sequence: UInt64) throws(StoreError) {
         guard log != nil else { return }
         let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<StoreError?>(nil)
+        let outcome = OrderedMutex<StoreError?>(nil)
         whenDurable(through: sequence) { error in
             outcome.withLock { $0 = error }
             done.signal()

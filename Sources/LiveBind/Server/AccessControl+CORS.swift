@@ -23,8 +23,15 @@ extension AccessControl {
 
     /// Adds the headers every answer carries: `nosniff`, and for a request from an allowed origin the
     /// CORS approval (`Vary: Origin` whenever other origins are configured, so caches keep them apart).
+    /// What every answer over https says: browsers use only https for this host for a year. Not for
+    /// subdomains, which this server does not speak for.
+    static let strictTransportSecurity = "max-age=31536000"
+
     func finish(_ response: inout HTTPResponse, for request: HTTPRequest) {
         if response.headers["X-Content-Type-Options"] == nil { response.headers.add("X-Content-Type-Options", "nosniff") }
+        if request.scheme == "https", response.headers["Strict-Transport-Security"] == nil {
+            response.headers.add("Strict-Transport-Security", Self.strictTransportSecurity)
+        }
         guard !allowedOrigins.isEmpty, response.headers["Access-Control-Allow-Origin"] == nil else { return }
         response.headers.add("Vary", "Origin")
         if let origin = allowedOrigin(of: request) {

@@ -13,6 +13,9 @@ struct AccessControl: Sendable {
     let allowedOrigins: Set<Origin>
     /// Whether the server listens on loopback only, so `Host` must name a loopback host (`checkHost`).
     let loopbackOnly: Bool
+    /// Whether `HTTPRequest.scheme` is known to be the client's (TLS here, or a trusted proxy): then an
+    /// own origin must have that scheme. Otherwise an unknown proxy may have ended https, and both count.
+    let knowsScheme: Bool
     /// Verifies JWTs when the policy accepts them.
     let verifier: JWTVerifier?
     /// The cookie sessions (`POST /session`), when the policy has tokens.
@@ -20,9 +23,10 @@ struct AccessControl: Sendable {
     /// Longest bearer token (header, query or session request) looked at; longer ones are refused unread.
     let maxTokenLength: Int
 
-    init(policy: AccessPolicy, listeningOn address: String = "0.0.0.0", verifier: JWTVerifier? = nil,
-         sessions: SessionTable? = nil, maxTokenLength: Int = 4096) {
+    init(policy: AccessPolicy, listeningOn address: String = "0.0.0.0", knowsScheme: Bool = false,
+         verifier: JWTVerifier? = nil, sessions: SessionTable? = nil, maxTokenLength: Int = 4096) {
         self.policy = policy
+        self.knowsScheme = knowsScheme
         loopbackOnly = Self.isLoopback(address: address)
         secrets = policy.tokens.map { Array($0.secret.utf8) }
         comparedLength = secrets.map(\.count).max() ?? 0
@@ -90,7 +94,7 @@ struct AccessControl: Sendable {
             return Grant(reach: Reach(prefixes: credential.prefixes), credential: credential)
         case .scoped:
             if !safe { try checkOrigin(request) }
-            let scope: AccessPolicy.Token.Scope = safe ? .read : .write
+            let scope = route.scope ?? (safe ? .read : .write)
             guard scope == .write ? policy.requiresTokens : policy.privateReads else { return .everything }
             let credential = try presentedCredential(request, queryToken: route.queryToken)
             guard credential.scopes.contains(scope) else { throw .missingScope(scope) }
@@ -167,8 +171,8 @@ struct AccessControl: Sendable {
         return trimmed.dropFirst(7).trimmingWhitespace()
     }
 
-    /// The CSRF check for writes: an `Origin` must be the server's own (the request's `Host`, over http
-    /// or https behind a proxy) or an allowed one; without `Origin`, `Sec-Fetch-Site: cross-site` is refused.
+    /// The CSRF check for writes: an `Origin` must be the server's own (the request's `Host`, over the
+    /// request's scheme when that is known, else over http or https) or an allowed one; without `Origin`, `Sec-Fetch-Site: cross-site` is refused.
     /// Requests from curl and other non-browser clients carry neither and pass.
     func checkOrigin(_ request: HTTPRequest) throws(AccessError) {
         guard let header = request.headers["Origin"] else {
@@ -182,7 +186,8 @@ struct AccessControl: Sendable {
 
     /// Whether `origin` is the origin the request was sent to.
     private func isOwn(_ origin: Origin, _ request: HTTPRequest) -> Bool {
-        guard origin.scheme == "http" || origin.scheme == "https", let host = request.headers["Host"],
+        guard origin.scheme == "http" || origin.scheme == "https", !knowsScheme || origin.scheme == request.scheme,
+              let host = request.headers["Host"],
               let own = Origin(scheme: origin.scheme, authority: host.trimmingWhitespace()) else { return false }
         return own == origin
     }

@@ -13,7 +13,7 @@ final class DeferredAnswer: Sendable {
         var finish: (@Sendable (inout HTTPResponse) -> Void)?
     }
 
-    private let state = Mutex(State())
+    private let state = OrderedMutex(State())
 
     /// Sets the answer (once; later calls are ignored) and wakes its connection if it waits. Any thread.
     func complete(_ response: HTTPResponse) {

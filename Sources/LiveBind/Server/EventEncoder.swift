@@ -66,12 +66,12 @@ enum EventEncoder {
     /// A heartbeat comment: keeps proxies and the connection-loss check alive.
     static let heartbeat: [UInt8] = Array(": heartbeat\n\n".utf8)
 
-    private static func header(sequence: UInt64, event: String, into bytes: inout [UInt8]) {
+    static func header(sequence: UInt64, event: String, into bytes: inout [UInt8]) {
         bytes += "id: \(sequence)\nevent: \(event)\ndata: ".utf8
     }
 
     /// `"path":…` and the members the change kind has, without braces.
-    private static func appendFields(of change: Change, into bytes: inout [UInt8]) {
+    static func appendFields(of change: Change, into bytes: inout [UInt8]) {
         bytes += #""path":"#.utf8
         JSON.string(change.path.pointer).encode(into: &bytes)
         if let index = change.index { bytes += #","index":\#(index)"#.utf8 }

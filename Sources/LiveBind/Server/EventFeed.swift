@@ -59,7 +59,7 @@ final class EventFeed: @unchecked Sendable {
             }
             swap(&batch, &queue)
             condition.unlock()
-            let woken = hub.publish(batch.map(EventEncoder.frame(for:)))
+            let woken = hub.publish(batch.map(EventEncoder.frame(for:)), commits: batch)
             batch.removeAll(keepingCapacity: true)
             if woken > 16 { usleep(UInt32(min(Self.pausePerStream * woken, Self.longestPause))) }
         }

@@ -5,7 +5,8 @@ extension EventHub {
     /// so an idle stream gets one per interval, and a client that went away is noticed when it fails.
     /// A stream that wrote anything in that time needs none and is left asleep.
     ///
-    /// The comment goes straight to the socket of a stream that can take it that way, which stays
+    /// The comment goes straight to the socket of a stream that can take it that way (plain HTTP only:
+    /// over TLS it would bypass the encryption, see `MicroHTTPDConnection.sendsDirectly`), which stays
     /// suspended; any other stream is resumed with the comment as its next frame. Streams are taken
     /// a batch at a time, so that commits and readers wait for at most one batch of sends.
     ///
@@ -73,6 +74,8 @@ extension EventHub {
                     subscriber.isCut = true
                     subscriber.preface = []
                     subscriber.partial = nil
+                    subscriber.derived = []
+                    subscriber.derivedBytes = 0
                     state.metrics.bufferLimitCuts += 1
                     // The subscriber is still registered, so its response and socket are still there.
                     connection.close()

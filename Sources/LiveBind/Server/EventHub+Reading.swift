@@ -31,6 +31,7 @@ extension EventHub {
             guard let snapshot else { return false }
             subscriber.preface.append(Self.resyncFrame(reason))
             start(subscriber, at: snapshot, in: &state)
+            snapshotLocations(of: subscriber, in: &state)
             state.metrics.resyncs += 1
             if reason == .lagging { state.metrics.laggingClients += 1 }
             return true
@@ -75,14 +76,24 @@ extension EventHub {
             }
             // Revoked: its `auth_revoked` went out with the preface; nothing else may follow.
             if subscriber.isRevoked { return .done(written > 0 ? .bytes(written) : .end) }
+            // A stream of locations only wants nothing from the shared log: it is never behind it.
+            if subscriber.models.names?.isEmpty == true { subscriber.position = state.endPosition }
             if subscriber.position < state.basePosition || subscriber.pendingResync != nil {
                 if written > 0 { return .done(.bytes(written)) }
                 let reason = subscriber.pendingResync ?? .lagging
                 subscriber.pendingResync = nil
                 return .resync(reason, subscriber.models)
             }
-            while subscriber.position < state.endPosition {
-                let frame = state.log[subscriber.position - state.basePosition]
+            while true {
+                // The stream's own frames and the log's, merged in sequence order.
+                let next = subscriber.position < state.endPosition ? state.log[subscriber.position - state.basePosition] : nil
+                if let own = subscriber.derived.first, next.map({ own.sequence <= $0.sequence }) ?? true {
+                    subscriber.derived.removeFirst()
+                    subscriber.derivedBytes -= own.bytes.count
+                    if !emit(own, from: 0) { return .done(.bytes(written)) }
+                    continue
+                }
+                guard let frame = next else { break }
                 subscriber.position += 1
                 if frame.isCommit && frame.sequence <= subscriber.lastSequence { continue }
                 guard frame.isWanted(by: subscriber.models) else { continue }

@@ -7,16 +7,25 @@ extension EventHub {
     /// starts with `resync` (gap or restart) and snapshots: the frame another stream at the same cut
     /// holds, else a fresh one. Throws when the limit is reached.
     ///
+    /// With `locations` (or `announced`, for a stream whose `sub` values are all whole models) the
+    /// stream's second frame is its `stream` id, and each location gets a fresh snapshot after the
+    /// whole models' frames, resumed or not: a window cannot be replayed without the array as it was,
+    /// and a client reconnecting with its first URL may since have moved its window.
+    ///
     /// A stream whose credential expires at `expiresAt` gets `auth_revoked` and ends then; one opened
     /// with a session (`session`) also when that session ends.
-    func subscribe(models: ModelFilter, lastEventID: String?, expiresAt: Date? = nil,
+    func subscribe(models: ModelFilter, lastEventID: String?, locations: [Subscription] = [],
+                   announced: Bool = false, expiresAt: Date? = nil,
                    session: SessionTable.Key? = nil) throws(RequestError) -> Int {
-        let id = try subscribe(models: models, lastEventID: lastEventID, session: session)
+        let id = try subscribe(models: models, lastEventID: lastEventID, locations: locations,
+                               announced: announced, session: session)
         if let expiresAt { expiry.add(id, at: expiresAt) }
         return id
     }
 
-    private func subscribe(models: ModelFilter, lastEventID: String?, session: SessionTable.Key?) throws(RequestError) -> Int {
+    private func subscribe(models: ModelFilter, lastEventID: String?, locations: [Subscription],
+                           announced: Bool, session: SessionTable.Key?) throws(RequestError) -> Int {
+        let announced = announced || !locations.isEmpty
         try checkAdmission()
         var resumeAfter: UInt64?
         var reason: ResyncReason?
@@ -29,7 +38,7 @@ extension EventHub {
         }
         if let resumeAfter {
             var fromAnotherRun = false
-            let id: Int? = try register { state in
+            let id: Int? = try register(locations, announced) { state in
                 guard resumeAfter >= state.droppedThrough else {
                     fromAnotherRun = state.runStart.map { resumeAfter < $0 } ?? false
                     return nil
@@ -53,12 +62,12 @@ extension EventHub {
             start(subscriber, at: snapshot, in: &state)
             return subscriber
         }
-        let id: Int? = try register { state in
+        let id: Int? = try register(locations, announced) { state in
             sharedSnapshot(for: models, in: &state).map { starting(at: $0, in: &state) }
         }
         if let id { return id }
         let fresh = encodeSnapshot(models: models)
-        return try register { state in starting(at: adopt(fresh, for: models, in: &state), in: &state) }!
+        return try register(locations, announced) { state in starting(at: adopt(fresh, for: models, in: &state), in: &state) }!
     }
 
     private func checkAdmission() throws(RequestError) {
@@ -71,8 +80,9 @@ extension EventHub {
         }
     }
 
-    /// Adds the subscriber `make` builds (nil = not possible from here) under the lock.
-    private func register(_ make: (inout State) -> Subscriber?) throws(RequestError) -> Int? {
+    /// Adds the subscriber `make` builds (nil = not possible from here) under the lock, with its locations.
+    private func register(_ locations: [Subscription], _ announced: Bool,
+                          _ make: (inout State) -> Subscriber?) throws(RequestError) -> Int? {
         try state.withLock { (state) throws(RequestError) -> Int? in
             if state.shuttingDown { throw .shuttingDown }
             if state.subscribers.count >= settings.maxStreams {
@@ -83,6 +93,10 @@ extension EventHub {
             state.nextID += 1
             state.subscribers[state.nextID] = subscriber
             state.metrics.streamsOpened += 1
+            if announced {
+                subscriber.subscriptions = locations
+                attach(state.nextID, subscriber, in: &state)
+            }
             return state.nextID
         }
     }

@@ -21,6 +21,10 @@ final class EventHub: Sendable {
         /// Most bytes of frames a stream may hold unsent while its client reads nothing (see `heartbeat`).
         var streamBufferLimit: Int = 1 << 20
         var maxStreams: Int
+        /// Most `sub` values on one stream.
+        var maxSubscriptions: Int = 64
+        /// Most rows in one window.
+        var maxWindow: Int = 10_000
         var retryMilliseconds: Int = 2000
         /// A test seam: called with each frame before `publish` appends it, outside the lock, on the
         /// thread delivering commits. Nil (one branch per event) except in tests that hold an append back.
@@ -54,6 +58,14 @@ final class EventHub: Sendable {
         /// Set when the stream's credential expired or its session ended: it sends what it has begun,
         /// then `auth_revoked`, then ends.
         var isRevoked = false
+        /// The locations the stream subscribes to with `?sub=` (whole models are in `models`).
+        var subscriptions: [Subscription] = []
+        /// The id `PATCH /events/{id}` knows the stream by, when it has `sub` values.
+        var streamID: String?
+        /// Frames made for this stream alone (its locations' events), in sequence order, merged with
+        /// the log's frames as they are read.
+        var derived: Deque<EventFrame> = []
+        var derivedBytes = 0
 
         init(models: ModelFilter, position: Int, lastSequence: UInt64, preface: [EventFrame], round: Int,
              session: SessionTable.Key? = nil) {
@@ -68,7 +80,7 @@ final class EventHub: Sendable {
         /// Bytes of the frames the stream holds and has not finished sending: whole frames, as that
         /// is what stays in memory (a frame shared with other streams counts for each).
         var bufferedBytes: Int {
-            preface.reduce(partial?.frame.bytes.count ?? 0) { $0 + $1.bytes.count }
+            preface.reduce(derivedBytes + (partial?.frame.bytes.count ?? 0)) { $0 + $1.bytes.count }
         }
     }
 
@@ -92,6 +104,10 @@ final class EventHub: Sendable {
         var runStart: UInt64?
         var newestSequence: UInt64
         var subscribers: [Int: Subscriber] = [:]
+        /// The models streams subscribe to locations in, as published so far.
+        var mirrors: [String: ModelMirror] = [:]
+        /// Streams with `sub` values, by their `stream` id.
+        var streams: [String: Int] = [:]
         var suspended = SuspendedStreams()
         /// Heartbeat ticks so far (two per heartbeat interval).
         var heartbeatRound = 0
@@ -138,12 +154,15 @@ final class EventHub: Sendable {
 
     /// Appends frames to the log, in order, then wakes the suspended subscribers that want any of them,
     /// each once. Returns how many it woke.
+    ///
+    /// `commits`, when given, are the commits the frames were encoded from (one each, in order): the
+    /// streams with locations in their models get their own events from them.
     @discardableResult
-    func publish(_ frames: some Collection<EventFrame>) -> Int {
+    func publish(_ frames: some Collection<EventFrame>, commits: [Commit]? = nil) -> Int {
         if let beforeAppend = settings.beforeAppend { for frame in frames { beforeAppend(frame) } }
         let wake: [any HTTPStreamConnection] = state.withLock { state in
             var wake: [any HTTPStreamConnection] = []
-            for frame in frames {
+            for (position, frame) in frames.enumerated() {
                 // A commit already in the log (seeded from the data directory's history) is not added twice.
                 if frame.isCommit && frame.sequence <= state.newestSequence { continue }
                 state.log.append(frame)
@@ -156,6 +175,10 @@ final class EventHub: Sendable {
                 }
                 for id in state.suspended.removeWoken(byModel: frame.model) {
                     if let connection = state.subscribers[id]?.connection { wake.append(connection) }
+                }
+                // One branch per event for servers without location streams.
+                if !state.mirrors.isEmpty, let commits, state.mirrors[commits[position].model] != nil {
+                    deliver(commits[position], logFrame: frame, in: &state, waking: &wake)
                 }
             }
             return wake
@@ -179,7 +202,7 @@ final class EventHub: Sendable {
     /// Removes a subscriber (its response is finished or its client went away).
     func close(_ id: Int) {
         state.withLock { state in
-            state.subscribers[id] = nil
+            if let subscriber = state.subscribers.removeValue(forKey: id) { detach(id, subscriber, in: &state) }
             state.suspended.remove(id)
         }
         expiry.forget(id)
@@ -192,6 +215,8 @@ final class EventHub: Sendable {
             metrics.openStreams = state.subscribers.count
             metrics.retainedEvents = state.log.count
             metrics.retainedBytes = state.logBytes
+            metrics.locationStreams = state.streams.count
+            metrics.mirroredModels = state.mirrors.count
             return metrics
         }
     }
@@ -219,4 +244,8 @@ struct EventHubMetrics: Sendable {
     var directHeartbeats = 0
     /// Streams ended with `auth_revoked` (their credential expired or their session ended).
     var authRevoked = 0
+    /// Open streams with `sub` values.
+    var locationStreams = 0
+    /// Models mirrored for location streams.
+    var mirroredModels = 0
 }

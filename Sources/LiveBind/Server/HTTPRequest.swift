@@ -10,8 +10,11 @@ public struct HTTPRequest: Sendable {
     public var headers: HTTPHeaders
     /// The request body (empty when there was none).
     public var body: [UInt8]
-    /// The client's numeric address, when the server records it (it does when writes are rate-limited).
+    /// The client's numeric address, when the server records it (it does when writes are rate-limited
+    /// or a proxy is trusted; behind a trusted proxy it is the address the proxy forwarded).
     public var clientAddress: String?
+    /// `https` when the request came over TLS, or through a trusted proxy that says it did; else `http`.
+    public var scheme = "http"
 
     /// Makes a request; used by the libmicrohttpd bridge and by tests.
     public init(method: HTTPMethod, path: String, query: [(name: String, value: String)] = [],

@@ -7,6 +7,10 @@ extension LiveBindServer {
         public var port: Int = 8080
         /// Folder served at `/` (`index.html` and assets); nil serves no files.
         public var publicDirectory: String?
+        /// Files served at `/` when ``publicDirectory`` is nil, by path relative to the site's root
+        /// (`"index.html"`, `"examples/greenhouse.html"`): `livebind-server` passes the copy of `Public/`
+        /// built into it. Empty (the default) serves no files.
+        public var builtinFiles: [String: [UInt8]] = [:]
         /// Most event streams open at once; more get 503.
         public var maxStreams: Int = 10_000
         /// Time between heartbeat comments on idle streams.
@@ -37,6 +41,10 @@ extension LiveBindServer {
         /// a stream past it that wrote nothing for a heartbeat interval is closed (a client that
         /// reconnects resumes with `Last-Event-ID`). Smaller stalled streams are closed by ``connectionTimeout``.
         public var streamBufferLimit: Int = 1 << 20
+        /// Most `sub` values (locations and windows) one event stream may have; more get 422.
+        public var maxSubscriptions: Int = 64
+        /// Most rows one window (`sub=…;first=N`, `last=N`, `limit=N`) may show; more get 422.
+        public var maxWindow: Int = 10_000
         /// Most connections libmicrohttpd holds; nil means `maxStreams + 512`, so writes always find a slot.
         public var connectionLimit: Int?
         /// libmicrohttpd worker threads.
@@ -61,12 +69,21 @@ extension LiveBindServer {
         public var maxSessions: Int = 10_000
         /// Longest a session lasts; it also ends when the token it was made from expires.
         public var sessionLifetime: Duration = .seconds(8 * 3600)
-        /// Whether session cookies get `Secure` (send them only over HTTPS): set it when clients reach
-        /// the server over TLS, directly or through a proxy.
+        /// Whether session cookies always get `Secure` (sent only over HTTPS). They get it anyway when the
+        /// request came over https: TLS here, or `X-Forwarded-Proto: https` from a trusted proxy. Set it
+        /// when a proxy that is not trusted ends TLS in front of the server.
         public var secureCookies = false
         /// Bearer tokens, private reads and other allowed origins; by default anyone who can reach the
         /// port may write, and only the server's own pages may write from a browser.
         public var access = AccessPolicy()
+        /// PEM file with the server's certificate (then any intermediates): with ``tlsKeyFile`` the
+        /// server speaks only HTTPS, and every answer carries `Strict-Transport-Security`. nil: plain HTTP.
+        public var tlsCertificateFile: String?
+        /// PEM file with the unencrypted private key of ``tlsCertificateFile``.
+        public var tlsKeyFile: String?
+        /// Addresses of reverse proxies (numeric IPv4/IPv6) whose `X-Forwarded-For` and `X-Forwarded-Proto`
+        /// give the client's address and scheme; from any other peer those headers are ignored.
+        public var trustedProxies: [String] = []
         /// Folder holding `livebind.sqlite` (created when missing): the models, the event ids, the
         /// retained events and the bindings made over HTTP survive restarts, and a write is answered
         /// (and streamed) only once it is on disk. Writes that arrive while the disk syncs share the

@@ -4,7 +4,8 @@ extension LiveBindServer {
     func makeRouter(hub: EventHub, access: AccessControl) throws(ServerError) -> Router {
         var router = Router { request, route, parameters in try access.grant(request, route, parameters: parameters) }
         let models = ModelEndpoint(store: store, counters: counters)
-        let health = access.sessions == nil ? #"{"status":"ok"}"# : #"{"status":"ok","sessions":true}"#
+        let health = access.sessions == nil ? #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
+            : #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#
         router.add([.get], "/healthz", access: .open) { _, _ in
             .bytes(Array(health.utf8), contentType: "application/json")
         }
@@ -14,6 +15,11 @@ extension LiveBindServer {
         }
         router.add([.get], "/events", access: .scoped(model: .query("model"), queryToken: true)) { request, context in
             try Self.openStream(request, hub: hub, grant: context.grant)
+        }
+        // Moving a window of one's own stream changes no model: it needs what the stream needs, `read`.
+        router.add([.patch], "/events/:stream", access: RouteAccess(rule: .scoped, scope: .read)) { request, context in
+            try Self.moveWindow(request, stream: context.parameters[0], hub: hub, reach: context.grant.reach)
+            return HTTPResponse(status: 204)
         }
         router.add([.get], "/models", access: .scoped) { _, context in models.list(reach: context.grant.reach) }
         router.add([.get, .put, .delete, .patch, .post], "/models/:name/*", access: .scoped(model: .parameter(0))) { request, context in
@@ -44,13 +50,16 @@ extension LiveBindServer {
         }
         if let sessions = access.sessions {
             let endpoint = SessionEndpoint(sessions: sessions, hub: hub, secureCookies: configuration.secureCookies)
-            router.add([.post], "/session", access: RouteAccess(rule: .bearer)) { _, context in
-                endpoint.create(context.grant)
+            router.add([.post], "/session", access: RouteAccess(rule: .bearer)) { request, context in
+                endpoint.create(request, context.grant)
             }
             router.add([.delete], "/session", access: .open) { request, _ in endpoint.end(request) }
         }
         if let directory = configuration.publicDirectory {
             let files = try StaticFiles(directory: directory)
+            router.fallback = { request in try files.respond(to: request) }
+        } else if !configuration.builtinFiles.isEmpty {
+            let files = BuiltinFiles(configuration.builtinFiles)
             router.fallback = { request in try files.respond(to: request) }
         }
         return router
@@ -58,13 +67,39 @@ extension LiveBindServer {
 
     /// `GET /events[?model=a&model=b]`, resuming after `Last-Event-ID` (header) or `?lastEventId=`.
     /// With a credential limited to some model prefixes, named models are covered (the access check
-    /// made sure), and the stream carries only covered models. A stream opened with a credential that
-    /// expires (a JWT, a session) gets `auth_revoked` and ends at the expiry.
+    /// made sure of `model=`; `sub=` models are checked here), and the stream carries only covered
+    /// models. A stream opened with a credential that expires (a JWT, a session) gets `auth_revoked`
+    /// and ends at the expiry.
+    ///
+    /// `?sub=model[/pointer][;window]` (repeatable) subscribes to locations and windows (see
+    /// `Subscription`); a `sub` of a whole model is the same as `model=`.
     static func openStream(_ request: HTTPRequest, hub: EventHub, grant: AccessControl.Grant) throws -> HTTPResponse {
-        let names = request.queryValues("model").filter { !$0.isEmpty }
+        let reach = grant.reach
+        var names = request.queryValues("model").filter { !$0.isEmpty }
+        let subs = request.queryValues("sub")
+        if subs.count > hub.settings.maxSubscriptions {
+            throw RequestError.tooManySubscriptions(given: subs.count, limit: hub.settings.maxSubscriptions)
+        }
+        var locations: [Subscription] = []
+        for text in subs {
+            let location = try Subscription.parse(text, maxWindow: hub.settings.maxWindow)
+            if location.path.isRoot && location.window == nil { names.append(location.model) } else { locations.append(location) }
+        }
+        for location in locations {
+            if names.contains(location.model) {
+                throw RequestError.conflictingSubscription(location.name,
+                    "is inside the whole model \(location.model), which this stream already has (model= or sub=\(location.model))")
+            }
+            if locations.filter({ $0.name == location.name }).count > 1 {
+                throw RequestError.conflictingSubscription(location.name, "is given twice; one window per location and stream")
+            }
+        }
+        for name in names { try reach.check(name) }
+        for location in locations { try reach.check(location.model) }
         let lastEventID = request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")
-        let filter = ModelFilter(names: names.isEmpty ? nil : Set(names), prefixes: grant.reach.prefixes)
-        let id = try hub.subscribe(models: filter, lastEventID: lastEventID,
+        let wholeModels: Set<String>? = names.isEmpty ? (subs.isEmpty ? nil : []) : Set(names)
+        let filter = ModelFilter(names: wholeModels, prefixes: reach.prefixes)
+        let id = try hub.subscribe(models: filter, lastEventID: lastEventID, locations: locations, announced: !subs.isEmpty,
                                    expiresAt: grant.credential?.expiresAt, session: grant.credential?.session)
         let headers: HTTPHeaders = [
             "Content-Type": "text/event-stream; charset=utf-8",
@@ -72,5 +107,32 @@ extension LiveBindServer {
             "X-Accel-Buffering": "no",
         ]
         return HTTPResponse(status: 200, headers: headers, body: .stream(EventStream(hub: hub, id: id)))
+    }
+
+    /// `PATCH /events/{stream}` with `{"sub":"model/pointer","offset":K,"limit":N}` (or `"first":N`,
+    /// `"last":N`): moves that location's window. The stream id is the capability; the token must
+    /// still reach the model, as for the stream.
+    static func moveWindow(_ request: HTTPRequest, stream: String, hub: EventHub, reach: AccessControl.Reach) throws {
+        _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json])
+        guard case .object(let members) = try RequestBody.parseJSON(request) else {
+            throw RequestError.malformedBody(#"send an object such as {"sub":"sensor/readings","offset":100,"limit":50}"#)
+        }
+        guard case .string(let name)? = members["sub"] else {
+            throw RequestError.malformedBody(#""sub" must name one of the stream's sub values, such as "sensor/readings""#)
+        }
+        var parameters: [(name: String, value: Int)] = []
+        for (key, value) in members where key != "sub" {
+            guard Window.parameterNames.contains(key) else {
+                throw RequestError.malformedBody("unknown member '\(key)': send sub with first, last, or offset and limit")
+            }
+            guard case .int(let number) = value, number >= 0 else {
+                throw RequestError.malformedBody("'\(key)' must be a whole number, 0 or more")
+            }
+            parameters.append((key, number))
+        }
+        guard let window = try Window(parameters: parameters, subscription: name, maxWindow: hub.settings.maxWindow) else {
+            throw RequestError.malformedBody("give the window: first, last, or offset and limit")
+        }
+        try hub.moveWindow(stream: stream, location: name, to: window) { model in try reach.check(model) }
     }
 }

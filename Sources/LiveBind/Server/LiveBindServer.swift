@@ -25,7 +25,7 @@ public final class LiveBindServer: Sendable {
     /// The data directory's database when `configuration.dataDirectory` is set; nil keeps state in memory.
     let database: StateDatabase?
     /// Whether the bindings kept in the data directory were restored (once, at the first start).
-    let bindingsRestored = Mutex(false)
+    let bindingsRestored = OrderedMutex(false)
 
     /// What exists only while running.
     struct Running: Sendable {
@@ -36,7 +36,7 @@ public final class LiveBindServer: Sendable {
         /// The routes served, as declared.
         var routes: [Router.Entry] = []
     }
-    private let running: Mutex<Running?> = Mutex(nil)
+    private let running = OrderedMutex<Running?>(nil)
 
     /// Makes a stopped server for `store`, serving the bindings of `bindings` (a new registry if nil).
     ///
@@ -58,6 +58,8 @@ public final class LiveBindServer: Sendable {
         self.database = database
     }
 
+    /// The daemon while running.
+    var runningDaemon: MicroHTTPDDaemon? { running.withLock { $0?.daemon } }
     /// Every route while running, with its methods, pattern and what it needs; empty when stopped.
     var routeTable: [Router.Entry] { running.withLock { $0?.routes ?? [] } }
 
@@ -67,14 +69,18 @@ public final class LiveBindServer: Sendable {
     /// Binds and starts serving. Throws when the address is invalid or taken, or when already running.
     public func start() throws(ServerError) {
         if let problem = configuration.access.problem() { throw .invalidAccessPolicy(problem) }
+        let proxies = try TrustedProxies(configuration.trustedProxies)
+        let certificate = try loadCertificate()
         let hub = EventHub(store: store, settings: .init(
             retainedEvents: max(1, configuration.retainedEvents), retainedBytes: max(1, configuration.retainedBytes),
             streamBufferLimit: max(0, configuration.streamBufferLimit), maxStreams: configuration.maxStreams,
+            maxSubscriptions: max(1, configuration.maxSubscriptions), maxWindow: max(1, configuration.maxWindow),
             beforeAppend: configuration.beforeEventAppend))
         let verifier = try configuration.access.jwt.map { settings throws(ServerError) in try JWTVerifier(settings: settings) }
         let sessions = configuration.access.requiresTokens
             ? SessionTable(capacity: max(1, configuration.maxSessions), lifetime: configuration.sessionLifetime) : nil
-        let access = AccessControl(policy: configuration.access, listeningOn: configuration.host, verifier: verifier,
+        let access = AccessControl(policy: configuration.access, listeningOn: configuration.host,
+                                   knowsScheme: certificate != nil || !proxies.isEmpty, verifier: verifier,
                                    sessions: sessions, maxTokenLength: max(1, configuration.maxTokenLength))
         let router = try makeRouter(hub: hub, access: access)
         let limiter = configuration.writeRate > 0
@@ -84,8 +90,10 @@ public final class LiveBindServer: Sendable {
                                maxClients: max(1, configuration.writeRateClients))
             : nil
         var options = daemonOptions
-        options.recordsClientAddress = limiter != nil
-        let daemon = MicroHTTPDDaemon(options: options, handlers: makeHandlers(router, access: access, limiter: limiter),
+        options.recordsClientAddress = limiter != nil || !proxies.isEmpty
+        options.certificate = certificate
+        let daemon = MicroHTTPDDaemon(options: options, handlers: makeHandlers(router, access: access, limiter: limiter,
+                                                                               proxies: proxies),
                                       counters: counters, logger: logger)
         let claimed = running.withLock { current in
             guard current == nil else { return false }
@@ -113,7 +121,7 @@ public final class LiveBindServer: Sendable {
         // Two ticks per interval: an idle stream gets a heartbeat every interval, a busy one none.
         let heartbeat = HeartbeatTimer(interval: configuration.heartbeat / 2) { [weak hub] in hub?.heartbeat() }
         running.withLock { $0 = Running(daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat, routes: router.entries) }
-        logger.info("listening on http://\(configuration.host):\(daemon.port)/")
+        logger.info("listening on \(certificate == nil ? "http" : "https")://\(configuration.host):\(daemon.port)/")
         logger.info("\(configuration.access.summary)")
     }
 
@@ -159,11 +167,15 @@ public final class LiveBindServer: Sendable {
             sendBufferSize: configuration.sendBufferSize, bodyLimit: configuration.bodyLimit)
     }
 
-    private func makeHandlers(_ router: Router, access: AccessControl, limiter: WriteRateLimiter?) -> MicroHTTPDDaemon.Handlers {
+    private func makeHandlers(_ router: Router, access: AccessControl, limiter: WriteRateLimiter?,
+                              proxies: TrustedProxies) -> MicroHTTPDDaemon.Handlers {
         let counters = counters
         let store = store
         return MicroHTTPDDaemon.Handlers(
-            respond: { request in
+            respond: { received in
+                var forwarded = received
+                if !proxies.isEmpty { proxies.apply(to: &forwarded) }
+                let request = forwarded
                 counters.add(request: request)
                 var response: HTTPResponse
                 do {
@@ -184,6 +196,8 @@ public final class LiveBindServer: Sendable {
                 return response
             },
             reject: { request, failure in
+                var request = request
+                if !proxies.isEmpty { proxies.apply(to: &request) }
                 counters.addError()
                 var response = Problem.from(failure).response
                 access.finish(&response, for: request)

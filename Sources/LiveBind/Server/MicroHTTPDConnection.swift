@@ -22,10 +22,14 @@ struct MicroHTTPDConnection: SuspendedStreamWriting, ClosableStreamConnection, @
     let socket: Int32
     /// Nil for an HTTP version whose framing is not known here: such a stream never sends directly.
     let framing: Framing?
+    /// Whether bytes may go straight to the socket: not over TLS, where they would bypass the
+    /// encryption (and break the TLS record stream), so a TLS stream is resumed for its heartbeats.
+    let sendsDirectly: Bool
 
     /// The connection a stream response is queued on; `version` is the request's HTTP version.
-    init(pointer: OpaquePointer, version: String) {
+    init(pointer: OpaquePointer, version: String, sendsDirectly: Bool = true) {
         self.pointer = pointer
+        self.sendsDirectly = sendsDirectly
         socket = livebind_connection_fd(pointer)
         framing = switch version {
         case "HTTP/1.1": .chunked
@@ -49,7 +53,7 @@ struct MicroHTTPDConnection: SuspendedStreamWriting, ClosableStreamConnection, @
     /// them anyway, the socket is shut down: half a chunk would corrupt whatever followed.
     func sendWhileSuspended(_ bytes: [UInt8]) -> Bool {
         var unacknowledged: Int32 = 0   // TIOCOUTQ: what the socket has yet to send or see acknowledged
-        guard let framing, socket >= 0, ioctl(socket, UInt(TIOCOUTQ), &unacknowledged) == 0,
+        guard sendsDirectly, let framing, socket >= 0, ioctl(socket, UInt(TIOCOUTQ), &unacknowledged) == 0,
               unacknowledged == 0 else { return false }
         let size = Array(String(bytes.count, radix: 16, uppercase: true).utf8)
         let total = framing == .chunked ? size.count + 2 + bytes.count + 2 : bytes.count

@@ -1,5 +1,6 @@
 extension MicroHTTPDDaemon {
-    /// The beginnings of libmicrohttpd 0.9.75's messages about a client that went away: ordinary on
+    /// The beginnings of libmicrohttpd 0.9.75's messages about a client that went away or failed its TLS
+    /// handshake: ordinary on
     /// any server with browsers and event streams, so they are logged at debug level, not as warnings.
     static let clientDisconnectMessages = [
         "The socket is no longer available for sending",
@@ -12,6 +13,11 @@ extension MicroHTTPDDaemon {
         "Failed to send the response body for the request",
         "Failed to send the chunked response body for the request",
         "Failed to send the footers for the request",
+        // A TLS handshake the client broke off or garbled (plain HTTP sent to the HTTPS port, a scanner):
+        // the client's fault, and one line per attempt would let anyone fill the log.
+        "Error: received handshake message out of context",
+        "Error: received alert from remote side",
+        "Error in TLS handshake",
     ]
 
     /// Whether a libmicrohttpd log message only says that a client disconnected.

@@ -21,6 +21,7 @@ extension MicroHTTPDDaemon {
         var request = HTTPRequest(method: HTTPMethod(rawValue: method.map { String(cString: $0) } ?? "GET"),
                                   path: path.isEmpty ? "/" : path, query: query, headers: headerList)
         if options.recordsClientAddress { request.clientAddress = Self.peerAddress(connection) }
+        if options.certificate != nil { request.scheme = "https" }
         return request
     }
 
@@ -86,7 +87,8 @@ extension MicroHTTPDDaemon {
                                                 .RESPMEM_MUST_COPY)
             }
         case .stream(let body):
-            let handle = MicroHTTPDConnection(pointer: connection, version: version.map { String(cString: $0) } ?? "")
+            let handle = MicroHTTPDConnection(pointer: connection, version: version.map { String(cString: $0) } ?? "",
+                                              sendsDirectly: options.certificate == nil)
             let context = MicroHTTPDStreamContext(body: body, connection: handle)
             let opaque = Unmanaged.passRetained(context).toOpaque()
             made = MHD_create_response_from_callback(livebind_size_unknown(), Self.streamBlockSize(handle.framing),
@@ -100,6 +102,7 @@ extension MicroHTTPDDaemon {
         for (name, value) in response.headers {
             _ = MHD_add_response_header(made, name, value)
         }
+        _ = MHD_add_response_header(made, "Server", LiveBindVersion.serverHeader)
         let result = MHD_queue_response(connection, UInt32(response.status), made)
         MHD_destroy_response(made)
         deadlines.responded(Int(bitPattern: connection))

@@ -26,6 +26,8 @@ final class MicroHTTPDDaemon: Sendable {
         var bodyLimit: Int
         /// Whether requests carry the client's address (`HTTPRequest.clientAddress`): one system call each.
         var recordsClientAddress = false
+        /// The certificate served over TLS; nil serves plain HTTP.
+        var certificate: MicroHTTPDCertificate?
     }
 
     /// The application side: answers requests and turns transport failures into responses.
@@ -52,7 +54,7 @@ final class MicroHTTPDDaemon: Sendable {
         var port: UInt16 = 0
         var sweeper: HeartbeatTimer?
     }
-    private let state = Mutex(State())
+    private let state = OrderedMutex(State())
 
     init(options: Options, handlers: Handlers, counters: ServerCounters, logger: Logger) {
         self.options = options
@@ -69,8 +71,10 @@ final class MicroHTTPDDaemon: Sendable {
     func start() throws(ServerError) {
         let address = try Self.socketAddress(host: options.host, port: options.port)
         let context = Unmanaged.passUnretained(self).toOpaque()
+        if options.certificate != nil, MHD_is_feature_supported(.FEATURE_TLS) != .YES { throw .tlsUnsupported }
         let flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
             | MHD_USE_ERROR_LOG.rawValue | (address.isIPv6 ? MHD_USE_IPv6.rawValue : 0)
+            | (options.certificate != nil ? MHD_USE_TLS.rawValue : 0)
         let started: OpaquePointer? = address.storage.withUnsafeBytes { addressBytes in
             let addressPointer = UnsafeMutableRawPointer(mutating: addressBytes.baseAddress)
             var items: [MHD_OptionItem] = [
@@ -88,6 +92,11 @@ final class MicroHTTPDDaemon: Sendable {
                 Self.callbackItem(.UNESCAPE_CALLBACK,
                                   unsafeBitCast(unescapeTrampoline, to: UnsafeMutableRawPointer.self), context),
             ]
+            if options.certificate != nil {
+                // GnuTLS asks for the certificate at each handshake, so that a reload reaches new connections.
+                items.append(MHD_OptionItem(option: .HTTPS_CERT_CALLBACK, value: 0,
+                                            ptr_value: unsafeBitCast(certificateRetrieveTrampoline, to: UnsafeMutableRawPointer.self)))
+            }
             if options.threadPoolSize > 1 {
                 items.append(Self.item(.THREAD_POOL_SIZE, options.threadPoolSize))
             }
@@ -100,6 +109,9 @@ final class MicroHTTPDDaemon: Sendable {
             throw .cannotListen(host: options.host, port: Int(options.port))
         }
         let boundPort = livebind_daemon_port(started)
+        // Before this no client knows a port-0 daemon's port; on a fixed port a handshake that comes
+        // first fails (no certificate yet) and the client retries.
+        if let certificate = options.certificate { MicroHTTPDCertificates.install(certificate, port: boundPort, owner: ObjectIdentifier(self)) }
         let (deadlines, counters) = (deadlines, counters)
         let sweeper = HeartbeatTimer(interval: deadlines.sweepInterval) {
             let cut = deadlines.sweep()
@@ -109,6 +121,14 @@ final class MicroHTTPDDaemon: Sendable {
             $0.daemon = started
             $0.port = boundPort
             $0.sweeper = sweeper
+        }
+    }
+
+    /// Serves `certificate` to every handshake from now on; open connections keep the one they have.
+    func replaceCertificate(_ certificate: MicroHTTPDCertificate) {
+        state.withLock { state in
+            guard state.daemon != nil else { return }
+            MicroHTTPDCertificates.install(certificate, port: state.port, owner: ObjectIdentifier(self))
         }
     }
 
@@ -124,9 +144,9 @@ final class MicroHTTPDDaemon: Sendable {
     ///
     /// > Important: no connection may be suspended at this point (libmicrohttpd aborts the process).
     func stop() {
-        let (daemon, listenSocket, sweeper) = state.withLock { state in
+        let (daemon, listenSocket, sweeper, port) = state.withLock { state in
             defer { state.daemon = nil; state.listenSocket = -1; state.port = 0; state.sweeper = nil }
-            return (state.daemon, state.listenSocket, state.sweeper)
+            return (state.daemon, state.listenSocket, state.sweeper, state.port)
         }
         sweeper?.cancel()
         guard let daemon else { return }
@@ -145,6 +165,7 @@ final class MicroHTTPDDaemon: Sendable {
             return
         }
         if listenSocket >= 0 { close(listenSocket) }
+        if options.certificate != nil { MicroHTTPDCertificates.remove(port: port, owner: ObjectIdentifier(self)) }
     }
 
     /// How long `stop()` waits for libmicrohttpd's worker threads to end.

@@ -44,8 +44,14 @@ extension Problem {
             return problem
         case .unsupportedMediaType:
             return Problem(status: 415, kind: "unsupported-media-type", title: "Unsupported Media Type", detail: detail)
-        case .malformedBody, .badRequest, .invalidPrecondition:
+        case .malformedBody, .badRequest, .invalidPrecondition, .invalidSubscription:
             return Problem(status: 400, kind: "bad-request", title: "Bad Request", detail: detail)
+        case .unknownStream:
+            return Problem(status: 404, kind: "not-found", title: "Not Found", detail: detail)
+        case .tooManySubscriptions, .windowTooLarge:
+            return Problem(status: 422, kind: "limit-exceeded", title: "Unprocessable Content", detail: detail)
+        case .conflictingSubscription, .unknownSubscription:
+            return Problem(status: 422, kind: "invalid-subscription", title: "Unprocessable Content", detail: detail)
         case .patchNotApplicable:
             return Problem(status: 422, kind: "cannot-apply", title: "Unprocessable Content", detail: detail)
         case .bodyTooLarge:

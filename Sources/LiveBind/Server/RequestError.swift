@@ -24,6 +24,18 @@ public enum RequestError: Error, Equatable, CustomStringConvertible {
     case shuttingDown
     /// The client wrote faster than `--write-rate` allows; it may again in `retryAfter` seconds.
     case tooManyWrites(retryAfter: Int, rate: Double, burst: Int)
+    /// A `sub` value (or a `PATCH /events/{stream}` body) that does not name a location or a window.
+    case invalidSubscription(String, String)
+    /// More `sub` values on one stream than `--max-subscriptions`.
+    case tooManySubscriptions(given: Int, limit: Int)
+    /// A window of more rows than `--max-window`.
+    case windowTooLarge(String, rows: Int, limit: Int)
+    /// A `sub` the stream cannot take: it overlaps a whole model the stream has, or repeats a location.
+    case conflictingSubscription(String, String)
+    /// `PATCH /events/{stream}` named a stream that is not open.
+    case unknownStream
+    /// `PATCH /events/{stream}` named a location the stream does not subscribe to.
+    case unknownSubscription(String)
 
     /// The `Allow` header value: the methods, with `HEAD` wherever `GET` is.
     static func allowHeader(_ allowed: [HTTPMethod]) -> String {
@@ -50,6 +62,14 @@ public enum RequestError: Error, Equatable, CustomStringConvertible {
             "If-Match must be a quoted revision such as \"3\" (from the ETag), not \(value)"
         case .tooManyStreams(let limit): "too many event streams open (limit \(limit)); retry later or raise --max-streams"
         case .shuttingDown: "the server is shutting down; retry shortly"
+        case .invalidSubscription(let sub, let reason): "invalid sub '\(sub)': \(reason)"
+        case .tooManySubscriptions(let given, let limit):
+            "\(given) sub values on one stream; at most \(limit) (--max-subscriptions): open another stream or raise it"
+        case .windowTooLarge(let sub, let rows, let limit):
+            "sub '\(sub)' asks for a window of \(rows) rows; at most \(limit) (--max-window)"
+        case .conflictingSubscription(let sub, let reason): "sub '\(sub)' \(reason)"
+        case .unknownStream: "no open event stream has this id: it ended, or the id is wrong; use the id of the stream's `stream` event"
+        case .unknownSubscription(let sub): "this stream has no sub '\(sub)'; name one of the stream's sub values (without the window)"
         case .tooManyWrites(let retryAfter, let rate, let burst):
             "too many writes from this client: \(burst) at once and \(rate.formatted()) a second after that (--write-rate, --write-burst); retry in \(retryAfter) s"
         }

@@ -31,6 +31,8 @@ struct RouteAccess: Sendable, Equatable {
     var rule: Rule
     /// Which model the request reaches.
     var models: Models = .none
+    /// For a `.scoped` route, the scope it needs whatever the method; nil: by method (see above).
+    var scope: AccessPolicy.Token.Scope? = nil
     /// Whether `?access_token=` counts as a credential (only `GET /events`: `EventSource` sends no headers).
     var queryToken = false
 

@@ -72,7 +72,7 @@ struct Router: Sendable {
 
     /// Routes a request; throws what the check or the handler throws, or `RequestError.notFound`/`.methodNotAllowed`.
     func route(_ request: HTTPRequest) throws -> HTTPResponse {
-        let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        let parts = Self.segments(of: request.path)
         var allowed: [HTTPMethod] = []
         for route in routes {
             guard let captures = Self.match(route.segments, parts) else { continue }
@@ -89,6 +89,13 @@ struct Router: Sendable {
         }
         if fallback != nil { throw RequestError.methodNotAllowed(allowed: [.get]) }
         throw RequestError.notFound(path: request.path)
+    }
+
+    /// The path's segments after the leading `/`, split at every `/` scalar: splitting Characters would
+    /// miss a `/` that a combining mark after it joins into one Character (`/models/m/\u{0F80}x`).
+    static func segments(of path: String) -> [String] {
+        path.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            .map { String(String.UnicodeScalarView($0)) }
     }
 
     private static func match(_ segments: [Segment], _ parts: [String]) -> [String]? {

@@ -14,6 +14,22 @@ public enum ServerError: Error, Equatable, CustomStringConvertible {
     case invalidTokensFile(entry: Int?, name: String?, reason: String)
     /// The data directory cannot be created, opened, locked, written or read back.
     case dataDirectoryUnusable(String)
+    /// Only one of the certificate and the key was given: TLS needs both.
+    case tlsIncomplete
+    /// The libmicrohttpd in use was built without TLS (GnuTLS).
+    case tlsUnsupported
+    /// A certificate or key file is missing, not a file, too large or cannot be read.
+    case tlsFileUnreadable(path: String, reason: String)
+    /// The certificate file holds no PEM certificate GnuTLS accepts.
+    case tlsInvalidCertificate(path: String, reason: String)
+    /// The key file holds no PEM private key GnuTLS accepts (an encrypted key is not supported).
+    case tlsInvalidKey(path: String, reason: String)
+    /// The private key is not the key of the certificate.
+    case tlsKeyMismatch(certificate: String, key: String)
+    /// A `--trust-proxy` value is not a numeric IPv4 or IPv6 address.
+    case invalidTrustedProxy(String)
+    /// `reloadCertificate()` was called on a server that is not running with TLS.
+    case tlsNotRunning
 
     /// A message a user can act on.
     public var description: String {
@@ -32,6 +48,22 @@ public enum ServerError: Error, Equatable, CustomStringConvertible {
             "tokens file" + (entry.map { " entry \($0)" } ?? "") + (name.map { " (\"\($0)\")" } ?? "") + ": \(reason)"
         case .dataDirectoryUnusable(let reason):
             "cannot use the data directory: \(reason)"
+        case .tlsIncomplete:
+            "TLS needs both a certificate and its key: pass --tls-cert FILE and --tls-key FILE"
+        case .tlsUnsupported:
+            "this libmicrohttpd was built without TLS: install Debian's libmicrohttpd12 (it links GnuTLS) or serve plain HTTP behind a proxy"
+        case .tlsFileUnreadable(let path, let reason):
+            "cannot read '\(path)': \(reason)"
+        case .tlsInvalidCertificate(let path, let reason):
+            "'\(path)' is not a PEM certificate (-----BEGIN CERTIFICATE-----): \(reason)"
+        case .tlsInvalidKey(let path, let reason):
+            "'\(path)' is not an unencrypted PEM private key (-----BEGIN PRIVATE KEY-----): \(reason)"
+        case .tlsKeyMismatch(let certificate, let key):
+            "the key in '\(key)' does not belong to the certificate in '\(certificate)': pass the key the certificate was issued for"
+        case .invalidTrustedProxy(let address):
+            "trusted proxy '\(address)' is not a numeric IPv4 or IPv6 address (such as 127.0.0.1 or ::1)"
+        case .tlsNotRunning:
+            "the server is not running with TLS: there is no certificate to reload"
         }
     }
 }

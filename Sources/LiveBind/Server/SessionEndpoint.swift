@@ -6,12 +6,15 @@ import Foundation
 struct SessionEndpoint: Sendable {
     let sessions: SessionTable
     let hub: EventHub
-    /// Whether the cookie gets `Secure` (the server is reached over TLS).
+    /// Whether the cookie always gets `Secure`; it does anyway on a request that came over https (TLS
+    /// here, or `X-Forwarded-Proto` from a trusted proxy).
     let secureCookies: Bool
+
+    private func secure(_ request: HTTPRequest) -> Bool { secureCookies || request.scheme == "https" }
 
     /// Starts a session carrying the bearer token's scopes and prefixes, ending no later than the token.
     /// Answers 201 with the session's end and reach, and the cookie.
-    func create(_ grant: AccessControl.Grant, now: Date = Date()) -> HTTPResponse {
+    func create(_ request: HTTPRequest, _ grant: AccessControl.Grant, now: Date = Date()) -> HTTPResponse {
         var credential = grant.credential!   // a `.bearer` route always has one
         credential.session = nil
         let (id, expiresAt, evicted) = sessions.create(for: credential, now: now)
@@ -22,7 +25,7 @@ struct SessionEndpoint: Sendable {
         let body: JSON = .object(["expires": .string(expiresAt.formatted(.iso8601)), "seconds": .int(seconds),
                                   "scopes": .array(Deque(scopes)), "models": models])
         var response = HTTPResponse.bytes(body.encoded(), status: 201, contentType: "application/json")
-        response.headers.add("Set-Cookie", SessionCookie.setting(id, seconds: seconds, secure: secureCookies))
+        response.headers.add("Set-Cookie", SessionCookie.setting(id, seconds: seconds, secure: secure(request)))
         response.headers.add("Cache-Control", "no-store")
         return response
     }
@@ -34,7 +37,7 @@ struct SessionEndpoint: Sendable {
             hub.revoke(sessions: [key], reason: "session-ended")
         }
         var response = HTTPResponse(status: 204)
-        response.headers.add("Set-Cookie", SessionCookie.clearing(secure: secureCookies))
+        response.headers.add("Set-Cookie", SessionCookie.clearing(secure: secure(request)))
         response.headers.add("Cache-Control", "no-store")
         return response
     }

@@ -28,7 +28,7 @@ struct StaticFiles: Sendable {
 
     /// Answers a GET or HEAD for `request.path`; throws `RequestError.notFound` for anything else.
     func respond(to request: HTTPRequest) throws -> HTTPResponse {
-        let segments = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        let segments = Router.segments(of: request.path).filter { !$0.isEmpty }
         for segment in segments {
             let lower = segment.lowercased()
             if segment == ".." || segment == "." || lower.contains("%2e") || lower.contains("%2f")

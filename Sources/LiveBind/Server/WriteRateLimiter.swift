@@ -16,7 +16,7 @@ final class WriteRateLimiter: Sendable {
     let rate: Double
     let burst: Int
     let maxClients: Int
-    private let buckets = Mutex<[Int: Bucket]>([:])
+    private let buckets = OrderedMutex<[Int: Bucket]>([:])
 
     init(rate: Double, burst: Int, maxClients: Int) {
         precondition(rate > 0 && burst >= 1 && maxClients >= 1, "a rate limit needs a rate, a burst and a table")

@@ -2,12 +2,23 @@ import Testing
 import LiveBind
 
 @Suite("Server skeleton") struct LiveBindServerTests {
-    @Test func healthzAnswersOK() throws {
+    @Test func healthzAnswersOKWithTheVersion() throws {
         try withRunningServer { port in
             let response = try TestHTTPClient.request(port: port, "GET", "/healthz")
             #expect(response.status == 200)
             #expect(response.header("Content-Type") == "application/json")
-            #expect(response.text == #"{"status":"ok"}"#)
+            #expect(response.text == #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#)
+        }
+    }
+
+    @Test func everyAnswerNamesTheServerAndItsVersion() throws {
+        try withRunningServer { port in
+            let found = try TestHTTPClient.request(port: port, "GET", "/healthz")
+            let missing = try TestHTTPClient.request(port: port, "GET", "/models/nothing-here")
+            #expect(missing.status == 404)
+            for response in [found, missing] {
+                #expect(response.header("Server") == "LiveBind/\(LiveBindVersion.string)")
+            }
         }
     }
 

@@ -149,10 +149,10 @@ import Testing
     @Test func withoutTokensThereAreNoSessions() throws {
         try withRunningServer { (port: Int) throws in
             #expect(try TestHTTPClient.request(port: port, "POST", "/session", text: "").status == 404)
-            #expect(try TestHTTPClient.request(port: port, "GET", "/healthz").text == #"{"status":"ok"}"#)
+            #expect(try !TestHTTPClient.request(port: port, "GET", "/healthz").text.contains("sessions"))
         }
         try withRunningServer(configure: { $0.access = TestTokens.policy }) { (port: Int) throws in
-            #expect(try TestHTTPClient.request(port: port, "GET", "/healthz").text == #"{"status":"ok","sessions":true}"#)
+            #expect(try TestHTTPClient.request(port: port, "GET", "/healthz").text.contains(#""sessions":true"#))
         }
     }
 

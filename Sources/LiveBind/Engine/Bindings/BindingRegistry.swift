@@ -22,7 +22,7 @@ public final class BindingRegistry: Sendable {
 
     let state: OrderedMutex<RegistryState>
     /// The store-wide observation that runs the bindings not following a path; `nil` until one is made.
-    private let feed = Mutex<ObservationToken?>(nil)
+    private let feed = OrderedMutex<ObservationToken?>(nil)
 
     /// A registry for `store`, with its own transform registry (built-ins included) unless one is given,
     /// holding at most `maxBindings` bindings at once (more are refused with `tooManyBindings`).

@@ -10,11 +10,11 @@ public final class TransformRegistry: Sendable {
     /// Makes a transform from the parameters written next to its name.
     public typealias Factory = @Sendable (TransformParameters) throws(BindingError) -> Transform
 
-    private let factories: Mutex<[String: Factory]>
+    private let factories: OrderedMutex<[String: Factory]>
 
     /// A registry with the built-ins (or empty, for `builtins: false`).
     public init(builtins: Bool = true) {
-        factories = Mutex([:])
+        factories = OrderedMutex([:])
         if builtins { registerBuiltins() }
     }
 

@@ -1,0 +1,220 @@
+import DequeModule
+
+/// Streams that subscribe to locations (`?sub=model/pointer`, windows of arrays).
+///
+/// Their events cannot be the shared frames: each location gets only what touches it, and a window's
+/// indexes are its own. So the hub keeps a mirror of every model such streams name (`ModelMirror`),
+/// replays each published commit onto it, and makes those streams' events from the commit and the
+/// mirror, under the lock, into each stream's own queue (`Subscriber.derived`). Whole-model streams
+/// never reach this code: a commit costs them one check that no mirror exists for its model.
+extension EventHub {
+    /// Makes `commit`'s events for the streams with locations in its model, after replaying it onto
+    /// the model's mirror; wakes the suspended ones that got any. Called by `publish` with the lock held.
+    func deliver(_ commit: Commit, logFrame: EventFrame, in state: inout State,
+                 waking wake: inout [any HTTPStreamConnection]) {
+        guard var mirror = state.mirrors.removeValue(forKey: commit.model) else { return }
+        defer { state.mirrors[commit.model] = mirror }
+        guard commit.sequence > mirror.sequence else { return }
+        let subscribers = mirror.subscribers.compactMap { id in state.subscribers[id].map { (id: id, stream: $0) } }
+        var outputs = subscribers.map { [[LocationChange]](repeating: [], count: $0.stream.subscriptions.count) }
+        func forEachLocation(_ body: (inout Subscription, inout [LocationChange]) -> Void) {
+            for (position, subscriber) in subscribers.enumerated() {
+                for index in subscriber.stream.subscriptions.indices
+                where subscriber.stream.subscriptions[index].model == commit.model {
+                    body(&subscriber.stream.subscriptions[index], &outputs[position][index])
+                }
+            }
+        }
+        switch commit.kind {
+        case .changes(let changes):
+            for change in changes {
+                do {
+                    try mirror.apply(change)
+                } catch {
+                    // The mirror and the commits disagree: start it again from the store and give
+                    // its streams fresh snapshots rather than events made from a wrong state.
+                    mirror = makeMirror(commit.model, subscribers: mirror.subscribers)
+                    for subscriber in subscribers { dropDerived(of: subscriber.stream, resync: .lagging) }
+                    wakeAll(subscribers.map(\.id), in: &state, into: &wake)
+                    return
+                }
+                forEachLocation { location, out in location.changes(for: change, in: mirror, into: &out) }
+            }
+        case .snapshot(let value):
+            mirror.document = value
+            forEachLocation { location, out in location.reset(in: mirror, into: &out) }
+        case .drop:
+            mirror.document = nil
+            forEachLocation { location, _ in _ = location.currentValue(in: mirror) }
+        }
+        mirror.revision = commit.revision
+        mirror.sequence = commit.sequence
+        var woken: [Int] = []
+        // A plain location (no window) gets the same event for the same path: one frame per commit,
+        // shared by every stream that follows that path, as whole-model streams share theirs.
+        var shared: [Path: EventFrame] = [:]
+        for (position, subscriber) in subscribers.enumerated() {
+            let stream = subscriber.stream
+            var frames: [EventFrame] = []
+            if case .drop = commit.kind {
+                frames.append(logFrame)
+                for index in stream.subscriptions.indices {
+                    stream.subscriptions[index].reported = stream.subscriptions[index].current
+                }
+            } else {
+                for index in stream.subscriptions.indices where stream.subscriptions[index].model == commit.model {
+                    let changes = outputs[position][index]
+                    let path = stream.subscriptions[index].path
+                    if stream.subscriptions[index].window == nil {
+                        guard !changes.isEmpty else { continue }
+                        if let frame = shared[path] { frames.append(frame); continue }
+                    }
+                    var bytes: [UInt8] = []
+                    encodeEvent(of: &stream.subscriptions[index], changes, commit: commit, into: &bytes)
+                    guard !bytes.isEmpty else { continue }
+                    let frame = EventFrame(sequence: commit.sequence, model: commit.model, isCommit: false, bytes: bytes)
+                    if stream.subscriptions[index].window == nil { shared[path] = frame }
+                    frames.append(frame)
+                }
+            }
+            guard !frames.isEmpty else { continue }
+            for frame in frames {
+                stream.derived.append(frame)
+                stream.derivedBytes += frame.bytes.count
+            }
+            // A stream that falls this far behind gets `resync` and fresh snapshots, as one that fell
+            // off the shared log does: what it holds stays bounded however slowly it reads.
+            if stream.derivedBytes > settings.retainedBytes { dropDerived(of: stream, resync: .lagging) }
+            woken.append(subscriber.id)
+        }
+        wakeAll(woken, in: &state, into: &wake)
+    }
+
+    /// Encodes what one commit did at one location: its changes with the window after them, or a
+    /// `length` event when only the window's array length or offset moved.
+    private func encodeEvent(of location: inout Subscription, _ changes: [LocationChange], commit: Commit,
+                             into bytes: inout [UInt8]) {
+        let window = location.window == nil ? nil : location.current
+        if !changes.isEmpty {
+            EventEncoder.appendLocationChanges(changes, model: commit.model, revision: commit.revision,
+                                               sequence: commit.sequence, window: window, into: &bytes)
+        } else if let window, window != location.reported {
+            EventEncoder.appendLength(model: commit.model, revision: commit.revision, sequence: commit.sequence,
+                                      path: location.path, window: window, into: &bytes)
+        }
+        location.reported = location.current
+    }
+
+    private func dropDerived(of subscriber: Subscriber, resync reason: ResyncReason) {
+        subscriber.derived.removeAll()
+        subscriber.derivedBytes = 0
+        subscriber.pendingResync = reason
+    }
+
+    private func wakeAll(_ ids: [Int], in state: inout State, into wake: inout [any HTTPStreamConnection]) {
+        for id in ids where state.suspended.contains(id) {
+            state.suspended.remove(id)
+            if let connection = state.subscribers[id]?.connection { wake.append(connection) }
+        }
+    }
+
+    /// A mirror of `model` as the store shows it now. Takes the store's lock inside the hub's: the
+    /// store never calls the hub with its lock held, and a commit is published only once visible, so
+    /// the cut includes every commit the hub has published.
+    private func makeMirror(_ model: String, subscribers: Set<Int>) -> ModelMirror {
+        let cut = store.visibleSnapshot(models: [model])
+        let snapshot = cut.models.first
+        return ModelMirror(document: snapshot?.value, revision: snapshot?.revision ?? 0, sequence: cut.sequence,
+                           subscribers: subscribers)
+    }
+
+    /// Gives a new subscriber with `sub` values its stream id (the `stream` event, right after the
+    /// `retry:` line) and its locations' snapshots (after anything in its preface). Called by `register`
+    /// with the lock held, once the subscriber has its id.
+    func attach(_ id: Int, _ subscriber: Subscriber, in state: inout State) {
+        var streamID = Self.makeStreamID()
+        while state.streams[streamID] != nil { streamID = Self.makeStreamID() }
+        state.streams[streamID] = id
+        subscriber.streamID = streamID
+        subscriber.preface.insert(EventFrame(sequence: 0, model: nil, isCommit: false,
+                                             bytes: EventEncoder.stream(id: streamID)), at: 1)
+        for location in subscriber.subscriptions {
+            if state.mirrors[location.model] == nil { state.mirrors[location.model] = makeMirror(location.model, subscribers: []) }
+            state.mirrors[location.model]!.subscribers.insert(id)
+        }
+        snapshotLocations(of: subscriber, in: &state)
+    }
+
+    /// Appends to `subscriber`'s preface a snapshot of each of its locations, from the mirrors (the
+    /// last published state), and drops the location events it still held: they are older. Called with
+    /// the lock held, when the stream starts and when it starts over.
+    func snapshotLocations(of subscriber: Subscriber, in state: inout State) {
+        guard !subscriber.subscriptions.isEmpty else { return }
+        subscriber.derived.removeAll()
+        subscriber.derivedBytes = 0
+        var bytes: [UInt8] = []
+        for index in subscriber.subscriptions.indices {
+            appendSnapshot(of: &subscriber.subscriptions[index], in: state, into: &bytes)
+        }
+        subscriber.preface.append(EventFrame(sequence: state.newestSequence, model: nil, isCommit: false, bytes: bytes))
+    }
+
+    /// A `snapshot` of one location as its mirror holds it, with the id of the last published commit.
+    private func appendSnapshot(of location: inout Subscription, in state: State, into bytes: inout [UInt8]) {
+        let mirror = state.mirrors[location.model]!
+        let (value, exists) = location.currentValue(in: mirror)
+        location.reported = location.current
+        EventEncoder.appendLocationSnapshot(model: location.model, revision: mirror.revision,
+                                            sequence: max(mirror.sequence, state.newestSequence), path: location.path,
+                                            value: value, exists: exists,
+                                            window: location.window == nil ? nil : location.current, into: &bytes)
+    }
+
+    /// Forgets a closed stream's id and its hold on the mirrors; a mirror no stream needs is dropped.
+    func detach(_ id: Int, _ subscriber: Subscriber, in state: inout State) {
+        if let streamID = subscriber.streamID { state.streams[streamID] = nil }
+        for location in subscriber.subscriptions {
+            state.mirrors[location.model]?.subscribers.remove(id)
+            if state.mirrors[location.model]?.subscribers.isEmpty == true { state.mirrors[location.model] = nil }
+        }
+    }
+
+    /// Moves (or sets) the window of the location `name` (`model/pointer`) of the stream `streamID`:
+    /// the stream gets, after everything it was sent or holds, a `snapshot` of the new window at the
+    /// last published commit, then events in the new coordinates. `authorize` checks the model.
+    func moveWindow(stream streamID: String, location name: String, to window: Window,
+                    authorize: (String) throws -> Void) throws {
+        let wake: (any HTTPStreamConnection)? = try state.withLock { state in
+            guard let id = state.streams[streamID], let subscriber = state.subscribers[id] else {
+                throw RequestError.unknownStream
+            }
+            guard let index = subscriber.subscriptions.firstIndex(where: { $0.name == name }) else {
+                throw RequestError.unknownSubscription(name)
+            }
+            try authorize(subscriber.subscriptions[index].model)
+            subscriber.subscriptions[index].window = window
+            var bytes: [UInt8] = []
+            appendSnapshot(of: &subscriber.subscriptions[index], in: state, into: &bytes)
+            subscriber.derived.append(EventFrame(sequence: state.newestSequence, model: nil, isCommit: false, bytes: bytes))
+            subscriber.derivedBytes += bytes.count
+            guard state.suspended.contains(id) else { return nil }
+            state.suspended.remove(id)
+            return subscriber.connection
+        }
+        wake?.resume()
+    }
+
+    /// 128 random bits, base64url without padding (22 characters): unguessable, so it is the capability.
+    static func makeStreamID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var bits = (generator.next() as UInt64, generator.next() as UInt64)
+        var characters: [UInt8] = []
+        for position in 0..<22 {
+            let word = position < 11 ? bits.0 : bits.1
+            characters.append(alphabet[Int(word & 63)])
+            if position < 11 { bits.0 >>= 6 } else { bits.1 >>= 6 }
+        }
+        return String(decoding: characters, as: UTF8.self)
+    }
+}
