@@ -13,13 +13,23 @@ from conftest import Server, open_page, wait, text_of
 
 SECRET = "browser-test-hs256-secret-0123456789abcdef"
 TOKEN = "browser-session-token-7d1e"
-# Recorded from the first script on: every EventSource URL, and every livebind:auth-revoked event.
+# Recorded from the first script on: every stream request (its URL, and whether it sent Authorization),
+# whether livebind.js reads the stream with EventSource or with fetch, and every livebind:auth-revoked.
 RECORD = """
 window.lbStreams = [];
 window.lbRevoked = [];
-const Native = window.EventSource;
-window.EventSource = class extends Native {
-  constructor(url, options) { super(url, options); window.lbStreams.push(String(url)); }
+const NativeSource = window.EventSource;
+window.EventSource = class extends NativeSource {
+  constructor(url, options) { super(url, options); window.lbStreams.push({url: String(url), auth: false}); }
+};
+const nativeFetch = window.fetch;
+window.fetch = function (input, init) {
+  const url = String(input && input.url ? input.url : input);
+  if (url.includes('/events')) {
+    const headers = new Headers((init && init.headers) || (input && input.headers) || {});
+    window.lbStreams.push({url, auth: headers.has('Authorization')});
+  }
+  return nativeFetch.apply(this, arguments);
 };
 document.addEventListener('livebind:auth-revoked', (e) => window.lbRevoked.push(e.detail));
 """
@@ -70,7 +80,8 @@ def test_a_page_with_a_token_streams_with_no_token_in_the_url(recorded, jwt_serv
     wait(recorded, lambda d: text_of(d, "#temp") == "2")
     streams = recorded.execute_script("return window.lbStreams")
     assert streams, "no stream was opened"
-    assert all("access_token" not in url and TOKEN not in url for url in streams), streams
+    assert all("access_token" not in s["url"] and TOKEN not in s["url"] for s in streams), streams
+    assert not any(s["auth"] for s in streams), f"the stream sent the token instead of the session cookie: {streams}"
     # The cookie is HttpOnly: the page's scripts cannot read it.
     assert "livebind_session" not in recorded.execute_script("return document.cookie")
     log = open(jwt_server.log.name, "rb").read().decode(errors="replace")
@@ -96,5 +107,5 @@ def test_an_expired_token_is_answered_with_a_new_one_and_the_stream_resumes(reco
     wait(recorded, lambda d: text_of(d, "#temp") == "12")
     streams = recorded.execute_script("return window.lbStreams")
     assert len(streams) >= 2
-    assert "lastEventId=" in streams[-1], "the new stream did not resume from the last event"
-    assert all("access_token" not in url for url in streams), streams
+    assert "lastEventId=" in streams[-1]["url"], "the new stream did not resume from the last event"
+    assert all("access_token" not in s["url"] for s in streams), streams
