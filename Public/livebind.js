@@ -861,6 +861,13 @@
   // ---- data-lb-each: one template copy per array element -------------------------------------
 
   /** One copy of the template for element `index` of `list()`, bound in a scope of its own. */
+  /** Takes a copy of a data-lb-each row out of the page, with its bindings. */
+  function dropEachRow(row) {
+    row.alive = false;
+    row.el.remove();
+    unbindTree(row.el);
+  }
+
   function makeEachRow(r, list, proto, index) {
     const row = { index, key: keyOf(list()[index]), trie: makeNode(), el: proto.cloneNode(true), alive: true };
     row.scope = {
@@ -908,11 +915,7 @@
 
     const makeRow = (index) => makeEachRow(r, list, proto, index);
 
-    function dropRow(row) {
-      row.alive = false;
-      row.el.remove();
-      unbindTree(row.el);
-    }
+    const dropRow = dropEachRow;
 
     function renumber(from, to) {
       const end = to === undefined ? rows.length - 1 : to;
@@ -1093,11 +1096,7 @@
     };
     const makeRow = (index) => makeEachRow(r, list, proto, index);
 
-    function dropRow(row) {
-      row.alive = false;
-      row.el.remove();
-      unbindTree(row.el);
-    }
+    const dropRow = dropEachRow;
 
     /** Window mode: asks for a window around the view when the view leaves the one there is. */
     function follow(first, last) {
