@@ -51,10 +51,11 @@ test-hostile: deps-server
 	$(SWIFT) build --build-tests
 	$(LIMIT) 900 $(SWIFT) test --skip-build --filter HostileSequenceTests
 
-# Every suite under the thread sanitizer.
+# Every suite under the thread sanitizer. The one suppression is explained in Tests/sanitizers/tsan.supp.
 test-tsan: deps-server
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_BUILD)
-	$(LIMIT) 1200 $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_BUILD)
+	TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/tsan.supp $(LIMIT) 1200 \
+	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_BUILD)
 
 # Every suite under the address sanitizer. The suppressions name only the XCTest runner (leaks) and
 # Foundation's own copies in Process.run (see Tests/sanitizers/).
