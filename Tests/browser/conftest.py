@@ -145,9 +145,9 @@ def own_server(public_dir):
     s.stop()
 
 
-@pytest.fixture(scope="session")
-def browser():
-    profile = tempfile.mkdtemp(prefix="livebind-chromium-")
+def chromium_options(profile, *extra_flags):
+    """Headless Chromium as the browser tests run it (see shared notes): a fresh profile, no
+    background traffic, only loopback names resolved; `extra_flags` added."""
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in [
@@ -155,9 +155,16 @@ def browser():
         "--disable-background-networking", "--disable-component-update", "--disable-sync",
         "--no-first-run", "--disable-default-apps", "--disable-domain-reliability",
         "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1",
-        f"--user-data-dir={profile}",
+        f"--user-data-dir={profile}", *extra_flags,
     ]:
         options.add_argument(flag)
+    return options
+
+
+@pytest.fixture(scope="session")
+def browser():
+    profile = tempfile.mkdtemp(prefix="livebind-chromium-")
+    options = chromium_options(profile)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_window_size(1280, 900)

@@ -20,7 +20,7 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
-from conftest import ARTIFACTS, CHROMEDRIVER, CHROMIUM, ROOT, Server, free_port, wait
+from conftest import ARTIFACTS, CHROMEDRIVER, ROOT, Server, chromium_options, free_port, wait
 
 NGINX = "/usr/sbin/nginx"
 STREAMS = 20
@@ -132,17 +132,7 @@ def trusting_browser(proxied):
     """Headless Chromium that accepts the test certificate by its public-key pin (and nothing else new)."""
     _, _, pin, _ = proxied
     profile = tempfile.mkdtemp(prefix="livebind-chromium-tls-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in [
-        "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--no-first-run", "--disable-default-apps", "--disable-domain-reliability",
-        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1",
-        f"--ignore-certificate-errors-spki-list={pin}",
-        f"--user-data-dir={profile}",
-    ]:
-        options.add_argument(flag)
+    options = chromium_options(profile, f"--ignore-certificate-errors-spki-list={pin}")
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     yield driver
     driver.quit()

@@ -19,6 +19,18 @@ final class ServerProcess {
 
         func append(_ text: String) { lock.withLock { contents += text } }
         var text: String { lock.withLock { contents } }
+
+        /// Appends what `pipe` carries, on a thread of its own, until the writer closes it.
+        func collect(from pipe: Pipe) {
+            let handle = pipe.fileHandleForReading
+            Thread.detachNewThread { [self] in
+                while true {
+                    let data = handle.availableData
+                    if data.isEmpty { return }
+                    append(String(decoding: data, as: UTF8.self))
+                }
+            }
+        }
     }
 
     /// The executable the tests run.
@@ -45,15 +57,7 @@ final class ServerProcess {
         process.standardError = pipe
         process.standardOutput = pipe
         try process.run()
-        let handle = pipe.fileHandleForReading
-        let output = output
-        Thread.detachNewThread {
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { return }
-                output.append(String(decoding: data, as: UTF8.self))
-            }
-        }
+        output.collect(from: pipe)
     }
 
     /// Everything the process wrote so far.

@@ -45,15 +45,7 @@ final class TestCurlStream {
         process.standardError = pipe
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let handle = pipe.fileHandleForReading
-        let collected = collected
-        Thread.detachNewThread {
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { return }
-                collected.append(String(decoding: data, as: UTF8.self))
-            }
-        }
+        collected.collect(from: pipe)
     }
 
     /// Everything curl wrote so far (its -v lines and the stream).
