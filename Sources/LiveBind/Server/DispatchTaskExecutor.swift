@@ -42,7 +42,7 @@ import Synchronization
 
 /// One result handed from a task to the thread waiting for it.
 private final class Outcome<Value: Sendable>: Sendable {
-    private let value = Mutex<Result<Value, any Error>?>(nil)
+    private let value = OrderedMutex<Result<Value, any Error>?>(nil)
     func set(_ result: Result<Value, any Error>) { value.withLock { $0 = result } }
     func get() -> Result<Value, any Error>? { value.withLock { $0 } }
 }

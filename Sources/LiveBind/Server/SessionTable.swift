@@ -22,7 +22,7 @@ final class SessionTable: Sendable {
 
     let capacity: Int
     let lifetime: Duration
-    private let entries = Mutex<OrderedDictionary<Key, Entry>>([:])
+    private let entries = OrderedMutex<OrderedDictionary<Key, Entry>>([:])
 
     /// A table of at most `capacity` sessions, each lasting at most `lifetime`.
     init(capacity: Int, lifetime: Duration) {

@@ -29,7 +29,7 @@ final class StreamExpiry: @unchecked Sendable {   // the Dispatch timer may be s
 
     private let queue = DispatchQueue(label: "livebind.stream-expiry")
     private let timer: DispatchSourceTimer
-    private let state = Mutex(State())
+    private let state = OrderedMutex(State())
 
     init() {
         timer = DispatchSource.makeTimerSource(queue: queue)
