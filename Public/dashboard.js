@@ -1,14 +1,17 @@
 /*
  * The LiveBind dashboard: the server's models in a list with a filter; the ones opened are live,
  * built on livebind.js. Only open models are streamed (livebind.js subscribes to the models it is
- * asked for), so ten thousand models cost a list of names, not ten thousand live cards.
+ * asked for), so ten thousand models cost a list of names, not ten thousand live cards. A card can
+ * also show one location of a model (typed in the filter as model/pointer, "open here" on a key,
+ * or linked as /#open=model/pointer): it subscribes to that location only (LiveBind.subscribe,
+ * ?sub=), and a very long array there is read through a server window.
  *
  * livebind.js does the live work: leaf values are <input data-lb-value> (two-way, focus-safe),
  * tables are <tbody data-lb-each> (row by row). This file draws the structure, redraws a part only
  * when its shape changes, highlights what changed, draws charts, the bindings panel and the log.
  *
  * Sections: Access token · Helpers · Rendering values · Charts · Applying changes · Model list ·
- * Event log · Bindings · Start
+ * Locations · Event log · Bindings · Start
  */
 (function () {
   'use strict';
@@ -20,8 +23,10 @@
   const WIDE = new Set(['table', 'series']); // drawn below their key, full width
   const AUTO_OPEN = 12;      // a server with at most this many models has them all open
   const LIST_LIMIT = 100;    // names shown at once in the model list (the filter narrows it)
-  const VIRTUAL_ROWS = 200;  // tables longer than this render only the rows in view
+  const VIRTUAL_ROWS = 200;  // tables and lists longer than this render only the rows in view
   const CHART_POINTS = 1000; // charts draw the last this many values
+  const WINDOW_ROWS = 10000; // an array opened at its location with more rows is read through a server window
+  const WINDOW_SIZE = 300;   // rows in that window (data-lb-window)
 
   // ===========================================================================================
   // Access token
@@ -36,6 +41,8 @@
     const match = /^#(?:.*&)?token=([^&]*)/.exec(window.location.hash);
     if (!match) return;
     const token = decodeURIComponent(match[1]);
+    const rest = new URLSearchParams(window.location.hash.slice(1)); // the rest (#open=…) stays
+    rest.delete('token');
     try {
       if (token) sessionStorage.setItem('livebind-token', token);
       else sessionStorage.removeItem('livebind-token'); // /#token= forgets it (and signs out below)
@@ -44,7 +51,8 @@
     }
     if (!token) LB.fetch('/session', { method: 'DELETE' }).catch(() => {});
     LB.configure({ token: token || null });
-    window.history.replaceState(null, '', window.location.pathname + window.location.search);
+    const kept = rest.toString();
+    window.history.replaceState(null, '', window.location.pathname + window.location.search + (kept ? '#' + kept : ''));
   }
 
   takeTokenFromFragment();
@@ -81,6 +89,24 @@
   /** The livebind.js attribute path of a place in a model (pointer form, safe for any key). */
   function bindingPath(model, tokens) {
     return tokens.length ? model + pointerOf(tokens) : model;
+  }
+
+  /** Whether `prefix` is `tokens` or a place above it. */
+  function isPrefix(prefix, tokens) {
+    return prefix.length <= tokens.length && prefix.every((t, i) => t === tokens[i]);
+  }
+
+  /**
+   * What a card shows: "model" (the whole model) or "model/pointer" (a location, JSON Pointer form
+   * as in livebind.js attributes). Returns {key, model, tokens}, or null when it names no model.
+   */
+  function parseTarget(text) {
+    const source = String(text || '').trim();
+    const slash = source.indexOf('/');
+    const model = slash < 0 ? source : source.slice(0, slash);
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(model)) return null;
+    const tokens = slash < 0 ? [] : tokensOf(source.slice(slash));
+    return { key: bindingPath(model, tokens), model, tokens };
   }
 
   function isPlainObject(v) {
@@ -127,7 +153,9 @@
   //   change can find the nearest drawn place and decide whether livebind.js already updated it.
   // ===========================================================================================
 
-  const views = new Map(); // model → { card, body, rev, nodes: Map<pointer, node> }
+  // key ("model" or "model/pointer") → { key, model, base: tokens of its location, card, body, rev,
+  //   nodes: Map<pointer, node>, windowed }
+  const views = new Map();
 
   function renderNode(view, tokens, value) {
     const kind = kindOf(value);
@@ -152,6 +180,7 @@
         break;
       }
       case 'list': {
+        if (value.length > VIRTUAL_ROWS) return renderLongList(view, tokens, value, path);
         const list = h('ol', { class: 'list', start: '0' });
         node = { kind, el: list };
         view.nodes.set(pointerOf(tokens), node);
@@ -176,11 +205,24 @@
   }
 
   function addEntry(view, node, tokens, key, value) {
-    const content = h('dd', {}, renderNode(view, tokens.concat(key), value));
-    const row = h('div', { class: 'entry' }, h('dt', { text: key, title: key }), content);
-    row.classList.toggle('entry-wide', WIDE.has(kindOf(value)));
+    const row = makeEntry(view, tokens, key, value);
     node.el.append(row);
     node.entries.set(key, row);
+    return row;
+  }
+
+  /** One member of an object: its key (with "open here" for a subtree) and its value. */
+  function makeEntry(view, tokens, key, value) {
+    const content = h('dd', {}, renderNode(view, tokens.concat(key), value));
+    const term = h('dt', { text: key, title: key });
+    if (typeof value === 'object' && value !== null) {
+      // A subtree can have a card of its own, which streams only it.
+      const target = bindingPath(view.model, tokens.concat(key));
+      term.append(h('button', { type: 'button', class: 'open-here', 'data-open': target,
+                                title: 'open here: a card that streams only ' + target, 'aria-label': 'open ' + target + ' on its own', text: '⤢' }));
+    }
+    const row = h('div', { class: 'entry' }, term, content);
+    row.classList.toggle('entry-wide', WIDE.has(kindOf(value)));
     return row;
   }
 
@@ -200,6 +242,35 @@
     const node = { kind: 'table', el, body, columns, chart, summary, numeric };
     view.nodes.set(pointerOf(tokens), node);
     return el;
+  }
+
+  /** A long array that is not a table: one virtual column of its items (objects as JSON). */
+  function renderLongList(view, tokens, items, path) {
+    const template = h('template');
+    template.content.append(h('tr', {}, h('td', { 'data-lb-text': '.' })));
+    const body = h('tbody', { 'data-lb-each': path, 'data-lb-virtual': '' }, template);
+    const el = h('div', { class: 'table-view' }, h('div', { class: 'table-scroll' }, h('table', { class: 'data' }, body)));
+    const node = { kind: 'list', el, body, long: true };
+    view.nodes.set(pointerOf(tokens), node);
+    return el;
+  }
+
+  /**
+   * A very long array opened at its location: a virtual table over a server window
+   * (data-lb-window), so the page holds the window's rows, never the array. `first` is a row, for
+   * the columns.
+   */
+  function renderWindowed(view, first) {
+    const path = bindingPath(view.model, view.base);
+    const columns = isPlainObject(first) ? columnsOf([first]) : [];
+    const cells = columns.length ? columns.map((c) => h('td', { 'data-lb-text': './' + escapeToken(c) })) : [h('td', { 'data-lb-text': '.' })];
+    const template = h('template');
+    template.content.append(h('tr', {}, ...cells));
+    const body = h('tbody', { 'data-lb-each': path, 'data-lb-virtual': '', 'data-lb-window': String(WINDOW_SIZE) }, template);
+    const head = columns.length ? h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col', text: c })))) : null;
+    view.length = h('span', { class: 'series-summary muted window-summary' });
+    view.body.replaceChildren(h('div', { class: 'table-view' }, view.length,
+      h('div', { class: 'table-scroll' }, h('table', { class: 'data' }, head, body))));
   }
 
   function describeSeries(summary, values, name) {
@@ -262,36 +333,53 @@
   // Applying changes
   // ===========================================================================================
 
-  function ensureView(model) {
-    let view = views.get(model);
+  function ensureView(target) {
+    let view = views.get(target.key);
     if (view) return view;
     const rev = h('span', { class: 'rev muted' });
     const body = h('div', { class: 'card-body' });
-    const close = h('button', { type: 'button', class: 'card-close', 'aria-label': 'close ' + model, title: 'close', text: '×' });
-    close.addEventListener('click', () => closeModel(model));
+    const close = h('button', { type: 'button', class: 'card-close', 'aria-label': 'close ' + target.key, title: 'close', text: '×' });
+    close.addEventListener('click', () => closeTarget(target.key, true));
     body.append(h('p', { class: 'muted', text: 'loading…' }));
-    const card = h('article', { class: 'card', 'data-model': model },
-      h('header', { class: 'card-header' }, h('h3', { text: model }), h('span', {}, rev, close)), body);
-    view = { model, card, body, rev, nodes: new Map() };
-    views.set(model, view);
+    const title = target.tokens.length
+      ? h('h3', { title: 'this card streams only this location' }, target.model, h('span', { class: 'location', text: pointerOf(target.tokens) }))
+      : h('h3', { text: target.model });
+    const card = h('article', { class: 'card', 'data-model': target.model, 'data-path': pointerOf(target.tokens) },
+      h('header', { class: 'card-header' }, title, h('span', {}, rev, close)), body);
+    view = { key: target.key, model: target.model, base: target.tokens, card, body, rev, nodes: new Map(), windowed: false };
+    views.set(target.key, view);
     const cards = $('#models');
-    const after = Array.from(cards.children).find((c) => c.getAttribute('data-model') > model);
+    const after = Array.from(cards.children).find((c) => cardKey(c) > target.key);
     cards.insertBefore(card, after || null);
     return view;
   }
 
-  function renderModel(model, rev) {
-    const view = ensureView(model);
-    view.nodes.clear();
-    view.body.replaceChildren(renderNode(view, [], LB.peek(model, '')));
+  function cardKey(card) {
+    return card.getAttribute('data-model') + (card.getAttribute('data-path') || '');
+  }
+
+  function viewsOf(model) {
+    return Array.from(views.values()).filter((v) => v.model === model);
+  }
+
+  /** Draws a card again from what livebind.js holds. */
+  function renderView(view, rev) {
     if (rev !== undefined) view.rev.textContent = 'rev ' + rev;
+    if (view.windowed) return; // livebind.js draws the window's rows
+    view.nodes.clear();
+    const value = LB.peek(view.model, pointerOf(view.base));
+    if (value === undefined && view.base.length) {
+      view.body.replaceChildren(h('p', { class: 'muted', text: 'nothing at this location (yet)' }));
+      return;
+    }
+    view.body.replaceChildren(renderNode(view, view.base, value));
   }
 
   function dropModel(model) {
-    const view = views.get(model);
-    if (!view) return;
-    view.card.remove();
-    views.delete(model);
+    for (const view of viewsOf(model)) {
+      view.card.remove();
+      views.delete(view.key);
+    }
   }
 
   /** Forgets every registered place at or below `pointer`. */
@@ -314,22 +402,40 @@
   }
 
   function applyChange(c) {
-    if (c.kind === 'snapshot') return renderModel(c.model, c.rev);
     if (c.kind === 'drop') return dropModel(c.model);
-    const view = views.get(c.model);
-    if (!view) return renderModel(c.model, c.rev);
-    if (c.rev !== undefined) view.rev.textContent = 'rev ' + c.rev;
+    for (const view of viewsOf(c.model)) {
+      try {
+        applyToView(view, c);
+      } catch (error) {
+        renderView(view, c.rev); // never leave a card half drawn
+      }
+    }
+  }
 
+  function applyToView(view, c) {
     const tokens = tokensOf(c.path);
+    const mine = isPrefix(view.base, tokens);
+    // A change elsewhere in the model (the model streamed whole for another card) is not this card's.
+    if (!mine && !isPrefix(tokens, view.base)) return;
+    if (c.rev !== undefined) view.rev.textContent = 'rev ' + c.rev;
+    if (view.windowed) {
+      const length = c.window ? c.window.length : (LB.peek(view.model, pointerOf(view.base)) || []).length;
+      if (length !== undefined) view.length.textContent = `${length.toLocaleString('en')} rows · a window of ${WINDOW_SIZE} from the server`;
+      return;
+    }
+    // A snapshot, or a change above the card's location (its value replaced): draw it again.
+    if (c.kind === 'snapshot' || !mine) return renderView(view, c.rev);
+
     let depth = tokens.length;
     let node = view.nodes.get(pointerOf(tokens));
-    while (!node && depth > 0) node = view.nodes.get(pointerOf(tokens.slice(0, --depth)));
-    if (!node) return renderModel(c.model, c.rev);
+    while (!node && depth > view.base.length) node = view.nodes.get(pointerOf(tokens.slice(0, --depth)));
+    if (!node) return renderView(view, c.rev);
     const at = tokens.slice(0, depth);
     const current = LB.peek(c.model, pointerOf(at));
     const kind = kindOf(current);
 
-    if (node.kind === 'table' && kind === 'table' && columnsOf(current).join('\n') === node.columns.join('\n')) {
+    if (node.kind === 'table' && kind === 'table' && columnsOf(current).join('\n') === node.columns.join('\n')
+        && (current.length <= VIRTUAL_ROWS || node.body.hasAttribute('data-lb-virtual'))) {
       // livebind.js has applied the row operation; highlight the row and redraw the chart.
       const index = depth === tokens.length ? (c.kind === 'move' ? c.to : c.index) : Number(tokens[depth]);
       if (c.kind !== 'remove' && index !== undefined && !node.body.hasAttribute('data-lb-virtual')) flash(node.body.rows[index]);
@@ -340,6 +446,7 @@
       }
       return;
     }
+    if (node.kind === 'list' && node.long && kind === 'list') return; // livebind.js keeps the virtual list
     if (node.kind === 'series' && kind === 'series') {
       drawChart(node.chart, current);
       describeSeries(node.summary, current);
@@ -356,10 +463,10 @@
         return;
       }
       if (entry) {
-        const dd = entry.querySelector('dd');
-        dd.replaceChildren(renderNode(view, tokens, current[key]));
-        entry.classList.toggle('entry-wide', WIDE.has(kindOf(current[key])));
-        flash(entry);
+        const fresh = makeEntry(view, at, key, current[key]);
+        entry.replaceWith(fresh);
+        node.entries.set(key, fresh);
+        flash(fresh);
       } else {
         flash(addEntry(view, node, at, key, current[key]));
       }
@@ -375,37 +482,85 @@
   // ===========================================================================================
   // Model list
   //   GET /models, polled; the filter narrows the names as you type. A name's button opens its
-  //   card (and its stream) or closes it. With few models, all open by themselves.
+  //   card (and its stream) or closes it. With few models, all open by themselves (unless the
+  //   address names what to open: see Locations).
   // ===========================================================================================
 
   let names = [];            // every model on the server, sorted
+  let linked = false;        // the address named what to open: a small server then opens nothing else
   let listed = null;         // names already seen, to open new ones on a small server
-  const open = new Map();    // model → its livebind.js subscription's end
+  const open = new Map();    // card key ("model" or "model/pointer") → the end of its subscription
 
-  function openModel(model) {
-    if (open.has(model)) return;
-    open.set(model, LB.on(model, () => {})); // streams the model; the cards follow livebind:change
-    ensureView(model);
-    if (LB.peek(model, '') !== undefined) renderModel(model);
+  /**
+   * Opens the card of a model or of a location ("model/pointer"); `byUser`: the address then names
+   * the open cards. A location is probed first: a very long array there is read through a window.
+   */
+  async function openTarget(text, byUser) {
+    const target = parseTarget(text);
+    if (!target || open.has(target.key)) return;
+    open.set(target.key, () => {}); // taken while a location is probed
+    const view = ensureView(target);
+    if (byUser) writeHash();
+    showList();
+    summarize();
+    let end;
+    if (target.tokens.length) {
+      const probe = await probeLocation(target);
+      if (views.get(target.key) !== view) return; // closed meanwhile
+      if (probe && probe.length > WINDOW_ROWS) {
+        view.windowed = true;
+        renderWindowed(view, probe.first); // its table asks for the window itself
+        applyToView(view, { model: target.model, path: pointerOf(target.tokens), kind: 'snapshot', window: probe.window, rev: probe.rev });
+      } else {
+        end = LB.subscribe(target.key);    // ?sub=model/pointer: this location only
+      }
+    } else {
+      end = LB.subscribe(target.model);    // the whole model
+    }
+    if (end) open.set(target.key, end);
+    if (!view.windowed && LB.peek(target.model, pointerOf(target.tokens)) !== undefined) renderView(view);
+  }
+
+  /** Closes one card and ends its subscription (its bindings release theirs as the card goes). */
+  function closeTarget(key, byUser) {
+    const end = open.get(key);
+    if (!end) return;
+    open.delete(key);
+    end();
+    const view = views.get(key);
+    if (view) {
+      view.card.remove();
+      views.delete(key);
+    }
+    if (byUser) writeHash();
     showList();
     summarize();
   }
 
+  /** Closes every card of a dropped model. */
   function closeModel(model) {
-    const off = open.get(model);
-    if (!off) return;
-    open.delete(model);
-    off();
+    for (const view of viewsOf(model)) closeTarget(view.key, false);
     dropModel(model);
-    showList();
-    summarize();
+  }
+
+  /** The filter as a location ("sensor/readings") when it holds a "/", else null. */
+  function typedLocation() {
+    const text = $('#model-filter').value.trim();
+    return text.includes('/') ? parseTarget(text) : null;
   }
 
   function showList() {
-    const query = $('#model-filter').value.trim().toLowerCase();
+    const location = typedLocation();
+    const query = (location ? location.model : $('#model-filter').value.trim()).toLowerCase();
     const matches = query ? names.filter((n) => n.toLowerCase().includes(query)) : names;
     const items = matches.slice(0, LIST_LIMIT).map((name) =>
       h('li', {}, h('button', { type: 'button', 'data-model': name, 'aria-pressed': open.has(name) ? 'true' : 'false', text: name })));
+    if (location && names.includes(location.model)) {
+      items.unshift(h('li', { class: 'open-location' }, h('button', {
+        type: 'button', 'data-open': location.key, 'aria-pressed': open.has(location.key) ? 'true' : 'false',
+        title: 'a card that streams only this location', text: 'open ' + location.key + ' only',
+      })));
+    }
     $('#model-list').replaceChildren(...items);
     const more = matches.length > LIST_LIMIT ? ` · the first ${LIST_LIMIT} shown: type to narrow` : '';
     $('#model-count').textContent = names.length ? `${matches.length} of ${names.length} models${more}` : '';
@@ -423,8 +578,8 @@
       return;
     }
     names = list.map((m) => m.name).sort();
-    if (names.length <= AUTO_OPEN) {
-      for (const name of names) if (!listed || !listed.has(name)) openModel(name);
+    if (names.length <= AUTO_OPEN && !linked) {
+      for (const name of names) if (!listed || !listed.has(name)) openTarget(name, false);
     }
     listed = new Set(names);
     showList();
@@ -432,12 +587,98 @@
   }
 
   $('#model-filter').addEventListener('input', showList);
-  $('#model-list').addEventListener('click', (e) => {
-    const button = e.target.closest('button[data-model]');
-    if (!button) return;
-    const model = button.getAttribute('data-model');
-    if (open.has(model)) closeModel(model); else openModel(model);
+  $('#model-filter').addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter') return;
+    const location = typedLocation();
+    if (location) openTarget(location.key, true);
+    else {
+      const button = $('#model-list button[data-model]');
+      if (button && $('#model-list').childElementCount === 1) openTarget(button.getAttribute('data-model'), true);
+    }
   });
+  $('#model-list').addEventListener('click', (e) => {
+    const button = e.target.closest('button[data-model], button[data-open]');
+    if (!button) return;
+    const key = button.getAttribute('data-model') || button.getAttribute('data-open');
+    if (open.has(key)) closeTarget(key, true); else openTarget(key, true);
+  });
+  $('#models').addEventListener('click', (e) => {
+    const button = e.target.closest('button.open-here');
+    if (button) openTarget(button.getAttribute('data-open'), true);
+  });
+
+  // ===========================================================================================
+  // Locations
+  //   The address names the open cards, #open=sensor/readings&open=orders, so a card can be
+  //   linked (and reloading keeps what is open); a page opened so opens only those. Before a
+  //   location's card subscribes, one short request (GET /events?sub=…;first=1, read up to its
+  //   snapshot) says whether an array is there and how long it is.
+  // ===========================================================================================
+
+  /** The open cards the address names. */
+  function hashTargets() {
+    return new URLSearchParams(window.location.hash.slice(1)).getAll('open').map(parseTarget).filter(Boolean);
+  }
+
+  /** Writes the open cards into the address (keeping anything else in the fragment). */
+  function writeHash() {
+    const params = new URLSearchParams(window.location.hash.slice(1));
+    params.delete('open');
+    const parts = params.toString() ? [params.toString()] : [];
+    for (const key of Array.from(open.keys()).sort()) parts.push('open=' + encodeURIComponent(key).replace(/%2F/g, '/'));
+    window.history.replaceState(null, '', window.location.pathname + window.location.search + (parts.length ? '#' + parts.join('&') : ''));
+  }
+
+  /** Opens what the address names and closes the rest; false when it names nothing. */
+  function followHash() {
+    const wanted = hashTargets();
+    if (!wanted.length) return false;
+    const keys = new Set(wanted.map((t) => t.key));
+    for (const key of Array.from(open.keys())) if (!keys.has(key)) closeTarget(key, false);
+    for (const target of wanted) openTarget(target.key, false);
+    return true;
+  }
+
+  /**
+   * What is at a location, from the snapshot of a one-row window: {length, first, window, rev}
+   * for an array (length 0 also for a value that is not one), or null when the server cannot say
+   * (no path subscriptions, refused, or no answer within 5 s).
+   */
+  async function probeLocation(target) {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), 5000);
+    try {
+      const sub = target.model + pointerOf(target.tokens) + ';first=1';
+      const response = await LB.fetch('/events?sub=' + encodeURIComponent(sub),
+        { headers: { Accept: 'text/event-stream' }, cache: 'no-store', signal: controller.signal });
+      if (!response.ok || !response.body) return null;
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done || text.length > 65536) return null;
+        text += decoder.decode(value, { stream: true });
+        const blocks = text.split('\n\n');
+        text = blocks.pop();
+        for (const block of blocks) {
+          const type = (/^event: ?(.*)$/m.exec(block) || [])[1];
+          const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+          if (type === 'snapshot') {
+            const snapshot = JSON.parse(data);
+            if (!snapshot.window) return null; // a server that ignored ?sub=
+            return { length: snapshot.window.length, first: (snapshot.value || [])[0], window: snapshot.window, rev: snapshot.rev };
+          }
+          if (type && type !== 'stream') return null;
+        }
+      }
+    } catch (e) {
+      return null;
+    } finally {
+      clearTimeout(timer);
+      controller.abort();
+    }
+  }
 
   // ===========================================================================================
   // Event log
@@ -471,7 +712,9 @@
   }
 
   function summarize() {
-    $('#summary').textContent = `${open.size} of ${names.length} model${names.length === 1 ? '' : 's'} open · ${eventCount} events`;
+    const locations = Array.from(open.keys()).filter((key) => key.includes('/')).length;
+    const where = locations ? ` · ${locations} location${locations === 1 ? '' : 's'}` : '';
+    $('#summary').textContent = `${open.size - locations} of ${names.length} model${names.length === 1 ? '' : 's'} open${where} · ${eventCount} events`;
   }
 
   // ===========================================================================================
@@ -607,21 +850,19 @@
 
   document.addEventListener('livebind:change', (e) => {
     const change = e.detail;
-    if (change.model && !open.has(change.model)) return;
+    if (change.model && !viewsOf(change.model).length) return;
     logEvent(change);
     if (change.kind === 'drop') {
       closeModel(change.model);
       return;
     }
-    try {
-      applyChange(change);
-    } catch (error) {
-      if (change.model) renderModel(change.model, change.rev); // never leave a card half drawn
-    }
+    applyChange(change);
     summarize();
   });
 
   $('#connection-state').textContent = LB.state || 'connecting';
+  linked = followHash();
+  window.addEventListener('hashchange', followHash);
   summarize();
   loadModels();
   loadBindings();

@@ -7,8 +7,8 @@
  *
  * Sections, top to bottom:
  *   Configuration · Access token · Paths · Watch tree · Model cache · Scopes · Events and errors ·
- *   Writes · Formatting · Directives · Virtual lists · Array windows · Walker · Frame scheduling ·
- *   Stream reader · Connection · Public API · Boot
+ *   Writes · Formatting · Directives · Virtual lists · Path subscriptions · Array windows · Walker ·
+ *   Frame scheduling · Stream reader · Connection · Public API · Boot
  */
 (function (global) {
   'use strict';
@@ -351,7 +351,7 @@
       }
       return { scope: ctx, tokens: parsed.tokens, release: () => {} };
     }
-    const release = useModel(parsed.model, el, attribute, text);
+    const release = usePath(parsed.model, parsed.tokens, el, attribute, text);
     return { scope: modelScope(parsed.model), tokens: parsed.tokens, release };
   }
 
@@ -1327,6 +1327,96 @@
   }
 
   // ===========================================================================================
+  // Path subscriptions
+  //   LiveBind.subscribe('sensor/readings') streams one location of a model (GET /events?sub=…)
+  //   instead of the whole model. Bindings and LiveBind.on listeners made while a subscription
+  //   covers their path use it too, so a page that shows one part of a large model downloads that
+  //   part and hears only its changes. The cache then holds a skeleton of the model: the objects on
+  //   the way to each location, and the location's value (events carry absolute paths, so they
+  //   apply to it as they are). A location whose model the page also uses whole, and every location
+  //   on a server without ?sub=, is served by the whole model (mode `whole`); one inside another
+  //   location rides on that one (mode `covered`).
+  // ===========================================================================================
+
+  const locations = new Map(); // "model/pointer" → { key, model, tokens, pointer, uses, mode }
+
+  /** Whether `prefix` is `tokens` or a path above it. */
+  function isPrefix(prefix, tokens) {
+    if (prefix.length > tokens.length) return false;
+    for (let i = 0; i < prefix.length; i++) if (String(prefix[i]) !== String(tokens[i])) return false;
+    return true;
+  }
+
+  /** Counts one use of the location `tokens` of `model` (registering it); returns its release (safe twice). */
+  function useLocation(model, tokens) {
+    const key = model + tokensPointer(tokens);
+    let loc = locations.get(key);
+    if (!loc) {
+      loc = { key, model, tokens: tokens.slice(), pointer: tokensPointer(tokens), uses: 0, mode: 'location' };
+      locations.set(key, loc);
+      // A resumed stream gets a snapshot of every location; a server without ?sub= needs a fresh one,
+      // with the model's snapshot.
+      connection.schedule(connection.subs !== false);
+    }
+    return holdLocation(loc);
+  }
+
+  function holdLocation(loc) {
+    loc.uses += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      loc.uses -= 1;
+      if (loc.uses > 0 || locations.get(loc.key) !== loc) return;
+      locations.delete(loc.key);
+      clearTimeout(connection.narrowTimer);
+      connection.narrowTimer = setTimeout(() => connection.narrow(), config.narrowDelay);
+    };
+  }
+
+  /**
+   * Counts one use of a path: of the location subscription that covers it if there is one, else of
+   * its whole model. Returns the release (safe to call twice).
+   */
+  function usePath(model, tokens, el, attribute, path) {
+    for (const loc of locations.values()) {
+      if (loc.model === model && isPrefix(loc.tokens, tokens)) return holdLocation(loc);
+    }
+    return useModel(model, el, attribute, path);
+  }
+
+  /**
+   * A location's `snapshot`: its value goes into the model's skeleton. A cached copy of the whole
+   * model is stale once its model is streamed by locations (a stream never has both): it is replaced.
+   */
+  function applyLocationSnapshot(data, id) {
+    let entry = models.get(data.model);
+    if (!entry || !entry.partial) {
+      entry = { value: {}, rev: data.rev, partial: true };
+      models.set(data.model, entry);
+    }
+    const tokens = pointerTokens(data.path);
+    let node = entry.value;
+    for (let i = 0; i < tokens.length - 1; i++) {
+      let next = lookup(node, [tokens[i]]);
+      if (next === null || typeof next !== 'object') putMember(node, tokens[i], (next = {}));
+      node = next;
+    }
+    const last = tokens[tokens.length - 1];
+    if (data.exists === false) {
+      if (Array.isArray(node)) node[+last] = undefined; else delete node[last];
+    } else if (Array.isArray(node)) {
+      node[+last] = data.value;
+    } else {
+      putMember(node, last, data.value);
+    }
+    entry.rev = data.rev;
+    if (data.exists !== false || data.rev) knownModels.add(data.model);
+    deliver({ model: data.model, path: data.path, tokens, kind: 'snapshot', value: data.value, rev: data.rev, id });
+  }
+
+  // ===========================================================================================
   // Array windows
   //   <tbody data-lb-each="big.rows" data-lb-virtual data-lb-window="300"> asks the server for
   //   only a window of the array (GET /events?sub=big/rows;offset=K;limit=N) and moves it as the
@@ -1376,6 +1466,7 @@
 
   /** The window a location event belongs to, when that window is served as a window. */
   function windowOf(data) {
+    if (data.window === undefined) return null; // a location's event (windows' events all say where they are)
     const path = data.path !== undefined ? data.path : data.changes && data.changes.length ? data.changes[0].path : undefined;
     if (path === undefined) return null;
     for (const win of windows.values()) {
@@ -1589,6 +1680,12 @@
     dropped: 0, streams: 0,
     /** The most events that ever waited for a frame. */
     longestQueue: 0,
+    /**
+     * Set it to an array (benchmarks) and every applied event adds [arrival, frame]: when it
+     * arrived and the timestamp of the animation frame that applied it (performance.now() time;
+     * the time of the flush outside frames). At most 100,000 entries.
+     */
+    trace: null,
   };
   const afterFlush = new Set(); // run once after the events of a flush are applied (virtual lists)
 
@@ -1622,12 +1719,14 @@
 
   let flushing = false;
 
-  function flushQueue() {
+  function flushQueue(frameTime) {
     frame = 0;
     flushing = true;
     const started = performance.now();
     const events = queue.splice(0, queue.length);
     stats.frames += 1;
+    const trace = Array.isArray(stats.trace) && stats.trace.length < 100000 ? stats.trace : null;
+    const at = typeof frameTime === 'number' ? frameTime : started;
     for (const event of events) {
       if (event.generation !== connection.generation) {
         stats.dropped += 1; // its stream was replaced: the new one's snapshots already hold it
@@ -1636,6 +1735,7 @@
       const lag = started - event.at;
       stats.lagMs += lag;
       if (lag > stats.longestLagMs) stats.longestLagMs = lag;
+      if (trace) trace.push([event.at, at]);
       try {
         applyEvent(event);
       } catch (e) {
@@ -1679,6 +1779,7 @@
     if (type === 'length') return;
     switch (type) {
       case 'snapshot': {
+        if (data.path !== undefined) return applyLocationSnapshot(data, id);
         models.set(data.model, { value: data.value, rev: data.rev });
         knownModels.add(data.model);
         deliver({ model: data.model, path: '', tokens: [], kind: 'snapshot', value: data.value, rev: data.rev, id });
@@ -1887,12 +1988,13 @@
       let gone = false;
       const keep = new Set(this.models);
       for (const win of windows.values()) keep.add(win.model);
+      for (const loc of locations.values()) keep.add(loc.model);
       for (const name of Array.from(models.keys())) {
         if (!keep.has(name)) { forgetModel(name); gone = true; }
       }
       for (const name of Array.from(modelScopes.keys())) if (!keep.has(name)) forgetModel(name);
       if (this.pending) return; // a fresh stream is on its way anyway
-      if (this.models.size === 0 && windows.size === 0) {
+      if (this.models.size === 0 && windows.size === 0 && locations.size === 0) {
         clearTimeout(this.timer);
         this.close();
         setState('idle');
@@ -1901,11 +2003,18 @@
       }
     },
 
-    /** Opens a fresh stream soon, once for a burst of new models. */
-    schedule() {
-      if (this.pending) return;
-      this.pending = setTimeout(() => { this.pending = 0; this.open(false); }, 0);
+    /**
+     * Opens a fresh stream soon, once for a burst of new models; with `resume`, a resumed one (enough
+     * for new locations: a resumed stream gets a snapshot of each). A fresh one asked for wins.
+     */
+    schedule(resume) {
+      if (this.pending && (this.pendingFresh || resume)) return;
+      clearTimeout(this.pending);
+      this.pendingFresh = !resume;
+      this.pending = setTimeout(() => { this.pending = 0; this.open(!this.pendingFresh); }, 0);
     },
+
+    pendingFresh: false,
 
     restart() {
       this.open(false);
@@ -1916,9 +2025,27 @@
       const params = new URLSearchParams();
       const whole = new Set(this.all ? [] : this.models);
       const subs = [];
+      // Locations, outermost first: one inside another rides on it (the server refuses a location
+      // twice, and a location in a model the stream has whole).
+      const served = [];
+      for (const loc of Array.from(locations.values()).sort((a, b) => a.tokens.length - b.tokens.length)) {
+        if (this.subs === false || this.all || whole.has(loc.model)) {
+          loc.mode = 'whole';
+          if (!this.all) whole.add(loc.model);
+        } else if (served.some((o) => o.model === loc.model && isPrefix(o.tokens, loc.tokens))) {
+          loc.mode = 'covered';
+        } else {
+          loc.mode = 'location';
+          served.push(loc);
+          subs.push(loc.model + loc.pointer);
+        }
+      }
       for (const win of windows.values()) {
-        // A model streamed whole cannot also have a window on the same stream (the server says 422).
-        if (this.subs === false || this.all || whole.has(win.model)) {
+        // A model streamed whole cannot also have a window on the same stream (the server says 422);
+        // a window inside a location is read from the location's value.
+        if (served.some((o) => o.model === win.model && isPrefix(o.tokens, win.tokens))) {
+          win.mode = 'whole';
+        } else if (this.subs === false || this.all || whole.has(win.model)) {
           win.mode = 'whole';
           if (!this.all) whole.add(win.model);
         } else {
@@ -1939,7 +2066,7 @@
       clearTimeout(this.timer);
       this.close();
       this.revoked = false;
-      if (!this.all && this.models.size === 0 && windows.size === 0) return setState('idle');
+      if (!this.all && this.models.size === 0 && windows.size === 0 && locations.size === 0) return setState('idle');
       if (!resume || !this.lastId) {
         this.lastId = '';
         this.generation += 1; // what the old stream queued is older than the new snapshots
@@ -2184,8 +2311,19 @@
       }
       const { model, tokens } = absolute(path);
       const scope = modelScope(model);
-      const release = useModel(model, null, null, path);
+      const release = usePath(model, tokens, null, null, path);
       return watch(scope, tokens, { update: (change) => fn(scope.get(tokens), change) }, release);
+    },
+
+    /**
+     * Streams only the location at `path` ("sensor/readings" or "sensor.readings") with `?sub=`,
+     * until the returned function is called (safe to call twice). Bindings and `on` listeners at or
+     * below it, made while it is held, use it instead of the whole model; changes elsewhere in the
+     * model never reach the page. A path naming a whole model streams the model.
+     */
+    subscribe(path) {
+      const { model, tokens } = absolute(path);
+      return tokens.length ? useLocation(model, tokens) : useModel(model, null, null, path);
     },
 
     /**
@@ -2201,7 +2339,10 @@
       return Array.from(models.keys()).sort();
     },
 
-    /** What the page asks the server to stream: {models: [names] or "*", watchNodes} (for tests and tools). */
+    /**
+     * What the page asks the server to stream (for tests and tools): {models: [names] or "*", cached,
+     * watchNodes, waitingUsers, windows, locations, pathSubscriptions}.
+     */
     subscriptions() {
       let watchNodes = 0;
       for (const scope of modelScopes.values()) watchNodes += countNodes(scope.trie);
@@ -2214,6 +2355,7 @@
           path: w.model + w.pointer, mode: w.mode, offset: w.offset, rows: w.rows.length,
           length: w.mode === 'window' ? w.length : (modelScope(w.model).get(w.tokens) || EMPTY).length,
         })),
+        locations: Array.from(locations.values()).map((l) => ({ path: l.model + l.pointer, mode: l.mode, uses: l.uses })),
         pathSubscriptions: connection.subs,
       };
     },
