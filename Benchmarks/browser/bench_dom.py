@@ -9,8 +9,9 @@
    deltas) and long tasks over 50 ms (PerformanceObserver).
 3. A 100,000-row virtual list (data-lb-each + data-lb-virtual in a scrolling div): time to the first
    row shown (from navigation start), JS heap after GC, how long a change waits from its arrival to
-   its application (frames), and frame times while the page scrolls and the server streams ~1,000
-   changes a second.
+   its application (in ms, and in animation frames: which frame after its arrival applied it,
+   counted with the page's own requestAnimationFrame ticks), and frame times while the page scrolls
+   and the server streams ~1,000 changes a second (with the same frame count for those changes).
 5. (Needs a server with path subscriptions, `?sub=`.) A 1,000,000-row list with data-lb-window: time
    to the first row shown, JS heap, rows the page holds, and the time to show rows 500,000 on.
 4. The dashboard with 10 and with 10,000 small models: time until the model list is shown, DOM nodes,
@@ -77,14 +78,40 @@ window.firstRowAt = null;
 # Frame and long-task recording, and the plain re-render baseline (kept in a file: strict CSP friendly).
 PROBE = """
 window.bench = {
-  frames: [], longTasks: [], recording: false,
+  frames: [], ticks: [], longTasks: [], recording: false, run: 0,
   record() {
-    this.frames = []; this.longTasks = []; this.recording = true;
+    this.frames = []; this.ticks = []; this.longTasks = []; this.recording = true;
+    const run = ++this.run; // a loop of an earlier record() whose frame is still pending stops
     let last = performance.now();
-    const tick = (now) => { if (!this.recording) return; this.frames.push(now - last); last = now; requestAnimationFrame(tick); };
+    const tick = (now) => {
+      if (!this.recording || run !== this.run) return;
+      this.frames.push(now - last); this.ticks.push(now); last = now;
+      requestAnimationFrame(tick);
+    };
     requestAnimationFrame(tick);
   },
   stop() { this.recording = false; return { frames: this.frames, longTasks: this.longTasks }; },
+  /**
+   * In which animation frame after its arrival each traced event was applied (LiveBind.stats.trace:
+   * [arrival, frame time]): the frames whose timestamp lies after the arrival, up to and including the
+   * one that applied it, counted with this page's own requestAnimationFrame ticks (1: the first frame
+   * that began after it arrived; 0: the frame already under way when it arrived).
+   */
+  framesWaited() {
+    const ticks = this.ticks;
+    const counts = {};
+    let max = 0;
+    let from = 0;
+    for (const [arrived, frame] of LiveBind.stats.trace) {
+      while (from < ticks.length && ticks[from] <= arrived) from += 1; // arrivals only grow
+      let n = 0;
+      for (let i = from; i < ticks.length && ticks[i] <= frame; i++) n += 1;
+      // 0: it arrived after the start time of the frame that applied it (the frame was under way).
+      counts[n] = (counts[n] || 0) + 1;
+      if (n > max) max = n;
+    }
+    return { events: LiveBind.stats.trace.length, counts, max, ticks: ticks.length };
+  },
   plainRows: null,
   /** Applies one change to a plain array and rebuilds the whole table with innerHTML; returns ms (layout included). */
   rerender(change) {
@@ -243,8 +270,8 @@ def granular_vs_rerender(driver, server, rng, rows, changes_count, rerender_samp
 def streaming_frames(driver, server, rng, rows, rate, seconds):
     model = "bench1k"
     load(driver, server, model, rows)
-    driver.execute_script("window.bench.record(); LiveBind.stats.longestApplyMs = 0")
-    stats_before = driver.execute_script("return {...LiveBind.stats}")
+    driver.execute_script("window.bench.record(); LiveBind.stats.longestApplyMs = 0; LiveBind.stats.trace = []")
+    stats_before = driver.execute_script("const s = {...LiveBind.stats}; delete s.trace; return s")
     before = stats_before["changes"]
     stop = threading.Event()
     sent = [0, 0]
@@ -273,6 +300,7 @@ def streaming_frames(driver, server, rng, rows, rate, seconds):
     elapsed = time.monotonic() - started
     wait_for(driver, f"return LiveBind.stats.changes >= {before + sum(sent)}")
     result = driver.execute_script("return window.bench.stop()")
+    waited = driver.execute_script("const r = window.bench.framesWaited(); LiveBind.stats.trace = null; return r")
     stats_after = driver.execute_script("return {...LiveBind.stats}")
     flushes = max(1, stats_after["frames"] - stats_before["frames"])
     frames = result["frames"][1:] or [0]
@@ -289,6 +317,7 @@ def streaming_frames(driver, server, rng, rows, rate, seconds):
         "apply_per_frame": (stats_after["applyMs"] - stats_before["applyMs"]) / flushes,
         "apply_longest": stats_after["longestApplyMs"],
         "changes_per_frame": (stats_after["changes"] - stats_before["changes"]) / flushes,
+        "frames_waited": waited,
     }
 
 
@@ -305,8 +334,9 @@ def virtual_list(driver, server, rng, rows, rate, seconds):
     first_ms = driver.execute_script("return window.firstRowAt")
     rendered = driver.execute_script("return document.querySelectorAll('#live > tr:not(.lb-spacer)').length")
     heap = heap_mb(driver)
-    # Changes to rows in view, one at a time: the wait from arrival to application.
-    driver.execute_script("LiveBind.stats.lagMs = 0; LiveBind.stats.longestLagMs = 0")
+    # Changes to rows in view, one at a time: the wait from arrival to application, in ms and in
+    # animation frames (counted with the page's own requestAnimationFrame ticks).
+    driver.execute_script("LiveBind.stats.lagMs = 0; LiveBind.stats.longestLagMs = 0; LiveBind.stats.trace = []; window.bench.record()")
     before = driver.execute_script("return LiveBind.stats.events")
     conn = server.connection()
     for i in range(100):
@@ -314,8 +344,11 @@ def virtual_list(driver, server, rng, rows, rate, seconds):
         time.sleep(0.01)
     wait_for(driver, f"return LiveBind.stats.events >= {before + 100}")
     lag = driver.execute_script("return {mean: LiveBind.stats.lagMs / 100, max: LiveBind.stats.longestLagMs}")
+    driver.execute_script("window.bench.stop()")
+    quiet_frames = driver.execute_script("return window.bench.framesWaited()")
     # Scrolling (a fixed step every frame) while the server streams changes to random rows.
     driver.execute_script("""
+      LiveBind.stats.trace = [];
       window.bench.record();
       const s = document.getElementById('scroller');
       window.scrolling = true;
@@ -345,6 +378,7 @@ def virtual_list(driver, server, rng, rows, rate, seconds):
         t.join()
     elapsed = time.monotonic() - started
     result = driver.execute_script("window.scrolling = false; return window.bench.stop()")
+    busy_frames = driver.execute_script("const r = window.bench.framesWaited(); LiveBind.stats.trace = null; return r")
     frames = result["frames"][1:] or [0]
     ordered = sorted(frames)
     pick = lambda q: ordered[min(len(ordered) - 1, int(len(ordered) * q))]  # noqa: E731
@@ -353,7 +387,7 @@ def virtual_list(driver, server, rng, rows, rate, seconds):
         "heap_after_mb": heap_mb(driver), "lag_mean": lag["mean"], "lag_max": lag["max"],
         "rate": sum(sent) / elapsed, "fps": len(frames) / (sum(frames) / 1000) if sum(frames) else 0,
         "p50": pick(0.5), "p95": pick(0.95), "p99": pick(0.99),
-        "long_tasks": len(result["longTasks"]),
+        "long_tasks": len(result["longTasks"]), "quiet_frames": quiet_frames, "busy_frames": busy_frames,
     }
 
 
@@ -536,6 +570,7 @@ def print_stream(args, live):
           f"{live['apply_per_frame']:.2f} / {live['apply_longest']:.1f} ms, {live['changes_per_frame']:.1f} |")
     tasks = f"{live['long_tasks']} (longest {live['longest_task']:.0f} ms)" if live["observer"] else "PerformanceObserver longtask unsupported"
     print(f"| long tasks over 50 ms during the stream | {tasks} |")
+    print(f"| the animation frame after its arrival that applied each change | {frames_text(live['frames_waited'])} |")
 
 
 def print_virtual(v):
@@ -543,8 +578,19 @@ def print_virtual(v):
           f"{v['first_ms']:.0f} ms ({v['rendered']} rows rendered) |")
     print(f"| same: JS heap after GC (shown / after the stream) | {v['heap_mb']:.1f} / {v['heap_after_mb']:.1f} MB |")
     print(f"| same: a change's wait from arrival to application (mean / max) | {v['lag_mean']:.1f} / {v['lag_max']:.1f} ms |")
+    print(f"| same: the animation frame after its arrival that applied it, 100 changes one at a time | {frames_text(v['quiet_frames'])} |")
     print(f"| same, scrolling 240 px a frame while the server streams {v['rate']:,.0f} changes/s: frame rate | "
           f"{v['fps']:.1f} fps (p50 / p95 / p99 {v['p50']:.1f} / {v['p95']:.1f} / {v['p99']:.1f} ms, {v['long_tasks']} long tasks) |")
+    print(f"| same: the animation frame after its arrival that applied each change | {frames_text(v['busy_frames'])} |")
+
+
+def frames_text(f):
+    """'100 of 100 in the first frame after arrival, max 1 (…)': frame 0 (the frame under way when the
+    event arrived) counts as within the first frame."""
+    within = f["counts"].get("0", 0) + f["counts"].get("1", 0)
+    parts = ", ".join(f"frame {k}: {n:,}" for k, n in sorted(f["counts"].items(), key=lambda kv: int(kv[0])))
+    return (f"{within:,} of {f['events']:,} within the first frame after arrival, max {f['max']} "
+            f"({parts}; {f['ticks']:,} frames recorded)")
 
 
 if __name__ == "__main__":
