@@ -45,6 +45,7 @@ extension EventHub {
                     } else if let connection = subscriber.connection {
                         state.metrics.heartbeats += 1
                         state.suspended.remove(id)
+                        subscriber.wake(skippingTo: state.endPosition)
                         subscriber.preface.append(Self.heartbeatFrame)
                         wake.append(connection)
                     }

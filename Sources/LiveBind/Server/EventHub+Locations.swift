@@ -114,6 +114,9 @@ extension EventHub {
     private func wakeAll(_ ids: [Int], in state: inout State, into wake: inout [any HTTPStreamConnection]) {
         for id in ids where state.suspended.contains(id) {
             state.suspended.remove(id)
+            // Its own frames woke it, not the log's: none of the log's frames since it slept woke it
+            // (nor does this commit's, as it follows the model by location, not whole).
+            state.subscribers[id]?.wake(skippingTo: state.endPosition)
             if let connection = state.subscribers[id]?.connection { wake.append(connection) }
         }
     }
@@ -199,6 +202,7 @@ extension EventHub {
             subscriber.derivedBytes += bytes.count
             guard state.suspended.contains(id) else { return nil }
             state.suspended.remove(id)
+            subscriber.wake(skippingTo: state.endPosition)
             return subscriber.connection
         }
         wake?.resume()

@@ -77,6 +77,15 @@ final class EventHub: Sendable {
             lastWriteRound = round
         }
 
+        /// Moves the cursor of a stream being woken from suspension up to `position` (never back). A
+        /// stream is suspended at the end of the log, and no frame appended since woke it until now,
+        /// so it wants none of the frames before `position` (the frame that wakes it, or the log's end
+        /// when no frame does): left behind, frames of other models leaving the log meanwhile would
+        /// look like frames it missed, and it would get a needless `resync` (`lagging`).
+        func wake(skippingTo position: Int) {
+            self.position = max(self.position, position)
+        }
+
         /// Bytes of the frames the stream holds and has not finished sending: whole frames, as that
         /// is what stays in memory (a frame shared with other streams counts for each).
         var bufferedBytes: Int {
@@ -174,7 +183,9 @@ final class EventHub: Sendable {
                     state.metrics.eventsPublished += 1
                 }
                 for id in state.suspended.removeWoken(byModel: frame.model) {
-                    if let connection = state.subscribers[id]?.connection { wake.append(connection) }
+                    guard let subscriber = state.subscribers[id] else { continue }
+                    subscriber.wake(skippingTo: state.endPosition - 1) // the frame just appended woke it
+                    if let connection = subscriber.connection { wake.append(connection) }
                 }
                 // One branch per event for servers without location streams.
                 if !state.mirrors.isEmpty, let commits, state.mirrors[commits[position].model] != nil {
