@@ -13,7 +13,8 @@
    counted with the page's own requestAnimationFrame ticks), and frame times while the page scrolls
    and the server streams ~1,000 changes a second (with the same frame count for those changes).
 5. (Needs a server with path subscriptions, `?sub=`.) A 1,000,000-row list with data-lb-window: time
-   to the first row shown, JS heap, rows the page holds, and the time to show rows 500,000 on.
+   to the first row shown, JS heap, rows the page holds, and the time to show rows 500,000 on; then
+   the same array opened in the dashboard at its location (/#open=bench1m/rows): first row, rows held.
 4. The dashboard with 10 and with 10,000 small models: time until the model list is shown, DOM nodes,
    and the time to open one model from the list (click to its value shown).
 Prints a markdown table. Numbers only; nothing here asserts a timing.
@@ -434,8 +435,20 @@ def window_list(driver, server, rows):
         if (ids.includes('500000')) done(performance.now() - t0); else requestAnimationFrame(check);
       };
       check();""")
+    # The same array opened in the dashboard at its location (a link): a probe, then a windowed table.
+    driver.get(f"{server.base}/#open={model}/rows")
+    board_ms = driver.execute_async_script("""
+      const done = arguments[0];
+      const check = () => {
+        const cell = document.querySelector(".card[data-path='/rows'] tbody > tr:not(.lb-spacer) td");
+        if (cell && cell.textContent) done(performance.now()); else requestAnimationFrame(check);
+      };
+      check();""")
+    board = driver.execute_script("return LiveBind.subscriptions()")
     return {"rows": rows, "first_ms": first_ms, "heap_mb": heap, "window": subs["windows"][0],
-            "subs": subs["pathSubscriptions"], "jump_ms": jump, "put_s": put_seconds}
+            "subs": subs["pathSubscriptions"], "jump_ms": jump, "put_s": put_seconds,
+            "board_ms": board_ms, "board_window": board["windows"][0], "board_cached": board["cached"],
+            "board_heap_mb": heap_mb(driver)}
 
 
 def dashboard(driver, server, counts):
@@ -545,6 +558,10 @@ def main():
                   f"{w['first_ms']:.0f} ms |")
             print(f"| same: rows the page holds / JS heap after GC | {w['window']['rows']:,} of {w['window']['length']:,} / {w['heap_mb']:.1f} MB |")
             print(f"| same: jump to row 500,000 until it shows (one PATCH and a window snapshot) | {w['jump_ms']:.0f} ms |")
+            print(f"| same array in the dashboard, linked as /#open=bench1m/rows: first row shown, from navigation start | "
+                  f"{w['board_ms']:.0f} ms |")
+            print(f"| same: rows the page holds / models cached whole / JS heap after GC | {w['board_window']['rows']:,} of "
+                  f"{w['board_window']['length']:,} / {len(w['board_cached'])} / {w['board_heap_mb']:.1f} MB |")
     for b in board or []:
         print(f"| dashboard with {b['models']:,} models: model list shown (from navigation start), DOM nodes | "
               f"{b['shown_ms']:.0f} ms, {b['nodes']:,} elements |")
