@@ -7,6 +7,14 @@ import Synchronization
 /// The thread takes everything queued since its last sync, writes it in one transaction, syncs once,
 /// and reports the batch durable to the store; writers that arrive during a sync share the next one.
 /// After a failed transaction it reports the failure once and writes nothing more.
+///
+/// The writers a sync just answered usually write again a round trip later: left alone, they would
+/// miss the sync that starts at once with the few commits that came during the last one, and writers
+/// would settle into several small groups, each paying a sync. So the thread gathers before it takes
+/// a batch, until as many commits wait as the last batch answered plus those that waited then, but
+/// no longer after that report than twice what the last sync took (at least `shortestGather`, at most
+/// `longestGather`): a lone writer, or one arriving at a quiet log, is written at once, and a batch
+/// never waits more than about two syncs' time.
 final class CommitWriter: @unchecked Sendable {
     // `@unchecked`: the queue's fields are only touched with `condition` locked, the checkpoint's only
     // on the writer thread, and the connection only through its `Mutex`.
@@ -28,11 +36,17 @@ final class CommitWriter: @unchecked Sendable {
     private var processed: UInt64 = 0
     private var stopping = false
     private var exited = false
+    /// While the thread gathers: how many queued commits end the gathering (0: not gathering).
+    private var gatherTarget = 0
     private weak var store: Store?
     private var thread: Thread?
 
     /// Writer thread only: what the next checkpoint must cover.
     private var checkpoint = CheckpointProgress()
+    /// Writer thread only: how many commits the next batch may wait for, and until when.
+    private var gather: (commits: Int, until: ContinuousClock.Instant)?
+    /// The bounds of how long a batch may wait for writers to come back, whatever the last sync took.
+    static let shortestGather = Duration.microseconds(500), longestGather = Duration.milliseconds(2)
 
     init(connection: sending StateDatabase.Connection, retainedEvents: Int, checkpointBytes: Int,
          beforeSync: (@Sendable () -> Void)?) {
@@ -55,8 +69,10 @@ final class CommitWriter: @unchecked Sendable {
         condition.lock()
         queue.append(commit)
         appended = commit.sequence
-        if queue.count == 1 { condition.signal() }
+        let wake = queue.count == 1 || queue.count == gatherTarget
         condition.unlock()
+        // Signalled after unlocking, so that the woken thread does not block on the lock right away.
+        if wake { condition.signal() }
     }
 
     /// Returns once every commit queued so far is written (or failed) and reported to the store.
@@ -95,8 +111,12 @@ final class CommitWriter: @unchecked Sendable {
             // written already or in the batch.
             let cut = checkpoint.bytes >= checkpointBytes ? currentStore()?.snapshot(models: nil) : nil
             guard var batch = nextBatch() else { return close() }
-            report(write(batch, checkpoint: cut))?.run(batch)
-            finish(&batch)
+            let clock = ContinuousClock()
+            let started = clock.now
+            let outcome = write(batch, checkpoint: cut)
+            let took = clock.now - started
+            report(outcome)?.run(batch)
+            gather = finish(&batch, took: took, at: clock.now)
         }
     }
 
@@ -122,27 +142,43 @@ final class CommitWriter: @unchecked Sendable {
         condition.withLock { store }
     }
 
-    /// Everything queued, once something is; `nil` when stopping with nothing queued.
+    /// Everything queued, once something is and the gathering (see the type's notes) ended; `nil`
+    /// when stopping with nothing queued.
     private func nextBatch() -> [Commit]? {
         condition.lock()
         defer { condition.unlock() }
         while queue.isEmpty && !stopping { condition.wait() }
         guard !queue.isEmpty else { return nil }
+        if let gather, queue.count < gather.commits, !stopping {
+            let left = ContinuousClock().now.duration(to: gather.until)
+            if left > .zero {
+                let deadline = Date(timeIntervalSinceNow: Double(left.components.seconds)
+                                        + Double(left.components.attoseconds) / 1e18)
+                gatherTarget = gather.commits
+                while queue.count < gather.commits && !stopping && condition.wait(until: deadline) {}
+                gatherTarget = 0
+            }
+        }
         var batch = spare
         swap(&batch, &queue)
         spare = []
         return batch
     }
 
-    /// Marks `batch` processed and keeps its storage for the next one.
-    private func finish(_ batch: inout [Commit]) {
+    /// Marks `batch` processed, keeps its storage for the next one, and returns what the next batch
+    /// may gather: the writers `batch` answered and those waiting now, for about twice what its sync `took`.
+    private func finish(_ batch: inout [Commit], took: Duration, at now: ContinuousClock.Instant)
+        -> (commits: Int, until: ContinuousClock.Instant) {
         let last = batch.last?.sequence ?? 0
+        let answered = batch.count
         batch.removeAll(keepingCapacity: true)
         condition.lock()
         processed = max(processed, last)
         spare = batch
+        let waiting = queue.count
         condition.broadcast()
         condition.unlock()
+        return (answered + waiting, now + min(max(took * 2, Self.shortestGather), Self.longestGather))
     }
 
     private enum Outcome {

@@ -92,6 +92,7 @@ extension EventHub {
             guard let subscriber = make(&state) else { return nil }
             state.nextID += 1
             state.subscribers[state.nextID] = subscriber
+            openStreams.store(state.subscribers.count, ordering: .relaxed)
             state.metrics.streamsOpened += 1
             if announced {
                 subscriber.subscriptions = locations

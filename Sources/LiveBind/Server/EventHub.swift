@@ -144,6 +144,9 @@ final class EventHub: Sendable {
     let retryFrame: EventFrame
     /// Ends streams whose credential expires (`auth_revoked`).
     let expiry: StreamExpiry
+    /// How many streams are open, as `state.subscribers` has it (written under the lock): the event
+    /// feed reads it without the lock to tell whether anyone can see a commit yet.
+    let openStreams = Atomic<Int>(0)
 
     init(store: Store, settings: Settings) {
         self.store = store
@@ -215,6 +218,7 @@ final class EventHub: Sendable {
         state.withLock { state in
             if let subscriber = state.subscribers.removeValue(forKey: id) { detach(id, subscriber, in: &state) }
             state.suspended.remove(id)
+            openStreams.store(state.subscribers.count, ordering: .relaxed)
         }
         expiry.forget(id)
     }

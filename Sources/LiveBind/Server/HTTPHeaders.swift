@@ -6,6 +6,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// An empty header list.
     public init() {}
 
+    /// Headers from fields in order (the libmicrohttpd bridge collects them straight into one array).
+    init(fields: [(name: String, value: String)]) {
+        self.fields = fields
+    }
+
     /// Headers from literal pairs, in order.
     public init(dictionaryLiteral elements: (String, String)...) {
         for (name, value) in elements { add(name, value) }

@@ -93,9 +93,12 @@ struct Router: Sendable {
 
     /// The path's segments after the leading `/`, split at every `/` scalar: splitting Characters would
     /// miss a `/` that a combining mark after it joins into one Character (`/models/m/\u{0F80}x`).
+    ///
+    /// Split on the UTF-8 bytes, which is the same: the byte of `/` occurs in UTF-8 only as that scalar,
+    /// so every cut falls on a scalar boundary and each segment is a slice of `path`.
     static func segments(of path: String) -> [String] {
-        path.unicodeScalars.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-            .map { String(String.UnicodeScalarView($0)) }
+        path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+            .map { String(path[$0.startIndex..<$0.endIndex]) }
     }
 
     private static func match(_ segments: [Segment], _ parts: [String]) -> [String]? {
