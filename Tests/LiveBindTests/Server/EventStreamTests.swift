@@ -127,6 +127,23 @@ import Testing
         }
     }
 
+    /// While no stream is open the event feed gathers commits before it publishes them (nobody can
+    /// see them yet): a client that then resumes from one of them still gets every later one, once,
+    /// in order, whether it registers before or after the feed publishes them.
+    @Test func resumeAfterWritesNobodyWatchedDeliversEveryLaterOne() throws {
+        let store = Store()
+        try store.put("m", ["v": 0])
+        try withRunningServer(store: store) { port in
+            for value in 1...20 { try store.set(.int(value), at: Path(pointer: "/v"), in: "m") }
+            let stream = try TestEventStream(port: port, headers: [("Last-Event-ID", "2")])
+            let missed = try stream.next(19)
+            #expect(try missed.map { try $0.object()["value"] as? Int } == Array(2...20))
+            #expect(missed.map(\.id) == (3...21).map { String($0) })
+            try store.set(21, at: Path(pointer: "/v"), in: "m")
+            #expect(try stream.next()?.id == "22")
+        }
+    }
+
     @Test func resumeFromAnIdNoLongerRetainedGetsResyncGapAndSnapshots() throws {
         let store = Store()
         try store.put("m", ["v": 0])
