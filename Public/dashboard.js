@@ -856,6 +856,9 @@
     hint.hidden = false;
   });
 
+  linked = followHash(); // before the first GET /models: a linked page opens only what it names
+  window.addEventListener('hashchange', followHash);
+
   document.addEventListener('livebind:change', (e) => {
     const change = e.detail;
     if (change.model && !viewsOf(change.model).length) return;
@@ -869,8 +872,6 @@
   });
 
   $('#connection-state').textContent = LB.state || 'connecting';
-  linked = followHash();
-  window.addEventListener('hashchange', followHash);
   summarize();
   loadModels();
   loadBindings();
