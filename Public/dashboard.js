@@ -549,19 +549,27 @@
     return text.includes('/') ? parseTarget(text) : null;
   }
 
+  let listShown = ''; // what the list shows, so that polling leaves an unchanged list (and its focus) alone
+
   function showList() {
     const location = typedLocation();
     const query = (location ? location.model : $('#model-filter').value.trim()).toLowerCase();
     const matches = query ? names.filter((n) => n.toLowerCase().includes(query)) : names;
-    const items = matches.slice(0, LIST_LIMIT).map((name) =>
-      h('li', {}, h('button', { type: 'button', 'data-model': name, 'aria-pressed': open.has(name) ? 'true' : 'false', text: name })));
-    if (location && names.includes(location.model)) {
-      items.unshift(h('li', { class: 'open-location' }, h('button', {
-        type: 'button', 'data-open': location.key, 'aria-pressed': open.has(location.key) ? 'true' : 'false',
-        title: 'a card that streams only this location', text: 'open ' + location.key + ' only',
-      })));
+    const shown = matches.slice(0, LIST_LIMIT);
+    const offered = location && names.includes(location.model) ? location.key : null;
+    const signature = JSON.stringify([offered, offered && open.has(offered), shown, shown.map((name) => open.has(name))]);
+    if (signature !== listShown) {
+      listShown = signature;
+      const items = shown.map((name) =>
+        h('li', {}, h('button', { type: 'button', 'data-model': name, 'aria-pressed': open.has(name) ? 'true' : 'false', text: name })));
+      if (offered) {
+        items.unshift(h('li', { class: 'open-location' }, h('button', {
+          type: 'button', 'data-open': offered, 'aria-pressed': open.has(offered) ? 'true' : 'false',
+          title: 'a card that streams only this location', text: 'open ' + offered + ' only',
+        })));
+      }
+      $('#model-list').replaceChildren(...items);
     }
-    $('#model-list').replaceChildren(...items);
     const more = matches.length > LIST_LIMIT ? ` · the first ${LIST_LIMIT} shown: type to narrow` : '';
     $('#model-count').textContent = names.length ? `${matches.length} of ${names.length} models${more}` : '';
     $('#models-empty').hidden = names.length > 0;
@@ -848,6 +856,9 @@
     hint.hidden = false;
   });
 
+  linked = followHash(); // before the first GET /models: a linked page opens only what it names
+  window.addEventListener('hashchange', followHash);
+
   document.addEventListener('livebind:change', (e) => {
     const change = e.detail;
     if (change.model && !viewsOf(change.model).length) return;
@@ -861,8 +872,6 @@
   });
 
   $('#connection-state').textContent = LB.state || 'connecting';
-  linked = followHash();
-  window.addEventListener('hashchange', followHash);
   summarize();
   loadModels();
   loadBindings();
