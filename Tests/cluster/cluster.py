@@ -330,8 +330,8 @@ class EventReader:
                     name, _, value = line.partition(":")
                     value = value[1:] if value.startswith(" ") else value
                     fields[name] = fields[name] + "\n" + value if name == "data" and name in fields else value
-        except (OSError, ValueError, http.client.HTTPException):
-            pass
+        except (OSError, ValueError, AttributeError, http.client.HTTPException):
+            pass  # closed by `close()`, or the server went away
         self.closed = True
 
     def snapshot(self):
@@ -351,3 +351,69 @@ class EventReader:
 
 def make_temp_folder(prefix):
     return pathlib.Path(tempfile.mkdtemp(prefix=prefix))
+
+
+# ---- Replaying a stream's events, as a client does ----
+
+def _pointer(path):
+    return [] if path in ("", "/") else [part.replace("~1", "/").replace("~0", "~") for part in path[1:].split("/")]
+
+
+def _parent(document, parts):
+    for part in parts:
+        document = document[int(part)] if isinstance(document, list) else document[part]
+    return document
+
+
+def apply_change(document, kind, change):
+    """Applies one change (`set`, `insert`, `remove`, `replace`, `move`) of an event to `document`."""
+    parts = _pointer(change["path"])
+    if kind == "set":
+        if not parts:
+            return change["value"]
+        container = _parent(document, parts[:-1])
+        if isinstance(container, list):
+            index = len(container) if parts[-1] == "-" else int(parts[-1])
+            if index == len(container):
+                container.append(change["value"])
+            else:
+                container[index] = change["value"]
+        else:
+            container[parts[-1]] = change["value"]
+    elif kind == "insert":
+        _parent(document, parts).insert(change["index"], change["value"])
+    elif kind == "remove":
+        if "index" in change:
+            del _parent(document, parts)[change["index"]]
+        else:
+            container = _parent(document, parts[:-1])
+            del container[int(parts[-1]) if isinstance(container, list) else parts[-1]]
+    elif kind == "replace":
+        _parent(document, parts)[change["index"]] = change["value"]
+    elif kind == "move":
+        array = _parent(document, parts)
+        array.insert(change["to"], array.pop(change["from"]))
+    else:
+        raise AssertionError(f"unknown change kind {kind}")
+    return document
+
+
+def replay(events):
+    """The models as a client that applied `events` in order holds them: {name: (rev, value)}."""
+    models = {}
+    for _, event, data in events:
+        if event == "snapshot":
+            models[data["model"]] = (data["rev"], data["value"])
+        elif event == "drop":
+            models.pop(data["model"], None)
+        elif event == "resync":
+            models = {}
+        elif event == "batch":
+            rev, value = models[data["model"]]
+            for change in data["changes"]:
+                value = apply_change(value, change["kind"], change)
+            models[data["model"]] = (data["rev"], value)
+        elif event in ("set", "insert", "remove", "replace", "move"):
+            _, value = models[data["model"]]
+            models[data["model"]] = (data["rev"], apply_change(value, event, data))
+    return models

@@ -236,7 +236,15 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
             guard nats.isConnected else { return finish(job, .unavailable("this node has no connection to NATS")) }
             job?.write()
             let commits = condition.withLock { appended }
-            if commits.isEmpty { return finish(job, nil) }
+            if commits.isEmpty {
+                // Nothing to publish (a failed precondition, an equal value): the answer stands only
+                // if the state it was checked against was the stream's latest when the write ran.
+                switch caughtUp(until: deadline) {
+                case .some(true): return finish(job, nil)
+                case .some(false): continue
+                case nil: return finish(job, .unavailable("the stream did not say how far it is"))
+                }
+            }
             let (stored, outcome) = publish(commits, until: deadline)
             if stored > 0 { persist(Array(commits.prefix(stored))) }
             switch outcome {
@@ -297,6 +305,19 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         applied.store(last, ordering: .releasing)
         if streamLast.load(ordering: .relaxed) < last { streamLast.store(last, ordering: .relaxed) }
         store.logDidPersist(commits).run(commits)
+    }
+
+    /// Whether the store holds every commit the stream holds now: true when it does; false when it did
+    /// not, after waiting for and applying them (the caller runs its write again); nil when the
+    /// stream did not answer by `deadline`.
+    private func caughtUp(until deadline: ContinuousClock.Instant) -> Bool? {
+        guard let last = try? nats.streamLastSequence(configuration.stream) else { return nil }
+        if last <= applied.load(ordering: .relaxed) { return true }
+        while applied.load(ordering: .relaxed) < last {
+            guard waitForDelivery(until: deadline) else { return nil }
+            applyDelivered()
+        }
+        return false
     }
 
     /// Waits until the consumer delivered a commit past the applied one; false at `deadline`.
