@@ -296,9 +296,13 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         while true {
             if let reason = divergence.withLock({ $0 }) { return finish(job, .diverged(reason)) }
             guard nats.isConnected else { return finish(job, .unavailable("this node has no connection to NATS")) }
+            // Commits before `ownStart` were made outside any turn (Swift writes); the job's own
+            // commit is the first after it.
+            let ownStart = condition.withLock { appended.count }
             job?.write()
             let commits = condition.withLock { appended }
             if commits.isEmpty {
+                guard job != nil else { return }
                 // Nothing to publish (a failed precondition, an equal value): the answer stands only
                 // if the state it was checked against was the stream's latest when the write ran.
                 switch caughtUp(until: deadline) {
@@ -318,7 +322,7 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
                 return finish(job, outcome)
             case .conflict?:
                 conflicts.add(1, ordering: .relaxed)
-                if stored > 0 || job == nil {
+                if job == nil || stored > ownStart {
                     // The write's own commit is in (or there is no write to run again): what came after
                     // it (its bindings' commits, writes made outside a turn) lost the race.
                     rollBack()
