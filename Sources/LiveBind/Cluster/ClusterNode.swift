@@ -113,11 +113,17 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     /// stream from the snapshot's sequence on.
     func loadSnapshot() throws(ClusterError) -> ClusterSnapshot {
         var snapshot = ClusterSnapshot(sequence: 0, models: [])
+        // A stream made a moment ago may still be electing its leader: reads time out until then.
+        let deadline = ContinuousClock.now + configuration.startTimeout
         if configuration.snapshotInterval > 0,
-           let message = try nats.lastMessage(configuration.snapshotStream, subject: snapshotSubject, headers: []) {
+           let message = try Self.retrying(until: deadline, { () throws(ClusterError) -> StreamMessage? in
+               try nats.lastMessage(configuration.snapshotStream, subject: snapshotSubject, headers: [])
+           }) {
             snapshot = try ClusterSnapshot(body: message.body)
         }
-        let bounds = try nats.streamBounds(configuration.stream)
+        let bounds = try Self.retrying(until: deadline) { () throws(ClusterError) -> (first: UInt64, last: UInt64) in
+            try nats.streamBounds(configuration.stream)
+        }
         if bounds.last > snapshot.sequence && bounds.first > snapshot.sequence + 1 {
             throw .diverged("the stream keeps commits from \(bounds.first) on, but the last snapshot is at "
                 + "\(snapshot.sequence): raise --cluster-max-commits or lower --cluster-snapshot-interval")
@@ -181,8 +187,10 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
                 if !binding.enabled { handler(.setEnabled(id: binding.id, enabled: false)) }
             }
         }
-        let subscription = try NATSSubscription(nats, stream: configuration.stream, subject: configuration.stream + ".>",
-                                                startSequence: applied.load(ordering: .relaxed) + 1)
+        let subscription = try Self.retrying(until: .now + configuration.startTimeout) { () throws(ClusterError) -> NATSSubscription in
+            try NATSSubscription(nats, stream: configuration.stream, subject: configuration.stream + ".>",
+                                 startSequence: applied.load(ordering: .relaxed) + 1)
+        }
         let reader = Thread { [self] in read(subscription) }
         reader.name = "livebind-cluster-read"
         let turns = Thread { [self] in takeTurns() }
