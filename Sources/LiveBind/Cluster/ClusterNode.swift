@@ -56,36 +56,36 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         }
     }
 
-    private let condition = NSCondition()
-    private var inbox: [Delivered] = []
-    private var jobs: [Job] = []
+    let condition = NSCondition()
+    var inbox: [Delivered] = []
+    var jobs: [Job] = []
     /// Commits the store made and that are not in the stream (nor rolled back) yet, in order.
-    private var appended: [Commit] = []
-    private var inTurn = false
-    private var stopping = false
-    private weak var store: Store?
-    private var threads: [Thread] = []
+    var appended: [Commit] = []
+    var inTurn = false
+    var stopping = false
+    weak var store: Store?
+    var threads: [Thread] = []
     /// Turn thread only: numbers this node's messages for their `Nats-Msg-Id`.
-    private var messageCounter: UInt64 = 0
+    var messageCounter: UInt64 = 0
     /// Turn thread only: the current turn's deadline, and whether its write must run again (a
     /// binding change lost the race for the stream).
-    private var turnDeadline = ContinuousClock.now
-    private var runAgain: Rerun?
+    var turnDeadline = ContinuousClock.now
+    var runAgain: Rerun?
     /// Turn thread only: whether the current write put a binding change in the stream (it must not
     /// run again then).
-    private var changedBindings = false
-    private enum Rerun { case now, afterDelivery }
+    var changedBindings = false
+    enum Rerun { case now, afterDelivery }
     /// Turn thread only: the bindings made over HTTP, as the stream left them (for snapshots).
-    private var httpBindings: [(id: String, definition: JSON, enabled: Bool)] = []
+    var httpBindings: [(id: String, definition: JSON, enabled: Bool)] = []
     /// Applies another node's binding change to this node's registry (set by the server).
-    private let bindingHandler = OrderedMutex<(@Sendable (ClusterBindingChange) -> Void)?>(nil)
+    let bindingHandler = OrderedMutex<(@Sendable (ClusterBindingChange) -> Void)?>(nil)
     /// Turn thread only (and `loadSnapshot` before it starts): the last snapshot interval taken.
-    private var snapshotRound: UInt64 = 0
+    var snapshotRound: UInt64 = 0
     /// Encodes and publishes snapshots, so that no write waits for them.
-    private let snapshotQueue = DispatchQueue(label: "livebind-cluster-snapshots")
+    let snapshotQueue = DispatchQueue(label: "livebind-cluster-snapshots")
     /// Snapshots published, for `/metrics`.
     let snapshotsTaken = Atomic<Int>(0)
-    private let bootID = UInt64.random(in: 1...UInt64.max)
+    let bootID = UInt64.random(in: 1...UInt64.max)
 
     /// Connects to the cluster's NATS servers and makes the stream when missing. Nothing is read
     /// until ``start(store:)``.
@@ -108,37 +108,8 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         streamLast.store(last, ordering: .relaxed)
     }
 
-    /// The models as the last snapshot has them, and its sequence (none: empty at 0). Throws when the
-    /// stream no longer holds every commit after it. Call before ``start()``: the node follows the
-    /// stream from the snapshot's sequence on.
-    func loadSnapshot() throws(ClusterError) -> ClusterSnapshot {
-        var snapshot = ClusterSnapshot(sequence: 0, models: [])
-        // A stream made a moment ago may still be electing its leader: reads time out until then.
-        let deadline = ContinuousClock.now + configuration.startTimeout
-        if configuration.snapshotInterval > 0,
-           let message = try Self.retrying(until: deadline, { () throws(ClusterError) -> StreamMessage? in
-               try nats.lastMessage(configuration.snapshotStream, subject: snapshotSubject, headers: [])
-           }) {
-            snapshot = try ClusterSnapshot(body: message.body)
-        }
-        let bounds = try Self.retrying(until: deadline) { () throws(ClusterError) -> (first: UInt64, last: UInt64) in
-            try nats.streamBounds(configuration.stream)
-        }
-        if bounds.last > snapshot.sequence && bounds.first > snapshot.sequence + 1 {
-            throw .diverged("the stream keeps commits from \(bounds.first) on, but the last snapshot is at "
-                + "\(snapshot.sequence): raise --cluster-max-commits or lower --cluster-snapshot-interval")
-        }
-        applied.store(snapshot.sequence, ordering: .relaxed)
-        snapshotRound = snapshot.sequence / UInt64(max(1, configuration.snapshotInterval))
-        httpBindings = snapshot.bindings
-        return snapshot
-    }
-
-    /// Where snapshots are published.
-    private var snapshotSubject: String { configuration.snapshotStream + ".models" }
-
     /// Retries `body` while it throws, every 250 ms, until `deadline` (a stream being elected at start).
-    private static func retrying<T>(until deadline: ContinuousClock.Instant, _ body: () throws(ClusterError) -> T)
+    static func retrying<T>(until deadline: ContinuousClock.Instant, _ body: () throws(ClusterError) -> T)
         throws(ClusterError) -> T
     {
         while true {
@@ -243,7 +214,7 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
 
     // MARK: The reading thread
 
-    private func read(_ subscription: NATSSubscription) {
+    func read(_ subscription: NATSSubscription) {
         let names = [Commit.modelHeader, Commit.revisionHeader, ClusterBindingChange.operationHeader, ClusterBindingChange.idHeader]
         while !condition.withLock({ stopping }) {
             guard let message = subscription.next(timeout: 250, headers: names) else { continue }
@@ -271,312 +242,9 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         }
     }
 
-    private func diverge(_ reason: String) {
+    func diverge(_ reason: String) {
         logger.error("cluster: \(reason); this node takes no more writes")
         divergence.withLock { $0 = $0 ?? reason }
-    }
-
-    // MARK: The turn thread
-
-    private func takeTurns() {
-        while true {
-            condition.lock()
-            while inbox.isEmpty && jobs.isEmpty && appended.isEmpty && !stopping { condition.wait() }
-            if stopping { return condition.unlock() }
-            let job = jobs.isEmpty ? nil : jobs.removeFirst()
-            let pendingOwn = !appended.isEmpty
-            inTurn = job != nil || pendingOwn
-            condition.unlock()
-            applyDelivered()
-            if inTurn { turn(job) }
-            takeSnapshotIfDue()
-            condition.withLock {
-                inTurn = false
-                condition.broadcast()
-            }
-        }
-    }
-
-    /// Takes a snapshot once the applied sequence entered a new snapshot interval: the cut is taken
-    /// here (between turns nothing is pending, so the visible state is the applied one; the documents
-    /// are copy-on-write), the encoding and publishing on the snapshot queue. Every node does so; the
-    /// stream keeps the first message of each interval (`Nats-Msg-Id` = the interval's number).
-    private func takeSnapshotIfDue() {
-        let interval = UInt64(configuration.snapshotInterval)
-        guard interval > 0, applied.load(ordering: .relaxed) / interval > snapshotRound,
-              let store = condition.withLock({ store }) else { return }
-        let cut = store.visibleSnapshot(models: nil)
-        let round = cut.sequence / interval
-        guard round > snapshotRound else { return }
-        snapshotRound = round
-        let bindings = httpBindings
-        snapshotQueue.async { [self] in
-            let body = ClusterSnapshot(sequence: cut.sequence, models: cut.models, bindings: bindings).encoded()
-            let outcome = nats.publish(snapshotSubject, headers: [("Nats-Msg-Id", "\(configuration.stream)-snapshot-\(round)")],
-                                       body: body, timeout: 5000)
-            if case .stored = outcome {
-                snapshotsTaken.add(1, ordering: .relaxed)
-            } else {
-                logger.warning("cluster: the snapshot at \(cut.sequence) (\(body.count) bytes) was not stored: \(outcome)")
-            }
-        }
-    }
-
-    /// Replays every delivered commit not applied yet (rolling back commits of this node not in the
-    /// stream: the stream put another one first).
-    private func applyDelivered() {
-        let delivered = condition.withLock { () -> [Delivered] in
-            defer { inbox.removeAll(keepingCapacity: true) }
-            return inbox
-        }
-        let done = applied.load(ordering: .relaxed)
-        guard let store = condition.withLock({ store }) else { return }
-        var commits: [Commit] = []
-        func replayCommits() -> Bool {
-            guard !commits.isEmpty else { return true }
-            defer { commits.removeAll() }
-            let (replayed, calls, failure) = store.replay(commits) { [self] in condition.withLock { appended.removeAll() } }
-            if let last = replayed.last { applied.store(last.sequence, ordering: .releasing) }
-            calls.run(replayed)
-            if let failure { diverge(failure) }
-            return failure == nil
-        }
-        for item in delivered where item.sequence > done {
-            switch item {
-            case .commit(let commit):
-                commits.append(commit)
-            case .binding(let sequence, let change):
-                guard replayCommits() else { return }
-                store.advance(through: sequence) { [self] in condition.withLock { appended.removeAll() } }
-                applied.store(sequence, ordering: .releasing)
-                record(change)
-                bindingHandler.withLock { $0 }?(change)
-            }
-        }
-        _ = replayCommits()
-    }
-
-    /// Keeps `change` in the list of bindings made over HTTP that snapshots carry.
-    private func record(_ change: ClusterBindingChange) {
-        switch change {
-        case .create(let id, let definition):
-            httpBindings.removeAll { $0.id == id }
-            httpBindings.append((id, definition, true))
-        case .setEnabled(let id, let enabled):
-            if let index = httpBindings.firstIndex(where: { $0.id == id }) { httpBindings[index].enabled = enabled }
-        case .delete(let id):
-            httpBindings.removeAll { $0.id == id }
-        }
-    }
-
-    /// Sets what applies other nodes' binding changes to this node's registry. Call before ``start()``.
-    func setBindingHandler(_ handler: @escaping @Sendable (ClusterBindingChange) -> Void) {
-        bindingHandler.withLock { $0 = handler }
-    }
-
-    /// Puts `change` in the stream before the write that makes it applies it here: called on the turn
-    /// thread by a write (`/bindings`) once it checked the change. Throws when the stream does not take
-    /// it; when another node's message came first, the turn runs the write again once this node has
-    /// applied that message.
-    func publishBindingChange(_ change: ClusterBindingChange) throws(ClusterError) {
-        guard condition.withLock({ appended.isEmpty }), let store = condition.withLock({ store }) else {
-            runAgain = .now
-            throw .unavailable("commits of this node were not in the stream yet")
-        }
-        messageCounter += 1
-        let expected = applied.load(ordering: .relaxed)
-        let (headers, body) = change.message
-        let all = headers + [("Nats-Msg-Id", "\(configuration.nodeName)-\(bootID)-\(messageCounter)"),
-                             ("Nats-Expected-Last-Sequence", String(expected))]
-        while true {
-            let left = Int64(Self.seconds(turnDeadline - .now) * 1000)
-            guard left > 0 else { throw .unavailable("no answer from the stream in \(configuration.writeTimeout)") }
-            switch nats.publish(bindingSubject, headers: all, body: body, timeout: min(2000, left)) {
-            case .stored(let sequence, _):
-                guard sequence == expected + 1 else {
-                    diverge("binding change \(change.id) was stored at \(sequence), not \(expected + 1)")
-                    throw .diverged("binding change stored out of order")
-                }
-                store.advance(through: sequence) {}
-                applied.store(sequence, ordering: .releasing)
-                changedBindings = true
-                if streamLast.load(ordering: .relaxed) < sequence { streamLast.store(sequence, ordering: .relaxed) }
-                record(change)
-                return
-            case .wrongLastSequence:
-                runAgain = .afterDelivery
-                throw .unavailable("another node wrote first")
-            case .unavailable(let reason):
-                if ContinuousClock.now + .milliseconds(100) >= turnDeadline { throw .unavailable(reason) }
-                Thread.sleep(forTimeInterval: 0.1)
-            case .refused(let reason):
-                throw .unavailable(reason)
-            }
-        }
-    }
-
-    /// Where binding changes are published.
-    private var bindingSubject: String { configuration.stream + ".bindings" }
-
-    /// Runs `job` (nil: publishes commits made outside any write turn) until its commits are in the
-    /// stream or it fails.
-    private func turn(_ job: Job?) {
-        let deadline = ContinuousClock.now + configuration.writeTimeout
-        turnDeadline = deadline
-        while true {
-            if let reason = divergence.withLock({ $0 }) { return finish(job, .diverged(reason)) }
-            guard nats.isConnected else { return finish(job, .unavailable("this node has no connection to NATS")) }
-            // Commits before `ownStart` were made outside any turn (Swift writes); the job's own
-            // commit is the first after it.
-            let ownStart = condition.withLock { appended.count }
-            runAgain = nil
-            changedBindings = false
-            job?.write()
-            if let rerun = runAgain {
-                // A binding change of the write did not go in: commits made outside a turn were in
-                // its way (dropped now), or another node's message came first (applied first).
-                conflicts.add(1, ordering: .relaxed)
-                rollBack()
-                guard rerun == .afterDelivery else { continue }
-                guard waitForDelivery(until: deadline) else {
-                    return finish(job, .unavailable("the stream kept moving for \(configuration.writeTimeout)"))
-                }
-                applyDelivered()
-                continue
-            }
-            let commits = condition.withLock { appended }
-            if commits.isEmpty {
-                guard job != nil else { return }
-                // Nothing to publish (a failed precondition, an equal value): the answer stands only
-                // if the state it was checked against was the stream's latest when the write ran.
-                switch caughtUp(until: deadline) {
-                case .some(true): return finish(job, nil)
-                case .some(false): continue
-                case nil: return finish(job, .unavailable("the stream did not say how far it is"))
-                }
-            }
-            let (stored, outcome) = publish(commits, until: deadline)
-            if stored > 0 { persist(Array(commits.prefix(stored))) }
-            switch outcome {
-            case nil:
-                return finish(job, nil)
-            case .unavailable(let reason)?:
-                return finish(job, .unavailable(reason))
-            case .diverged:
-                return finish(job, outcome)
-            case .conflict?:
-                conflicts.add(1, ordering: .relaxed)
-                if job == nil || stored > ownStart || changedBindings {
-                    // The write's own commit is in (or there is no write to run again): what came after
-                    // it (its bindings' commits, writes made outside a turn) lost the race.
-                    rollBack()
-                    if stored < commits.count {
-                        logger.warning("cluster: \(commits.count - stored) commits lost the race for the stream and were dropped")
-                    }
-                    return finish(job, nil)
-                }
-                rollBack()
-                guard waitForDelivery(until: deadline) else {
-                    return finish(job, .unavailable("the stream kept moving for \(configuration.writeTimeout)"))
-                }
-                applyDelivered()
-            }
-        }
-    }
-
-    private enum Failure: Error {
-        case conflict
-        case unavailable(String)
-        case diverged(String)
-    }
-
-    /// Rolls back what was not stored (when anything is left) and tells the job.
-    private func finish(_ job: Job?, _ failure: Failure?) {
-        if condition.withLock({ !appended.isEmpty }) && failure != nil { rollBack() }
-        switch failure {
-        case nil: job?.done(nil)
-        case .unavailable(let reason)?:
-            refusedWrites.add(1, ordering: .relaxed)
-            job?.done(.unavailable(reason))
-        case .diverged(let reason)?: job?.done(.diverged(reason))
-        case .conflict?: job?.done(.unavailable("lost the race for the stream"))
-        }
-    }
-
-    private func rollBack() {
-        guard let store = condition.withLock({ store }) else { return }
-        store.rollBackToDurable { [self] in condition.withLock { appended.removeAll() } }
-    }
-
-    /// Marks `commits` (the next ones of the stream) durable: clients may see them now.
-    private func persist(_ commits: [Commit]) {
-        guard let last = commits.last?.sequence, let store = condition.withLock({ store }) else { return }
-        condition.withLock { appended.removeAll { $0.sequence <= last } }
-        applied.store(last, ordering: .releasing)
-        if streamLast.load(ordering: .relaxed) < last { streamLast.store(last, ordering: .relaxed) }
-        store.logDidPersist(commits).run(commits)
-    }
-
-    /// Whether the store holds every commit the stream holds now: true when it does; false when it did
-    /// not, after waiting for and applying them (the caller runs its write again); nil when the
-    /// stream did not answer by `deadline`.
-    private func caughtUp(until deadline: ContinuousClock.Instant) -> Bool? {
-        guard let last = try? nats.streamLastSequence(configuration.stream) else { return nil }
-        if last <= applied.load(ordering: .relaxed) { return true }
-        while applied.load(ordering: .relaxed) < last {
-            guard waitForDelivery(until: deadline) else { return nil }
-            applyDelivered()
-        }
-        return false
-    }
-
-    /// Waits until the consumer delivered a commit past the applied one; false at `deadline`.
-    private func waitForDelivery(until deadline: ContinuousClock.Instant) -> Bool {
-        let done = applied.load(ordering: .relaxed)
-        let limit = Date().addingTimeInterval(Self.seconds(deadline - .now))
-        condition.lock()
-        defer { condition.unlock() }
-        while !inbox.contains(where: { $0.sequence > done }) && !stopping {
-            if !condition.wait(until: limit) { return false }
-        }
-        return !stopping
-    }
-
-    /// Publishes `commits` in order, each expecting the one before it last in the stream. Returns how
-    /// many were stored, and why the rest were not (nil: all were).
-    private func publish(_ commits: [Commit], until deadline: ContinuousClock.Instant) -> (Int, Failure?) {
-        for (position, commit) in commits.enumerated() {
-            messageCounter += 1
-            let headers = commit.clusterHeaders + [
-                ("Nats-Msg-Id", "\(configuration.nodeName)-\(bootID)-\(messageCounter)"),
-                ("Nats-Expected-Last-Sequence", String(commit.sequence - 1)),
-            ]
-            let body = commit.encodedRecord()
-            while true {
-                let left = Int64(Self.seconds(deadline - .now) * 1000)
-                guard left > 0 else { return (position, .unavailable("no answer from the stream in \(configuration.writeTimeout)")) }
-                switch nats.publish(subject, headers: headers, body: body, timeout: min(2000, left)) {
-                case .stored(let sequence, _):
-                    guard sequence == commit.sequence else {
-                        return (position, .diverged("commit \(commit.sequence) was stored at \(sequence)"))
-                    }
-                case .wrongLastSequence:
-                    return (position, .conflict)
-                case .unavailable(let reason):
-                    if ContinuousClock.now + .milliseconds(100) >= deadline { return (position, .unavailable(reason)) }
-                    Thread.sleep(forTimeInterval: 0.1)
-                    continue
-                case .refused(let reason):
-                    return (position, .unavailable(reason))
-                }
-                break
-            }
-        }
-        return (commits.count, nil)
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Returns once the store applied `sequence`, when the stream has it, or after `timeout`.
