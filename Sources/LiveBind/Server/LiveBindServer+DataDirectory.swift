@@ -23,6 +23,46 @@ extension LiveBindServer {
     /// not a LiveBind database, or another server uses it. The file stays locked until the store is
     /// released (the store keeps writing to it after `stop()`).
     public convenience init(configuration: Configuration, logger: Logger = Logger(label: "livebind.server")) throws(ServerError) {
+        if let cluster = configuration.cluster {
+            guard configuration.dataDirectory == nil else {
+                throw .clusterUnavailable("a cluster node keeps its state in the cluster's stream: drop --data")
+            }
+            let node: ClusterNode
+            let snapshot: ClusterSnapshot
+            do throws(ClusterError) {
+                node = try ClusterNode(configuration: cluster, logger: logger)
+                snapshot = try node.loadSnapshot()
+            } catch {
+                throw .clusterUnavailable(error.description)
+            }
+            // Sequences are the stream's: the store starts from the last snapshot and replays the
+            // stream after it now, so that definition files and the app see the cluster's models
+            // before the server starts.
+            let store = Store(restoring: snapshot.models, lastSequence: snapshot.sequence, log: node,
+                              limits: configuration.limits)
+            self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: nil, cluster: node)
+            // Bindings made over HTTP on any node reach this one through the stream (without catching
+            // up: the node that made the change logged what catching up derived).
+            node.setBindingHandler { [weak registry = bindings, logger] change in
+                guard let registry else { return }
+                do throws(BindingError) {
+                    switch change {
+                    case .create(let id, let definition): try registry.makeReplayed(definition, id: id)
+                    case .setEnabled(let id, let enabled): try registry.setEnabledReplayed(id: id, enabled)
+                    case .delete(let id): try registry.unbind(id: id)
+                    }
+                } catch {
+                    logger.warning("cluster: binding change \(change.id) from the stream does not apply here: \(error)")
+                }
+            }
+            do throws(ClusterError) {
+                try node.start()
+            } catch {
+                node.stop()
+                throw .clusterUnavailable(error.description)
+            }
+            return
+        }
         guard let directory = configuration.dataDirectory else {
             self.init(store: Store(startingSequence: Self.clockSequence(), limits: configuration.limits), bindings: nil, configuration: configuration,
                       logger: logger, database: nil)
@@ -80,7 +120,10 @@ extension LiveBindServer {
 
     /// Says at start where the state lives.
     func logStateLocation() {
-        if let database {
+        if let cluster {
+            let settings = cluster.configuration
+            logger.info("cluster node \(settings.nodeName): state in the JetStream stream \(settings.stream) (\(settings.replicas) replicas), event ids are its sequences; writes are answered once in the stream")
+        } else if let database {
             logger.info("""
                 data directory \(database.directory): \(store.modelNames().count) models, \
                 \(bindings.all.count) bindings, event ids continue after \(store.lastSequence); \

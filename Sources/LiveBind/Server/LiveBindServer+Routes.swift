@@ -6,15 +6,20 @@ extension LiveBindServer {
         let models = ModelEndpoint(store: store, counters: counters)
         let health = access.sessions == nil ? #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
             : #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#
-        router.add([.get], "/healthz", access: .open) { _, _ in
-            .bytes(Array(health.utf8), contentType: "application/json")
+        router.add([.get], "/healthz", access: .open) { [cluster] _, _ in
+            guard let cluster else { return .bytes(Array(health.utf8), contentType: "application/json") }
+            return Self.clusterHealth(cluster.status, sessions: access.sessions != nil)
         }
-        router.add([.get], "/metrics", access: .scoped) { [counters, store, database] _, _ in
+        router.add([.get], "/metrics", access: .scoped) { [counters, store, database, cluster] _, _ in
             MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
-                                   log: database?.writer)
+                                   log: database?.writer, cluster: cluster)
         }
-        router.add([.get], "/events", access: .scoped(model: .query("model"), queryToken: true)) { request, context in
-            try Self.openStream(request, hub: hub, grant: context.grant)
+        router.add([.get], "/events", access: .scoped(model: .query("model"), queryToken: true)) { [cluster] request, context in
+            // A client coming from a node a few commits ahead resumes here once this node has them.
+            if let cluster, let id = (request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")).flatMap({ UInt64($0) }) {
+                cluster.waitUntilApplied(through: id, timeout: .seconds(2))
+            }
+            return try Self.openStream(request, hub: hub, grant: context.grant)
         }
         // Moving a window of one's own stream changes no model: it needs what the stream needs, `read`.
         router.add([.patch], "/events/:stream", access: RouteAccess(rule: .scoped, scope: .read)) { request, context in
@@ -32,7 +37,7 @@ extension LiveBindServer {
             default: return try models.get(name, pointer)
             }
         }
-        let bindingsResource = BindingsResource(registry: bindings, counters: counters, database: database)
+        let bindingsResource = BindingsResource(registry: bindings, counters: counters, database: database, cluster: cluster)
         router.add([.get, .post], "/bindings", access: .scoped) { request, context in
             let reach = context.grant.reach
             guard request.method == .post else { return bindingsResource.list(reach: reach) }

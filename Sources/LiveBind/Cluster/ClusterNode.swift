@@ -1,0 +1,283 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// One node of a cluster: the store's commit log on a NATS JetStream stream that every node writes to
+/// and follows. The stream's sequence is the one order: a commit's sequence (its event id) is its
+/// stream sequence on every node.
+///
+/// Writes take turns on one thread (the *turn thread*). A turn applies every commit the stream
+/// delivered so far, runs the write against that state (so `If-Match` and JSON Patch `test` see the
+/// state the write is ordered after), and publishes the commits it made (with the bindings' derived
+/// ones) with `Nats-Expected-Last-Sequence` set to the sequence before each: the stream stores them
+/// only if nothing came in between. Once stored they are durable, and the write is answered. When
+/// another node came first, the commits are rolled back, the node applies what came in, and the write
+/// runs again. Commits of other nodes arrive through an ordered consumer (a second thread) and are
+/// replayed on the turn thread without running bindings.
+///
+/// Publishes that get no answer (an election, a lost server) are retried with the same
+/// `Nats-Msg-Id`, which the stream deduplicates, until ``ClusterConfiguration/writeTimeout``; then the
+/// write gets ``ClusterError/unavailable(_:)`` (a 503). A node without a connection refuses writes at once.
+final class ClusterNode: CommitLog, @unchecked Sendable {
+    // `@unchecked`: the fields under `condition` are only touched with it locked; `subscription`,
+    // `threads` and `messageCounter` only by the thread that owns them, as marked.
+    let configuration: ClusterConfiguration
+    let nats: NATSConnection
+    let logger: Logger
+    /// Where commits are published: `<stream>.commits`.
+    let subject: String
+    /// The last stream sequence applied to the store.
+    let applied = Atomic<UInt64>(0)
+    /// The stream's last sequence as last heard of (a delivery and what followed it, or an ack).
+    let streamLast = Atomic<UInt64>(0)
+    /// Writes refused and conflicts retried, for `/metrics`.
+    let conflicts = Atomic<Int>(0), refusedWrites = Atomic<Int>(0)
+    /// Set when a commit of the stream did not apply here: the node takes no more writes.
+    let divergence = OrderedMutex<String?>(nil)
+
+    /// A write waiting for its turn.
+    struct Job: Sendable {
+        /// Makes the write's commits in the store; run again after a lost race.
+        let write: @Sendable () -> Void
+        /// Told once: nil when the commits are in the stream and applied (or the write made none).
+        let done: @Sendable (ClusterError?) -> Void
+    }
+
+    /// What the consumer delivered: a commit, or a change to the bindings made over HTTP.
+    enum Delivered: Sendable {
+        case commit(Commit)
+        case binding(sequence: UInt64, ClusterBindingChange)
+
+        var sequence: UInt64 {
+            switch self {
+            case .commit(let commit): commit.sequence
+            case .binding(let sequence, _): sequence
+            }
+        }
+    }
+
+    let condition = NSCondition()
+    var inbox: [Delivered] = []
+    var jobs: [Job] = []
+    /// Commits the store made and that are not in the stream (nor rolled back) yet, in order.
+    var appended: [Commit] = []
+    var inTurn = false
+    var stopping = false
+    weak var store: Store?
+    var threads: [Thread] = []
+    /// Turn thread only: numbers this node's messages for their `Nats-Msg-Id`.
+    var messageCounter: UInt64 = 0
+    /// Turn thread only: the current turn's deadline, and whether its write must run again (a
+    /// binding change lost the race for the stream).
+    var turnDeadline = ContinuousClock.now
+    var runAgain: Rerun?
+    /// Turn thread only: whether the current write put a binding change in the stream (it must not
+    /// run again then).
+    var changedBindings = false
+    enum Rerun { case now, afterDelivery }
+    /// Turn thread only: the bindings made over HTTP, as the stream left them (for snapshots).
+    var httpBindings: [(id: String, definition: JSON, enabled: Bool)] = []
+    /// Applies another node's binding change to this node's registry (set by the server).
+    let bindingHandler = OrderedMutex<(@Sendable (ClusterBindingChange) -> Void)?>(nil)
+    /// Turn thread only (and `loadSnapshot` before it starts): the last snapshot interval taken.
+    var snapshotRound: UInt64 = 0
+    /// Encodes and publishes snapshots, so that no write waits for them.
+    let snapshotQueue = DispatchQueue(label: "livebind-cluster-snapshots")
+    /// Snapshots published, for `/metrics`.
+    let snapshotsTaken = Atomic<Int>(0)
+    let bootID = UInt64.random(in: 1...UInt64.max)
+
+    /// Connects to the cluster's NATS servers and makes the stream when missing. Nothing is read
+    /// until ``start(store:)``.
+    init(configuration: ClusterConfiguration, logger: Logger) throws(ClusterError) {
+        self.configuration = configuration
+        self.logger = logger
+        subject = configuration.stream + ".commits"
+        nats = try NATSConnection(servers: configuration.servers, name: "livebind " + configuration.nodeName)
+        let last = try Self.retrying(until: .now + configuration.startTimeout) { () throws(ClusterError) -> UInt64 in
+            let last = try nats.ensureStream(configuration.stream, subjects: [configuration.stream + ".>"],
+                                             replicas: configuration.replicas,
+                                             maxMessages: configuration.maxCommits > 0 ? Int64(configuration.maxCommits) : -1,
+                                             maxBytes: -1)
+            if configuration.snapshotInterval > 0 {
+                _ = try nats.ensureStream(configuration.snapshotStream, subjects: [configuration.snapshotStream + ".>"],
+                                          replicas: configuration.replicas, maxMessages: 4, maxBytes: -1)
+            }
+            return last
+        }
+        streamLast.store(last, ordering: .relaxed)
+    }
+
+    /// Retries `body` while it throws, every 250 ms, until `deadline` (a stream being elected at start).
+    static func retrying<T>(until deadline: ContinuousClock.Instant, _ body: () throws(ClusterError) -> T)
+        throws(ClusterError) -> T
+    {
+        while true {
+            do {
+                return try body()
+            } catch {
+                if ContinuousClock.now >= deadline { throw error }
+                Thread.sleep(forTimeInterval: 0.25)
+            }
+        }
+    }
+
+    // MARK: CommitLog
+
+    func attach(to store: Store) {
+        condition.withLock { self.store = store }
+    }
+
+    /// Keeps `commit` for the current turn (or a turn of its own when no write is running).
+    func append(_ commit: Commit) {
+        condition.lock()
+        appended.append(commit)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Waits (up to the write timeout and a second) until no write is queued or running.
+    func flush() {
+        let deadline = Date().addingTimeInterval(Double(configuration.writeTimeout.components.seconds) + 1)
+        condition.lock()
+        while (inTurn || !jobs.isEmpty || !appended.isEmpty) && !stopping {
+            if !condition.wait(until: deadline) { break }
+        }
+        condition.unlock()
+    }
+
+    // MARK: Running
+
+    /// Starts following the stream from its beginning and taking turns; returns once the store holds
+    /// every commit the stream had at start (throws when that takes longer than the start timeout).
+    func start() throws(ClusterError) {
+        // The bindings made over HTTP that the snapshot holds, before the commits after it.
+        if let handler = bindingHandler.withLock({ $0 }) {
+            for binding in httpBindings {
+                handler(.create(id: binding.id, definition: binding.definition))
+                if !binding.enabled { handler(.setEnabled(id: binding.id, enabled: false)) }
+            }
+        }
+        let subscription = try Self.retrying(until: .now + configuration.startTimeout) { () throws(ClusterError) -> NATSSubscription in
+            try NATSSubscription(nats, stream: configuration.stream, subject: configuration.stream + ".>",
+                                 startSequence: applied.load(ordering: .relaxed) + 1)
+        }
+        let reader = Thread { [self] in read(subscription) }
+        reader.name = "livebind-cluster-read"
+        let turns = Thread { [self] in takeTurns() }
+        turns.name = "livebind-cluster-turns"
+        condition.withLock { threads = [reader, turns] }
+        reader.start()
+        turns.start()
+        let target = streamLast.load(ordering: .relaxed)
+        let deadline = ContinuousClock.now + configuration.startTimeout
+        while applied.load(ordering: .acquiring) < target {
+            if let reason = divergence.withLock({ $0 }) { throw .diverged(reason) }
+            if ContinuousClock.now >= deadline {
+                throw .unavailable("loaded \(applied.load(ordering: .relaxed)) of \(target) commits in time")
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        logger.info("cluster: node \(configuration.nodeName) applied the stream \(configuration.stream) through \(target)")
+    }
+
+    /// Stops both threads (queued writes get 503), waits for a snapshot being published, and closes
+    /// the connection. Safe to call twice.
+    func stop() {
+        let (running, waiting) = condition.withLock { () -> ([Thread], [Job]) in
+            stopping = true
+            condition.broadcast()
+            defer { jobs.removeAll() }
+            return (threads, jobs)
+        }
+        for job in waiting { job.done(.unavailable("the server is stopping")) }
+        while running.contains(where: { $0.isExecuting }) { Thread.sleep(forTimeInterval: 0.01) }
+        snapshotQueue.sync {}
+        nats.close()
+    }
+
+    /// Runs `write` in this node's next turn; `done` is told when its commits are applied or why not.
+    func submit(_ write: @escaping @Sendable () -> Void, done: @escaping @Sendable (ClusterError?) -> Void) {
+        if let reason = divergence.withLock({ $0 }) { return done(.diverged(reason)) }
+        guard nats.isConnected else {
+            refusedWrites.add(1, ordering: .relaxed)
+            return done(.unavailable("this node has no connection to NATS"))
+        }
+        let accepted = condition.withLock { () -> Bool in
+            guard !stopping else { return false }
+            jobs.append(Job(write: write, done: done))
+            condition.signal()
+            return true
+        }
+        if !accepted { done(.unavailable("the server is stopping")) }
+    }
+
+    // MARK: The reading thread
+
+    func read(_ subscription: NATSSubscription) {
+        let names = [Commit.modelHeader, Commit.revisionHeader, ClusterBindingChange.operationHeader, ClusterBindingChange.idHeader]
+        while !condition.withLock({ stopping }) {
+            guard let message = subscription.next(timeout: 250, headers: names) else { continue }
+            let last = message.sequence + message.pending
+            if streamLast.load(ordering: .relaxed) < last { streamLast.store(last, ordering: .relaxed) }
+            let delivered: Delivered
+            if message.subject == bindingSubject {
+                guard let change = ClusterBindingChange(message: message) else {
+                    diverge("message \(message.sequence) is no binding change this code reads")
+                    return
+                }
+                delivered = .binding(sequence: message.sequence, change)
+            } else {
+                do {
+                    delivered = .commit(try Commit(message: message))
+                } catch {
+                    diverge(error.description)
+                    return
+                }
+            }
+            condition.lock()
+            inbox.append(delivered)
+            condition.signal()
+            condition.unlock()
+        }
+    }
+
+    func diverge(_ reason: String) {
+        logger.error("cluster: \(reason); this node takes no more writes")
+        divergence.withLock { $0 = $0 ?? reason }
+    }
+
+    /// Returns once the store applied `sequence`, when the stream has it, or after `timeout`.
+    func waitUntilApplied(through sequence: UInt64, timeout: Duration) {
+        let deadline = ContinuousClock.now + timeout
+        while applied.load(ordering: .acquiring) < sequence, streamLast.load(ordering: .relaxed) >= sequence,
+              ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+    }
+
+    // MARK: Status
+
+    /// What `/healthz` and `/metrics` show.
+    var status: ClusterStatus {
+        let applied = applied.load(ordering: .relaxed), last = streamLast.load(ordering: .relaxed)
+        let connected = nats.isConnected
+        let diverged = divergence.withLock { $0 }
+        let role = diverged != nil ? "diverged" : !connected ? "disconnected" : last > applied ? "catching-up" : "peer"
+        return ClusterStatus(node: configuration.nodeName, connected: connected && diverged == nil, applied: applied,
+                             lag: last > applied ? last - applied : 0, role: role)
+    }
+}
+
+/// A cluster node's state as `/healthz` and `/metrics` show it.
+struct ClusterStatus: Sendable {
+    var node: String
+    /// Whether the node can take writes: connected to NATS and following the stream.
+    var connected: Bool
+    /// The last stream sequence applied here.
+    var applied: UInt64
+    /// How many commits of the stream are not applied here yet (as far as the node knows).
+    var lag: UInt64
+    /// `peer` (every node takes writes), `catching-up`, `disconnected` or `diverged`.
+    var role: String
+}

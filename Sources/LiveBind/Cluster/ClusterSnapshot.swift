@@ -1,0 +1,60 @@
+import Collections
+
+/// Every model at one sequence of the cluster's stream, as a message of the snapshot stream:
+/// `{"sequence":S,"models":[{"name":…,"rev":…,"value":{…}},…]}`.
+struct ClusterSnapshot: Sendable {
+    var sequence: UInt64
+    var models: [ModelSnapshot]
+    /// The bindings made over HTTP at that sequence (`"bindings":[{"id","definition","enabled"}]`).
+    var bindings: [(id: String, definition: JSON, enabled: Bool)] = []
+
+    /// The message body.
+    func encoded() -> [UInt8] {
+        let models = models.map { model -> JSON in
+            .object(["name": .string(model.name), "rev": .int(Int(model.revision)), "value": model.value])
+        }
+        let bindings = bindings.map { binding -> JSON in
+            .object(["id": .string(binding.id), "definition": binding.definition, "enabled": .bool(binding.enabled)])
+        }
+        let document: JSON = .object(["sequence": .int(Int(sequence)), "models": .array(Deque(models)),
+                                      "bindings": .array(Deque(bindings))])
+        var bytes: [UInt8] = []
+        document.encode(into: &bytes)
+        return bytes
+    }
+
+    /// The snapshot a message body holds.
+    init(body: [UInt8]) throws(ClusterError) {
+        let document: JSON
+        do {
+            document = try JSON(parsing: body, maxDepth: StoreLimits.depthCeiling + 4)
+        } catch {
+            throw .diverged("the last snapshot cannot be read: \(error)")
+        }
+        guard case .int(let sequence)? = document["sequence"], sequence >= 0, let list = document["models"]?.arrayValue else {
+            throw .diverged("the last snapshot has no sequence or models")
+        }
+        var models: [ModelSnapshot] = []
+        for entry in list {
+            guard let name = entry["name"]?.stringValue, case .int(let revision)? = entry["rev"], revision >= 0,
+                  let value = entry["value"], case .object = value else {
+                throw .diverged("a model of the last snapshot cannot be read")
+            }
+            models.append(ModelSnapshot(name: name, revision: UInt64(revision), value: value))
+        }
+        var bindings: [(id: String, definition: JSON, enabled: Bool)] = []
+        for entry in document["bindings"]?.arrayValue ?? [] {
+            guard let id = entry["id"]?.stringValue, let definition = entry["definition"], case .bool(let enabled)? = entry["enabled"] else {
+                throw .diverged("a binding of the last snapshot cannot be read")
+            }
+            bindings.append((id, definition, enabled))
+        }
+        self.init(sequence: UInt64(sequence), models: models, bindings: bindings)
+    }
+
+    init(sequence: UInt64, models: [ModelSnapshot], bindings: [(id: String, definition: JSON, enabled: Bool)] = []) {
+        self.sequence = sequence
+        self.models = models
+        self.bindings = bindings
+    }
+}
