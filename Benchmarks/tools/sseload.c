@@ -23,6 +23,9 @@
  *   -j                   one JSON object on stdout (a short human summary always goes to stderr)
  *   -t SEC               hard timeout of the whole run [120]; exit status 3 when it is hit
  *   --sub PATH, --pub PATH            request paths [/sub, /pub]
+ *   --sub-port PORT      open the subscribers on this port instead of -p (repeatable: subscriber i
+ *                        uses the (i mod n)-th one, so the streams spread evenly over a cluster's
+ *                        nodes while every publish goes to -p)
  *   --drain SEC          after the last publish, stop when no event arrived for SEC [5]
  *   --hold SEC           with -m 0: hold this long [until SIGTERM]
  *   --ready-file FILE    with -m 0: create FILE once every stream is open and primed
@@ -124,6 +127,7 @@ static struct {
     double timeout, drain, hold, connect_timeout, prime_timeout;
     const char *sub, *pub, *ready_file, *seq_key, *ts_key;
     int server_pids[16], server_pid_count;
+    int sub_ports[16], sub_port_count;
 } opt = {
     .subscribers = 100, .messages = 1000, .size = 200, .publishers = 8, .timeout = 120, .drain = 5,
     .connect_timeout = 60, .prime_timeout = 30, .sub = "/sub", .pub = "/pub", .seq_key = "seq", .ts_key = "t",
@@ -159,7 +163,10 @@ static void parse_options(int argc, char **argv) {
         else if (!strcmp(a, "--children")) opt.children = 1;
         else if (!strcmp(a, "--seq-key")) opt.seq_key = VALUE();
         else if (!strcmp(a, "--ts-key")) opt.ts_key = VALUE();
-        else if (!strcmp(a, "--server-pid")) {
+        else if (!strcmp(a, "--sub-port")) {
+            if (opt.sub_port_count == 16) usage();
+            opt.sub_ports[opt.sub_port_count++] = atoi(VALUE());
+        } else if (!strcmp(a, "--server-pid")) {
             if (opt.server_pid_count == 16) usage();
             opt.server_pids[opt.server_pid_count++] = atoi(VALUE());
         } else usage();
@@ -168,6 +175,9 @@ static void parse_options(int argc, char **argv) {
     if (opt.port <= 0 || opt.port > 65535 || opt.subscribers < 0 || opt.messages < 0 || opt.rate < 0 ||
         opt.publishers < 1 || opt.size < 0 || opt.size > MAX_BODY)
         usage();
+    for (int i = 0; i < opt.sub_port_count; i++)
+        if (opt.sub_ports[i] <= 0 || opt.sub_ports[i] > 65535) usage();
+    if (!opt.sub_port_count) opt.sub_ports[opt.sub_port_count++] = opt.port;
 }
 
 /* ===== /proc sampling of the server ============================================================== */
@@ -235,8 +245,8 @@ static double own_cpu_s(void) {
 
 /* ===== sockets =================================================================================== */
 
-static struct sockaddr_in server_address(void) {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)opt.port)};
+static struct sockaddr_in server_address(int port) {
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);  /* loopback only, by construction */
     return a;
 }
@@ -263,7 +273,7 @@ static atomic_int publishers_running;
 
 static int publisher_connect(void) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = server_address();
+    struct sockaddr_in a = server_address(opt.port);
     int one = 1;
     struct timeval tv = {10, 0};
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -399,8 +409,8 @@ typedef struct {
 
 static subscriber *subs;
 static int epoll_fd;
-static char sub_request[1024];
-static size_t sub_request_len;
+static char sub_request[16][1024];   /* one per --sub-port: its Host header names that port */
+static size_t sub_request_len[16];
 
 static struct {
     long connected, failed, bad_status, not_sse, retries, closed, connecting;
@@ -418,7 +428,7 @@ static void watch(int fd, uint32_t events, int index, int op) {
 
 static void start_connect(int i) {
     subscriber *s = &subs[i];
-    struct sockaddr_in a = server_address();
+    struct sockaddr_in a = server_address(opt.sub_ports[i % opt.sub_port_count]);
     s->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     s->state = S_CONNECTING;
     s->attempts++;
@@ -591,7 +601,8 @@ static void on_ready(int index, uint32_t events) {
         socklen_t len = sizeof err;
         getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
         if (err || (events & (EPOLLERR | EPOLLHUP))) { drop(s, 1, index); return; }
-        if (write(s->fd, sub_request, sub_request_len) != (ssize_t)sub_request_len) { drop(s, 1, index); return; }
+        int port = index % opt.sub_port_count;
+        if (write(s->fd, sub_request[port], sub_request_len[port]) != (ssize_t)sub_request_len[port]) { drop(s, 1, index); return; }
         s->state = S_HEADER;
         s->buffer = malloc(HEADER_CAP);
         watch(s->fd, EPOLLIN, index, EPOLL_CTL_MOD);
@@ -642,9 +653,10 @@ int main(int argc, char **argv) {
     signal(SIGINT, on_signal);
     raise_file_limit(opt.subscribers + opt.publishers + 64);
     epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    sub_request_len = (size_t)snprintf(sub_request, sizeof sub_request,
-        "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n\r\n",
-        opt.sub, opt.port);
+    for (int i = 0; i < opt.sub_port_count; i++)
+        sub_request_len[i] = (size_t)snprintf(sub_request[i], sizeof sub_request[i],
+            "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n\r\n",
+            opt.sub, opt.sub_ports[i]);
     subs = calloc((size_t)opt.subscribers + 1, sizeof *subs);
     size_t bitmap = opt.messages ? (size_t)opt.messages / 8 + 1 : 0;
     for (int i = 0; i < opt.subscribers; i++) {
