@@ -22,12 +22,19 @@ ASAN_BUILD   := .build-asan
 LIMIT        := timeout --kill-after=15
 
 .PHONY: run build release deb test test-swift test-tsan test-asan test-firefox test-browser test-cli test-hostile \
-        test-contract test-dist bench fuzz clean deps-server deps-browser deps-python deps-dist
+        test-contract test-dist bench fuzz clean deps-server deps-browser deps-python deps-dist \
+        cluster deps-cluster
 
 ## run: install libmicrohttpd if missing, build in release mode, serve the demo on http://$(HOST):$(PORT)/
 run: deps-server
 	$(SWIFT) build $(RELEASE) --product livebind-server
 	exec .build/release/livebind-server --host $(HOST) --port $(PORT) --public Public --demo
+
+## cluster: the demo on three nodes (three NATS JetStream servers) behind nginx on http://127.0.0.1:$(PORT)/;
+##          Ctrl-C stops every process it started (deploy/cluster/run.sh, deploy/nginx/cluster.conf)
+cluster: deps-server deps-cluster
+	$(SWIFT) build $(RELEASE) --product livebind-server
+	exec bash deploy/cluster/run.sh .build/release/livebind-server $(PORT)
 
 build: deps-server
 	$(SWIFT) build
@@ -112,6 +119,12 @@ deps-browser:
 	   && command -v openssl >/dev/null; } || { \
 	  echo "Installing chromium, chromium-driver, nginx and openssl (Debian)"; \
 	  $(SUDO) apt-get update -qq && $(APT_INSTALL) chromium chromium-driver nginx openssl; }
+
+# nats-server: cluster mode's store (NATS JetStream); nginx: the load balancer in front of the nodes.
+deps-cluster:
+	@{ command -v nats-server && [ -x /usr/sbin/nginx ]; } >/dev/null 2>&1 || { \
+	  echo "Installing nats-server and nginx (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) nats-server nginx; }
 
 deps-dist:
 	@{ command -v dpkg-shlibdeps && command -v lintian && command -v help2man && command -v objdump; } >/dev/null || { \

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `make cluster`: the demo on three LiveBind nodes behind nginx, on http://HOST:PORT/ (127.0.0.1:8080).
+#   deploy/cluster/run.sh SERVER_BINARY [PORT]
+# Starts three nats-servers (one JetStream cluster, R3), three livebind-server nodes joined to it
+# (--cluster, --node-name n1..n3) and nginx with deploy/nginx/cluster.conf in front of them, all on
+# loopback, everything they write under one temporary folder. The demo's models and bindings are
+# created and changed by node n1 (CLUSTER_DEMO_NODES, "n1"): the other nodes get every change through
+# the log, as they would from any writer; a demo running on every node would change the models three
+# times a second. Ctrl-C stops everything this script started, by pid, and removes the folder.
+set -euo pipefail
+[ $# -ge 1 ] || { echo "usage: deploy/cluster/run.sh SERVER_BINARY [PORT]" >&2; exit 2; }
+bin=$1
+port=${2:-8080}
+demo_nodes=" ${CLUSTER_DEMO_NODES:-n1} "
+root=$(cd "$(dirname "$0")/../.." && pwd)
+source "$root/deploy/cluster/lib.sh"
+
+if ! cluster_supported "$bin"; then
+    echo "$bin has no --cluster option: this build does not have the cluster core (issue #16) yet." >&2
+    exit 1
+fi
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "127.0.0.1:$port is taken (is \`make run\` running?): choose another with \`make cluster PORT=...\`." >&2
+    exit 1
+fi
+
+work=$(mktemp -d /tmp/livebind-cluster-demo.XXXXXX)
+finish() {
+    trap - INT TERM EXIT
+    echo "stopping the cluster (pids ${cluster_pids[*]})" >&2
+    cluster_stop
+    rm -rf "$work"
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+
+cluster_start_nats "$work" 3
+node_pids=()
+for i in 1 2 3; do
+    demo=--no-demo
+    [[ $demo_nodes == *" n$i "* ]] && demo=--demo
+    cluster_start_node "$bin" "$work" "n$i" "$(cluster_free_port)" --public "$root/Public" "$demo" \
+        --trust-proxy 127.0.0.1
+    node_pids+=("${cluster_pids[-1]}")
+done
+for i in 0 1 2; do
+    cluster_wait_healthy "${node_ports[i]}" 60 || {
+        echo "node n$((i + 1)) did not join the cluster; its log:" >&2
+        tail -20 "$work/n$((i + 1))/livebind.log" >&2
+        exit 1
+    }
+done
+cluster_nginx_config "$root/deploy/nginx/cluster.conf" "$work/nginx/nginx.conf" "$work/nginx" "$port" "${node_ports[@]}"
+cluster_start_nginx "$work/nginx/nginx.conf" "$port" || {
+    echo "nginx did not start:" >&2; cat "$work/nginx/error.log" "$work/nginx/nginx.out" >&2 2>/dev/null; exit 1
+}
+
+cat >&2 <<EOF
+
+LiveBind cluster demo on http://127.0.0.1:$port/ (nginx, least connections over three nodes)
+  node n1  http://127.0.0.1:${node_ports[0]}/  pid ${node_pids[0]}
+  node n2  http://127.0.0.1:${node_ports[1]}/  pid ${node_pids[1]}
+  node n3  http://127.0.0.1:${node_ports[2]}/  pid ${node_pids[2]}
+  NATS     $nats_urls
+The dashboard's header names the node that served it. Stop a node (kill PID) and watch the page
+reconnect to another one and resume from its last event. Logs: $work/*/. Ctrl-C stops everything.
+EOF
+while :; do
+    sleep 1 &
+    wait $! || true
+done
