@@ -33,6 +33,9 @@
  *   --children           also sample each server pid's direct children (nginx workers)
  *   --seq-key K, --ts-key K           keys searched for in the event data [seq, t]
  *
+ * Besides loss, duplicates and latency it reports `orders`: how many different arrival orders the
+ * subscribers that received every message saw (1 when all streams agree on one order).
+ *
  * Exit status: 0 everything delivered, 1 loss or failed subscribers or publishes, 2 usage, 3 timeout.
  */
 #define _GNU_SOURCE
@@ -404,6 +407,7 @@ typedef struct {
     uint32_t events;       /* every dispatched event, with or without a sequence */
     long sequence, ts;     /* read from the current event's data, -1 until found */
     long highest;
+    uint64_t order;        /* a hash of the sequence numbers in the order they arrived */
     uint8_t *seen;         /* one bit per sequence 1..M */
 } subscriber;
 
@@ -494,6 +498,7 @@ static void dispatch(subscriber *s) {
     if (s->seen[seq >> 3] & bit) { g.duplicates++; return; }
     s->seen[seq >> 3] |= bit;
     g.unique++;
+    s->order = (s->order ^ (uint64_t)seq) * 0x100000001b3ULL;  /* FNV-1a step over the arrival order */
     if (seq < s->highest) g.out_of_order++;
     else s->highest = seq;
     if (!g.first_delivery) g.first_delivery = g.read_time;
@@ -646,6 +651,29 @@ static void raise_file_limit(long want) {
 
 static double seconds(int64_t ns) { return (double)ns / 1e9; }
 
+static int compare_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* How many different arrival orders the subscribers that received every message saw: 1 when every
+ * stream carries the messages in one order (publishes racing each other may still commit in another
+ * order than their sequence numbers, which out_of_order counts). */
+static long distinct_orders(long *complete) {
+    uint64_t *orders = malloc(sizeof *orders * ((size_t)opt.subscribers + 1));
+    long n = 0, distinct = 0;
+    for (int i = 0; i < opt.subscribers; i++) {
+        long got = 0;
+        for (size_t b = 0; subs[i].seen && b < (size_t)opt.messages / 8 + 1; b++) got += __builtin_popcount(subs[i].seen[b]);
+        if (got == opt.messages) orders[n++] = subs[i].order;
+    }
+    qsort(orders, (size_t)n, sizeof *orders, compare_u64);
+    for (long i = 0; i < n; i++) if (!i || orders[i] != orders[i - 1]) distinct++;
+    free(orders);
+    *complete = n;
+    return distinct;
+}
+
 int main(int argc, char **argv) {
     parse_options(argc, argv);
     signal(SIGPIPE, SIG_IGN);
@@ -741,6 +769,7 @@ int main(int argc, char **argv) {
     double span = g.last_delivery > hold_start ? seconds(g.last_delivery - hold_start) : 0;
     double delivered_per_s = span > 0 ? (double)g.unique / span : 0;
     double held_s = seconds(t_end - hold_start);
+    long complete = 0, orders = opt.messages ? distinct_orders(&complete) : 0;
     const histogram *h = &g.latency;
 #define MS(q) (hist_quantile(h, q) / 1e6)
     fprintf(stderr,
@@ -748,12 +777,14 @@ int main(int argc, char **argv) {
             "primed    %ld in %.2f s\n"
             "publish   %ld sent, %ld 2xx, %ld failed; request p50 %.2f ms p99 %.2f ms; worst lateness %.1f ms\n"
             "delivered %ld unique of %ld (lost %ld, duplicates %ld, out of order %ld), %.0f/s\n"
+            "orders    %ld different arrival order(s) among the %ld subscribers that got every message\n"
             "latency   p50 %.2f p90 %.2f p99 %.2f p99.9 %.2f max %.2f ms\n"
             "events    %ld during the run (%.0f/s), %ld without keys, %ld comments, %ld streams closed\n"
             "CPU       generator %.2f s; server %.2f s (publish and drain %.2f s), waited %.2f s; server HWM %ld kB\n",
             g.connected, opt.subscribers, connect_s, g.failed, g.retries, g.bad_status, g.not_sse, g.primed, prime_s,
             all.sent, all.ok, all.failed, hist_quantile(&all.latency, .5) / 1e6, hist_quantile(&all.latency, .99) / 1e6,
             all.worst_lateness / 1e6, g.unique, expected, lost, g.duplicates, g.out_of_order, delivered_per_s,
+            orders, complete,
             MS(.5), MS(.9), MS(.99), MS(.999), h->max / 1e6, g.events - events_before,
             held_s > 0 ? (double)(g.events - events_before) / held_s : 0, g.without_keys, g.comments, g.closed,
             gen_cpu2 - gen_cpu0, server2.cpu_s - server0.cpu_s, server2.cpu_s - server1.cpu_s,
@@ -763,7 +794,7 @@ int main(int argc, char **argv) {
                "\"primed\":%ld,\"prime_s\":%.3f,\"messages\":%d,\"rate\":%d,\"size\":%d,\"publishers\":%d,"
                "\"sent\":%ld,\"pub_ok\":%ld,\"pub_failed\":%ld,\"pub_lat_ms\":{\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f},"
                "\"worst_lateness_ms\":%.3f,\"expected\":%ld,\"deliveries\":%ld,\"unique\":%ld,\"lost\":%ld,"
-               "\"duplicates\":%ld,\"out_of_order\":%ld,\"delivered_per_s\":%.1f,"
+               "\"duplicates\":%ld,\"out_of_order\":%ld,\"orders\":%ld,\"complete\":%ld,\"delivered_per_s\":%.1f,"
                "\"lat_ms\":{\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f,\"mean\":%.3f},"
                "\"events\":%ld,\"events_per_s\":%.1f,\"held_s\":%.3f,\"without_keys\":%ld,\"comments\":%ld,\"closed\":%ld,"
                "\"gen_cpu_s\":%.3f,\"gen_cpu_pub_s\":%.3f,\"server_cpu_s\":%.3f,\"server_cpu_pub_s\":%.3f,"
@@ -771,7 +802,7 @@ int main(int argc, char **argv) {
                opt.subscribers, g.connected, g.failed, g.bad_status, connect_s, g.primed, prime_s, opt.messages, opt.rate,
                opt.size, opt.publishers, all.sent, all.ok, all.failed, hist_quantile(&all.latency, .5) / 1e6,
                hist_quantile(&all.latency, .99) / 1e6, all.latency.max / 1e6, all.worst_lateness / 1e6, expected,
-               g.deliveries, g.unique, lost, g.duplicates, g.out_of_order, delivered_per_s, MS(.5), MS(.9), MS(.99),
+               g.deliveries, g.unique, lost, g.duplicates, g.out_of_order, orders, complete, delivered_per_s, MS(.5), MS(.9), MS(.99),
                MS(.999), h->max / 1e6, h->total ? h->sum / (double)h->total / 1e6 : 0, g.events - events_before,
                held_s > 0 ? (double)(g.events - events_before) / held_s : 0, held_s, g.without_keys, g.comments,
                g.closed, gen_cpu2 - gen_cpu0, gen_cpu2 - gen_cpu1, server2.cpu_s - server0.cpu_s,
