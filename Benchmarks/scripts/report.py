@@ -334,8 +334,9 @@ def cluster_rows(directory):
         subs = max(r["subscribers"] for rs in by_server.values() for r in rs)
         # One order for everyone is LiveBind's promise across nodes: sseload counts the different
         # arrival orders among the subscribers that got every message (1 = all agree), worst repeat.
-        orders = {k: max(r.get("orders", 0) for r in rs) for k, rs in by_server.items()}
-        order_text = lambda k: f", {orders[k]} order{'s' * (orders[k] != 1)} among the streams"
+        orders = {k: max(r.get("orders", -1) for r in rs) for k, rs in by_server.items()}
+        order_text = lambda k: (f", {orders[k]} order{'s' * (orders[k] != 1)} among the streams"
+                                if orders[k] >= 0 else "")
         cell = lambda s: (fanout_cell(s) + order_text("livebind")) if s else missing
         ratio = (f"ev/s {lb['rate'] / nc['rate']:.2f}, p99 {lb['p99'] / nc['p99']:.2f}" if lb and nc else "—")
         label = (f"cluster fan-out: 3 × {subs // 3:,} subscribers over 3 servers, 2,000 × 200 B published to one, "
