@@ -66,8 +66,9 @@ def cluster():
     log.close()
 
 
-def test_dashboard_names_its_node_and_the_next_one_after_a_kill(page, cluster):
+def test_dashboard_names_its_node_and_the_next_one_after_a_kill(browser, cluster):
     base, pids = cluster
+    page = browser  # not the `page` fixture, which starts a single server this test does not use
     open_page(page, base, "/")
     wait(page, lambda d: d.execute_script(NODE), "the dashboard names no node")
     text = page.execute_script(NODE)
