@@ -93,7 +93,7 @@ test-firefox: release deps-python
 	$(PYTHON) -m pip install -q --disable-pip-version-check marionette_driver==$(MARIONETTE_VERSION)
 	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 300 $(PYTHON) Tests/browser/firefox_smoke.py
 
-## bench: engine, fan-out, write and browser benchmarks (see BENCHMARKS.md; BENCH_SKIP, BENCH_QUICK)
+## bench: engine, fan-out, write, cluster and browser benchmarks (see BENCHMARKS.md; BENCH_SKIP, BENCH_QUICK)
 bench: release deps-browser deps-python
 	bash Benchmarks/run.sh
 
