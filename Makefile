@@ -22,7 +22,7 @@ ASAN_BUILD   := .build-asan
 LIMIT        := timeout --kill-after=15
 
 .PHONY: run build release deb test test-swift test-tsan test-asan test-firefox test-browser test-cli test-hostile \
-        test-contract test-dist bench fuzz clean deps-server deps-browser deps-python deps-dist \
+        test-contract test-dist test-cluster bench fuzz clean deps-server deps-browser deps-python deps-dist \
         cluster deps-cluster
 
 ## run: install libmicrohttpd if missing, build in release mode, serve the demo on http://$(HOST):$(PORT)/
@@ -46,8 +46,8 @@ release: deps-server
 deb: release deps-dist
 	bash deploy/build-deb.sh .build/release/livebind-server $(VERSION) dist
 
-## test: every suite (Swift, thread sanitizer, curl, contract, distribution, browser); fails if any fails
-test: test-swift test-tsan test-asan test-cli test-contract test-dist test-browser
+## test: every suite (Swift, thread sanitizer, curl, contract, distribution, browser, cluster); fails if any fails
+test: test-swift test-tsan test-asan test-cli test-contract test-dist test-browser test-cluster
 
 test-swift: deps-server
 	$(SWIFT) build --build-tests
@@ -87,6 +87,11 @@ test-dist: deb
 test-browser: release deps-browser deps-python
 	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 1200 $(PYTHON) -m pytest -q Tests/browser
 
+## test-cluster: three nats-servers (one JetStream cluster), three nodes with --cluster and nginx in front,
+##               on free loopback ports: ordering, If-Match across nodes, resumes, kill -9 faults (Tests/cluster)
+test-cluster: release deps-cluster deps-browser deps-python
+	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 900 $(PYTHON) -m pytest -q Tests/cluster
+
 ## test-firefox: a smoke check of livebind.js and the dashboard in headless Firefox (not in `make test`)
 test-firefox: release deps-python
 	@command -v firefox >/dev/null || { $(SUDO) apt-get update -qq && $(APT_INSTALL) firefox-esr; }
@@ -107,11 +112,18 @@ clean:
 
 # GnuTLS's headers build the certificate callback (CGnuTLS); openssl and curl make and check the TLS
 # tests' throwaway certificates.
+# libnats-dev: the NATS C client every build links (cluster mode, --cluster; Sources/CNATS).
 deps-server:
 	@{ pkg-config --exists libmicrohttpd && pkg-config --exists sqlite3 && pkg-config --exists gnutls \
-	   && command -v openssl && command -v curl; } >/dev/null 2>&1 || { \
-	  echo "Installing libmicrohttpd-dev, libsqlite3-dev, libgnutls28-dev, openssl and curl (Debian)"; \
-	  $(SUDO) apt-get update -qq && $(APT_INSTALL) libmicrohttpd-dev libsqlite3-dev libgnutls28-dev pkg-config openssl curl; }
+	   && pkg-config --exists libnats && command -v openssl && command -v curl; } >/dev/null 2>&1 || { \
+	  echo "Installing libmicrohttpd-dev, libsqlite3-dev, libgnutls28-dev, libnats-dev, openssl and curl (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) libmicrohttpd-dev libsqlite3-dev libgnutls28-dev libnats-dev pkg-config openssl curl; }
+
+# nats-server (JetStream) for the cluster tests and the cluster demo; nginx balances over the nodes.
+deps-cluster:
+	@{ command -v nats-server || [ -x /usr/sbin/nats-server ]; } >/dev/null 2>&1 && [ -x /usr/sbin/nginx ] || { \
+	  echo "Installing nats-server and nginx (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) nats-server nginx; }
 
 # nginx: Tests/browser/test_nginx.py runs deploy/nginx/livebind.conf in front of the server.
 deps-browser:
@@ -119,12 +131,6 @@ deps-browser:
 	   && command -v openssl >/dev/null; } || { \
 	  echo "Installing chromium, chromium-driver, nginx and openssl (Debian)"; \
 	  $(SUDO) apt-get update -qq && $(APT_INSTALL) chromium chromium-driver nginx openssl; }
-
-# nats-server: cluster mode's store (NATS JetStream); nginx: the load balancer in front of the nodes.
-deps-cluster:
-	@{ command -v nats-server && [ -x /usr/sbin/nginx ]; } >/dev/null 2>&1 || { \
-	  echo "Installing nats-server and nginx (Debian)"; \
-	  $(SUDO) apt-get update -qq && $(APT_INSTALL) nats-server nginx; }
 
 deps-dist:
 	@{ command -v dpkg-shlibdeps && command -v lintian && command -v help2man && command -v objdump; } >/dev/null || { \

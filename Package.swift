@@ -29,6 +29,11 @@ let package = Package(
             providers: [.apt(["libgnutls28-dev"])]
         ),
         .systemLibrary(
+            name: "CNATS",
+            pkgConfig: "libnats",
+            providers: [.apt(["libnats-dev"])]
+        ),
+        .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
@@ -39,6 +44,7 @@ let package = Package(
                 "CMicroHTTPD",
                 "CGnuTLS",
                 "CSQLite",
+                "CNATS",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -148,6 +148,21 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "With --data: bytes of commit log after which changed models are checkpointed whole (a restart replays at most about this much).")
     var checkpointBytes = 16 << 20
 
+    @Option(help: ArgumentHelp(
+        "Join a cluster: NATS URLs (comma-separated) of the JetStream servers holding the shared state; one stream replica per URL, up to 3.",
+        valueName: "nats://host:port,..."))
+    var cluster: String?
+
+    @Option(help: ArgumentHelp("With --cluster: this node's name, sent as LiveBind-Node (default: <hostname>:<port>).",
+                               valueName: "name"))
+    var nodeName: String?
+
+    @Option(help: ArgumentHelp("With --cluster: the JetStream stream holding the commits (made when missing).", valueName: "name"))
+    var clusterStream = "LIVEBIND"
+
+    @Option(help: "With --cluster: seconds a write may wait for the stream (an election, a lost server) before it gets 503.")
+    var clusterWriteTimeout = 5.0
+
     func validate() throws {
         guard (1...65535).contains(port) || port == 0 else { throw ValidationError("--port must be 0...65535") }
         guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
@@ -180,6 +195,18 @@ struct LiveBindServerCommand: ParsableCommand {
         guard maxTokenLength >= 16 else { throw ValidationError("--max-token-length must be at least 16 bytes") }
         guard maxSessions >= 1 else { throw ValidationError("--max-sessions must be at least 1") }
         guard sessionLifetime >= 1 else { throw ValidationError("--session-lifetime must be at least 1 second") }
+        if let cluster {
+            guard !clusterServers(cluster).isEmpty, clusterServers(cluster).allSatisfy({ $0.hasPrefix("nats://") }) else {
+                throw ValidationError("--cluster takes nats://host:port URLs, comma-separated")
+            }
+            guard data == nil else { throw ValidationError("--cluster keeps the state in NATS JetStream: drop --data") }
+        }
+        guard clusterWriteTimeout > 0, clusterWriteTimeout <= 300 else {
+            throw ValidationError("--cluster-write-timeout must be more than 0 and at most 300 seconds")
+        }
+        guard !clusterStream.isEmpty, clusterStream.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) else {
+            throw ValidationError("--cluster-stream must be letters, digits, _ and -")
+        }
     }
 
     mutating func run() throws {
@@ -225,6 +252,12 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.tlsCertificateFile = tlsCertificate
         configuration.tlsKeyFile = tlsKey
         configuration.trustedProxies = trustedProxies
+        if let cluster {
+            var settings = ClusterConfiguration(servers: clusterServers(cluster), nodeName: nodeName ?? defaultNodeName)
+            settings.stream = clusterStream
+            settings.writeTimeout = .milliseconds(Int(clusterWriteTimeout * 1000))
+            configuration.cluster = settings
+        }
         FileLimit.raise(toAtLeast: configuration.maxStreams + 1024, logger: logger)
 
         let server: LiveBindServer
@@ -249,6 +282,17 @@ struct LiveBindServerCommand: ParsableCommand {
             Glibc.exit(0)
         }
         dispatchMain()
+    }
+
+    private func clusterServers(_ list: String) -> [String] {
+        list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// `<hostname>:<port>`.
+    private var defaultNodeName: String {
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, name.count - 1)
+        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + ":\(port)"
     }
 
     private var displayHost: String {

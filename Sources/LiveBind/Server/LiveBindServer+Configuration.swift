@@ -95,6 +95,12 @@ extension LiveBindServer {
         /// log; larger values write whole documents less often.
         public var checkpointBytes: Int = 16 << 20
 
+        /// Makes the server a node of a cluster: the models live in a NATS JetStream stream that every
+        /// node writes to and follows (see ``ClusterConfiguration``). nil (the default) is a single
+        /// process. Not combined with ``dataDirectory``: the stream is the durable copy. Used by
+        /// ``LiveBindServer/init(configuration:logger:)``.
+        public var cluster: ClusterConfiguration?
+
         /// A test seam: called on the data directory's writer thread before each sync.
         var beforeLogSync: (@Sendable () -> Void)?
         /// A test seam: called with each event frame before the event hub appends it (see `EventHub.Settings`).

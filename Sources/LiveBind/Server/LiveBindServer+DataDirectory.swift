@@ -23,6 +23,28 @@ extension LiveBindServer {
     /// not a LiveBind database, or another server uses it. The file stays locked until the store is
     /// released (the store keeps writing to it after `stop()`).
     public convenience init(configuration: Configuration, logger: Logger = Logger(label: "livebind.server")) throws(ServerError) {
+        if let cluster = configuration.cluster {
+            guard configuration.dataDirectory == nil else {
+                throw .clusterUnavailable("a cluster node keeps its state in the cluster's stream: drop --data")
+            }
+            let node: ClusterNode
+            do throws(ClusterError) {
+                node = try ClusterNode(configuration: cluster, logger: logger)
+            } catch {
+                throw .clusterUnavailable(error.description)
+            }
+            // Sequences are the stream's: the store starts empty at 0 and replays the stream now, so
+            // that definition files and the app see the cluster's models before the server starts.
+            let store = Store(restoring: [], lastSequence: 0, log: node, limits: configuration.limits)
+            do throws(ClusterError) {
+                try node.start()
+            } catch {
+                node.stop()
+                throw .clusterUnavailable(error.description)
+            }
+            self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: nil, cluster: node)
+            return
+        }
         guard let directory = configuration.dataDirectory else {
             self.init(store: Store(startingSequence: Self.clockSequence(), limits: configuration.limits), bindings: nil, configuration: configuration,
                       logger: logger, database: nil)
@@ -80,7 +102,10 @@ extension LiveBindServer {
 
     /// Says at start where the state lives.
     func logStateLocation() {
-        if let database {
+        if let cluster {
+            let settings = cluster.configuration
+            logger.info("cluster node \(settings.nodeName): state in the JetStream stream \(settings.stream) (\(settings.replicas) replicas), event ids are its sequences; writes are answered once in the stream")
+        } else if let database {
             logger.info("""
                 data directory \(database.directory): \(store.modelNames().count) models, \
                 \(bindings.all.count) bindings, event ids continue after \(store.lastSequence); \

@@ -13,4 +13,46 @@ extension LiveBindServer {
         }
         return answer.response ?? .deferred(answer)
     }
+
+    /// The header naming the cluster node that answered.
+    static let nodeHeader = "LiveBind-Node"
+
+    /// The answer to a write request on a cluster node: the request runs in the node's next write turn
+    /// (again when another node's commit took the sequence first), and is answered once its commits
+    /// are in the cluster's stream and applied here; 503 when the stream does not answer in time.
+    static func answerInTurn(_ request: HTTPRequest, router: Router, cluster: ClusterNode, counters: ServerCounters)
+        -> HTTPResponse
+    {
+        let answer = DeferredAnswer()
+        let made = OrderedMutex<HTTPResponse?>(nil)
+        cluster.submit({
+            let response: HTTPResponse
+            do {
+                response = try router.route(request)
+            } catch {
+                response = Problem.from(error).response
+            }
+            made.withLock { $0 = response }
+        }, done: { error in
+            let response = error.map { Problem.from($0).response } ?? made.withLock { $0 }
+            if (response?.status ?? 500) >= 400 { counters.addError() }
+            answer.complete(response ?? Problem.from(ClusterError.unavailable("the write did not run")).response)
+        })
+        return answer.response ?? .deferred(answer)
+    }
+}
+
+extension LiveBindServer {
+    /// `/healthz` of a cluster node: 200 with the node's place in the stream, or 503 with
+    /// `"status":"unavailable"` while it cannot take writes (no connection to NATS).
+    static func clusterHealth(_ status: ClusterStatus, sessions: Bool) -> HTTPResponse {
+        var body = #"{"status":"\#(status.connected ? "ok" : "unavailable")","version":"\#(LiveBindVersion.string)""#
+        if sessions { body += #","sessions":true"# }
+        if !status.connected { body += #","detail":"this node is cut off from the cluster's NATS servers and refuses writes""# }
+        var node: [UInt8] = []
+        JSON.string(status.node).encode(into: &node)
+        body += #","cluster":{"node":\#(String(decoding: node, as: UTF8.self)),"connected":\#(status.connected),"#
+        body += #""applied":\#(status.applied),"lag":\#(status.lag),"role":"\#(status.role)"}}"#
+        return .text(body, status: status.connected ? 200 : 503, contentType: "application/json")
+    }
 }

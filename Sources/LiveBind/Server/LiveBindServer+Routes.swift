@@ -6,12 +6,13 @@ extension LiveBindServer {
         let models = ModelEndpoint(store: store, counters: counters)
         let health = access.sessions == nil ? #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
             : #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#
-        router.add([.get], "/healthz", access: .open) { _, _ in
-            .bytes(Array(health.utf8), contentType: "application/json")
+        router.add([.get], "/healthz", access: .open) { [cluster] _, _ in
+            guard let cluster else { return .bytes(Array(health.utf8), contentType: "application/json") }
+            return Self.clusterHealth(cluster.status, sessions: access.sessions != nil)
         }
-        router.add([.get], "/metrics", access: .scoped) { [counters, store, database] _, _ in
+        router.add([.get], "/metrics", access: .scoped) { [counters, store, database, cluster] _, _ in
             MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
-                                   log: database?.writer)
+                                   log: database?.writer, cluster: cluster)
         }
         router.add([.get], "/events", access: .scoped(model: .query("model"), queryToken: true)) { request, context in
             try Self.openStream(request, hub: hub, grant: context.grant)

@@ -24,6 +24,8 @@ public final class LiveBindServer: Sendable {
     let counters = ServerCounters()
     /// The data directory's database when `configuration.dataDirectory` is set; nil keeps state in memory.
     let database: StateDatabase?
+    /// This node of a cluster when `configuration.cluster` is set: the store's commit log.
+    let cluster: ClusterNode?
     /// Whether the bindings kept in the data directory were restored (once, at the first start).
     let bindingsRestored = OrderedMutex(false)
 
@@ -46,16 +48,19 @@ public final class LiveBindServer: Sendable {
                             logger: Logger = Logger(label: "livebind.server")) {
         precondition(configuration.dataDirectory == nil,
                      "a data directory needs LiveBindServer(configuration:), which loads the store from it")
+        precondition(configuration.cluster == nil, "a cluster needs LiveBindServer(configuration:), which loads the store from it")
         self.init(store: store, bindings: bindings, configuration: configuration, logger: logger, database: nil)
     }
 
-    init(store: Store, bindings: BindingRegistry?, configuration: Configuration, logger: Logger, database: StateDatabase?) {
+    init(store: Store, bindings: BindingRegistry?, configuration: Configuration, logger: Logger, database: StateDatabase?,
+         cluster: ClusterNode? = nil) {
         precondition(bindings == nil || bindings!.store === store, "the binding registry must belong to the served store")
         self.store = store
         self.bindings = bindings ?? BindingRegistry(store: store, maxBindings: configuration.maxBindings)
         self.configuration = configuration
         self.logger = logger
         self.database = database
+        self.cluster = cluster
     }
 
     /// The daemon while running.
@@ -110,7 +115,7 @@ public final class LiveBindServer: Sendable {
             events.stop()
         }
         if let database { hub.seed(history: database.recentCommits().map(EventEncoder.frame(for:))) }
-        do {
+        do throws(ServerError) {
             try daemon.start()
         } catch {
             feed.cancel()
@@ -133,6 +138,7 @@ public final class LiveBindServer: Sendable {
         // Writes waiting for the disk get their answers before the daemon stops.
         store.log?.flush()
         for _ in 0..<500 where current.daemon.deferredAnswers.load(ordering: .relaxed) > 0 { usleep(10_000) }
+        cluster?.stop()
         current.feed.cancel()
         current.heartbeat?.cancel()
         let left = current.hub.shutdown(deadline: .seconds(5))
@@ -141,7 +147,10 @@ public final class LiveBindServer: Sendable {
         logger.info("stopped")
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        cluster?.stop()
+    }
 
     /// Takes one write from the request's client (its bearer token when that is a configured one, else
     /// its address), or refuses it. An unknown bearer value counts against the address, so that made-up
@@ -171,6 +180,8 @@ public final class LiveBindServer: Sendable {
                               proxies: TrustedProxies) -> MicroHTTPDDaemon.Handlers {
         let counters = counters
         let store = store
+        let cluster = cluster
+        let node = cluster?.configuration.nodeName
         return MicroHTTPDDaemon.Handlers(
             respond: { received in
                 var forwarded = received
@@ -178,20 +189,31 @@ public final class LiveBindServer: Sendable {
                 let request = forwarded
                 counters.add(request: request)
                 var response: HTTPResponse
+                let isWrite = request.method != .get && request.method != .head && request.method != .options
                 do {
                     try access.checkHost(request)
                     if let limiter { try Self.checkWriteRate(request, limiter, access: access, counters: counters) }
-                    response = try access.preflight(request) ?? router.route(request)
+                    if let preflight = access.preflight(request) {
+                        response = preflight
+                    } else if isWrite, let cluster {
+                        response = Self.answerInTurn(request, router: router, cluster: cluster, counters: counters)
+                    } else {
+                        response = try router.route(request)
+                    }
                 } catch {
                     counters.addError()
                     response = Problem.from(error).response
                 }
-                if request.method != .get && request.method != .head && request.method != .options {
+                if isWrite && cluster == nil {
                     response = Self.answerOnceDurable(response, store: store, counters: counters)
                 }
                 access.finish(&response, for: request)
+                if let node { response.headers.add(Self.nodeHeader, node) }
                 if let deferred = response.deferred {
-                    deferred.finishing { access.finish(&$0, for: request) }
+                    deferred.finishing { response in
+                        access.finish(&response, for: request)
+                        if let node { response.headers.add(Self.nodeHeader, node) }
+                    }
                 }
                 return response
             },
@@ -201,6 +223,7 @@ public final class LiveBindServer: Sendable {
                 counters.addError()
                 var response = Problem.from(failure).response
                 access.finish(&response, for: request)
+                if let node { response.headers.add(Self.nodeHeader, node) }
                 return response
             })
     }

@@ -1,6 +1,7 @@
 /// `GET /metrics` in the Prometheus text exposition format.
 enum MetricsEndpoint {
-    static func render(hub: EventHubMetrics, counters: ServerCounters, models: Int, log: CommitWriter?) -> HTTPResponse {
+    static func render(hub: EventHubMetrics, counters: ServerCounters, models: Int, log: CommitWriter?,
+                       cluster: ClusterNode? = nil) -> HTTPResponse {
         var rows: [(name: String, type: String, help: String, value: Int)] = [
             ("livebind_open_streams", "gauge", "Event streams open now.", hub.openStreams),
             ("livebind_models", "gauge", "Models in the store.", models),
@@ -48,6 +49,20 @@ enum MetricsEndpoint {
                 ("livebind_log_commits_total", "counter", "Commits made durable in the data directory.", log.commits.load(ordering: .relaxed)),
                 ("livebind_log_checkpoints_total", "counter", "Checkpoints written (the models changed since the last one, whole).",
                  log.checkpoints.load(ordering: .relaxed)),
+            ]
+        }
+        if let cluster {
+            let status = cluster.status
+            rows += [
+                ("livebind_cluster_applied_sequence", "gauge", "The last sequence of the cluster's stream applied on this node.",
+                 Int(clamping: status.applied)),
+                ("livebind_cluster_lag", "gauge", "Commits of the cluster's stream not applied on this node yet.", Int(clamping: status.lag)),
+                ("livebind_cluster_connected", "gauge", "1 while this node is connected to NATS and takes writes, else 0.",
+                 status.connected ? 1 : 0),
+                ("livebind_cluster_conflicts_total", "counter", "Writes run again because another node's commit took the sequence first.",
+                 cluster.conflicts.load(ordering: .relaxed)),
+                ("livebind_cluster_refused_writes_total", "counter", "Writes answered 503 because the stream did not answer in time.",
+                 cluster.refusedWrites.load(ordering: .relaxed)),
             ]
         }
         var text = ""

@@ -5,6 +5,11 @@ extension Problem {
         if let error = error as? StoreError { return from(error) }
         if let error = error as? BindingError { return from(error) }
         if let error = error as? AccessError { return from(error) }
+        if let error = error as? ClusterError {
+            var problem = Problem(status: 503, kind: "cluster-unavailable", title: "Service Unavailable", detail: error.description)
+            problem.headers.add("Retry-After", "1")
+            return problem
+        }
         if let error = error as? PathError {
             return Problem(status: 400, kind: "invalid-path", title: "Bad Request", detail: error.description)
         }

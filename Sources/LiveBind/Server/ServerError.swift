@@ -30,6 +30,8 @@ public enum ServerError: Error, Equatable, CustomStringConvertible {
     case invalidTrustedProxy(String)
     /// `reloadCertificate()` was called on a server that is not running with TLS.
     case tlsNotRunning
+    /// The cluster's NATS servers or stream cannot be reached or loaded (`--cluster`).
+    case clusterUnavailable(String)
 
     /// A message a user can act on.
     public var description: String {
@@ -64,6 +66,8 @@ public enum ServerError: Error, Equatable, CustomStringConvertible {
             "trusted proxy '\(address)' is not a numeric IPv4 or IPv6 address (such as 127.0.0.1 or ::1)"
         case .tlsNotRunning:
             "the server is not running with TLS: there is no certificate to reload"
+        case .clusterUnavailable(let reason):
+            "cannot join the cluster: \(reason); check --cluster (nats://host:port of running nats-server with JetStream)"
         }
     }
 }

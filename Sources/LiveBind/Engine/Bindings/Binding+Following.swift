@@ -33,6 +33,8 @@ extension Binding {
     /// Two critical sections in the common case: one to claim the binding (or queue the change for the
     /// thread running it), one to record the outcome and release it.
     private func received(_ change: Change, _ stamp: ChangeStamp) {
+        // Replayed from a cluster's log: the node that made it ran this binding already.
+        guard stamp.depth != Store.replayedDepth else { return }
         let runNow = state.withLock { state -> Bool in
             if state.busy {
                 state.queue.append(.change(change, stamp))

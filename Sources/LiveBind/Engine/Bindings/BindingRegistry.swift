@@ -129,6 +129,8 @@ public final class BindingRegistry: Sendable {
 
     /// Runs every binding that reads or writes what the commit changed.
     private func deliver(_ commit: Commit) {
+        // Replayed from a cluster's log: the node that made it ran the bindings already.
+        guard commit.depth != Store.replayedDepth else { return }
         let bindings = state.withLock { $0.bindings(for: commit) }
         guard !bindings.isEmpty else { return }
         for binding in bindings { binding.perform(.commit(commit, depth: commit.depth)) }

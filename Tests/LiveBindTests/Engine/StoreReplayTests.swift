@@ -1,0 +1,105 @@
+import Synchronization
+import Testing
+@testable import LiveBind
+
+/// A commit log that keeps what the store appends until the test says it is in the shared log (as a
+/// cluster's stream acknowledges), so that a test can roll back what is not.
+final class HeldLog: CommitLog, Sendable {
+    private let held = Mutex<[Commit]>([])
+    func attach(to store: Store) {}
+    func append(_ commit: Commit) { held.withLock { $0.append(commit) } }
+    func flush() {}
+    /// The commits appended and not yet taken.
+    func take() -> [Commit] { held.withLock { commits in defer { commits.removeAll() }; return commits } }
+}
+
+@Suite("Store replay and roll-back (a shared log)") struct StoreReplayTests {
+    func makeStore() -> (Store, HeldLog) {
+        let log = HeldLog()
+        return (Store(restoring: [], lastSequence: 0, log: log), log)
+    }
+
+    @Test func replayedCommitsKeepTheLogsSequencesAndReachTheDurableFeed() throws {
+        let (store, _) = makeStore()
+        let fed = Mutex<[UInt64]>([])
+        let token = store.observeDurable { commits in fed.withLock { $0 += commits.map(\.sequence) } }
+        defer { token.cancel() }
+        let commits = [
+            Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["list": [1]])),
+            Commit(sequence: 3, model: "a", revision: 2, kind: .changes([Change(kind: .insert, path: Path(["list"]), value: 2, index: 1)])),
+        ]
+        let (applied, calls, failure) = store.replay(commits) {}
+        calls.run(applied)
+        #expect(failure == nil && applied.map(\.sequence) == [1, 3])
+        #expect(try store.value(of: "a") == ["list": [1, 2]])
+        #expect(store.modelNames().map(\.revision) == [2])
+        #expect(store.lastSequence == 3 && store.visibleSequence == 3)
+        #expect(fed.withLock { $0 } == [1, 3])
+        // The next local write is ordered after the replayed ones.
+        #expect(try store.set(5, at: Path(["n"]), in: "a").sequence == 4)
+    }
+
+    @Test func aReplayedCommitThatDoesNotApplyStopsTheReplayThere() {
+        let (store, _) = makeStore()
+        let commits = [
+            Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1])),
+            Commit(sequence: 2, model: "b", revision: 2, kind: .changes([Change(kind: .set, path: Path(["y"]), value: 1)])),
+            Commit(sequence: 3, model: "a", revision: 2, kind: .drop),
+        ]
+        let (applied, _, failure) = store.replay(commits) {}
+        #expect(applied.map(\.sequence) == [1])
+        #expect(failure?.contains("does not exist") == true)
+        #expect(store.lastSequence == 1)
+    }
+
+    @Test func rollBackUndoesEveryCommitNotInTheLog() throws {
+        let (store, log) = makeStore()
+        let (applied, calls, _) = store.replay([Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1]))]) {}
+        calls.run(applied)
+        let sizeBefore = store.totalSize
+        try store.set(2, at: Path(["x"]), in: "a")
+        try store.put("b", ["new": true])
+        try store.drop("a")
+        #expect(store.lastSequence == 4)
+        // What clients see stays the durable view meanwhile.
+        #expect(store.visibleSnapshot(models: nil).models.map(\.name) == ["a"])
+        var forgotten = 0
+        let undone = store.rollBackToDurable { forgotten = log.take().count }
+        #expect(undone == 3 && forgotten == 3)
+        #expect(store.lastSequence == 1)
+        #expect(try store.value(of: "a") == ["x": 1])
+        #expect(store.modelNames().map(\.name) == ["a"] && store.modelNames().map(\.revision) == [1])
+        #expect(store.totalSize == sizeBefore)
+        // The sequence is taken again by the next write.
+        #expect(try store.set(3, at: Path(["x"]), in: "a").sequence == 2)
+    }
+
+    @Test func replayRollsBackPendingCommitsFirst() throws {
+        let (store, log) = makeStore()
+        let (applied, calls, _) = store.replay([Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1]))]) {}
+        calls.run(applied)
+        try store.set(2, at: Path(["x"]), in: "a")            // sequence 2, lost the race
+        let other = Commit(sequence: 2, model: "a", revision: 2, kind: .changes([Change(kind: .set, path: Path(["x"]), value: 7)]))
+        let (second, _, failure) = store.replay([other]) { _ = log.take() }
+        #expect(failure == nil && second.map(\.sequence) == [2])
+        #expect(try store.value(of: "a") == ["x": 7])
+        #expect(store.visibleSnapshot(models: ["a"]).models.first?.revision == 2)
+    }
+
+    @Test func bindingsDoNotRunAgainForReplayedCommits() throws {
+        let (store, _) = makeStore()
+        let (applied, calls, _) = store.replay([
+            Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1])),
+            Commit(sequence: 2, model: "b", revision: 1, kind: .snapshot(["y": 1])),
+        ]) {}
+        calls.run(applied)
+        let registry = BindingRegistry(store: store)
+        _ = try registry.bind(BindingSpec("a.x", "b.y"))
+        let replayed = Commit(sequence: 3, model: "a", revision: 2, kind: .changes([Change(kind: .set, path: Path(["x"]), value: 5)]))
+        _ = store.replay([replayed]) {}
+        #expect(try store.value(of: "a", at: Path(["x"])) == 5)
+        // The writer's node logged what the binding derived; this node does not write it again.
+        #expect(try store.value(of: "b", at: Path(["y"])) == 1)
+        #expect(store.lastSequence == 3)
+    }
+}
