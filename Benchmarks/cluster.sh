@@ -200,10 +200,18 @@ writes_run() {  # server conns repeat
     done
     for i in 0 1 2; do wait "${wrk_pids[i]}" || true; done
     cpu1=$(cluster_cpu)
+    # LiveBind: writes run again because another node's commit came first, summed over the nodes.
+    conflicts=0
+    if [ "$server" = livebind ]; then
+        for i in 0 1 2; do
+            c=$(curl -sf "http://127.0.0.1:${ports[i]}/metrics" | awk '/^livebind_cluster_conflicts_total/ {print $2}')
+            conflicts=$((conflicts + ${c%.*}))
+        done
+    fi
     stop_all
-    python3 - "$file" "$server" "$conns" "$cpu0" "$cpu1" "$work"/wrk0.txt "$work"/wrk1.txt "$work"/wrk2.txt <<'PY' >&2
+    python3 - "$file" "$server" "$conns" "$cpu0" "$cpu1" "$conflicts" "$work"/wrk0.txt "$work"/wrk1.txt "$work"/wrk2.txt <<'PY' >&2
 import json, sys
-path, server, conns, cpu0, cpu1, *files = sys.argv[1:]
+path, server, conns, cpu0, cpu1, conflicts, *files = sys.argv[1:]
 parts = []
 for f in files:
     line = next((l for l in open(f) if l.startswith("WRITES ")), None)
@@ -222,10 +230,11 @@ r = {"case": server, "conns": int(conns), "tool": "wrk x3", "requests": requests
      "p99_ms": max(p["p99_ms"] for p in parts), "max_ms": max(p["max_ms"] for p in parts),
      "errors": {k: sum(p["errors"][k] for p in parts) for k in parts[0]["errors"]},
      "per_server_rps": [round(p["rps"], 1) for p in parts],
-     "server_cpu_s": round(float(cpu1) - float(cpu0), 3)}
+     "server_cpu_s": round(float(cpu1) - float(cpu0), 3), "conflicts": int(conflicts)}
 json.dump(r, open(path, "w"))
 print(f"  {server:9} c={conns:>2}: {r['rps']:9.0f} acknowledged writes/s  p50 {r['p50_ms']:7.3f} ms  "
-      f"p99 {r['p99_ms']:7.3f} ms  failed {failed}  cluster CPU {r['server_cpu_s']:.2f} s")
+      f"p99 {r['p99_ms']:7.3f} ms  failed {failed}  cluster CPU {r['server_cpu_s']:.2f} s"
+      + (f"  conflicts {r['conflicts']}" if server == "livebind" else ""))
 PY
 }
 

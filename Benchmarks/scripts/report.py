@@ -352,10 +352,13 @@ def cluster_rows(directory):
                 return None
             med = lambda key: statistics.median(r[key] for r in results)
             return {"rps": med("rps"), "p50": med("p50_ms"), "p99": med("p99_ms"), "n": len(results),
-                    "errors": max(sum(r.get("errors", {}).values()) for r in results)}
+                    "errors": max(sum(r.get("errors", {}).values()) for r in results),
+                    "conflicts": statistics.median(r.get("conflicts", 0) for r in results)}
         lb, nc = summary(by_server.get("livebind")), summary(by_server.get("nchan"))
+        lb_cell = (write_cell(lb) + (f", {lb['conflicts']:,.0f} writes run again after a conflict" if lb["conflicts"] else "")
+                   if lb else missing)
         rows.append(("cluster", f"cluster writes: {n} writers spread over 3 servers, acknowledged writes/s",
-                     write_cell(lb) if lb else missing, "Nchan ×3 + Redis publish: " + write_cell(nc),
+                     lb_cell, "Nchan ×3 + Redis publish: " + write_cell(nc),
                      "writes/s " + fmt_ratio(lb and lb["rps"], nc and nc["rps"]), "measured"))
     if skipped and not runs:
         rows.append(("cluster", "cluster mode", missing, "—", "—", "—"))
