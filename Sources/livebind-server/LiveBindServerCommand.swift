@@ -163,6 +163,12 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "With --cluster: seconds a write may wait for the stream (an election, a lost server) before it gets 503.")
     var clusterWriteTimeout = 5.0
 
+    @Option(help: "With --cluster: commits between two snapshots of every model (kept in JetStream; a starting node loads the last one); 0 takes none.")
+    var clusterSnapshotInterval = 10_000
+
+    @Option(help: "With --cluster: most commits the stream keeps, oldest dropped first (at least 3 snapshot intervals); 0 keeps all. Applies when the stream is made.")
+    var clusterMaxCommits = 0
+
     func validate() throws {
         guard (1...65535).contains(port) || port == 0 else { throw ValidationError("--port must be 0...65535") }
         guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
@@ -200,6 +206,12 @@ struct LiveBindServerCommand: ParsableCommand {
                 throw ValidationError("--cluster takes nats://host:port URLs, comma-separated")
             }
             guard data == nil else { throw ValidationError("--cluster keeps the state in NATS JetStream: drop --data") }
+        }
+        guard clusterSnapshotInterval >= 0, clusterMaxCommits >= 0 else {
+            throw ValidationError("--cluster-snapshot-interval and --cluster-max-commits must be 0 or more")
+        }
+        guard clusterMaxCommits == 0 || (clusterSnapshotInterval > 0 && clusterMaxCommits >= 3 * clusterSnapshotInterval) else {
+            throw ValidationError("--cluster-max-commits needs snapshots: at least 3 times --cluster-snapshot-interval")
         }
         guard clusterWriteTimeout > 0, clusterWriteTimeout <= 300 else {
             throw ValidationError("--cluster-write-timeout must be more than 0 and at most 300 seconds")
@@ -256,6 +268,8 @@ struct LiveBindServerCommand: ParsableCommand {
             var settings = ClusterConfiguration(servers: clusterServers(cluster), nodeName: nodeName ?? defaultNodeName)
             settings.stream = clusterStream
             settings.writeTimeout = .milliseconds(Int(clusterWriteTimeout * 1000))
+            settings.snapshotInterval = clusterSnapshotInterval
+            settings.maxCommits = clusterMaxCommits
             configuration.cluster = settings
         }
         FileLimit.raise(toAtLeast: configuration.maxStreams + 1024, logger: logger)

@@ -125,6 +125,16 @@ cluster {{
         except OSError:
             return False
 
+    def stream_state(self, stream):
+        """The stream's state (`first_seq`, `last_seq`, `messages`) as this server's replica has it."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor}/jsz?streams=true", timeout=5) as r:
+            info = json.load(r)
+        for account in info.get("account_details", []):
+            for detail in account.get("stream_detail", []):
+                if detail["name"] == stream:
+                    return detail["state"]
+        return None
+
     def stream_leader(self, stream):
         """The server name leading `stream`, from this server's monitoring endpoint."""
         with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor}/jsz?streams=true", timeout=5) as r:
@@ -240,12 +250,12 @@ http {{
 class Cluster:
     """Three nats-servers, three nodes (n1, n2, n3) and nginx, each in `folder`."""
 
-    def __init__(self, folder, nodes=3):
+    def __init__(self, folder, nodes=3, node_args=()):
         self.folder = folder
         routes = [free_port() for _ in range(3)]
         self.nats = [NatsServer(i + 1, folder, routes) for i in range(3)]
         urls = [server.url for server in self.nats]
-        self.nodes = [Node(f"n{i + 1}", folder, urls) for i in range(nodes)]
+        self.nodes = [Node(f"n{i + 1}", folder, urls, node_args) for i in range(nodes)]
         self.nginx = Nginx(folder, self.nodes)
 
     def start(self):

@@ -14,10 +14,10 @@ def _require_tools():
         pytest.fail("nginx is not installed: `make deps-cluster` installs it")
 
 
-def _running_cluster():
+def _running_cluster(node_args=()):
     _require_tools()
     folder = make_temp_folder("livebind-cluster-")
-    cluster = Cluster(folder)
+    cluster = Cluster(folder, node_args=node_args)
     try:
         cluster.start()
     except BaseException:
@@ -36,9 +36,15 @@ def cluster():
 
 
 @pytest.fixture
-def fresh_cluster():
-    """A cluster of its own, for a test that kills parts of it."""
-    running, folder = _running_cluster()
+def fresh_cluster(request):
+    """A cluster of its own, for a test that kills parts of it; `@pytest.mark.node_args(...)` adds
+    arguments to every node."""
+    marker = request.node.get_closest_marker("node_args")
+    running, folder = _running_cluster(marker.args if marker else ())
     yield running
     running.stop()
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "node_args(*args): extra livebind-server arguments for fresh_cluster's nodes")

@@ -54,6 +54,12 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     private var threads: [Thread] = []
     /// Turn thread only: numbers this node's messages for their `Nats-Msg-Id`.
     private var messageCounter: UInt64 = 0
+    /// Turn thread only (and `loadSnapshot` before it starts): the last snapshot interval taken.
+    private var snapshotRound: UInt64 = 0
+    /// Encodes and publishes snapshots, so that no write waits for them.
+    private let snapshotQueue = DispatchQueue(label: "livebind-cluster-snapshots")
+    /// Snapshots published, for `/metrics`.
+    let snapshotsTaken = Atomic<Int>(0)
     private let bootID = UInt64.random(in: 1...UInt64.max)
 
     /// Connects to the cluster's NATS servers and makes the stream when missing. Nothing is read
@@ -64,11 +70,40 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         subject = configuration.stream + ".commits"
         nats = try NATSConnection(servers: configuration.servers, name: "livebind " + configuration.nodeName)
         let last = try Self.retrying(until: .now + configuration.startTimeout) { () throws(ClusterError) -> UInt64 in
-            try nats.ensureStream(configuration.stream, subjects: [configuration.stream + ".>"],
-                                  replicas: configuration.replicas, maxMessages: -1, maxBytes: -1)
+            let last = try nats.ensureStream(configuration.stream, subjects: [configuration.stream + ".>"],
+                                             replicas: configuration.replicas,
+                                             maxMessages: configuration.maxCommits > 0 ? Int64(configuration.maxCommits) : -1,
+                                             maxBytes: -1)
+            if configuration.snapshotInterval > 0 {
+                _ = try nats.ensureStream(configuration.snapshotStream, subjects: [configuration.snapshotStream + ".>"],
+                                          replicas: configuration.replicas, maxMessages: 4, maxBytes: -1)
+            }
+            return last
         }
         streamLast.store(last, ordering: .relaxed)
     }
+
+    /// The models as the last snapshot has them, and its sequence (none: empty at 0). Throws when the
+    /// stream no longer holds every commit after it. Call before ``start()``: the node follows the
+    /// stream from the snapshot's sequence on.
+    func loadSnapshot() throws(ClusterError) -> ClusterSnapshot {
+        var snapshot = ClusterSnapshot(sequence: 0, models: [])
+        if configuration.snapshotInterval > 0,
+           let message = try nats.lastMessage(configuration.snapshotStream, subject: snapshotSubject, headers: []) {
+            snapshot = try ClusterSnapshot(body: message.body)
+        }
+        let bounds = try nats.streamBounds(configuration.stream)
+        if bounds.last > snapshot.sequence && bounds.first > snapshot.sequence + 1 {
+            throw .diverged("the stream keeps commits from \(bounds.first) on, but the last snapshot is at "
+                + "\(snapshot.sequence): raise --cluster-max-commits or lower --cluster-snapshot-interval")
+        }
+        applied.store(snapshot.sequence, ordering: .relaxed)
+        snapshotRound = snapshot.sequence / UInt64(max(1, configuration.snapshotInterval))
+        return snapshot
+    }
+
+    /// Where snapshots are published.
+    private var snapshotSubject: String { configuration.snapshotStream + ".models" }
 
     /// Retries `body` while it throws, every 250 ms, until `deadline` (a stream being elected at start).
     private static func retrying<T>(until deadline: ContinuousClock.Instant, _ body: () throws(ClusterError) -> T)
@@ -134,7 +169,8 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         logger.info("cluster: node \(configuration.nodeName) applied the stream \(configuration.stream) through \(target)")
     }
 
-    /// Stops both threads (queued writes get 503) and closes the connection. Safe to call twice.
+    /// Stops both threads (queued writes get 503), waits for a snapshot being published, and closes
+    /// the connection. Safe to call twice.
     func stop() {
         let (running, waiting) = condition.withLock { () -> ([Thread], [Job]) in
             stopping = true
@@ -144,6 +180,7 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         }
         for job in waiting { job.done(.unavailable("the server is stopping")) }
         while running.contains(where: { $0.isExecuting }) { Thread.sleep(forTimeInterval: 0.01) }
+        snapshotQueue.sync {}
         nats.close()
     }
 
@@ -203,9 +240,34 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
             condition.unlock()
             applyDelivered()
             if inTurn { turn(job) }
+            takeSnapshotIfDue()
             condition.withLock {
                 inTurn = false
                 condition.broadcast()
+            }
+        }
+    }
+
+    /// Takes a snapshot once the applied sequence entered a new snapshot interval: the cut is taken
+    /// here (between turns nothing is pending, so the visible state is the applied one; the documents
+    /// are copy-on-write), the encoding and publishing on the snapshot queue. Every node does so; the
+    /// stream keeps the first message of each interval (`Nats-Msg-Id` = the interval's number).
+    private func takeSnapshotIfDue() {
+        let interval = UInt64(configuration.snapshotInterval)
+        guard interval > 0, applied.load(ordering: .relaxed) / interval > snapshotRound,
+              let store = condition.withLock({ store }) else { return }
+        let cut = store.visibleSnapshot(models: nil)
+        let round = cut.sequence / interval
+        guard round > snapshotRound else { return }
+        snapshotRound = round
+        snapshotQueue.async { [self] in
+            let body = ClusterSnapshot(sequence: cut.sequence, models: cut.models).encoded()
+            let outcome = nats.publish(snapshotSubject, headers: [("Nats-Msg-Id", "\(configuration.stream)-snapshot-\(round)")],
+                                       body: body, timeout: 5000)
+            if case .stored = outcome {
+                snapshotsTaken.add(1, ordering: .relaxed)
+            } else {
+                logger.warning("cluster: the snapshot at \(cut.sequence) (\(body.count) bytes) was not stored: \(outcome)")
             }
         }
     }
@@ -234,9 +296,13 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         while true {
             if let reason = divergence.withLock({ $0 }) { return finish(job, .diverged(reason)) }
             guard nats.isConnected else { return finish(job, .unavailable("this node has no connection to NATS")) }
+            // Commits before `ownStart` were made outside any turn (Swift writes); the job's own
+            // commit is the first after it.
+            let ownStart = condition.withLock { appended.count }
             job?.write()
             let commits = condition.withLock { appended }
             if commits.isEmpty {
+                guard job != nil else { return }
                 // Nothing to publish (a failed precondition, an equal value): the answer stands only
                 // if the state it was checked against was the stream's latest when the write ran.
                 switch caughtUp(until: deadline) {
@@ -256,7 +322,7 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
                 return finish(job, outcome)
             case .conflict?:
                 conflicts.add(1, ordering: .relaxed)
-                if stored > 0 || job == nil {
+                if job == nil || stored > ownStart {
                     // The write's own commit is in (or there is no write to run again): what came after
                     // it (its bindings' commits, writes made outside a turn) lost the race.
                     rollBack()
@@ -367,6 +433,15 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
 
     private static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Returns once the store applied `sequence`, when the stream has it, or after `timeout`.
+    func waitUntilApplied(through sequence: UInt64, timeout: Duration) {
+        let deadline = ContinuousClock.now + timeout
+        while applied.load(ordering: .acquiring) < sequence, streamLast.load(ordering: .relaxed) >= sequence,
+              ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
     }
 
     // MARK: Status

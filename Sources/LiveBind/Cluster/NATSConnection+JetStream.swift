@@ -51,6 +51,30 @@ extension NATSConnection {
         return 0
     }
 
+    /// The last message on `subject` of `stream`, nil when there is none (or no such stream). The
+    /// corresponding C function is `js_GetLastMsg`.
+    func lastMessage(_ stream: String, subject: String, headers names: [String]) throws(ClusterError) -> StreamMessage? {
+        var message: OpaquePointer?
+        var code = jsErrCode(rawValue: 0)
+        let status = js_GetLastMsg(&message, jetStream, stream, subject, nil, &code)
+        defer { natsMsg_Destroy(message) }
+        if status == NATS_NOT_FOUND || code.rawValue == 10037 || code.rawValue == 10059 { return nil }
+        guard status == NATS_OK, let message else {
+            throw .unavailable("cannot read the last message of \(stream): \(Self.text(status)) (\(code.rawValue))")
+        }
+        var headers: [String: String] = [:]
+        for name in names {
+            var value: UnsafePointer<CChar>?
+            if natsMsgHeader_Get(message, name, &value) == NATS_OK, let value { headers[name] = String(cString: value) }
+        }
+        let count = Int(natsMsg_GetDataLength(message))
+        var body = [UInt8](repeating: 0, count: count)
+        if count > 0, let data = natsMsg_GetData(message) {
+            body.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: data, count: count)) }
+        }
+        return StreamMessage(sequence: 0, pending: 0, subject: subject, headers: headers, body: body)
+    }
+
     /// The stream's last sequence, nil when it does not exist.
     func streamLastSequence(_ name: String) throws(ClusterError) -> UInt64? {
         var info: UnsafeMutablePointer<jsStreamInfo>?

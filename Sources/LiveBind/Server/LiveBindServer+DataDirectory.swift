@@ -28,14 +28,18 @@ extension LiveBindServer {
                 throw .clusterUnavailable("a cluster node keeps its state in the cluster's stream: drop --data")
             }
             let node: ClusterNode
+            let snapshot: ClusterSnapshot
             do throws(ClusterError) {
                 node = try ClusterNode(configuration: cluster, logger: logger)
+                snapshot = try node.loadSnapshot()
             } catch {
                 throw .clusterUnavailable(error.description)
             }
-            // Sequences are the stream's: the store starts empty at 0 and replays the stream now, so
-            // that definition files and the app see the cluster's models before the server starts.
-            let store = Store(restoring: [], lastSequence: 0, log: node, limits: configuration.limits)
+            // Sequences are the stream's: the store starts from the last snapshot and replays the
+            // stream after it now, so that definition files and the app see the cluster's models
+            // before the server starts.
+            let store = Store(restoring: snapshot.models, lastSequence: snapshot.sequence, log: node,
+                              limits: configuration.limits)
             do throws(ClusterError) {
                 try node.start()
             } catch {

@@ -14,6 +14,13 @@ extension LiveBindServer {
         return answer.response ?? .deferred(answer)
     }
 
+    /// Whether a write request may commit: `/models…` and `/bindings…` (bindings write their targets).
+    /// Other writes (`POST /session`, `PATCH /events/{stream}`) need no turn, and work while the node
+    /// is cut off from NATS.
+    static func changesModels(_ request: HTTPRequest) -> Bool {
+        request.path.hasPrefix("/models/") || request.path == "/bindings" || request.path.hasPrefix("/bindings/")
+    }
+
     /// The header naming the cluster node that answered.
     static let nodeHeader = "LiveBind-Node"
 

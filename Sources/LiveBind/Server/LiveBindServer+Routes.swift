@@ -14,8 +14,12 @@ extension LiveBindServer {
             MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
                                    log: database?.writer, cluster: cluster)
         }
-        router.add([.get], "/events", access: .scoped(model: .query("model"), queryToken: true)) { request, context in
-            try Self.openStream(request, hub: hub, grant: context.grant)
+        router.add([.get], "/events", access: .scoped(model: .query("model"), queryToken: true)) { [cluster] request, context in
+            // A client coming from a node a few commits ahead resumes here once this node has them.
+            if let cluster, let id = (request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")).flatMap({ UInt64($0) }) {
+                cluster.waitUntilApplied(through: id, timeout: .seconds(2))
+            }
+            return try Self.openStream(request, hub: hub, grant: context.grant)
         }
         // Moving a window of one's own stream changes no model: it needs what the stream needs, `read`.
         router.add([.patch], "/events/:stream", access: RouteAccess(rule: .scoped, scope: .read)) { request, context in

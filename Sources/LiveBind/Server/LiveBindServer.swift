@@ -195,7 +195,7 @@ public final class LiveBindServer: Sendable {
                     if let limiter { try Self.checkWriteRate(request, limiter, access: access, counters: counters) }
                     if let preflight = access.preflight(request) {
                         response = preflight
-                    } else if isWrite, let cluster {
+                    } else if isWrite, let cluster, Self.changesModels(request) {
                         response = Self.answerInTurn(request, router: router, cluster: cluster, counters: counters)
                     } else {
                         response = try router.route(request)
