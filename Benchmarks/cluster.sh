@@ -88,11 +88,11 @@ start_livebind() {
         port=$(cluster_free_port)
         cluster_start_node "$server_bin" "$work/run" "n$i" "$port" --no-demo --max-streams $((per_server + 1000))
         ports+=("$port")
-        sample_pids+=("${cluster_pids[-1]}")
     done
     for i in 0 1 2; do
-        cluster_wait_healthy "${ports[i]}" 60 || { log "LiveBind node n$((i + 1)) did not join:"; tail -5 "$work/run/n$((i + 1))/livebind.log" >&2; return 1; }
+        cluster_wait_node "$i" 60 || { log "LiveBind node n$((i + 1)) did not join:"; tail -5 "$work/run/n$((i + 1))/livebind.log" >&2; return 1; }
     done
+    sample_pids+=("${node_pids[@]}")       # after the wait: a node started again has a new pid
     # The one model the runs use, created on one node; the others have it once they applied that commit.
     curl -sf -X PUT -H 'Content-Type: application/json' -d '{"log":[],"n":0}' \
         "http://127.0.0.1:${ports[0]}/models/bench" >/dev/null || { log "could not create the model"; return 1; }

@@ -8,6 +8,8 @@ cluster_pids=()
 nats_urls=""        # nats://127.0.0.1:P1,nats://127.0.0.1:P2,... once cluster_start_nats has run
 nats_ports=()
 node_ports=()
+node_pids=()        # by node index, as node_ports (a node started again gets its new pid here)
+node_args=()        # by node index: the arguments of cluster_start_node, for a second start
 
 cluster_log() { printf '%s\n' "$*" >&2; }
 
@@ -67,7 +69,7 @@ CONF
 
 # True when the binary knows --cluster (the cluster core may not be in this build).
 cluster_supported() {  # server binary
-    "$1" --help 2>&1 | grep -q -- '--cluster'
+    "$1" --help 2>&1 | grep -c -- '--cluster' >/dev/null   # grep -c reads it all: no SIGPIPE under pipefail
 }
 
 # cluster_start_node BINARY DIR NAME PORT [more livebind-server options]: one node joined to $nats_urls.
@@ -76,19 +78,41 @@ cluster_start_node() {
     shift 4
     mkdir -p "$dir/$name"
     setsid "$bin" --host 127.0.0.1 --port "$port" --cluster "$nats_urls" --node-name "$name" "$@" \
-        >"$dir/$name/livebind.log" 2>&1 &
+        >>"$dir/$name/livebind.log" 2>&1 &
     cluster_pids+=($!)
+    node_pids+=($!)
     node_ports+=("$port")
+    node_args+=("$(printf '%q ' "$bin" "$dir" "$name" "$port" "$@")")
 }
 
-# cluster_wait_healthy PORT [seconds, default 60]: /healthz answers 200 with cluster.connected true.
-cluster_wait_healthy() {
-    local port=$1 limit=${2:-60} i
-    for i in $(seq 1 $((limit * 5))); do
-        curl -sf "http://127.0.0.1:$port/healthz" 2>/dev/null \
-            | python3 -c 'import json,sys; c=json.load(sys.stdin).get("cluster") or {}; sys.exit(0 if c.get("connected") else 1)' 2>/dev/null \
-            && return 0
-        sleep 0.2
+# cluster_healthy PORT: /healthz answers 200 with cluster.connected true.
+cluster_healthy() {
+    curl -sf "http://127.0.0.1:$1/healthz" 2>/dev/null \
+        | python3 -c 'import json,sys; c=json.load(sys.stdin).get("cluster") or {}; sys.exit(0 if c.get("connected") else 1)' 2>/dev/null
+}
+
+# cluster_wait_node INDEX [seconds, default 60]: node INDEX (0-based) is healthy. A node that exits
+# while a young cluster still elects its streams' leaders ("the cluster's log is not available …
+# retry shortly") is started again, at most twice, and says so on stderr.
+cluster_wait_node() {
+    local index=$1 limit=${2:-60} attempt pid
+    for attempt in 1 2 3; do
+        pid=${node_pids[index]}
+        for _ in $(seq 1 $((limit * 5))); do
+            kill -0 "$pid" 2>/dev/null || break
+            cluster_healthy "${node_ports[index]}" && return 0
+            sleep 0.2
+        done
+        kill -0 "$pid" 2>/dev/null && return 1          # running, but not healthy in time
+        [ "$attempt" = 3 ] && return 1
+        local -a args
+        eval "args=(${node_args[index]})"
+        cluster_log "node ${args[2]} exited while starting ($(grep -m1 -i error "${args[1]}/${args[2]}/livebind.log" || echo 'see its log')); starting it again"
+        sleep 1
+        setsid "${args[0]}" --host 127.0.0.1 --port "${args[3]}" --cluster "$nats_urls" --node-name "${args[2]}" "${args[@]:4}" \
+            >>"${args[1]}/${args[2]}/livebind.log" 2>&1 &
+        cluster_pids+=($!)
+        node_pids[index]=$!
     done
     return 1
 }
@@ -145,5 +169,5 @@ cluster_stop() {
         kill -KILL "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
     done
-    cluster_pids=(); node_ports=(); nats_ports=(); nats_urls=""
+    cluster_pids=(); node_ports=(); node_pids=(); node_args=(); nats_ports=(); nats_urls=""
 }

@@ -36,16 +36,14 @@ trap finish EXIT
 trap 'exit 130' INT TERM
 
 joined() {  # index in node_ports
-    cluster_wait_healthy "${node_ports[$1]}" 60 && return 0
+    cluster_wait_node "$1" 60 && return 0
     echo "node n$(($1 + 1)) did not join the cluster; its log:" >&2
     tail -20 "$work/n$(($1 + 1))/livebind.log" >&2
     exit 1
 }
 
 cluster_start_nats "$work" 3
-node_pids=()
 cluster_start_node "$bin" "$work" n1 "$(cluster_free_port)" --public "$root/Public" --demo --trust-proxy 127.0.0.1
-node_pids+=("${cluster_pids[-1]}")
 joined 0
 # n1's bindings (GET /bindings), as a definition file: the entries without their live state.
 curl -sf "http://127.0.0.1:${node_ports[0]}/bindings" | python3 -c '
@@ -56,7 +54,6 @@ json.dump({"bindings": bindings}, sys.stdout, ensure_ascii=False)' >"$work/demo-
 for i in 2 3; do
     cluster_start_node "$bin" "$work" "n$i" "$(cluster_free_port)" --public "$root/Public" \
         --config "$work/demo-bindings.json" --no-demo --trust-proxy 127.0.0.1
-    node_pids+=("${cluster_pids[-1]}")
 done
 joined 1
 joined 2
