@@ -14,6 +14,10 @@ def test_a_node_joins_from_a_snapshot_after_the_stream_dropped_old_commits(fresh
     assert request("PUT", n1.base + "/models/big", {"items": [], "n": 0})[0] == 201
     cluster.settle()
     n3.stop()
+    # A binding made over HTTP while n3 is away: its message leaves the stream, the snapshots keep it.
+    assert request("PUT", n1.base + "/models/mirror", {"n": None})[0] == 201
+    status, _, body = request("POST", n2.base + "/bindings", {"id": "mirror", "source": "big.n", "target": "mirror.n"})
+    assert status == 201, body
     for value in range(400):
         node = [n1, n2][value % 2]
         if value % 4 == 3:
@@ -34,6 +38,8 @@ def test_a_node_joins_from_a_snapshot_after_the_stream_dropped_old_commits(fresh
     joined = request("GET", n3.base + "/models/big")
     assert joined[2] == expected[2] and joined[1]["ETag"] == expected[1]["ETag"]
     assert joined[2]["n"] == 399 and len(joined[2]["items"]) == 300
+    assert request("GET", n3.base + "/models/mirror")[2] == {"n": 399}
+    assert request("GET", n3.base + "/bindings/mirror")[2]["source"] == "big.n"
     # A client resuming from before the node's start gets resync and a fresh snapshot, never a gap.
     reader = EventReader(n3.base, "?model=big", last_event_id=2)
     reader.wait_for(lambda events: any(e == "snapshot" for _, e, _ in events), 10, "resync and a snapshot")
@@ -42,6 +48,10 @@ def test_a_node_joins_from_a_snapshot_after_the_stream_dropped_old_commits(fresh
     # It takes writes, ordered after everything.
     status, _, body = request("POST", n3.base + "/models/big/items", 400)
     assert status == 200 and int(body["id"]) == last + 1
+    # n3 runs the binding it loaded for its own writes.
+    assert request("PUT", n3.base + "/models/big/n", 1000)[0] == 200
+    cluster.settle()
+    assert all(request("GET", node.base + "/models/mirror")[2] == {"n": 1000} for node in cluster.nodes)
 
 
 def test_a_bounded_stream_needs_snapshots():

@@ -43,8 +43,21 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         let done: @Sendable (ClusterError?) -> Void
     }
 
+    /// What the consumer delivered: a commit, or a change to the bindings made over HTTP.
+    enum Delivered: Sendable {
+        case commit(Commit)
+        case binding(sequence: UInt64, ClusterBindingChange)
+
+        var sequence: UInt64 {
+            switch self {
+            case .commit(let commit): commit.sequence
+            case .binding(let sequence, _): sequence
+            }
+        }
+    }
+
     private let condition = NSCondition()
-    private var inbox: [Commit] = []
+    private var inbox: [Delivered] = []
     private var jobs: [Job] = []
     /// Commits the store made and that are not in the stream (nor rolled back) yet, in order.
     private var appended: [Commit] = []
@@ -54,6 +67,18 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     private var threads: [Thread] = []
     /// Turn thread only: numbers this node's messages for their `Nats-Msg-Id`.
     private var messageCounter: UInt64 = 0
+    /// Turn thread only: the current turn's deadline, and whether its write must run again (a
+    /// binding change lost the race for the stream).
+    private var turnDeadline = ContinuousClock.now
+    private var runAgain: Rerun?
+    /// Turn thread only: whether the current write put a binding change in the stream (it must not
+    /// run again then).
+    private var changedBindings = false
+    private enum Rerun { case now, afterDelivery }
+    /// Turn thread only: the bindings made over HTTP, as the stream left them (for snapshots).
+    private var httpBindings: [(id: String, definition: JSON, enabled: Bool)] = []
+    /// Applies another node's binding change to this node's registry (set by the server).
+    private let bindingHandler = OrderedMutex<(@Sendable (ClusterBindingChange) -> Void)?>(nil)
     /// Turn thread only (and `loadSnapshot` before it starts): the last snapshot interval taken.
     private var snapshotRound: UInt64 = 0
     /// Encodes and publishes snapshots, so that no write waits for them.
@@ -99,6 +124,7 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         }
         applied.store(snapshot.sequence, ordering: .relaxed)
         snapshotRound = snapshot.sequence / UInt64(max(1, configuration.snapshotInterval))
+        httpBindings = snapshot.bindings
         return snapshot
     }
 
@@ -148,6 +174,13 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     /// Starts following the stream from its beginning and taking turns; returns once the store holds
     /// every commit the stream had at start (throws when that takes longer than the start timeout).
     func start() throws(ClusterError) {
+        // The bindings made over HTTP that the snapshot holds, before the commits after it.
+        if let handler = bindingHandler.withLock({ $0 }) {
+            for binding in httpBindings {
+                handler(.create(id: binding.id, definition: binding.definition))
+                if !binding.enabled { handler(.setEnabled(id: binding.id, enabled: false)) }
+            }
+        }
         let subscription = try NATSSubscription(nats, stream: configuration.stream, subject: configuration.stream + ".>",
                                                 startSequence: applied.load(ordering: .relaxed) + 1)
         let reader = Thread { [self] in read(subscription) }
@@ -203,20 +236,28 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     // MARK: The reading thread
 
     private func read(_ subscription: NATSSubscription) {
-        let names = [Commit.modelHeader, Commit.revisionHeader]
+        let names = [Commit.modelHeader, Commit.revisionHeader, ClusterBindingChange.operationHeader, ClusterBindingChange.idHeader]
         while !condition.withLock({ stopping }) {
             guard let message = subscription.next(timeout: 250, headers: names) else { continue }
             let last = message.sequence + message.pending
             if streamLast.load(ordering: .relaxed) < last { streamLast.store(last, ordering: .relaxed) }
-            let commit: Commit
-            do {
-                commit = try Commit(message: message)
-            } catch {
-                diverge(error.description)
-                return
+            let delivered: Delivered
+            if message.subject == bindingSubject {
+                guard let change = ClusterBindingChange(message: message) else {
+                    diverge("message \(message.sequence) is no binding change this code reads")
+                    return
+                }
+                delivered = .binding(sequence: message.sequence, change)
+            } else {
+                do {
+                    delivered = .commit(try Commit(message: message))
+                } catch {
+                    diverge(error.description)
+                    return
+                }
             }
             condition.lock()
-            inbox.append(commit)
+            inbox.append(delivered)
             condition.signal()
             condition.unlock()
         }
@@ -260,8 +301,9 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         let round = cut.sequence / interval
         guard round > snapshotRound else { return }
         snapshotRound = round
+        let bindings = httpBindings
         snapshotQueue.async { [self] in
-            let body = ClusterSnapshot(sequence: cut.sequence, models: cut.models).encoded()
+            let body = ClusterSnapshot(sequence: cut.sequence, models: cut.models, bindings: bindings).encoded()
             let outcome = nats.publish(snapshotSubject, headers: [("Nats-Msg-Id", "\(configuration.stream)-snapshot-\(round)")],
                                        body: body, timeout: 5000)
             if case .stored = outcome {
@@ -275,31 +317,125 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     /// Replays every delivered commit not applied yet (rolling back commits of this node not in the
     /// stream: the stream put another one first).
     private func applyDelivered() {
-        let delivered = condition.withLock { () -> [Commit] in
+        let delivered = condition.withLock { () -> [Delivered] in
             defer { inbox.removeAll(keepingCapacity: true) }
             return inbox
         }
         let done = applied.load(ordering: .relaxed)
-        guard let store = condition.withLock({ store }), delivered.contains(where: { $0.sequence > done }) else { return }
-        let (commits, calls, failure) = store.replay(delivered) { [self] in
-            condition.withLock { appended.removeAll() }
+        guard let store = condition.withLock({ store }) else { return }
+        var commits: [Commit] = []
+        func replayCommits() -> Bool {
+            guard !commits.isEmpty else { return true }
+            defer { commits.removeAll() }
+            let (replayed, calls, failure) = store.replay(commits) { [self] in condition.withLock { appended.removeAll() } }
+            if let last = replayed.last { applied.store(last.sequence, ordering: .releasing) }
+            calls.run(replayed)
+            if let failure { diverge(failure) }
+            return failure == nil
         }
-        if let last = commits.last { applied.store(last.sequence, ordering: .releasing) }
-        calls.run(commits)
-        if let failure { diverge(failure) }
+        for item in delivered where item.sequence > done {
+            switch item {
+            case .commit(let commit):
+                commits.append(commit)
+            case .binding(let sequence, let change):
+                guard replayCommits() else { return }
+                store.advance(through: sequence) { [self] in condition.withLock { appended.removeAll() } }
+                applied.store(sequence, ordering: .releasing)
+                record(change)
+                bindingHandler.withLock { $0 }?(change)
+            }
+        }
+        _ = replayCommits()
     }
+
+    /// Keeps `change` in the list of bindings made over HTTP that snapshots carry.
+    private func record(_ change: ClusterBindingChange) {
+        switch change {
+        case .create(let id, let definition):
+            httpBindings.removeAll { $0.id == id }
+            httpBindings.append((id, definition, true))
+        case .setEnabled(let id, let enabled):
+            if let index = httpBindings.firstIndex(where: { $0.id == id }) { httpBindings[index].enabled = enabled }
+        case .delete(let id):
+            httpBindings.removeAll { $0.id == id }
+        }
+    }
+
+    /// Sets what applies other nodes' binding changes to this node's registry. Call before ``start()``.
+    func setBindingHandler(_ handler: @escaping @Sendable (ClusterBindingChange) -> Void) {
+        bindingHandler.withLock { $0 = handler }
+    }
+
+    /// Puts `change` in the stream before the write that makes it applies it here: called on the turn
+    /// thread by a write (`/bindings`) once it checked the change. Throws when the stream does not take
+    /// it; when another node's message came first, the turn runs the write again once this node has
+    /// applied that message.
+    func publishBindingChange(_ change: ClusterBindingChange) throws(ClusterError) {
+        guard condition.withLock({ appended.isEmpty }), let store = condition.withLock({ store }) else {
+            runAgain = .now
+            throw .unavailable("commits of this node were not in the stream yet")
+        }
+        messageCounter += 1
+        let expected = applied.load(ordering: .relaxed)
+        let (headers, body) = change.message
+        let all = headers + [("Nats-Msg-Id", "\(configuration.nodeName)-\(bootID)-\(messageCounter)"),
+                             ("Nats-Expected-Last-Sequence", String(expected))]
+        while true {
+            let left = Int64(Self.seconds(turnDeadline - .now) * 1000)
+            guard left > 0 else { throw .unavailable("no answer from the stream in \(configuration.writeTimeout)") }
+            switch nats.publish(bindingSubject, headers: all, body: body, timeout: min(2000, left)) {
+            case .stored(let sequence, _):
+                guard sequence == expected + 1 else {
+                    diverge("binding change \(change.id) was stored at \(sequence), not \(expected + 1)")
+                    throw .diverged("binding change stored out of order")
+                }
+                store.advance(through: sequence) {}
+                applied.store(sequence, ordering: .releasing)
+                changedBindings = true
+                if streamLast.load(ordering: .relaxed) < sequence { streamLast.store(sequence, ordering: .relaxed) }
+                record(change)
+                return
+            case .wrongLastSequence:
+                runAgain = .afterDelivery
+                throw .unavailable("another node wrote first")
+            case .unavailable(let reason):
+                if ContinuousClock.now + .milliseconds(100) >= turnDeadline { throw .unavailable(reason) }
+                Thread.sleep(forTimeInterval: 0.1)
+            case .refused(let reason):
+                throw .unavailable(reason)
+            }
+        }
+    }
+
+    /// Where binding changes are published.
+    private var bindingSubject: String { configuration.stream + ".bindings" }
 
     /// Runs `job` (nil: publishes commits made outside any write turn) until its commits are in the
     /// stream or it fails.
     private func turn(_ job: Job?) {
         let deadline = ContinuousClock.now + configuration.writeTimeout
+        turnDeadline = deadline
         while true {
             if let reason = divergence.withLock({ $0 }) { return finish(job, .diverged(reason)) }
             guard nats.isConnected else { return finish(job, .unavailable("this node has no connection to NATS")) }
             // Commits before `ownStart` were made outside any turn (Swift writes); the job's own
             // commit is the first after it.
             let ownStart = condition.withLock { appended.count }
+            runAgain = nil
+            changedBindings = false
             job?.write()
+            if let rerun = runAgain {
+                // A binding change of the write did not go in: commits made outside a turn were in
+                // its way (dropped now), or another node's message came first (applied first).
+                conflicts.add(1, ordering: .relaxed)
+                rollBack()
+                guard rerun == .afterDelivery else { continue }
+                guard waitForDelivery(until: deadline) else {
+                    return finish(job, .unavailable("the stream kept moving for \(configuration.writeTimeout)"))
+                }
+                applyDelivered()
+                continue
+            }
             let commits = condition.withLock { appended }
             if commits.isEmpty {
                 guard job != nil else { return }
@@ -322,7 +458,7 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
                 return finish(job, outcome)
             case .conflict?:
                 conflicts.add(1, ordering: .relaxed)
-                if job == nil || stored > ownStart {
+                if job == nil || stored > ownStart || changedBindings {
                     // The write's own commit is in (or there is no write to run again): what came after
                     // it (its bindings' commits, writes made outside a turn) lost the race.
                     rollBack()

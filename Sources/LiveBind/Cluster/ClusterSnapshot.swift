@@ -5,13 +5,19 @@ import Collections
 struct ClusterSnapshot: Sendable {
     var sequence: UInt64
     var models: [ModelSnapshot]
+    /// The bindings made over HTTP at that sequence (`"bindings":[{"id","definition","enabled"}]`).
+    var bindings: [(id: String, definition: JSON, enabled: Bool)] = []
 
     /// The message body.
     func encoded() -> [UInt8] {
         let models = models.map { model -> JSON in
             .object(["name": .string(model.name), "rev": .int(Int(model.revision)), "value": model.value])
         }
-        let document: JSON = .object(["sequence": .int(Int(sequence)), "models": .array(Deque(models))])
+        let bindings = bindings.map { binding -> JSON in
+            .object(["id": .string(binding.id), "definition": binding.definition, "enabled": .bool(binding.enabled)])
+        }
+        let document: JSON = .object(["sequence": .int(Int(sequence)), "models": .array(Deque(models)),
+                                      "bindings": .array(Deque(bindings))])
         var bytes: [UInt8] = []
         document.encode(into: &bytes)
         return bytes
@@ -36,11 +42,19 @@ struct ClusterSnapshot: Sendable {
             }
             models.append(ModelSnapshot(name: name, revision: UInt64(revision), value: value))
         }
-        self.init(sequence: UInt64(sequence), models: models)
+        var bindings: [(id: String, definition: JSON, enabled: Bool)] = []
+        for entry in document["bindings"]?.arrayValue ?? [] {
+            guard let id = entry["id"]?.stringValue, let definition = entry["definition"], case .bool(let enabled)? = entry["enabled"] else {
+                throw .diverged("a binding of the last snapshot cannot be read")
+            }
+            bindings.append((id, definition, enabled))
+        }
+        self.init(sequence: UInt64(sequence), models: models, bindings: bindings)
     }
 
-    init(sequence: UInt64, models: [ModelSnapshot]) {
+    init(sequence: UInt64, models: [ModelSnapshot], bindings: [(id: String, definition: JSON, enabled: Bool)] = []) {
         self.sequence = sequence
         self.models = models
+        self.bindings = bindings
     }
 }

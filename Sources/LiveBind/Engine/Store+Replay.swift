@@ -122,3 +122,18 @@ extension Commit.Kind {
         return false
     }
 }
+
+extension Store {
+    /// Moves the sequence past `sequence`, a message of a shared log that is not a commit (a binding
+    /// made over HTTP): the next commit gets a later sequence. Rolls back what is pending first, as
+    /// ``replay(_:whileLocked:)`` does.
+    func advance(through sequence: UInt64, whileLocked: () -> Void) {
+        withState { state in
+            if state.lastSequence != state.durable.sequence { state.rollBack(log: log != nil) }
+            whileLocked()
+            guard sequence > state.lastSequence else { return }
+            state.lastSequence = sequence
+            state.durable.sequence = sequence
+        }
+    }
+}

@@ -10,6 +10,8 @@ struct BindingsResource: Sendable {
     let counters: ServerCounters
     /// Where bindings made over HTTP and enabled flags set over HTTP are kept; nil keeps them in memory.
     let database: StateDatabase?
+    /// On a cluster node: the stream every change goes to first, so that every node makes it.
+    var cluster: ClusterNode? = nil
 
     /// `GET /bindings`: `{"bindings":[…]}` in creation order, those whose models the caller reaches.
     func list(reach: AccessControl.Reach = .everything) -> HTTPResponse {
@@ -50,7 +52,8 @@ struct BindingsResource: Sendable {
     /// `POST /bindings`: creates a binding (201) and applies the current source value to its target.
     func create(_ request: HTTPRequest) throws -> HTTPResponse {
         _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json])
-        let entry = try RequestBody.parseJSON(request)
+        var entry = try RequestBody.parseJSON(request)
+        if let cluster { entry = try publishCreation(entry, to: cluster) }
         let binding = try registry.bind(json: entry)
         if let database, case .object(var members) = entry {
             members["id"] = .string(binding.id)
@@ -80,6 +83,7 @@ struct BindingsResource: Sendable {
             throw RequestError.malformedBody(#"send {"enabled": true} or {"enabled": false}"#)
         }
         guard registry.binding(id: id) != nil else { throw BindingError.bindingNotFound(id) }
+        try cluster?.publishBindingChange(.setEnabled(id: id, enabled: enabled))
         try database?.saveEnabled(id: id, enabled)
         try registry.setEnabled(id: id, enabled)
         counters.writes.add(1, ordering: .relaxed)
@@ -90,10 +94,29 @@ struct BindingsResource: Sendable {
     func delete(_ id: String) throws -> HTTPResponse {
         guard let binding = registry.binding(id: id) else { throw BindingError.bindingNotFound(id) }
         let last = binding.json
+        try cluster?.publishBindingChange(.delete(id: id))
         try database?.deleteBinding(id: id)
         try registry.unbind(id: id)
         counters.writes.add(1, ordering: .relaxed)
         return json(last)
+    }
+
+    /// Checks a new binding's definition, gives it an id when it has none, and puts it in the cluster's
+    /// stream; returns the definition with its id, which this node then makes as every other node does.
+    private func publishCreation(_ entry: JSON, to cluster: ClusterNode) throws -> JSON {
+        let spec = try BindingSpec(json: entry)
+        _ = try registry.prepare(spec)
+        guard case .object(var members) = entry else { return entry }
+        var id = spec.id ?? ""
+        if id.isEmpty {
+            var number = registry.all.count + 1
+            while registry.binding(id: "b\(number)") != nil { number += 1 }
+            id = "b\(number)"
+        }
+        if registry.binding(id: id) != nil { throw BindingError.duplicateID(id) }
+        members["id"] = .string(id)
+        try cluster.publishBindingChange(.create(id: id, definition: .object(members)))
+        return .object(members)
     }
 
     private func json(_ value: JSON, status: Int = 200) -> HTTPResponse {

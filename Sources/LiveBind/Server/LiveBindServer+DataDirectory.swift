@@ -40,13 +40,27 @@ extension LiveBindServer {
             // before the server starts.
             let store = Store(restoring: snapshot.models, lastSequence: snapshot.sequence, log: node,
                               limits: configuration.limits)
+            self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: nil, cluster: node)
+            // Bindings made over HTTP on any node reach this one through the stream (without catching
+            // up: the node that made the change logged what catching up derived).
+            node.setBindingHandler { [weak registry = bindings, logger] change in
+                guard let registry else { return }
+                do throws(BindingError) {
+                    switch change {
+                    case .create(let id, let definition): try registry.makeReplayed(definition, id: id)
+                    case .setEnabled(let id, let enabled): try registry.setEnabledReplayed(id: id, enabled)
+                    case .delete(let id): try registry.unbind(id: id)
+                    }
+                } catch {
+                    logger.warning("cluster: binding change \(change.id) from the stream does not apply here: \(error)")
+                }
+            }
             do throws(ClusterError) {
                 try node.start()
             } catch {
                 node.stop()
                 throw .clusterUnavailable(error.description)
             }
-            self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: nil, cluster: node)
             return
         }
         guard let directory = configuration.dataDirectory else {

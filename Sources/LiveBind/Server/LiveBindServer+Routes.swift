@@ -37,7 +37,7 @@ extension LiveBindServer {
             default: return try models.get(name, pointer)
             }
         }
-        let bindingsResource = BindingsResource(registry: bindings, counters: counters, database: database)
+        let bindingsResource = BindingsResource(registry: bindings, counters: counters, database: database, cluster: cluster)
         router.add([.get, .post], "/bindings", access: .scoped) { request, context in
             let reach = context.grant.reach
             guard request.method == .post else { return bindingsResource.list(reach: reach) }

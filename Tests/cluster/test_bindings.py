@@ -1,0 +1,73 @@
+"""Bindings in cluster mode: a binding made, disabled or deleted over HTTP on one node reaches every
+node through the stream, and a derived change is computed once (by the writing node) and replayed
+elsewhere, never written again by another node."""
+from cluster import EventReader, request, wait_until
+
+
+def bindings_on(node):
+    return {b["id"]: b for b in request("GET", node.base + "/bindings")[2]["bindings"]}
+
+
+def test_a_binding_made_over_http_reaches_every_node_and_runs_once_per_commit(cluster):
+    n1, n2, n3 = cluster.nodes
+    assert request("PUT", n1.base + "/models/src", {"t": 1})[0] == 201
+    assert request("PUT", n1.base + "/models/dst", {"copy": None})[0] == 201
+    status, headers, body = request("POST", n2.base + "/bindings", {"source": "src.t", "target": "dst.copy"})
+    assert status == 201, body
+    binding = body["id"]
+    cluster.settle()
+    for node in cluster.nodes:
+        assert binding in bindings_on(node), node.node_name
+        assert request("GET", node.base + "/models/dst")[2] == {"copy": 1}
+    before = cluster.settle()
+    reader = EventReader(n3.base, "?model=dst")
+    reader.wait_for(lambda events: events, 10, "the first snapshot")
+    for value, node in zip(range(2, 8), [n1, n2, n3, n1, n2, n3]):
+        assert request("PUT", node.base + "/models/src/t", value)[0] == 200
+    last = cluster.settle()
+    # One source commit and one derived commit per write, whichever node wrote: nobody ran the
+    # binding a second time.
+    assert last - before == 12
+    reader.wait_for(lambda events: events[-1][0] == str(last), 10, "the last derived change")
+    sets = [data["value"] for _, event, data in reader.snapshot() if event == "set"]
+    assert sets == [2, 3, 4, 5, 6, 7]
+    assert len({request("GET", node.base + "/models/dst")[1]["ETag"] for node in cluster.nodes}) == 1
+    reader.close()
+
+    # Disabled on one node: no node propagates.
+    status, _, body = request("PATCH", n3.base + f"/bindings/{binding}", {"enabled": False})
+    assert status == 200 and body["enabled"] is False
+    cluster.settle()
+    for node in cluster.nodes:
+        assert bindings_on(node)[binding]["enabled"] is False
+    assert request("PUT", n1.base + "/models/src/t", 100)[0] == 200
+    cluster.settle()
+    assert [request("GET", node.base + "/models/dst")[2] for node in cluster.nodes] == [{"copy": 7}] * 3
+
+    # Deleted on another: gone everywhere.
+    assert request("DELETE", n1.base + f"/bindings/{binding}")[0] == 200
+    cluster.settle()
+    for node in cluster.nodes:
+        assert binding not in bindings_on(node)
+        assert request("GET", node.base + f"/bindings/{binding}")[0] == 404
+
+
+def test_the_same_binding_id_on_two_nodes_at_once_is_made_once(cluster):
+    import concurrent.futures
+    import threading
+    n1, n2, _ = cluster.nodes
+    assert request("PUT", n1.base + "/models/twin", {"a": 1, "b": 0, "c": 0})[0] == 201
+    cluster.settle()
+    barrier = threading.Barrier(2)
+
+    def create(pair):
+        node, target = pair
+        barrier.wait()
+        return request("POST", node.base + "/bindings", {"id": "twin", "source": "twin.a", "target": target})[0]
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        statuses = sorted(pool.map(create, [(n1, "twin.b"), (n2, "twin.c")]))
+    assert statuses == [201, 409], statuses
+    cluster.settle()
+    targets = {bindings_on(node)["twin"]["target"] for node in cluster.nodes}
+    assert len(targets) == 1
