@@ -5,7 +5,8 @@
 # (--cluster, --node-name n1..n3) and nginx with deploy/nginx/cluster.conf in front of them, all on
 # loopback, everything they write under one temporary folder. The demo runs on node n1, which creates
 # its models and changes them every second; n2 and n3 start once n1 is up, with n1's bindings as their
-# --config (a node's bindings are its own; the stream carries only commits), so a write on any node
+# --config (bindings from a file or the demo are each node's own; only those made over HTTP travel
+# through the stream), so a write on any node
 # runs the same bindings, and n1's changes reach them through the stream. A demo on every node would
 # change the models three times a second. Ctrl-C stops everything this script started, by pid, and
 # removes the folder.
