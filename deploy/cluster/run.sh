@@ -6,9 +6,8 @@
 # loopback, everything they write under one temporary folder. The demo runs on node n1, which creates
 # its models and changes them every second; n2 and n3 start once n1 is up, with n1's bindings as their
 # --config (bindings from a file or the demo are each node's own; only those made over HTTP travel
-# through the stream), so a write on any node
-# runs the same bindings, and n1's changes reach them through the stream. A demo on every node would
-# change the models three times a second. Ctrl-C stops everything this script started, by pid, and
+# through the stream), so a write on any node runs the same bindings, and n1's changes reach them
+# through the stream. A demo on every node would change the models three times a second. Ctrl-C stops everything this script started, by pid, and
 # removes the folder.
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: deploy/cluster/run.sh SERVER_BINARY [PORT]" >&2; exit 2; }
