@@ -22,12 +22,19 @@ ASAN_BUILD   := .build-asan
 LIMIT        := timeout --kill-after=15
 
 .PHONY: run build release deb test test-swift test-tsan test-asan test-firefox test-browser test-cli test-hostile \
-        test-contract test-dist test-cluster bench fuzz clean deps-server deps-browser deps-python deps-dist deps-cluster
+        test-contract test-dist test-cluster bench fuzz clean deps-server deps-browser deps-python deps-dist \
+        cluster deps-cluster
 
 ## run: install libmicrohttpd if missing, build in release mode, serve the demo on http://$(HOST):$(PORT)/
 run: deps-server
 	$(SWIFT) build $(RELEASE) --product livebind-server
 	exec .build/release/livebind-server --host $(HOST) --port $(PORT) --public Public --demo
+
+## cluster: the demo on three nodes (three NATS JetStream servers) behind nginx on http://127.0.0.1:$(PORT)/;
+##          Ctrl-C stops every process it started (deploy/cluster/run.sh, deploy/nginx/cluster.conf)
+cluster: deps-server deps-cluster
+	$(SWIFT) build $(RELEASE) --product livebind-server
+	exec bash deploy/cluster/run.sh .build/release/livebind-server $(PORT)
 
 build: deps-server
 	$(SWIFT) build
@@ -91,7 +98,7 @@ test-firefox: release deps-python
 	$(PYTHON) -m pip install -q --disable-pip-version-check marionette_driver==$(MARIONETTE_VERSION)
 	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 300 $(PYTHON) Tests/browser/firefox_smoke.py
 
-## bench: engine, fan-out, write and browser benchmarks (see BENCHMARKS.md; BENCH_SKIP, BENCH_QUICK)
+## bench: engine, fan-out, write, cluster and browser benchmarks (see BENCHMARKS.md; BENCH_SKIP, BENCH_QUICK)
 bench: release deps-browser deps-python
 	bash Benchmarks/run.sh
 

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # `make bench`: the engine benchmarks (ordo-one/benchmark), fan-out over HTTP against nginx + Nchan,
-# writes over HTTP against Nchan and Redis and, when present, the browser benchmark; then ONE markdown
+# writes over HTTP against Nchan and Redis, three cluster nodes against three Nchan servers sharing
+# Redis and, when present, the browser benchmark; then ONE markdown
 # table with the ratios (also saved to Benchmarks/results/table.md). Needs
 # .build/release/livebind-server (the Makefile builds it first). Everything it uses is in this
 # repository or a Debian package the scripts install when missing.
 #
 # Environment: BENCH_QUICK=1 for a short pass (one engine run, 1,000 subscribers, one repeat);
-# ENGINE_RUNS (3), BENCH_SKIP="engine fanout writes browser" to leave parts out; see fanout.sh and
-# writes.sh for their knobs.
+# ENGINE_RUNS (3), BENCH_SKIP="engine fanout writes cluster browser" to leave parts out; see fanout.sh,
+# writes.sh and cluster.sh for their knobs.
 set -euo pipefail
 cd "$(dirname "$0")/.."                       # the repository root
 root=$(pwd)
@@ -51,6 +52,11 @@ if [[ $skip != *" writes "* ]]; then
     WRITES_OUT=$results/writes bash Benchmarks/writes.sh
 fi
 
+if [[ $skip != *" cluster "* ]]; then
+    log "cluster: 3 livebind-server nodes on NATS JetStream vs 3 nginx + Nchan sharing Redis"
+    CLUSTER_OUT=$results/cluster bash Benchmarks/cluster.sh
+fi
+
 browser_file=""
 if [[ $skip != *" browser "* ]] && [ -f Benchmarks/browser/bench_dom.py ]; then
     log "browser benchmark"
@@ -67,5 +73,6 @@ args=()
 [ ${#engine_files[@]} -gt 0 ] && args+=(--engine "${engine_files[@]}")
 [[ $skip == *" fanout "* ]] || args+=(--fanout "$results/fanout")
 [[ $skip == *" writes "* ]] || args+=(--writes "$results/writes")
+[[ $skip == *" cluster "* ]] || args+=(--cluster "$results/cluster")
 [ -n "$browser_file" ] && args+=(--browser "$browser_file")
 python3 Benchmarks/scripts/report.py "${args[@]}" | tee "$results/table.md"

@@ -871,7 +871,16 @@
     summarize();
   });
 
+  // In a cluster the event stream's node is named in the header (livebind.js reads its
+  // LiveBind-Node header; a reconnect may land on another node). A single server names none.
+  function showNode(node) {
+    $('#node').textContent = node ? 'node ' + node : '';
+    $('#node').hidden = !node;
+  }
+  document.addEventListener('livebind:state', (e) => showNode(e.detail.state === 'live' && e.detail.node));
+
   $('#connection-state').textContent = LB.state || 'connecting';
+  showNode(LB.state === 'live' && LB.node);
   summarize();
   loadModels();
   loadBindings();

@@ -371,7 +371,7 @@
   // ===========================================================================================
   // Events and errors
   //   Everything the page may want to react to is a DOM event with a `detail`:
-  //   livebind:state {state}, livebind:change {model, path, kind, …}, livebind:error
+  //   livebind:state {state, node}, livebind:change {model, path, kind, …}, livebind:error
   //   {element, attribute, path, reason}.
   // ===========================================================================================
 
@@ -1954,6 +1954,7 @@
     narrowTimer: 0,
     watchdog: 0,
     state: '',
+    node: null,       // the cluster node serving the stream (its LiveBind-Node header), null on one server
     streamId: null,   // the stream's id (its `stream` event), for moving windows
     subs: null,       // whether the server takes ?sub= (null: not known yet)
 
@@ -2164,6 +2165,7 @@
       this.attempt = 0;
       this.sessionRetried = false;
       stream.lastByte = performance.now();
+      connection.node = response.headers.get('LiveBind-Node');
       setState('live');
       checkModels();
       await readEvents(response.body, {
@@ -2235,7 +2237,7 @@
     if (connection.state === state) return;
     connection.state = state;
     document.documentElement.setAttribute('data-lb-state', state);
-    emit(document, 'livebind:state', { state });
+    emit(document, 'livebind:state', { state, node: connection.node });
   }
 
   /** After a stream opens, report bindings to models the server does not have. */
@@ -2368,6 +2370,11 @@
     /** The connection state: connecting, live, reconnecting, offline, or unauthorized (waiting for a token). */
     get state() {
       return connection.state;
+    },
+
+    /** The cluster node serving the event stream (its `LiveBind-Node` header); null on a single server. */
+    get node() {
+      return connection.node;
     },
 
     /** The id of the last event received. */

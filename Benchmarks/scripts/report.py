@@ -6,6 +6,8 @@ Inputs (all optional; missing parts are left out of the table):
   --fanout DIR       sseload JSON files NAME-cSUBS-rRATE-REPEAT.json and idle-NAME-REPEAT.json (fanout.sh)
   --browser FILE     stdout of Benchmarks/browser/bench_dom.py (JSON object lines are read)
   --writes DIR       writes.sh JSON files CASE-cCONNS-REPEAT.json and streams-sN-cCONNS-REPEAT.json
+  --cluster DIR      cluster.sh JSON files fanout-SERVER-rRATE-REPEAT.json, writes-SERVER-cCONNS-REPEAT.json
+                     (and livebind-skipped.txt when the LiveBind side was not measured)
 Engine figures are the median over runs of each run's median sample; fan-out and write figures are
 medians over repeats. The writes also get a table of their own, writes/s and p50 by concurrency.
 """
@@ -301,6 +303,68 @@ def write_matrix(directory):
     return lines
 
 
+def load_cluster(directory):
+    """{("fanout", rate): {server: [runs]}} and {("writes", conns): {server: [runs]}} from cluster.sh."""
+    runs = {}
+    for path in glob.glob(os.path.join(directory, "*.json")):
+        m = re.match(r"(fanout|writes)-(\w+?)-([rc])(\d+)-\d+\.json$", os.path.basename(path))
+        if not m:
+            continue
+        try:
+            r = json.load(open(path))
+        except (OSError, ValueError):
+            continue
+        runs.setdefault((m[1], int(m[4])), {}).setdefault(m[2], []).append(r)
+    return runs
+
+
+def cluster_rows(directory):
+    """Three LiveBind nodes on NATS JetStream against three nginx + Nchan sharing Redis (issue #16)."""
+    rows, runs = [], load_cluster(directory)
+    skipped = ""
+    try:
+        skipped = open(os.path.join(directory, "livebind-skipped.txt"), encoding="utf-8").read().strip()
+    except OSError:
+        pass
+    missing = f"not measured: {skipped}" if skipped else "not measured"
+    for (kind, n), by_server in sorted(runs.items(), key=lambda kv: (kv[0][0], kv[0][1] == 0, kv[0][1])):
+        if kind != "fanout":
+            continue
+        lb, nc = (summarize(by_server[k]) if k in by_server else None for k in ("livebind", "nchan"))
+        subs = max(r["subscribers"] for rs in by_server.values() for r in rs)
+        # One order for everyone is LiveBind's promise across nodes: sseload counts the different
+        # arrival orders among the subscribers that got every message (1 = all agree), worst repeat.
+        orders = {k: max(r.get("orders", -1) for r in rs) for k, rs in by_server.items()}
+        order_text = lambda k: (f", {orders[k]} order{'s' * (orders[k] != 1)} among the streams"
+                                if orders[k] >= 0 else "")
+        cell = lambda s: (fanout_cell(s) + order_text("livebind")) if s else missing
+        ratio = (f"ev/s {lb['rate'] / nc['rate']:.2f}, p99 {lb['p99'] / nc['p99']:.2f}" if lb and nc else "—")
+        label = (f"cluster fan-out: 3 × {subs // 3:,} subscribers over 3 servers, 2,000 × 200 B published to one, "
+                 f"at {'max rate' if n == 0 else f'{n:,}/s'}")
+        nc_cell = (fanout_cell(nc) + order_text("nchan")) if nc else "not measured"
+        rows.append(("cluster", label, cell(lb), "Nchan ×3 + Redis: " + nc_cell,
+                     ratio, "ev/s ≥ 1.0, 0 lost"))
+    for (kind, n), by_server in sorted(runs.items()):
+        if kind != "writes":
+            continue
+        def summary(results):
+            if not results:
+                return None
+            med = lambda key: statistics.median(r[key] for r in results)
+            return {"rps": med("rps"), "p50": med("p50_ms"), "p99": med("p99_ms"), "n": len(results),
+                    "errors": max(sum(r.get("errors", {}).values()) for r in results),
+                    "conflicts": statistics.median(r.get("conflicts", 0) for r in results)}
+        lb, nc = summary(by_server.get("livebind")), summary(by_server.get("nchan"))
+        lb_cell = (write_cell(lb) + (f", {lb['conflicts']:,.0f} writes run again after a conflict" if lb["conflicts"] else "")
+                   if lb else missing)
+        rows.append(("cluster", f"cluster writes: {n} writers spread over 3 servers, acknowledged writes/s",
+                     lb_cell, "Nchan ×3 + Redis publish: " + write_cell(nc),
+                     "writes/s " + fmt_ratio(lb and lb["rps"], nc and nc["rps"]), "measured"))
+    if skipped and not runs:
+        rows.append(("cluster", "cluster mode", missing, "—", "—", "—"))
+    return rows
+
+
 BROWSER_TARGETS = [  # (words in the measurement, target)
     ("advantage", "≥ 100× cheaper than a re-render"),
     ("frame rate", "60 fps at 1,000 rows"),
@@ -343,6 +407,7 @@ def main():
     ap.add_argument("--fanout")
     ap.add_argument("--browser")
     ap.add_argument("--writes")
+    ap.add_argument("--cluster")
     a = ap.parse_args()
     rows = []
     runs = [parse_engine(p) for p in a.engine if os.path.exists(p)]
@@ -352,6 +417,8 @@ def main():
         rows += fanout_rows(a.fanout)
     if a.writes:
         rows += write_rows(a.writes)
+    if a.cluster:
+        rows += cluster_rows(a.cluster)
     if a.browser:
         rows += browser_rows(a.browser)
     print("| area | measure | LiveBind | anchor | LiveBind / anchor | target |")

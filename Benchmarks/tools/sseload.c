@@ -23,12 +23,18 @@
  *   -j                   one JSON object on stdout (a short human summary always goes to stderr)
  *   -t SEC               hard timeout of the whole run [120]; exit status 3 when it is hit
  *   --sub PATH, --pub PATH            request paths [/sub, /pub]
+ *   --sub-port PORT      open the subscribers on this port instead of -p (repeatable: subscriber i
+ *                        uses the (i mod n)-th one, so the streams spread evenly over a cluster's
+ *                        nodes while every publish goes to -p)
  *   --drain SEC          after the last publish, stop when no event arrived for SEC [5]
  *   --hold SEC           with -m 0: hold this long [until SIGTERM]
  *   --ready-file FILE    with -m 0: create FILE once every stream is open and primed
  *   --server-pid PID     sample the server's CPU and memory from /proc (repeatable)
  *   --children           also sample each server pid's direct children (nginx workers)
  *   --seq-key K, --ts-key K           keys searched for in the event data [seq, t]
+ *
+ * Besides loss, duplicates and latency it reports `orders`: how many different arrival orders the
+ * subscribers that received every message saw (1 when all streams agree on one order).
  *
  * Exit status: 0 everything delivered, 1 loss or failed subscribers or publishes, 2 usage, 3 timeout.
  */
@@ -124,6 +130,7 @@ static struct {
     double timeout, drain, hold, connect_timeout, prime_timeout;
     const char *sub, *pub, *ready_file, *seq_key, *ts_key;
     int server_pids[16], server_pid_count;
+    int sub_ports[16], sub_port_count;
 } opt = {
     .subscribers = 100, .messages = 1000, .size = 200, .publishers = 8, .timeout = 120, .drain = 5,
     .connect_timeout = 60, .prime_timeout = 30, .sub = "/sub", .pub = "/pub", .seq_key = "seq", .ts_key = "t",
@@ -159,7 +166,10 @@ static void parse_options(int argc, char **argv) {
         else if (!strcmp(a, "--children")) opt.children = 1;
         else if (!strcmp(a, "--seq-key")) opt.seq_key = VALUE();
         else if (!strcmp(a, "--ts-key")) opt.ts_key = VALUE();
-        else if (!strcmp(a, "--server-pid")) {
+        else if (!strcmp(a, "--sub-port")) {
+            if (opt.sub_port_count == 16) usage();
+            opt.sub_ports[opt.sub_port_count++] = atoi(VALUE());
+        } else if (!strcmp(a, "--server-pid")) {
             if (opt.server_pid_count == 16) usage();
             opt.server_pids[opt.server_pid_count++] = atoi(VALUE());
         } else usage();
@@ -168,6 +178,9 @@ static void parse_options(int argc, char **argv) {
     if (opt.port <= 0 || opt.port > 65535 || opt.subscribers < 0 || opt.messages < 0 || opt.rate < 0 ||
         opt.publishers < 1 || opt.size < 0 || opt.size > MAX_BODY)
         usage();
+    for (int i = 0; i < opt.sub_port_count; i++)
+        if (opt.sub_ports[i] <= 0 || opt.sub_ports[i] > 65535) usage();
+    if (!opt.sub_port_count) opt.sub_ports[opt.sub_port_count++] = opt.port;
 }
 
 /* ===== /proc sampling of the server ============================================================== */
@@ -235,8 +248,8 @@ static double own_cpu_s(void) {
 
 /* ===== sockets =================================================================================== */
 
-static struct sockaddr_in server_address(void) {
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)opt.port)};
+static struct sockaddr_in server_address(int port) {
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);  /* loopback only, by construction */
     return a;
 }
@@ -263,7 +276,7 @@ static atomic_int publishers_running;
 
 static int publisher_connect(void) {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = server_address();
+    struct sockaddr_in a = server_address(opt.port);
     int one = 1;
     struct timeval tv = {10, 0};
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -394,13 +407,14 @@ typedef struct {
     uint32_t events;       /* every dispatched event, with or without a sequence */
     long sequence, ts;     /* read from the current event's data, -1 until found */
     long highest;
+    uint64_t order;        /* a hash of the sequence numbers in the order they arrived */
     uint8_t *seen;         /* one bit per sequence 1..M */
 } subscriber;
 
 static subscriber *subs;
 static int epoll_fd;
-static char sub_request[1024];
-static size_t sub_request_len;
+static char sub_request[16][1024];   /* one per --sub-port: its Host header names that port */
+static size_t sub_request_len[16];
 
 static struct {
     long connected, failed, bad_status, not_sse, retries, closed, connecting;
@@ -418,7 +432,7 @@ static void watch(int fd, uint32_t events, int index, int op) {
 
 static void start_connect(int i) {
     subscriber *s = &subs[i];
-    struct sockaddr_in a = server_address();
+    struct sockaddr_in a = server_address(opt.sub_ports[i % opt.sub_port_count]);
     s->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     s->state = S_CONNECTING;
     s->attempts++;
@@ -484,6 +498,7 @@ static void dispatch(subscriber *s) {
     if (s->seen[seq >> 3] & bit) { g.duplicates++; return; }
     s->seen[seq >> 3] |= bit;
     g.unique++;
+    s->order = (s->order ^ (uint64_t)seq) * 0x100000001b3ULL;  /* FNV-1a step over the arrival order */
     if (seq < s->highest) g.out_of_order++;
     else s->highest = seq;
     if (!g.first_delivery) g.first_delivery = g.read_time;
@@ -591,7 +606,8 @@ static void on_ready(int index, uint32_t events) {
         socklen_t len = sizeof err;
         getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
         if (err || (events & (EPOLLERR | EPOLLHUP))) { drop(s, 1, index); return; }
-        if (write(s->fd, sub_request, sub_request_len) != (ssize_t)sub_request_len) { drop(s, 1, index); return; }
+        int port = index % opt.sub_port_count;
+        if (write(s->fd, sub_request[port], sub_request_len[port]) != (ssize_t)sub_request_len[port]) { drop(s, 1, index); return; }
         s->state = S_HEADER;
         s->buffer = malloc(HEADER_CAP);
         watch(s->fd, EPOLLIN, index, EPOLL_CTL_MOD);
@@ -635,6 +651,29 @@ static void raise_file_limit(long want) {
 
 static double seconds(int64_t ns) { return (double)ns / 1e9; }
 
+static int compare_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* How many different arrival orders the subscribers that received every message saw: 1 when every
+ * stream carries the messages in one order (publishes racing each other may still commit in another
+ * order than their sequence numbers, which out_of_order counts). */
+static long distinct_orders(long *complete) {
+    uint64_t *orders = malloc(sizeof *orders * ((size_t)opt.subscribers + 1));
+    long n = 0, distinct = 0;
+    for (int i = 0; i < opt.subscribers; i++) {
+        long got = 0;
+        for (size_t b = 0; subs[i].seen && b < (size_t)opt.messages / 8 + 1; b++) got += __builtin_popcount(subs[i].seen[b]);
+        if (got == opt.messages) orders[n++] = subs[i].order;
+    }
+    qsort(orders, (size_t)n, sizeof *orders, compare_u64);
+    for (long i = 0; i < n; i++) if (!i || orders[i] != orders[i - 1]) distinct++;
+    free(orders);
+    *complete = n;
+    return distinct;
+}
+
 int main(int argc, char **argv) {
     parse_options(argc, argv);
     signal(SIGPIPE, SIG_IGN);
@@ -642,9 +681,10 @@ int main(int argc, char **argv) {
     signal(SIGINT, on_signal);
     raise_file_limit(opt.subscribers + opt.publishers + 64);
     epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    sub_request_len = (size_t)snprintf(sub_request, sizeof sub_request,
-        "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n\r\n",
-        opt.sub, opt.port);
+    for (int i = 0; i < opt.sub_port_count; i++)
+        sub_request_len[i] = (size_t)snprintf(sub_request[i], sizeof sub_request[i],
+            "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: text/event-stream\r\nCache-Control: no-cache\r\n\r\n",
+            opt.sub, opt.sub_ports[i]);
     subs = calloc((size_t)opt.subscribers + 1, sizeof *subs);
     size_t bitmap = opt.messages ? (size_t)opt.messages / 8 + 1 : 0;
     for (int i = 0; i < opt.subscribers; i++) {
@@ -729,6 +769,7 @@ int main(int argc, char **argv) {
     double span = g.last_delivery > hold_start ? seconds(g.last_delivery - hold_start) : 0;
     double delivered_per_s = span > 0 ? (double)g.unique / span : 0;
     double held_s = seconds(t_end - hold_start);
+    long complete = 0, orders = opt.messages ? distinct_orders(&complete) : 0;
     const histogram *h = &g.latency;
 #define MS(q) (hist_quantile(h, q) / 1e6)
     fprintf(stderr,
@@ -736,12 +777,14 @@ int main(int argc, char **argv) {
             "primed    %ld in %.2f s\n"
             "publish   %ld sent, %ld 2xx, %ld failed; request p50 %.2f ms p99 %.2f ms; worst lateness %.1f ms\n"
             "delivered %ld unique of %ld (lost %ld, duplicates %ld, out of order %ld), %.0f/s\n"
+            "orders    %ld different arrival order(s) among the %ld subscribers that got every message\n"
             "latency   p50 %.2f p90 %.2f p99 %.2f p99.9 %.2f max %.2f ms\n"
             "events    %ld during the run (%.0f/s), %ld without keys, %ld comments, %ld streams closed\n"
             "CPU       generator %.2f s; server %.2f s (publish and drain %.2f s), waited %.2f s; server HWM %ld kB\n",
             g.connected, opt.subscribers, connect_s, g.failed, g.retries, g.bad_status, g.not_sse, g.primed, prime_s,
             all.sent, all.ok, all.failed, hist_quantile(&all.latency, .5) / 1e6, hist_quantile(&all.latency, .99) / 1e6,
             all.worst_lateness / 1e6, g.unique, expected, lost, g.duplicates, g.out_of_order, delivered_per_s,
+            orders, complete,
             MS(.5), MS(.9), MS(.99), MS(.999), h->max / 1e6, g.events - events_before,
             held_s > 0 ? (double)(g.events - events_before) / held_s : 0, g.without_keys, g.comments, g.closed,
             gen_cpu2 - gen_cpu0, server2.cpu_s - server0.cpu_s, server2.cpu_s - server1.cpu_s,
@@ -751,7 +794,7 @@ int main(int argc, char **argv) {
                "\"primed\":%ld,\"prime_s\":%.3f,\"messages\":%d,\"rate\":%d,\"size\":%d,\"publishers\":%d,"
                "\"sent\":%ld,\"pub_ok\":%ld,\"pub_failed\":%ld,\"pub_lat_ms\":{\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f},"
                "\"worst_lateness_ms\":%.3f,\"expected\":%ld,\"deliveries\":%ld,\"unique\":%ld,\"lost\":%ld,"
-               "\"duplicates\":%ld,\"out_of_order\":%ld,\"delivered_per_s\":%.1f,"
+               "\"duplicates\":%ld,\"out_of_order\":%ld,\"orders\":%ld,\"complete\":%ld,\"delivered_per_s\":%.1f,"
                "\"lat_ms\":{\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f,\"mean\":%.3f},"
                "\"events\":%ld,\"events_per_s\":%.1f,\"held_s\":%.3f,\"without_keys\":%ld,\"comments\":%ld,\"closed\":%ld,"
                "\"gen_cpu_s\":%.3f,\"gen_cpu_pub_s\":%.3f,\"server_cpu_s\":%.3f,\"server_cpu_pub_s\":%.3f,"
@@ -759,7 +802,7 @@ int main(int argc, char **argv) {
                opt.subscribers, g.connected, g.failed, g.bad_status, connect_s, g.primed, prime_s, opt.messages, opt.rate,
                opt.size, opt.publishers, all.sent, all.ok, all.failed, hist_quantile(&all.latency, .5) / 1e6,
                hist_quantile(&all.latency, .99) / 1e6, all.latency.max / 1e6, all.worst_lateness / 1e6, expected,
-               g.deliveries, g.unique, lost, g.duplicates, g.out_of_order, delivered_per_s, MS(.5), MS(.9), MS(.99),
+               g.deliveries, g.unique, lost, g.duplicates, g.out_of_order, orders, complete, delivered_per_s, MS(.5), MS(.9), MS(.99),
                MS(.999), h->max / 1e6, h->total ? h->sum / (double)h->total / 1e6 : 0, g.events - events_before,
                held_s > 0 ? (double)(g.events - events_before) / held_s : 0, held_s, g.without_keys, g.comments,
                g.closed, gen_cpu2 - gen_cpu0, gen_cpu2 - gen_cpu1, server2.cpu_s - server0.cpu_s,
