@@ -4,7 +4,7 @@ extension AccessControl {
     /// Request headers an allowed origin may send.
     static let corsRequestHeaders = "Authorization, Content-Type, If-Match, Last-Event-ID"
     /// Response headers an allowed origin's scripts may read.
-    static let corsExposedHeaders = "ETag, \(ModelEndpoint.eventIDHeader), Location, Retry-After, WWW-Authenticate"
+    static let corsExposedHeaders = "ETag, \(ModelEndpoint.eventIDHeader), Location, Retry-After, WWW-Authenticate, \(LiveBindServer.nodeHeader)"
 
     /// The answer to a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) from an allowed
     /// origin; nil for anything else, which is routed as usual (and gets no CORS approval).

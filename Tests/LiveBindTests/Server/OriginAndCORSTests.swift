@@ -52,6 +52,8 @@ import Testing
             #expect(response.header("Access-Control-Allow-Origin") == "https://app.example.com")
             #expect(response.header("Vary") == "Origin")
             #expect(response.header("Access-Control-Expose-Headers")?.contains("LiveBind-Event-ID") == true)
+            #expect(response.header("Access-Control-Expose-Headers")?.contains("LiveBind-Node") == true,
+                    "a cross-origin page of a cluster can name the node that served it")
             let unauthorized = try TestHTTPClient.send(port: port, "PUT", "/models/lab-1/t", "6", headers: [("Origin", "https://app.example.com")])
             #expect(unauthorized.isProblem(401))
             #expect(unauthorized.header("Access-Control-Allow-Origin") == "https://app.example.com", "the page can read why")
