@@ -62,17 +62,7 @@ extension NATSConnection {
         guard status == NATS_OK, let message else {
             throw .unavailable("cannot read the last message of \(stream): \(Self.text(status)) (\(code.rawValue))")
         }
-        var headers: [String: String] = [:]
-        for name in names {
-            var value: UnsafePointer<CChar>?
-            if natsMsgHeader_Get(message, name, &value) == NATS_OK, let value { headers[name] = String(cString: value) }
-        }
-        let count = Int(natsMsg_GetDataLength(message))
-        var body = [UInt8](repeating: 0, count: count)
-        if count > 0, let data = natsMsg_GetData(message) {
-            body.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: data, count: count)) }
-        }
-        return StreamMessage(sequence: 0, pending: 0, subject: subject, headers: headers, body: body)
+        return StreamMessage(copying: message, sequence: 0, pending: 0, headers: names)
     }
 
     /// The stream's last sequence, nil when it does not exist.

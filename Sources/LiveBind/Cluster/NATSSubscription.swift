@@ -11,6 +11,25 @@ struct StreamMessage: Sendable {
     var body: [UInt8]
 }
 
+extension StreamMessage {
+    /// A copy of `message`'s subject, body and the headers named `names` (those it has), so that the
+    /// C message can be destroyed.
+    init(copying message: OpaquePointer, sequence: UInt64, pending: UInt64, headers names: [String]) {
+        var headers: [String: String] = [:]
+        for name in names {
+            var value: UnsafePointer<CChar>?
+            if natsMsgHeader_Get(message, name, &value) == NATS_OK, let value { headers[name] = String(cString: value) }
+        }
+        let count = Int(natsMsg_GetDataLength(message))
+        var body = [UInt8](repeating: 0, count: count)
+        if count > 0, let data = natsMsg_GetData(message) {
+            body.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: data, count: count)) }
+        }
+        self.init(sequence: sequence, pending: pending, subject: String(cString: natsMsg_GetSubject(message)),
+                  headers: headers, body: body)
+    }
+}
+
 /// An ordered JetStream consumer read synchronously: every message of the stream from a start
 /// sequence on, in order, with no gap and no duplicate (the client recreates the consumer after a
 /// server loss; a heartbeat every second notices that quickly).
@@ -59,17 +78,6 @@ final class NATSSubscription: @unchecked Sendable {
         guard natsMsg_GetMetaData(&meta, message) == NATS_OK, let meta else { return nil }
         let sequence = meta.pointee.Sequence.Stream, pending = meta.pointee.NumPending
         jsMsgMetaData_Destroy(meta)
-        var headers: [String: String] = [:]
-        for name in names {
-            var value: UnsafePointer<CChar>?
-            if natsMsgHeader_Get(message, name, &value) == NATS_OK, let value { headers[name] = String(cString: value) }
-        }
-        let count = Int(natsMsg_GetDataLength(message))
-        var body = [UInt8](repeating: 0, count: count)
-        if count > 0, let data = natsMsg_GetData(message) {
-            body.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: data, count: count)) }
-        }
-        return StreamMessage(sequence: sequence, pending: pending, subject: String(cString: natsMsg_GetSubject(message)), headers: headers,
-                             body: body)
+        return StreamMessage(copying: message, sequence: sequence, pending: pending, headers: names)
     }
 }
