@@ -39,6 +39,7 @@ tools=$root/Benchmarks/.build/tools
 lua=$root/Benchmarks/writes/write.lua
 work=$(mktemp -d /tmp/livebind-cluster.XXXXXX)
 
+source "$root/Benchmarks/servers.sh"
 source "$root/deploy/cluster/lib.sh"
 log() { printf '%s\n' "$*" >&2; }
 
@@ -50,29 +51,14 @@ ensure_packages() {
     command -v nginx >/dev/null || missing+=(nginx)
     [ -f /usr/lib/nginx/modules/ngx_nchan_module.so ] || missing+=(libnginx-mod-nchan)
     command -v wrk >/dev/null || missing+=(wrk)
-    [ ${#missing[@]} -eq 0 ] && return
-    log "Installing ${missing[*]} (Debian)"
-    $sudo apt-get update -qq
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-    # Debian's packages may start their own services: stop them, this benchmark starts its own.
-    for service in redis-server nginx nats-server; do
-        $sudo service "$service" stop >/dev/null 2>&1 || true
-    done
-}
-
-build_sseload() {
-    mkdir -p "$tools"
-    local src=$root/Benchmarks/tools/sseload.c
-    if [ ! -x "$tools/sseload" ] || [ "$src" -nt "$tools/sseload" ]; then
-        cc -O2 -o "$tools/sseload" "$src"
-    fi
+    install_packages "${missing[@]}"
 }
 
 # Linux shares CPU between sessions (autogroups): every server's session gets the raised share that
 # run.sh gives the benchmark's own, so that neither cluster is starved by other work.
 raise_shares() {
     local pid
-    for pid in "${cluster_pids[@]}"; do echo -10 2>/dev/null >"/proc/$pid/autogroup" || true; done
+    for pid in "${cluster_pids[@]}"; do raise_share "$pid"; done
 }
 
 # --- the two clusters (ports in `ports`, pids to sample in `sample_pids`) -------------------------

@@ -47,22 +47,7 @@ ensure_packages() {
     command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null || missing+=(redis-server)
     command -v nginx >/dev/null || missing+=(nginx)
     [ -f /usr/lib/nginx/modules/ngx_nchan_module.so ] || missing+=(libnginx-mod-nchan)
-    [ ${#missing[@]} -eq 0 ] && return
-    log "Installing ${missing[*]} (Debian)"
-    $sudo apt-get update -qq
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-    # Debian's packages may start their own services: stop them, this benchmark starts its own.
-    for service in redis-server nginx; do
-        $sudo service "$service" stop >/dev/null 2>&1 || true
-    done
-}
-
-build_sseload() {
-    mkdir -p "$tools"
-    local src=$root/Benchmarks/tools/sseload.c
-    if [ ! -x "$tools/sseload" ] || [ "$src" -nt "$tools/sseload" ]; then
-        cc -O2 -o "$tools/sseload" "$src"
-    fi
+    install_packages "${missing[@]}"
 }
 
 # The models, written once: {"n":0}, and {"n":0,"rows":[…10,000 rows…]} of about 1.2 MB.
