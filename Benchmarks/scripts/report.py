@@ -132,16 +132,23 @@ def json_rows(e):
     return rows
 
 
-def load_fanout(directory):
-    runs = {}
-    for path in glob.glob(os.path.join(directory, "*-c*-r*-*.json")):
-        m = re.match(r"(\w+)-c(\d+)-r(\d+)-(\d+)\.json$", os.path.basename(path))
+def read_runs(directory, *patterns):
+    """(match, run) for each readable JSON result in `directory` whose name one of `patterns` matches."""
+    for path in glob.glob(os.path.join(directory, "*.json")):
+        name = os.path.basename(path)
+        m = next((m for m in (re.match(p, name) for p in patterns) if m), None)
         if not m:
             continue
         try:
-            r = json.load(open(path))
+            with open(path) as f:
+                yield m, json.load(f)
         except (OSError, ValueError):
             continue
+
+
+def load_fanout(directory):
+    runs = {}
+    for m, r in read_runs(directory, r"(\w+)-c(\d+)-r(\d+)-(\d+)\.json$"):
         runs.setdefault((int(m[2]), int(m[3])), {}).setdefault(m[1], []).append(r)
     return runs
 
@@ -225,17 +232,10 @@ WRITE_CASES = [  # (case in writes.sh, label)
 def load_writes(directory):
     """{(case, conns): summary} and {(streams, conns): summary}: medians over the repeats."""
     runs, stream_runs = {}, {}
-    for path in glob.glob(os.path.join(directory, "*.json")):
-        name = os.path.basename(path)
-        m = re.match(r"streams-s(\d+)-c(\d+)-\d+\.json$", name) or re.match(r"(\w+?)-c(\d+)-\d+\.json$", name)
-        if not m:
-            continue
-        try:
-            r = json.load(open(path))
-        except (OSError, ValueError):
-            continue
-        target = stream_runs if name.startswith("streams-") else runs
-        key = (int(m[1]) if name.startswith("streams-") else m[1], int(m[2]))
+    for m, r in read_runs(directory, r"streams-s(\d+)-c(\d+)-\d+\.json$", r"(\w+?)-c(\d+)-\d+\.json$"):
+        streams = m.string.startswith("streams-")
+        target = stream_runs if streams else runs
+        key = (int(m[1]) if streams else m[1], int(m[2]))
         target.setdefault(key, []).append(r)
 
     def summary(results):
@@ -306,14 +306,7 @@ def write_matrix(directory):
 def load_cluster(directory):
     """{("fanout", rate): {server: [runs]}} and {("writes", conns): {server: [runs]}} from cluster.sh."""
     runs = {}
-    for path in glob.glob(os.path.join(directory, "*.json")):
-        m = re.match(r"(fanout|writes)-(\w+?)-([rc])(\d+)-\d+\.json$", os.path.basename(path))
-        if not m:
-            continue
-        try:
-            r = json.load(open(path))
-        except (OSError, ValueError):
-            continue
+    for m, r in read_runs(directory, r"(fanout|writes)-(\w+?)-([rc])(\d+)-\d+\.json$"):
         runs.setdefault((m[1], int(m[4])), {}).setdefault(m[2], []).append(r)
     return runs
 
