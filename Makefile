@@ -84,7 +84,7 @@ test-contract: release deps-python
 test-dist: deb
 	$(LIMIT) 600 bash Tests/dist/run.sh .build/release/livebind-server $(DEB)
 
-test-browser: release deps-browser deps-python
+test-browser: release deps-browser deps-cluster deps-python
 	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 1200 $(PYTHON) -m pytest -q Tests/browser
 
 ## test-cluster: three nats-servers (one JetStream cluster), three nodes with --cluster and nginx in front,
