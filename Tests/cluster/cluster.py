@@ -9,6 +9,7 @@ import json
 import os
 import pathlib
 import shutil
+import random
 import signal
 import socket
 import subprocess
@@ -25,10 +26,34 @@ NGINX = "/usr/sbin/nginx"
 STARTUP = 30
 
 
+_HANDED_OUT = set()
+
+
+def _ephemeral_floor():
+    try:
+        return int(pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port free now, below the kernel's ephemeral range and never handed out twice in this
+    run. A port the kernel picks for bind(0) comes from the ephemeral range, where the many outgoing
+    connections of a cluster (NATS routes and clients, nginx to the nodes) can take it before the
+    server meant to listen there binds it (a node once failed to start on "Address already in use")."""
+    floor = _ephemeral_floor()
+    for _ in range(10_000):
+        port = random.randrange(10_000, floor)
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED_OUT.add(port)
+        return port
+    raise RuntimeError(f"no free loopback port between 10000 and {floor}")
 
 
 def server_binary():

@@ -13,9 +13,39 @@ node_args=()        # by node index: the arguments of cluster_start_node, for a 
 
 cluster_log() { printf '%s\n' "$*" >&2; }
 
-# A free loopback port (the kernel picks it; released again before the server binds it).
+# A loopback port free now, below the kernel's ephemeral range, and not handed out before by this shell
+# (its picks are kept in a file, as callers run this in a subshell): a port bind(0) picks is in that
+# range, where the cluster's own outgoing connections (NATS routes and clients, nginx to the nodes)
+# can take it before the server meant for it binds it.
+cluster_ports_file=${TMPDIR:-/tmp}/livebind-cluster-ports.$$
 cluster_free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    python3 - "$cluster_ports_file" <<'PY'
+import random, socket, sys
+path = sys.argv[1]
+try:
+    used = set(open(path).read().split())
+except OSError:
+    used = set()
+try:
+    floor = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except (OSError, ValueError, IndexError):
+    floor = 32768
+for _ in range(10000):
+    port = random.randrange(10000, floor)
+    if str(port) in used:
+        continue
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+    with open(path, "a") as f:
+        f.write(f"{port}\n")
+    print(port)
+    break
+else:
+    sys.exit("no free loopback port below the ephemeral range")
+PY
 }
 
 cluster_wait_for_port() {  # port [tenths of a second, default 200]: true once something answers on it
@@ -170,4 +200,5 @@ cluster_stop() {
         wait "$pid" 2>/dev/null || true
     done
     cluster_pids=(); node_ports=(); node_pids=(); node_args=(); nats_ports=(); nats_urls=""
+    rm -f "$cluster_ports_file"
 }
