@@ -75,6 +75,17 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     /// run again then).
     var changedBindings = false
     enum Rerun { case now, afterDelivery }
+    /// Turn thread only: commits of this node the stream refused (another node's commit took their
+    /// sequence) that are made again by a turn of their own on the new state: Swift writes made outside
+    /// a turn (`toRebase`, applied again) and bindings' derived commits (`toCatchUp`: their bindings
+    /// catch up), until `redoDeadline`.
+    var toRebase: [Commit] = []
+    var toCatchUp: [Commit] = []
+    var redoDeadline: ContinuousClock.Instant?
+    /// Swift writes given up (no longer applying after a rebase, or out of time), for `/metrics`.
+    let droppedWrites = Atomic<Int>(0)
+    /// Catches up the bindings whose derived commits the stream refused (set by the server).
+    let catchUpHandler = OrderedMutex<(@Sendable ([Commit]) -> Void)?>(nil)
     /// Turn thread only: the bindings made over HTTP, as the stream left them (for snapshots).
     var httpBindings: [(id: String, definition: JSON, enabled: Bool)] = []
     /// Applies another node's binding change to this node's registry (set by the server).
