@@ -16,6 +16,8 @@ extension ClusterNode {
             applyDelivered()
             if !inTurn && hasRedo { condition.withLock { inTurn = true } }
             if condition.withLock({ inTurn }) { turn(job) }
+            // What waits to be made again has its deadline from its first refusal until it is all in.
+            if !hasRedo { redoDeadline = nil }
             takeSnapshotIfDue()
             condition.withLock {
                 inTurn = false
@@ -98,10 +100,7 @@ extension ClusterNode {
             }
             let commits = condition.withLock { appended }
             if commits.isEmpty {
-                guard job != nil else {
-                    if !hasRedo { redoDeadline = nil }
-                    return
-                }
+                guard job != nil else { return }
                 // Nothing to publish (a failed precondition, an equal value): the answer stands only
                 // if the state it was checked against was the stream's latest when the write ran.
                 switch caughtUp(until: limit) {
@@ -114,7 +113,6 @@ extension ClusterNode {
             if stored > 0 { persist(Array(commits.prefix(stored))) }
             switch outcome {
             case nil:
-                if job == nil && !hasRedo { redoDeadline = nil }
                 return finish(job, nil)
             case .unavailable(let reason)?:
                 return finish(job, .unavailable(reason))
