@@ -12,7 +12,10 @@ import Synchronization
 /// ones) with `Nats-Expected-Last-Sequence` set to the sequence before each: the stream stores them
 /// only if nothing came in between. Once stored they are durable, and the write is answered. When
 /// another node came first, the commits are rolled back, the node applies what came in, and the write
-/// runs again. Commits of other nodes arrive through an ordered consumer (a second thread) and are
+/// runs again. What this node made that the stream refused after the write's own commit went in (a
+/// binding's derived commit, a Swift write made outside a request) is not dropped: a turn of its own
+/// catches the binding up or applies the Swift write again on the new state (`keepRefused`, `redo`).
+/// Commits of other nodes arrive through an ordered consumer (a second thread) and are
 /// replayed on the turn thread without running bindings.
 ///
 /// Publishes that get no answer (an election, a lost server) are retried with the same
