@@ -20,6 +20,12 @@ extension ClusterNode {
         bindingHandler.withLock { $0 = handler }
     }
 
+    /// Sets what catches up the bindings whose derived commits the stream refused (run on the turn
+    /// thread; the catch-up's commits go to the stream in the same turn). Call before ``start()``.
+    func setCatchUpHandler(_ handler: @escaping @Sendable ([Commit]) -> Void) {
+        catchUpHandler.withLock { $0 = handler }
+    }
+
     /// Puts `change` in the stream before the write that makes it applies it here: called on the turn
     /// thread by a write (`/bindings`) once it checked the change. Throws when the stream does not take
     /// it; when another node's message came first, the turn runs the write again once this node has

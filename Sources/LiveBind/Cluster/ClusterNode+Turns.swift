@@ -6,14 +6,18 @@ extension ClusterNode {
     func takeTurns() {
         while true {
             condition.lock()
-            while inbox.isEmpty && jobs.isEmpty && appended.isEmpty && !stopping { condition.wait() }
+            while inbox.isEmpty && jobs.isEmpty && appended.isEmpty && !hasRedo && !stopping { condition.wait() }
             if stopping { return condition.unlock() }
-            let job = jobs.isEmpty ? nil : jobs.removeFirst()
+            // What the stream refused is made again before the next write runs.
+            let job = jobs.isEmpty || hasRedo ? nil : jobs.removeFirst()
             let pendingOwn = !appended.isEmpty
             inTurn = job != nil || pendingOwn
             condition.unlock()
             applyDelivered()
-            if inTurn { turn(job) }
+            if !inTurn && hasRedo { condition.withLock { inTurn = true } }
+            if condition.withLock({ inTurn }) { turn(job) }
+            // What waits to be made again has its deadline from its first refusal until it is all in.
+            if !hasRedo { redoDeadline = nil }
             takeSnapshotIfDue()
             condition.withLock {
                 inTurn = false
@@ -35,7 +39,9 @@ extension ClusterNode {
         func replayCommits() -> Bool {
             guard !commits.isEmpty else { return true }
             defer { commits.removeAll() }
-            let (replayed, calls, failure) = store.replay(commits) { [self] in condition.withLock { appended.removeAll() } }
+            var refused: [Commit] = []
+            let (replayed, calls, failure) = store.replay(commits) { [self] in refused = takeAppended() }
+            keepRefused(refused, own: nil, ownIn: false)
             if let last = replayed.last { applied.store(last.sequence, ordering: .releasing) }
             calls.run(replayed)
             if let failure { diverge(failure) }
@@ -47,7 +53,9 @@ extension ClusterNode {
                 commits.append(commit)
             case .binding(let sequence, let change):
                 guard replayCommits() else { return }
-                store.advance(through: sequence) { [self] in condition.withLock { appended.removeAll() } }
+                var refused: [Commit] = []
+                store.advance(through: sequence) { [self] in refused = takeAppended() }
+                keepRefused(refused, own: nil, ownIn: false)
                 applied.store(sequence, ordering: .releasing)
                 record(change)
                 bindingHandler.withLock { $0 }?(change)
@@ -56,27 +64,35 @@ extension ClusterNode {
         _ = replayCommits()
     }
 
-    /// Runs `job` (nil: publishes commits made outside any write turn) until its commits are in the
-    /// stream or it fails.
+    /// Runs `job` (nil: publishes commits made outside any write turn, and makes again what the
+    /// stream refused) until its commits are in the stream or it fails.
     func turn(_ job: Job?) {
+        var job = job
         let deadline = ContinuousClock.now + configuration.writeTimeout
-        turnDeadline = deadline
         while true {
+            // Once the write is answered, what is left to make again has its own deadline.
+            let limit = job == nil ? redoDeadline ?? deadline : deadline
+            turnDeadline = limit
             if let reason = divergence.withLock({ $0 }) { return finish(job, .diverged(reason)) }
             guard nats.isConnected else { return finish(job, .unavailable("this node has no connection to NATS")) }
-            // Commits before `ownStart` were made outside any turn (Swift writes); the job's own
-            // commit is the first after it.
+            if job == nil { redo() }
+            // Commits before `ownStart` were made outside any turn (Swift writes, what `redo` made);
+            // the job's own commits are the ones its write made.
             let ownStart = condition.withLock { appended.count }
             runAgain = nil
             changedBindings = false
             job?.write()
+            let own = condition.withLock { () -> ClosedRange<UInt64>? in
+                guard appended.count > ownStart, let first = appended[ownStart...].first, let last = appended.last else { return nil }
+                return first.sequence...last.sequence
+            }
             if let rerun = runAgain {
                 // A binding change of the write did not go in: commits made outside a turn were in
-                // its way (dropped now), or another node's message came first (applied first).
+                // its way (made again later), or another node's message came first (applied first).
                 conflicts.add(1, ordering: .relaxed)
-                rollBack()
+                keepRefused(rollBack(), own: own, ownIn: false)
                 guard rerun == .afterDelivery else { continue }
-                guard waitForDelivery(until: deadline) else {
+                guard waitForDelivery(until: limit) else {
                     return finish(job, .unavailable("the stream kept moving for \(configuration.writeTimeout)"))
                 }
                 applyDelivered()
@@ -87,13 +103,13 @@ extension ClusterNode {
                 guard job != nil else { return }
                 // Nothing to publish (a failed precondition, an equal value): the answer stands only
                 // if the state it was checked against was the stream's latest when the write ran.
-                switch caughtUp(until: deadline) {
+                switch caughtUp(until: limit) {
                 case .some(true): return finish(job, nil)
                 case .some(false): continue
                 case nil: return finish(job, .unavailable("the stream did not say how far it is"))
                 }
             }
-            let (stored, outcome) = publish(commits, until: deadline)
+            let (stored, outcome) = publish(commits, until: limit)
             if stored > 0 { persist(Array(commits.prefix(stored))) }
             switch outcome {
             case nil:
@@ -104,22 +120,74 @@ extension ClusterNode {
                 return finish(job, outcome)
             case .conflict?:
                 conflicts.add(1, ordering: .relaxed)
-                if job == nil || stored > ownStart || changedBindings {
-                    // The write's own commit is in (or there is no write to run again): what came after
-                    // it (its bindings' commits, writes made outside a turn) lost the race.
-                    rollBack()
-                    if stored < commits.count {
-                        logger.warning("cluster: \(commits.count - stored) commits lost the race for the stream and were dropped")
-                    }
-                    return finish(job, nil)
+                // The write's own commit is in when a commit after `ownStart` was stored or its binding
+                // change was: it is answered now, and what came after it is made again on the state the
+                // stream leads to (its bindings catch up); otherwise the write runs again there.
+                let ownIn = job == nil || stored > ownStart || changedBindings
+                keepRefused(rollBack(), own: own, ownIn: ownIn)
+                if ownIn, let answered = job {
+                    finish(answered, nil)
+                    job = nil
                 }
-                rollBack()
-                guard waitForDelivery(until: deadline) else {
+                guard waitForDelivery(until: job == nil ? redoDeadline ?? limit : limit) else {
+                    if job == nil { return giveUpRedo("the stream kept moving for \(configuration.writeTimeout)") }
                     return finish(job, .unavailable("the stream kept moving for \(configuration.writeTimeout)"))
                 }
                 applyDelivered()
             }
         }
+    }
+
+    /// Whether anything the stream refused waits to be made again (turn thread only).
+    var hasRedo: Bool { !toRebase.isEmpty || !toCatchUp.isEmpty }
+
+    /// Keeps what the stream refused (rolled back, in order) to be made again: commits bindings derived
+    /// go to their bindings' catch-up; other commits (Swift writes) are rebased, except those of the
+    /// running write (sequences `own`), which runs again unless its own commit is in (`ownIn`).
+    func keepRefused(_ refused: [Commit], own: ClosedRange<UInt64>?, ownIn: Bool) {
+        for commit in refused {
+            if commit.depth > 0 {
+                toCatchUp.append(commit)
+            } else if let own, own.contains(commit.sequence) {
+                if ownIn { toRebase.append(commit) }
+            } else {
+                toRebase.append(commit)
+            }
+        }
+        if hasRedo && redoDeadline == nil { redoDeadline = .now + configuration.writeTimeout }
+    }
+
+    /// Makes again what the stream refused, on the current state: Swift writes are applied again
+    /// (last writer wins; one that no longer applies is dropped, logged and counted), then the bindings
+    /// whose derived commits were refused catch up. Their commits are published by the turn.
+    func redo() {
+        guard hasRedo, let store = condition.withLock({ store }) else { return }
+        if let limit = redoDeadline, ContinuousClock.now >= limit {
+            return giveUpRedo("the stream kept moving for \(configuration.writeTimeout)")
+        }
+        let rebase = toRebase, derived = toCatchUp
+        toRebase = []
+        toCatchUp = []
+        for commit in rebase {
+            do throws(StoreError) {
+                try store.reapply(commit)
+            } catch {
+                droppedWrites.add(1, ordering: .relaxed)
+                logger.warning("cluster: a write to \(commit.model) made outside a request no longer applies after another node's commit and was dropped: \(error)")
+            }
+        }
+        if !derived.isEmpty { catchUpHandler.withLock { $0 }?(derived) }
+    }
+
+    /// Drops what waits to be made again, with a log line.
+    func giveUpRedo(_ reason: String) {
+        if hasRedo {
+            logger.warning("cluster: gave up making \(toRebase.count) writes and \(toCatchUp.count) bindings' commits again: \(reason)")
+            droppedWrites.add(toRebase.count, ordering: .relaxed)
+        }
+        toRebase = []
+        toCatchUp = []
+        redoDeadline = nil
     }
 
     enum Failure: Error {
@@ -130,7 +198,15 @@ extension ClusterNode {
 
     /// Rolls back what was not stored (when anything is left) and tells the job.
     func finish(_ job: Job?, _ failure: Failure?) {
-        if condition.withLock({ !appended.isEmpty }) && failure != nil { rollBack() }
+        if failure != nil {
+            // Not stored, or stored without an answer (then it arrives through the consumer): not made again.
+            let refused = condition.withLock({ appended.isEmpty }) ? [] : rollBack()
+            if job == nil { keepRefused(refused, own: nil, ownIn: false) }
+            switch failure {
+            case .unavailable(let reason)?, .diverged(let reason)?: giveUpRedo(reason)
+            default: giveUpRedo("lost the race for the stream")
+            }
+        }
         switch failure {
         case nil: job?.done(nil)
         case .unavailable(let reason)?:
@@ -141,9 +217,20 @@ extension ClusterNode {
         }
     }
 
-    func rollBack() {
-        guard let store = condition.withLock({ store }) else { return }
-        store.rollBackToDurable { [self] in condition.withLock { appended.removeAll() } }
+    /// Rolls back every commit of this node not in the stream; returns them.
+    func rollBack() -> [Commit] {
+        guard let store = condition.withLock({ store }) else { return [] }
+        var refused: [Commit] = []
+        store.rollBackToDurable { [self] in refused = takeAppended() }
+        return refused
+    }
+
+    /// Empties `appended`; returns what it held.
+    func takeAppended() -> [Commit] {
+        condition.withLock {
+            defer { appended.removeAll() }
+            return appended
+        }
     }
 
     /// Marks `commits` (the next ones of the stream) durable: clients may see them now.

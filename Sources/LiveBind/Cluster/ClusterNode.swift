@@ -12,7 +12,10 @@ import Synchronization
 /// ones) with `Nats-Expected-Last-Sequence` set to the sequence before each: the stream stores them
 /// only if nothing came in between. Once stored they are durable, and the write is answered. When
 /// another node came first, the commits are rolled back, the node applies what came in, and the write
-/// runs again. Commits of other nodes arrive through an ordered consumer (a second thread) and are
+/// runs again. What this node made that the stream refused after the write's own commit went in (a
+/// binding's derived commit, a Swift write made outside a request) is not dropped: a turn of its own
+/// catches the binding up or applies the Swift write again on the new state (`keepRefused`, `redo`).
+/// Commits of other nodes arrive through an ordered consumer (a second thread) and are
 /// replayed on the turn thread without running bindings.
 ///
 /// Publishes that get no answer (an election, a lost server) are retried with the same
@@ -75,6 +78,17 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     /// run again then).
     var changedBindings = false
     enum Rerun { case now, afterDelivery }
+    /// Turn thread only: commits of this node the stream refused (another node's commit took their
+    /// sequence) that are made again by a turn of their own on the new state: Swift writes made outside
+    /// a turn (`toRebase`, applied again) and bindings' derived commits (`toCatchUp`: their bindings
+    /// catch up), until `redoDeadline`.
+    var toRebase: [Commit] = []
+    var toCatchUp: [Commit] = []
+    var redoDeadline: ContinuousClock.Instant?
+    /// Swift writes given up (no longer applying after a rebase, or out of time), for `/metrics`.
+    let droppedWrites = Atomic<Int>(0)
+    /// Catches up the bindings whose derived commits the stream refused (set by the server).
+    let catchUpHandler = OrderedMutex<(@Sendable ([Commit]) -> Void)?>(nil)
     /// Turn thread only: the bindings made over HTTP, as the stream left them (for snapshots).
     var httpBindings: [(id: String, definition: JSON, enabled: Bool)] = []
     /// Applies another node's binding change to this node's registry (set by the server).

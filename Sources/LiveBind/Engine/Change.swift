@@ -84,6 +84,12 @@ public struct Commit: Sendable {
         self.revision = revision
         self.kind = kind
     }
+
+    /// A commit made `depth` deep in a chain of binding writes.
+    init(sequence: UInt64, model: String, revision: UInt64, kind: Kind, depth: Int) {
+        self.init(sequence: sequence, model: model, revision: revision, kind: kind)
+        self.depth = depth
+    }
 }
 
 /// What a write did.

@@ -137,3 +137,50 @@ extension Store {
         }
     }
 }
+
+extension Store {
+    /// Makes `commit`'s edits again as a new write on the current state (a commit of this store that a
+    /// shared log refused, rebased on what the log holds): a set or a replace is last-writer-wins, a
+    /// `put` puts the value again, a drop drops the model. Bindings run as for any write. Throws, having
+    /// changed nothing, when an edit no longer applies (a missing model, an index out of range, a limit).
+    func reapply(_ commit: Commit) throws(StoreError) {
+        switch commit.kind {
+        case .snapshot(let value):
+            _ = try put(commit.model, value)
+        case .drop:
+            _ = try drop(commit.model)
+        case .changes(let changes):
+            try write(commit.model) { (editor: inout ModelEditor) throws(StoreError) in
+                for change in changes { try editor.redo(change) }
+            }
+        }
+    }
+}
+
+extension ModelEditor {
+    /// Makes the edit `change` records again (see ``Store/reapply(_:)``).
+    mutating func redo(_ change: Change) throws(StoreError) {
+        switch change.kind {
+        case .set:
+            guard let value = change.value else { throw .typeMismatch(path: change.path, expected: "a value", found: "none") }
+            try set(value, at: change.path)
+        case .insert:
+            guard let value = change.value, let index = change.index else {
+                throw .typeMismatch(path: change.path, expected: "a value and an index", found: "none")
+            }
+            try insert(value, at: index, in: change.path)
+        case .remove:
+            try remove(at: change.index.map { change.path.appending(String($0)) } ?? change.path)
+        case .replace:
+            guard let value = change.value, let index = change.index else {
+                throw .typeMismatch(path: change.path, expected: "a value and an index", found: "none")
+            }
+            try replace(at: index, in: change.path, with: value)
+        case .move:
+            guard let from = change.from, let to = change.to else {
+                throw .typeMismatch(path: change.path, expected: "from and to", found: "none")
+            }
+            try move(from: from, to: to, in: change.path)
+        }
+    }
+}

@@ -275,7 +275,8 @@ public final class Store: Sendable {
             }
             let index = change.kind == .insert ? change.index : nil
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
-            appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])),
+            appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change]),
+                               depth: depth),
                         of: entry)
             // Path observers first, then store observers (as `write` and `put` do); the change is moved
             // rather than copied when only path observers hear it.

@@ -55,6 +55,9 @@ extension LiveBindServer {
                     logger.warning("cluster: binding change \(change.id) from the stream does not apply here: \(error)")
                 }
             }
+            // Bindings whose derived commits another node's commit pushed out of the stream catch up
+            // on this node, the one that made the write.
+            node.setCatchUpHandler { [weak registry = bindings] commits in registry?.catchUp(after: commits) }
             do throws(ClusterError) {
                 try node.start()
             } catch {

@@ -63,6 +63,9 @@ enum MetricsEndpoint {
                  cluster.conflicts.load(ordering: .relaxed)),
                 ("livebind_cluster_refused_writes_total", "counter", "Writes answered 503 because the stream did not answer in time.",
                  cluster.refusedWrites.load(ordering: .relaxed)),
+                ("livebind_cluster_dropped_writes_total", "counter",
+                 "Swift writes made outside a request that another node's commit pushed out of the stream and that could not be made again.",
+                 cluster.droppedWrites.load(ordering: .relaxed)),
                 ("livebind_cluster_snapshots_total", "counter", "Snapshots of every model this node published to the snapshot stream.",
                  cluster.snapshotsTaken.load(ordering: .relaxed)),
             ]

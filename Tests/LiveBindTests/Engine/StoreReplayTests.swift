@@ -102,4 +102,57 @@ final class HeldLog: CommitLog, Sendable {
         #expect(try store.value(of: "b", at: Path(["y"])) == 1)
         #expect(store.lastSequence == 3)
     }
+
+    @Test func aRefusedWriteIsMadeAgainOnTheNewStateOrRefusedWhenItNoLongerApplies() throws {
+        let (store, log) = makeStore()
+        let (applied, calls, _) = store.replay([Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1, "list": [1, 2]]))]) {}
+        calls.run(applied)
+        try store.set(2, at: Path(["x"]), in: "a")                        // sequence 2
+        try store.write("a") { (editor: inout ModelEditor) throws(StoreError) in
+            try editor.insert(9, at: 2, in: Path(["list"]))               // sequence 3: at the end of two
+        }
+        // Another writer's commit took sequence 2: it emptied the list and set y.
+        let other = Commit(sequence: 2, model: "a", revision: 2, kind: .changes([
+            Change(kind: .set, path: Path(["list"]), value: []), Change(kind: .set, path: Path(["y"]), value: true),
+        ]))
+        var refused: [Commit] = []
+        _ = store.replay([other]) { refused = log.take() }
+        #expect(refused.map(\.sequence) == [2, 3] && refused.allSatisfy { $0.depth == 0 })
+        try store.reapply(refused[0])
+        #expect(throws: StoreError.self) { try store.reapply(refused[1]) }
+        // The set is applied again after the other writer's commit (last writer wins); the insert at
+        // index 2 of what is now an empty list changed nothing.
+        #expect(try store.value(of: "a") == ["x": 2, "list": [], "y": true])
+        #expect(store.lastSequence == 3 && store.modelNames().map(\.revision) == [3])
+        #expect(log.take().map(\.sequence) == [3])
+    }
+
+    @Test func aBindingWhoseDerivedCommitWasRefusedCatchesUp() throws {
+        let (store, log) = makeStore()
+        let (applied, calls, _) = store.replay([
+            Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1])),
+            Commit(sequence: 2, model: "b", revision: 1, kind: .snapshot(["y": 10, "z": 0])),
+        ]) {}
+        calls.run(applied)
+        let registry = BindingRegistry(store: store)
+        _ = try registry.bind(BindingSpec("a.x", "b.y", transform: TransformSpec("scale", ["factor": 10])))
+        try store.set(3, at: Path(["x"]), in: "a")                        // sequence 3, in the log
+        let written = log.take()
+        #expect(written.map(\.depth) == [0, 1] && written.map(\.model) == ["a", "b"])
+        // The write's own commit is stored; its derived one still waits (as a node keeps it).
+        _ = store.logDidPersist([written[0]])
+        log.append(written[1])
+        // Another writer's commit took sequence 4 (b.z): the derived b.y = 30 is rolled back.
+        let other = Commit(sequence: 4, model: "b", revision: 2, kind: .changes([Change(kind: .set, path: Path(["z"]), value: 1)]))
+        var refused: [Commit] = []
+        _ = store.replay([other]) { refused = log.take() }
+        #expect(refused.map(\.sequence) == [4] && refused[0].depth == 1)
+        #expect(try store.value(of: "b") == ["y": 10, "z": 1])
+        registry.catchUp(after: refused)
+        #expect(try store.value(of: "b") == ["y": 30, "z": 1])
+        #expect(log.take().map(\.sequence) == [5])
+        // Caught up already: a second catch-up commits nothing.
+        registry.catchUp(after: refused)
+        #expect(log.take().isEmpty)
+    }
 }

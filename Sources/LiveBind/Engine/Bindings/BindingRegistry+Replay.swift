@@ -18,3 +18,20 @@ extension BindingRegistry {
         binding.state.withLock { $0.enabled = enabled }
     }
 }
+
+extension BindingRegistry {
+    /// Catches up every enabled binding whose target is in a model `commits` changed (and every
+    /// two-way binding with either end there): target := transform(source) when they differ, as enabling
+    /// a binding does. The commits were derived by bindings and then refused by a cluster's log, so those
+    /// targets may no longer agree with their sources.
+    func catchUp(after commits: [Commit]) {
+        let models = Set(commits.map(\.model))
+        guard !models.isEmpty else { return }
+        for binding in all where binding.isEnabled {
+            guard let target = binding.target.endpoint else { continue }
+            if models.contains(target.model) || (binding.mode == .twoWay && models.contains(binding.source.model)) {
+                binding.perform(.resync)
+            }
+        }
+    }
+}
