@@ -7,7 +7,7 @@ import Testing
 @Suite("Bindings that follow their source by path") struct PathFollowingTests {
     /// Events in the order observers heard them, from any thread.
     private final class Heard: Sendable {
-        private let events = Mutex<[String]>([])
+        private let events = OrderedMutex<[String]>([])
         func append(_ event: String) { events.withLock { $0.append(event) } }
         var all: [String] { events.withLock { $0 } }
     }

@@ -99,7 +99,7 @@ import Testing
     @Test func writesFromInsideAnObserverAreDeliveredAfterTheCurrentOne() throws {
         let store = Store()
         try store.put("a", ["x": 0, "y": 0])
-        let log = Mutex<[String]>([])
+        let log = OrderedMutex<[String]>([])
         let first = store.observe(try path("x"), in: "a") { change in
             log.withLock { $0.append("x=\(change.value!)") }
             // A binding-like write: commits now, is delivered after this call returns.
@@ -139,7 +139,7 @@ import Testing
     @Test func observersRunWithoutTheLockHeld() throws {
         let store = Store()
         try store.put("a", ["x": 0])
-        let seen = Mutex<[JSON]>([])
+        let seen = OrderedMutex<[JSON]>([])
         let token = store.observe(try path("x"), in: "a") { _ in
             // Reading the store from an observer must not deadlock.
             let value = try? store.value(of: "a", at: Path(["x"]))

@@ -5,7 +5,7 @@ import Testing
 /// A commit log that keeps what the store appends until the test says it is in the shared log (as a
 /// cluster's stream acknowledges), so that a test can roll back what is not.
 final class HeldLog: CommitLog, Sendable {
-    private let held = Mutex<[Commit]>([])
+    private let held = OrderedMutex<[Commit]>([])
     func attach(to store: Store) {}
     func append(_ commit: Commit) { held.withLock { $0.append(commit) } }
     func flush() {}
@@ -21,7 +21,7 @@ final class HeldLog: CommitLog, Sendable {
 
     @Test func replayedCommitsKeepTheLogsSequencesAndReachTheDurableFeed() throws {
         let (store, _) = makeStore()
-        let fed = Mutex<[UInt64]>([])
+        let fed = OrderedMutex<[UInt64]>([])
         let token = store.observeDurable { commits in fed.withLock { $0 += commits.map(\.sequence) } }
         defer { token.cancel() }
         let commits = [

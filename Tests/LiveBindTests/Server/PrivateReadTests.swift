@@ -143,7 +143,7 @@ import Testing
 
 /// Log lines (message and metadata) collected by `RecordingLogHandler`.
 final class LogRecords: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = OrderedMutex<[String]>([])
     func add(_ line: String) { lines.withLock { $0.append(line) } }
     var all: [String] { lines.withLock { $0 } }
 }

@@ -20,7 +20,7 @@ import Testing
     /// `makeStore`: the same writes on a twin store, encoded as the server encodes them.
     static func frameSizes(writes count: Int) throws -> [Int] {
         let twin = try makeStore()
-        let sizes = Mutex<[Int]>([])
+        let sizes = OrderedMutex<[Int]>([])
         let token = twin.observeAll { commit in
             let size = EventEncoder.frame(for: commit).bytes.count
             sizes.withLock { $0.append(size) }

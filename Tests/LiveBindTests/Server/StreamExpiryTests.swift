@@ -6,7 +6,7 @@ import Testing
 /// The one timer that ends streams at their credential's expiry.
 @Suite("Stream expiry") struct StreamExpiryTests {
     @Test func streamsExpireInDeadlineOrderAtTheirDeadline() throws {
-        let expired = Mutex<[(Int, Date)]>([])
+        let expired = OrderedMutex<[(Int, Date)]>([])
         let expiry = StreamExpiry()
         expiry.start { ids in expired.withLock { list in for id in ids { list.append((id, Date())) } } }
         defer { expiry.cancel() }
