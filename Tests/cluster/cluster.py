@@ -150,25 +150,25 @@ cluster {{
         except OSError:
             return False
 
-    def stream_state(self, stream):
-        """The stream's state (`first_seq`, `last_seq`, `messages`) as this server's replica has it."""
+    def _stream_detail(self, stream):
+        """`stream`'s entry in this server's monitoring endpoint (`/jsz`), or None."""
         with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor}/jsz?streams=true", timeout=5) as r:
             info = json.load(r)
         for account in info.get("account_details", []):
             for detail in account.get("stream_detail", []):
                 if detail["name"] == stream:
-                    return detail["state"]
+                    return detail
         return None
+
+    def stream_state(self, stream):
+        """The stream's state (`first_seq`, `last_seq`, `messages`) as this server's replica has it."""
+        detail = self._stream_detail(stream)
+        return detail["state"] if detail else None
 
     def stream_leader(self, stream):
         """The server name leading `stream`, from this server's monitoring endpoint."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor}/jsz?streams=true", timeout=5) as r:
-            info = json.load(r)
-        for account in info.get("account_details", []):
-            for detail in account.get("stream_detail", []):
-                if detail["name"] == stream:
-                    return detail.get("cluster", {}).get("leader")
-        return None
+        detail = self._stream_detail(stream)
+        return detail.get("cluster", {}).get("leader") if detail else None
 
 
 class Node(Process):
