@@ -34,6 +34,16 @@ livebind_connection_fd(struct MHD_Connection *connection)
     return info == NULL ? -1 : info->connect_fd;
 }
 
+/* Wrapper around MHD_get_connection_info, which is variadic: what the connection-notify callback
+   stored for the connection (its socket context). */
+static inline void *
+livebind_connection_context(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
 /* Wrapper around MHD_set_connection_option, which is variadic: per-connection idle timeout. */
 static inline enum MHD_Result
 livebind_set_connection_timeout(struct MHD_Connection *connection, unsigned int seconds)

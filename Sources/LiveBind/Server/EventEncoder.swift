@@ -11,14 +11,18 @@ enum EventEncoder {
             header(sequence: commit.sequence, event: changes[0].kind.rawValue, into: &bytes)
             bytes += #"{"model":"#.utf8
             JSON.string(commit.model).encode(into: &bytes)
-            bytes += #","rev":\#(commit.revision),"#.utf8
+            bytes += #","rev":"#.utf8
+            bytes.appendDecimal(commit.revision)
+            bytes.append(UInt8(ascii: ","))
             appendFields(of: changes[0], into: &bytes)
             bytes += "}\n\n".utf8
         case .changes(let changes):
             header(sequence: commit.sequence, event: "batch", into: &bytes)
             bytes += #"{"model":"#.utf8
             JSON.string(commit.model).encode(into: &bytes)
-            bytes += #","rev":\#(commit.revision),"changes":["#.utf8
+            bytes += #","rev":"#.utf8
+            bytes.appendDecimal(commit.revision)
+            bytes += #","changes":["#.utf8
             for (position, change) in changes.enumerated() {
                 if position > 0 { bytes.append(UInt8(ascii: ",")) }
                 bytes += #"{"kind":"\#(change.kind.rawValue)","#.utf8
@@ -33,7 +37,9 @@ enum EventEncoder {
             header(sequence: commit.sequence, event: "drop", into: &bytes)
             bytes += #"{"model":"#.utf8
             JSON.string(commit.model).encode(into: &bytes)
-            bytes += #","rev":\#(commit.revision)}"#.utf8
+            bytes += #","rev":"#.utf8
+            bytes.appendDecimal(commit.revision)
+            bytes.append(UInt8(ascii: "}"))
             bytes += "\n\n".utf8
         }
         return EventFrame(sequence: commit.sequence, model: commit.model, isCommit: true, bytes: bytes)
@@ -44,7 +50,9 @@ enum EventEncoder {
         header(sequence: sequence, event: "snapshot", into: &bytes)
         bytes += #"{"model":"#.utf8
         JSON.string(snapshot.name).encode(into: &bytes)
-        bytes += #","rev":\#(snapshot.revision),"value":"#.utf8
+        bytes += #","rev":"#.utf8
+        bytes.appendDecimal(snapshot.revision)
+        bytes += #","value":"#.utf8
         snapshot.value.encode(into: &bytes)
         bytes += "}\n\n".utf8
     }
@@ -67,16 +75,29 @@ enum EventEncoder {
     static let heartbeat: [UInt8] = Array(": heartbeat\n\n".utf8)
 
     static func header(sequence: UInt64, event: String, into bytes: inout [UInt8]) {
-        bytes += "id: \(sequence)\nevent: \(event)\ndata: ".utf8
+        bytes += "id: ".utf8
+        bytes.appendDecimal(sequence)
+        bytes += "\nevent: ".utf8
+        bytes += event.utf8
+        bytes += "\ndata: ".utf8
     }
 
     /// `"path":…` and the members the change kind has, without braces.
     static func appendFields(of change: Change, into bytes: inout [UInt8]) {
         bytes += #""path":"#.utf8
         JSON.string(change.path.pointer).encode(into: &bytes)
-        if let index = change.index { bytes += #","index":\#(index)"#.utf8 }
-        if let from = change.from { bytes += #","from":\#(from)"#.utf8 }
-        if let to = change.to { bytes += #","to":\#(to)"#.utf8 }
+        if let index = change.index {
+            bytes += #","index":"#.utf8
+            bytes.appendDecimal(index)
+        }
+        if let from = change.from {
+            bytes += #","from":"#.utf8
+            bytes.appendDecimal(from)
+        }
+        if let to = change.to {
+            bytes += #","to":"#.utf8
+            bytes.appendDecimal(to)
+        }
         if let key = change.key {
             bytes += #","key":"#.utf8
             key.encode(into: &bytes)

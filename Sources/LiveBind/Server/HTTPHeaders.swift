@@ -11,6 +11,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         self.fields = fields
     }
 
+    /// An empty header list with room for `capacity` fields.
+    init(capacity: Int) {
+        fields.reserveCapacity(capacity)
+    }
+
     /// Headers from literal pairs, in order.
     public init(dictionaryLiteral elements: (String, String)...) {
         for (name, value) in elements { add(name, value) }

@@ -26,7 +26,11 @@ public struct HTTPResponse: Sendable {
 
     /// A response with a body of the given media type.
     public static func bytes(_ bytes: [UInt8], status: Int = 200, contentType: String) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": contentType], body: .bytes(bytes))
+        // Room for what most answers add on the way out (validators, `nosniff`, CORS), so the list is
+        // allocated once.
+        var headers = HTTPHeaders(capacity: 6)
+        headers.add("Content-Type", contentType)
+        return HTTPResponse(status: status, headers: headers, body: .bytes(bytes))
     }
 
     /// A UTF-8 text response.

@@ -61,7 +61,7 @@ let accessHandlerTrampoline: MHD_AccessHandlerCallback = {
 let requestCompletedTrampoline: MHD_RequestCompletedCallback = { context, connection, requestContext, code in
     if let context, let connection {
         let daemon = Unmanaged<MicroHTTPDDaemon>.fromOpaque(context).takeUnretainedValue()
-        daemon.deadlines.completed(Int(bitPattern: connection))
+        if let clock = MicroHTTPDDaemon.deadlineClock(of: connection) { daemon.deadlines.completed(clock) }
         if code == .REQUEST_TERMINATED_TIMEOUT_REACHED, let opaque = requestContext?.pointee,
            Unmanaged<MicroHTTPDPendingRequest>.fromOpaque(opaque).takeUnretainedValue().isStream {
             daemon.counters.stalledStreamsClosed.add(1, ordering: .relaxed)
@@ -74,11 +74,16 @@ let requestCompletedTrampoline: MHD_RequestCompletedCallback = { context, connec
 
 /// As a socket opens: bounds its kernel send buffer, so stalled readers cannot hold megabytes, and
 /// starts its request deadline. As it closes (before libmicrohttpd closes the socket): forgets it.
-let connectionNotifyTrampoline: MHD_NotifyConnectionCallback = { context, connection, _, code in
+/// The connection's deadline clock lives in its socket context, retained until it closes.
+let connectionNotifyTrampoline: MHD_NotifyConnectionCallback = { context, connection, socketContext, code in
     guard let context, let connection else { return }
     let daemon = Unmanaged<MicroHTTPDDaemon>.fromOpaque(context).takeUnretainedValue()
     guard code == .CONNECTION_NOTIFY_STARTED else {
         daemon.deadlines.closed(Int(bitPattern: connection))
+        if let socketContext, let clock = socketContext.pointee {
+            Unmanaged<RequestDeadlines.Clock>.fromOpaque(clock).release()
+            socketContext.pointee = nil
+        }
         return
     }
     var size = Int32(clamping: daemon.options.sendBufferSize)
@@ -86,7 +91,10 @@ let connectionNotifyTrampoline: MHD_NotifyConnectionCallback = { context, connec
     if size > 0, fd >= 0 {
         _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
     }
-    if fd >= 0 { daemon.deadlines.opened(Int(bitPattern: connection), socket: fd) }
+    if fd >= 0, let socketContext {
+        let clock = daemon.deadlines.opened(Int(bitPattern: connection), socket: fd)
+        socketContext.pointee = Unmanaged.passRetained(clock).toOpaque()
+    }
 }
 
 /// libmicrohttpd's error log, formatted with `vsnprintf` and sent to swift-log.

@@ -106,8 +106,13 @@ extension MicroHTTPDDaemon {
         _ = MHD_add_response_header(made, "Server", LiveBindVersion.serverHeader)
         let result = MHD_queue_response(connection, UInt32(response.status), made)
         MHD_destroy_response(made)
-        deadlines.responded(Int(bitPattern: connection))
+        if let clock = Self.deadlineClock(of: connection) { deadlines.responded(clock) }
         return result
+    }
+
+    /// The deadline clock the connection-notify callback gave the connection.
+    static func deadlineClock(of connection: OpaquePointer) -> RequestDeadlines.Clock? {
+        livebind_connection_context(connection).map { Unmanaged<RequestDeadlines.Clock>.fromOpaque($0).takeUnretainedValue() }
     }
 
     /// The size of the buffer a stream response gets of its own, which libmicrohttpd 0.9.75 zero-fills.

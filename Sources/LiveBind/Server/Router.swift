@@ -72,16 +72,17 @@ struct Router: Sendable {
 
     /// Routes a request; throws what the check or the handler throws, or `RequestError.notFound`/`.methodNotAllowed`.
     func route(_ request: HTTPRequest) throws -> HTTPResponse {
-        let parts = Self.segments(of: request.path)
+        var path = request.path
         var allowed: [HTTPMethod] = []
-        for route in routes {
-            guard let captures = Self.match(route.segments, parts) else { continue }
+        for index in routes.indices {
+            guard let captures = path.withUTF8({ Self.match(routes[index].segments, $0) }) else { continue }
+            let entry = routes[index].entry
             let method = request.method == .head ? HTTPMethod.get : request.method
-            if route.entry.methods.contains(method) {
-                let grant = try check(request, route.entry.access, captures)
-                return try route.handler(request, Context(parameters: captures, grant: grant))
+            if entry.methods.contains(method) {
+                let grant = try check(request, entry.access, captures)
+                return try routes[index].handler(request, Context(parameters: captures, grant: grant))
             }
-            allowed.append(contentsOf: route.entry.methods)
+            allowed.append(contentsOf: entry.methods)
         }
         if !allowed.isEmpty { throw RequestError.methodNotAllowed(allowed: allowed) }
         if let fallback, request.method == .get || request.method == .head {
@@ -101,21 +102,34 @@ struct Router: Sendable {
             .map { String(path[$0.startIndex..<$0.endIndex]) }
     }
 
-    private static func match(_ segments: [Segment], _ parts: [String]) -> [String]? {
+    /// Matches `segments` against the path's UTF-8 bytes, cut as ``segments(of:)`` cuts them, without
+    /// making a string of any segment but the captured ones: every request tries several routes.
+    private static func match(_ segments: [Segment], _ path: UnsafeBufferPointer<UInt8>) -> [String]? {
+        let slash = UInt8(ascii: "/")
+        // The first segment starts after the first `/`; without one, the path has none. `start` is past
+        // the end once every segment of the path was used.
+        var start = path.firstIndex(of: slash).map { $0 + 1 } ?? path.count + 1
         var captures: [String] = []
-        for (position, segment) in segments.enumerated() {
-            switch segment {
-            case .rest:
-                let rest = parts.dropFirst(position)
-                captures.append(rest.isEmpty ? "" : "/" + rest.joined(separator: "/"))
+        for segment in segments {
+            if case .rest = segment {
+                captures.append(start > path.count ? "" : String(decoding: path[(start - 1)...], as: UTF8.self))
                 return captures
-            case .literal(let text):
-                guard position < parts.count, parts[position] == text else { return nil }
-            case .parameter:
-                guard position < parts.count, !parts[position].isEmpty else { return nil }
-                captures.append(parts[position])
             }
+            guard start <= path.count else { return nil }
+            var end = start
+            while end < path.count && path[end] != slash { end += 1 }
+            let part = UnsafeBufferPointer(rebasing: path[start..<end])
+            switch segment {
+            case .literal(let text):
+                guard text.utf8.elementsEqual(part) else { return nil }
+            case .parameter:
+                guard !part.isEmpty else { return nil }
+                captures.append(String(decoding: part, as: UTF8.self))
+            case .rest:
+                break
+            }
+            start = end + 1
         }
-        return parts.count == segments.count ? captures : nil
+        return start > path.count ? captures : nil
     }
 }
