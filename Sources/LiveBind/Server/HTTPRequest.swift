@@ -39,6 +39,11 @@ public struct HTTPRequest: Sendable {
     /// The media type of the body without parameters, lowercased (`application/json`), if given.
     public var mediaType: String? {
         guard let value = headers["Content-Type"] else { return nil }
+        // Usually the type as it should be written: then it is the answer, and no copy is made.
+        if !value.isEmpty, value.utf8.allSatisfy({ $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: " ")
+                && $0 != UInt8(ascii: "\t") && !(0x41...0x5A).contains($0) }) {
+            return value
+        }
         let type = value.utf8.firstIndex(of: UInt8(ascii: ";")).map { value[..<$0] } ?? Substring(value)
         let trimmed = type.trimmingWhitespace()
         guard !trimmed.isEmpty else { return nil }

@@ -101,7 +101,7 @@ extension MicroHTTPDDaemon {
         }
         guard let made else { return .NO }
         for (name, value) in response.headers {
-            _ = MHD_add_response_header(made, name, value)
+            _ = name.withCString { name in value.withCString { MHD_add_response_header(made, name, $0) } }
         }
         _ = MHD_add_response_header(made, "Server", LiveBindVersion.serverHeader)
         let result = MHD_queue_response(connection, UInt32(response.status), made)
@@ -127,6 +127,6 @@ extension MicroHTTPDDaemon {
 
     /// Whether libmicrohttpd's version string for a request is HTTP/1.1.
     private static func isHTTP11(_ version: UnsafePointer<CChar>?) -> Bool {
-        version.map { String(cString: $0) == "HTTP/1.1" } ?? false
+        version.map { strcmp($0, "HTTP/1.1") == 0 } ?? false
     }
 }

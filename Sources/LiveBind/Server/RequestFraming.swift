@@ -6,6 +6,14 @@ enum RequestFraming {
     /// Refused: two `Content-Length` fields (equal or not), `Content-Length` with `Transfer-Encoding`,
     /// `chunked` applied twice or not last, and any transfer coding but `chunked` (501).
     static func failure(in headers: HTTPHeaders) -> HTTPTransportFailure? {
+        // The usual request (at most one Content-Length, no Transfer-Encoding) is told apart in one
+        // pass that makes nothing.
+        var lengthCount = 0
+        for field in headers.fields {
+            if HTTPHeaders.sameName(field.name, "Transfer-Encoding") { lengthCount = 2; break }
+            if HTTPHeaders.sameName(field.name, "Content-Length") { lengthCount += 1 }
+        }
+        if lengthCount < 2 { return nil }
         let lengths = headers.values(of: "Content-Length")
         let encodings = headers.values(of: "Transfer-Encoding")
         if lengths.count > 1 {
