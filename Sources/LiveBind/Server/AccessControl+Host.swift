@@ -23,15 +23,17 @@ extension AccessControl {
     /// The common `Host` values, checked on the bytes: `localhost`, `127.0.0.1` or `[::1]`, with or
     /// without a port. Anything else takes the full parse above.
     static func isPlainLoopback(_ header: String) -> Bool {
-        let bytes = header.utf8
-        var hostEnd = bytes.endIndex
-        if let colon = bytes.lastIndex(of: UInt8(ascii: ":")), bytes.last != UInt8(ascii: "]") {
-            let port = bytes[bytes.index(after: colon)...]
-            guard (1...5).contains(port.count), port.allSatisfy({ (0x30...0x39).contains($0) }) else { return false }
-            hostEnd = colon
+        var header = header
+        return header.withUTF8 { bytes in
+            var hostEnd = bytes.count
+            if let colon = bytes.lastIndex(of: UInt8(ascii: ":")), bytes.last != UInt8(ascii: "]") {
+                let port = bytes[(colon + 1)...]
+                guard (1...5).contains(port.count), port.allSatisfy({ (0x30...0x39).contains($0) }) else { return false }
+                hostEnd = colon
+            }
+            let host = UnsafeBufferPointer(rebasing: bytes[..<hostEnd])
+            return host.elementsEqual("localhost".utf8) || host.elementsEqual("127.0.0.1".utf8)
+                || host.elementsEqual("[::1]".utf8)
         }
-        let host = bytes[..<hostEnd]
-        return host.elementsEqual("localhost".utf8) || host.elementsEqual("127.0.0.1".utf8)
-            || host.elementsEqual("[::1]".utf8)
     }
 }

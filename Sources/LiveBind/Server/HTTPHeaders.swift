@@ -45,6 +45,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Whether two field names are equal ignoring ASCII case (field names are ASCII tokens), without
     /// making lowercased copies: every request looks up several fields.
     static func sameName(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
         var a = a, b = b
         return a.withUTF8 { a in
             b.withUTF8 { b in

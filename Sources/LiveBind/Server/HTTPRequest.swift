@@ -54,6 +54,11 @@ public struct HTTPRequest: Sendable {
 extension StringProtocol {
     /// The string without leading and trailing spaces and tabs.
     func trimmingWhitespace() -> String {
+        // Usually there is nothing to trim: then no new string is made.
+        if let first = utf8.first, first != UInt8(ascii: " "), first != UInt8(ascii: "\t") {
+            let string = String(self)
+            if let last = string.utf8.last, last != UInt8(ascii: " "), last != UInt8(ascii: "\t") { return string }
+        }
         var slice = Substring(self)
         while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
         while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
