@@ -32,7 +32,7 @@ struct BindingsResource: Sendable {
     /// Throws 403 unless the caller reaches the source and target models of the binding in the body;
     /// a body that is no binding entry throws what `create` would.
     func checkNew(_ request: HTTPRequest, reach: AccessControl.Reach) throws {
-        _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json])
+        _ = try RequestBody.mediaType(of: request, accepted: RequestBody.jsonOnly)
         let spec = try BindingSpec(json: try RequestBody.parseJSON(request))
         try reach.check(spec.source.model)
         try reach.check(spec.target.model)
@@ -51,7 +51,7 @@ struct BindingsResource: Sendable {
 
     /// `POST /bindings`: creates a binding (201) and applies the current source value to its target.
     func create(_ request: HTTPRequest) throws -> HTTPResponse {
-        _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json])
+        _ = try RequestBody.mediaType(of: request, accepted: RequestBody.jsonOnly)
         var entry = try RequestBody.parseJSON(request)
         if let cluster { entry = try publishCreation(entry, to: cluster) }
         let binding = try registry.bind(json: entry)

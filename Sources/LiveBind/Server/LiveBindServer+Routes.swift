@@ -118,7 +118,7 @@ extension LiveBindServer {
     /// `"last":N`): moves that location's window. The stream id is the capability; the token must
     /// still reach the model, as for the stream.
     static func moveWindow(_ request: HTTPRequest, stream: String, hub: EventHub, reach: AccessControl.Reach) throws {
-        _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json])
+        _ = try RequestBody.mediaType(of: request, accepted: RequestBody.jsonOnly)
         guard case .object(let members) = try RequestBody.parseJSON(request) else {
             throw RequestError.malformedBody(#"send an object such as {"sub":"sensor/readings","offset":100,"limit":50}"#)
         }

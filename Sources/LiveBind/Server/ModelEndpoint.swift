@@ -45,7 +45,7 @@ struct ModelEndpoint: Sendable {
 
     /// `PUT`: creates or replaces a model (201/200), or sets the value at a pointer.
     func put(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
-        _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json])
+        _ = try RequestBody.mediaType(of: request, accepted: RequestBody.jsonOnly)
         let path = try Path(pointer: pointer)
         let value = try RequestBody.parseJSON(request)
         let revision = try RequestBody.ifMatch(request)

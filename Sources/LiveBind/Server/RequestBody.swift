@@ -8,6 +8,8 @@ enum RequestBody {
     static let jsonPatch = "application/json-patch+json"
     /// HTML forms and `curl -d`.
     static let form = "application/x-www-form-urlencoded"
+    /// `[json]`, made once: an array literal at each call would be an allocation per write.
+    static let jsonOnly = [json]
 
     /// The body's media type, which must be one of `accepted` (415 otherwise).
     static func mediaType(of request: HTTPRequest, accepted: [String]) throws(RequestError) -> String {

@@ -110,9 +110,14 @@ struct Router: Sendable {
         // the end once every segment of the path was used.
         var start = path.firstIndex(of: slash).map { $0 + 1 } ?? path.count + 1
         var captures: [String] = []
+        // Allocated once, at the first capture: most routes tried do not match.
+        func capture(_ text: String) {
+            if captures.isEmpty { captures.reserveCapacity(segments.count) }
+            captures.append(text)
+        }
         for segment in segments {
             if case .rest = segment {
-                captures.append(start > path.count ? "" : String(decoding: path[(start - 1)...], as: UTF8.self))
+                capture(start > path.count ? "" : String(decoding: path[(start - 1)...], as: UTF8.self))
                 return captures
             }
             guard start <= path.count else { return nil }
@@ -124,7 +129,7 @@ struct Router: Sendable {
                 guard text.utf8.elementsEqual(part) else { return nil }
             case .parameter:
                 guard !part.isEmpty else { return nil }
-                captures.append(String(decoding: part, as: UTF8.self))
+                capture(String(decoding: part, as: UTF8.self))
             case .rest:
                 break
             }
