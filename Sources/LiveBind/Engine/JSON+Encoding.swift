@@ -12,6 +12,27 @@ extension JSON {
     /// double (as Swift's `description` writes them). A non-finite double (which cannot be stored in a
     /// model) is written as `null`.
     public func encode(into buffer: inout [UInt8]) {
+        // The values every event carries (a model's name, a pointer, a small number) go straight into
+        // the buffer: a writer would be an allocation for a few bytes.
+        switch self {
+        case .int(let value):
+            return buffer.appendDecimal(value)
+        case .null:
+            return buffer += "null".utf8
+        case .bool(let value):
+            return buffer += (value ? "true" : "false").utf8
+        case .string(var text) where text.utf8.count <= 64:
+            let plain = text.withUTF8 { bytes in
+                bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+            }
+            if plain {
+                buffer.append(UInt8(ascii: "\""))
+                buffer += text.utf8
+                return buffer.append(UInt8(ascii: "\""))
+            }
+        default:
+            break
+        }
         var writer = JSONWriter(capacity: initialCapacity)
         write(to: &writer)
         writer.append(to: &buffer)
