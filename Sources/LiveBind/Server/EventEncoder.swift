@@ -82,10 +82,26 @@ enum EventEncoder {
         bytes += "\ndata: ".utf8
     }
 
+    /// The path as a JSON string of its JSON Pointer. Components of plain ASCII (no `~`, `/`, quote,
+    /// backslash or control character), which is most of them, go straight into the bytes.
+    static func appendPointer(_ path: Path, into bytes: inout [UInt8]) {
+        let plain = path.components.allSatisfy { component in
+            component.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "~") && $0 != UInt8(ascii: "/")
+                && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        }
+        guard plain else { return JSON.string(path.pointer).encode(into: &bytes) }
+        bytes.append(UInt8(ascii: "\""))
+        for component in path.components {
+            bytes.append(UInt8(ascii: "/"))
+            bytes += component.utf8
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
     /// `"path":…` and the members the change kind has, without braces.
     static func appendFields(of change: Change, into bytes: inout [UInt8]) {
         bytes += #""path":"#.utf8
-        JSON.string(change.path.pointer).encode(into: &bytes)
+        appendPointer(change.path, into: &bytes)
         if let index = change.index {
             bytes += #","index":"#.utf8
             bytes.appendDecimal(index)
