@@ -6,25 +6,25 @@ import Collections
 /// `{"changes":[{"op":"set","path":["a","b"],"value":1}, …]}`, `{"snapshot":{…}}` or `{"drop":true}`.
 /// A change names only the fields it has: `value`, `index`, `from`, `to`, `key`. The path is its list of components, so that no escaping rule is involved.
 extension Commit {
-    /// This commit's record.
+    /// This commit's record, written straight into one buffer (the text `Change/record` encodes to).
     func encodedRecord() -> [UInt8] {
-        var bytes: [UInt8] = []
+        var writer = JSONWriter(capacity: 96)
         switch kind {
         case .changes(let changes):
-            bytes += #"{"changes":["#.utf8
+            writer.append(#"{"changes":["#)
             for (position, change) in changes.enumerated() {
-                if position > 0 { bytes.append(UInt8(ascii: ",")) }
-                change.record.encode(into: &bytes)
+                if position > 0 { writer.append(UInt8(ascii: ",")) }
+                change.writeRecord(to: &writer)
             }
-            bytes += "]}".utf8
+            writer.append("]}")
         case .snapshot(let value):
-            bytes += #"{"snapshot":"#.utf8
-            value.encode(into: &bytes)
-            bytes.append(UInt8(ascii: "}"))
+            writer.append(#"{"snapshot":"#)
+            value.write(to: &writer)
+            writer.append(UInt8(ascii: "}"))
         case .drop:
-            bytes += #"{"drop":true}"#.utf8
+            writer.append(#"{"drop":true}"#)
         }
-        return bytes
+        return writer.bytes()
     }
 
     /// The commit `record` describes, with the fields the log kept beside it. Throws
@@ -83,6 +83,40 @@ extension Change {
         if let to { members["to"] = .int(to) }
         if let key { members["key"] = key }
         return .object(members)
+    }
+
+    /// Writes ``record``'s text without building it: a durable write encodes its record on the log's
+    /// thread, and the members, path array and strings of the value would be allocations of their own.
+    func writeRecord(to writer: inout JSONWriter) {
+        writer.append(#"{"op":"#)
+        writer.writeString(kind.rawValue)
+        writer.append(#","path":["#)
+        for (position, component) in path.components.enumerated() {
+            if position > 0 { writer.append(UInt8(ascii: ",")) }
+            writer.writeString(component)
+        }
+        writer.append(UInt8(ascii: "]"))
+        if let value {
+            writer.append(#","value":"#)
+            value.write(to: &writer)
+        }
+        if let index {
+            writer.append(#","index":"#)
+            writer.writeInteger(index)
+        }
+        if let from {
+            writer.append(#","from":"#)
+            writer.writeInteger(from)
+        }
+        if let to {
+            writer.append(#","to":"#)
+            writer.writeInteger(to)
+        }
+        if let key {
+            writer.append(#","key":"#)
+            key.write(to: &writer)
+        }
+        writer.append(UInt8(ascii: "}"))
     }
 
     /// The change a record's element describes, or `nil` when it is not one.

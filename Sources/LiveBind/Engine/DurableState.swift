@@ -36,8 +36,9 @@ struct DurableState {
     var failure: String?
     /// The entries holding a ``DurableView``.
     var pendingEntries: [ModelEntry] = []
-    /// Calls waiting for a sequence to become durable, in no particular order.
-    var waiters: [(sequence: UInt64, call: @Sendable (StoreError?) -> Void)] = []
+    /// Who waits for a sequence to become durable, in the order they came (by sequence, but for a
+    /// cluster's rollback).
+    var waiters: [(sequence: UInt64, waiter: any DurableWaiter)] = []
     /// What the durable feed calls with each durable batch.
     var observers: [(id: UInt64, call: @Sendable ([Commit]) -> Void)] = []
 
@@ -49,29 +50,56 @@ struct DurableState {
         pendingEntries.append(entry)
     }
 
-    /// Removes and returns the waiters whose sequence is at most `sequence`.
-    mutating func takeWaiters(through sequence: UInt64) -> [@Sendable (StoreError?) -> Void] {
+    /// Removes and returns the waiters whose sequence is at most `sequence`: usually every one, when
+    /// the whole array moves out without a copy.
+    mutating func takeWaiters(through sequence: UInt64) -> [any DurableWaiter] {
         guard !waiters.isEmpty else { return [] }
-        var ready: [@Sendable (StoreError?) -> Void] = []
+        var ready: [any DurableWaiter] = []
+        if waiters.allSatisfy({ $0.sequence <= sequence }) {
+            ready.reserveCapacity(waiters.count)
+            for waiter in waiters { ready.append(waiter.waiter) }
+            waiters.removeAll(keepingCapacity: true)
+            return ready
+        }
         waiters.removeAll { waiter in
             guard waiter.sequence <= sequence else { return false }
-            ready.append(waiter.call)
+            ready.append(waiter.waiter)
             return true
         }
         return ready
     }
 }
 
+/// What waits for commits to become durable: a write's answer, or a thread in
+/// ``Store/waitUntilDurable(through:)``. Told once, on the log's thread (or at once, on the caller's).
+///
+/// A class rather than a closure, so that a waiting write costs no allocation beyond its answer.
+protocol DurableWaiter: AnyObject, Sendable {
+    /// Every commit waited for is durable (`nil`), or the log failed first (why).
+    func durabilitySettled(_ error: StoreError?)
+}
+
+/// A closure as a ``DurableWaiter``.
+final class DurableCallback: DurableWaiter {
+    let call: @Sendable (StoreError?) -> Void
+
+    init(_ call: @escaping @Sendable (StoreError?) -> Void) {
+        self.call = call
+    }
+
+    func durabilitySettled(_ error: StoreError?) { call(error) }
+}
+
 /// What a commit log's thread runs after reporting to the store, without holding the store.
 struct DurableCalls {
-    var waiters: [@Sendable (StoreError?) -> Void] = []
+    var waiters: [any DurableWaiter] = []
     var observers: [@Sendable ([Commit]) -> Void] = []
     /// Set when the log failed: what every waiter gets.
     var failure: StoreError?
 
     /// Tells the waiters, then the durable feed about `commits`.
     func run(_ commits: [Commit]) {
-        for call in waiters { call(failure) }
+        for waiter in waiters { waiter.durabilitySettled(failure) }
         if failure == nil { for call in observers { call(commits) } }
     }
 }

@@ -54,7 +54,7 @@ extension Store {
         let waiting = withState { state in
             if state.durable.failure == nil { state.durable.failure = reason }
             defer { state.durable.waiters.removeAll() }
-            return state.durable.waiters.map(\.call)
+            return state.durable.waiters.map(\.waiter)
         }
         return DurableCalls(waiters: waiting, failure: .storageFailed(reason))
     }
@@ -64,13 +64,21 @@ extension Store {
     /// failed first.
     func whenDurable(through sequence: UInt64, _ handler: @escaping @Sendable (StoreError?) -> Void) {
         guard log != nil else { return handler(nil) }
+        whenDurable(through: sequence, tell: DurableCallback(handler))
+    }
+
+    /// Tells `waiter` once every commit up to `sequence` (`nil`: the last commit made so far) is
+    /// durable, as ``whenDurable(through:_:)`` calls its handler.
+    func whenDurable(through sequence: UInt64? = nil, tell waiter: any DurableWaiter) {
+        guard log != nil else { return waiter.durabilitySettled(nil) }
         let failure: StoreError?? = withState { state in
+            let sequence = sequence ?? state.lastSequence
             if sequence <= state.durable.sequence { return .some(nil) }
             if let failure = state.durable.failure { return .some(.storageFailed(failure)) }
-            state.durable.waiters.append((sequence, handler))
+            state.durable.waiters.append((sequence, waiter))
             return nil
         }
-        if let failure { handler(failure) }
+        if let failure { waiter.durabilitySettled(failure) }
     }
 
     /// Returns once every commit up to `sequence` is on disk; throws when the data directory failed

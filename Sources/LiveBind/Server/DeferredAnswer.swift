@@ -3,45 +3,73 @@ import Synchronization
 /// An answer that is known later: a write's, once the commit log has made it durable.
 ///
 /// A handler returns ``HTTPResponse/deferred(_:)``; libmicrohttpd's worker then suspends the connection
-/// (no thread waits) and queues the answer when ``complete(_:)`` wakes it.
-final class DeferredAnswer: Sendable {
+/// (no thread waits) and queues the answer when ``complete(_:)`` resumes it. A write's answer is itself
+/// what waits for the log (``init(onceDurable:counters:)``), so that a durable write costs this one
+/// object and its lock, and no closure.
+final class DeferredAnswer: DurableWaiter {
     private struct State {
         var response: HTTPResponse?
-        /// Resumes the suspended connection; set once it is suspended.
-        var wake: (@Sendable () -> Void)?
+        /// The suspended connection to resume once the answer is known.
+        var connection: MicroHTTPDConnection?
         /// Applied to the answer before it is sent (the access layer's headers).
         var finish: (@Sendable (inout HTTPResponse) -> Void)?
     }
 
     private let state = OrderedMutex(State())
+    /// For a write's answer: what to send once its commits are durable, and where a failure is counted.
+    private let durable: (response: HTTPResponse, counters: ServerCounters)?
 
-    /// Sets the answer (once; later calls are ignored) and wakes its connection if it waits. Any thread.
-    func complete(_ response: HTTPResponse) {
-        let wake = state.withLock { state -> (@Sendable () -> Void)? in
-            guard state.response == nil else { return nil }
-            state.response = response
-            defer { state.wake = nil }
-            return state.wake
-        }
-        wake?()
+    /// An answer some other code completes.
+    init() {
+        durable = nil
     }
 
-    /// Called once the connection is suspended: `wake` resumes it, at once when the answer is known.
-    func whenComplete(_ wake: @escaping @Sendable () -> Void) {
-        let now = state.withLock { state in
+    /// The answer to a write: `response` once the commits it waits for (see ``Store/whenDurable(through:tell:)``)
+    /// are durable; when the data directory failed first, a success becomes 503 (the write is not kept;
+    /// clients never saw it).
+    init(onceDurable response: HTTPResponse, counters: ServerCounters) {
+        durable = (response, counters)
+    }
+
+    func durabilitySettled(_ error: StoreError?) {
+        guard let durable else { return }
+        guard let error, durable.response.status < 400 else { return complete(durable.response) }
+        durable.counters.addError()
+        complete(Problem.from(error).response)
+    }
+
+    /// Sets the answer (once; later calls are ignored) and resumes its connection if it waits. Any thread.
+    func complete(_ response: HTTPResponse) {
+        let connection = state.withLock { state -> MicroHTTPDConnection? in
+            guard state.response == nil else { return nil }
+            state.response = response
+            defer { state.connection = nil }
+            return state.connection
+        }
+        connection?.resume()
+    }
+
+    /// Suspends `connection` until the answer is known: ``complete(_:)`` then resumes it (at once when
+    /// the answer came first: a rare race, as a handler returns a known answer instead of deferring).
+    /// Called on the connection's worker thread, which asks for the answer when it is resumed.
+    func suspend(_ connection: MicroHTTPDConnection) {
+        // Suspended before the lock: `complete` may resume it as soon as it is registered, and the
+        // lock is never held across a call into libmicrohttpd.
+        connection.suspend()
+        let known = state.withLock { state in
             guard state.response == nil else { return true }
-            state.wake = wake
+            state.connection = connection
             return false
         }
-        if now { wake() }
+        if known { connection.resume() }
     }
 
     /// Adds a step applied to the answer before it is sent.
     func finishing(_ step: @escaping @Sendable (inout HTTPResponse) -> Void) {
         state.withLock { state in
-            let earlier = state.finish
+            guard let earlier = state.finish else { return state.finish = step }
             state.finish = { response in
-                earlier?(&response)
+                earlier(&response)
                 step(&response)
             }
         }

@@ -5,12 +5,8 @@ extension LiveBindServer {
     /// directory fails first, a success becomes 503 (the write is not kept; clients never saw it).
     static func answerOnceDurable(_ response: HTTPResponse, store: Store, counters: ServerCounters) -> HTTPResponse {
         guard store.log != nil else { return response }
-        let answer = DeferredAnswer()
-        store.whenDurable(through: store.lastSequence) { error in
-            guard let error, response.status < 400 else { return answer.complete(response) }
-            counters.addError()
-            answer.complete(Problem.from(error).response)
-        }
+        let answer = DeferredAnswer(onceDurable: response, counters: counters)
+        store.whenDurable(tell: answer)
         return answer.response ?? .deferred(answer)
     }
 

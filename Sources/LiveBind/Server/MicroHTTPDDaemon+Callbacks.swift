@@ -45,12 +45,9 @@ let accessHandlerTrampoline: MHD_AccessHandlerCallback = {
     }
     if case .stream = response.body { pending.answeredWithStream() }
     if let deferred = response.deferred {
-        if let known = deferred.response { return daemon.queue(known, on: connection, version: version) }
         pending.deferred = deferred
         daemon.deferredAnswers.add(1, ordering: .relaxed)
-        let handle = MicroHTTPDConnection(pointer: connection, version: "")
-        handle.suspend()
-        deferred.whenComplete { handle.resume() }
+        deferred.suspend(MicroHTTPDConnection(pointer: connection, version: ""))
         return .YES
     }
     return daemon.queue(response, on: connection, version: version)

@@ -1,0 +1,37 @@
+import Collections
+import Testing
+@testable import LiveBind
+
+@Suite("Commit records") struct CommitRecordTests {
+    /// Changes of every kind, with the fields that need escaping or nesting.
+    static let changes: [Change] = [
+        Change(kind: .set, path: Path(["a", "quote\"back\\slash", "new\nline", "ü🙂"]),
+               value: .object(["x": .array([.int(-1), .double(0.5), .null, .bool(true), .string("\u{1}")])])),
+        Change(kind: .set, path: Path([]), value: .object([:])),
+        Change(kind: .insert, path: Path(["list"]), value: .string("v"), index: 0, key: .string("id-1")),
+        Change(kind: .remove, path: Path(["list"]), index: 12, key: .int(7)),
+        Change(kind: .replace, path: Path(["list"]), value: .int(Int.min), index: 3),
+        Change(kind: .move, path: Path(["list"]), from: 9, to: Int.max),
+        Change(kind: .remove, path: Path(["gone"])),
+    ]
+
+    /// The record a log stores is written straight into a buffer: it must stay the text of the
+    /// record's JSON shape that existing data directories hold, and read back as the same commit.
+    @Test func aRecordIsTheTextOfItsJSONShapeAndReadsBackAsTheSameCommit() throws {
+        let commit = Commit(sequence: 41, model: "m", revision: 3, kind: .changes(Self.changes))
+        let shape = JSON.object(["changes": .array(Deque(Self.changes.map(\.record)))])
+        let record = commit.encodedRecord()
+        #expect(record == shape.encoded())
+        let read = try Commit(record: record, sequence: 41, model: "m", revision: 3)
+        guard case .changes(let changes) = read.kind else { Issue.record("read back as \(read.kind)"); return }
+        #expect(changes == Self.changes)
+    }
+
+    @Test func snapshotAndDropRecordsKeepTheirText() throws {
+        let value = JSON.object(["n": .int(1), "s": .string("a\"b")])
+        let snapshot = Commit(sequence: 1, model: "m", revision: 1, kind: .snapshot(value))
+        #expect(snapshot.encodedRecord() == JSON.object(["snapshot": value]).encoded())
+        let drop = Commit(sequence: 2, model: "m", revision: 0, kind: .drop)
+        #expect(drop.encodedRecord() == Array(#"{"drop":true}"#.utf8))
+    }
+}
