@@ -50,8 +50,8 @@ struct DurableState {
         pendingEntries.append(entry)
     }
 
-    /// Removes and returns the waiters whose sequence is at most `sequence`: usually every one, when
-    /// the whole array moves out without a copy.
+    /// Removes and returns the waiters whose sequence is at most `sequence`: usually every one, and
+    /// then the array is emptied in one pass, keeping its storage for the next writes.
     mutating func takeWaiters(through sequence: UInt64) -> [any DurableWaiter] {
         guard !waiters.isEmpty else { return [] }
         var ready: [any DurableWaiter] = []
