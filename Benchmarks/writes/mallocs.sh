@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 data=""
 [ "${1:-}" = --data ] && { data=1; shift; }
 server=${1:-.build/release/livebind-server}
-libc=$(ldd "$server" | awk '/libc\.so/ {print $3}')
+libc=$(ldd "$server" | awk '$1 ~ /^libc\.so/ {print $3}')
 work=$(mktemp -d /tmp/livebind-mallocs.XXXXXX)
 echo '{"models": {"bench": {"n": 0}}}' >"$work/tiny.json"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
