@@ -13,7 +13,8 @@ extension JSON {
     /// model) is written as `null`.
     public func encode(into buffer: inout [UInt8]) {
         // The values every event carries (a model's name, a pointer, a small number) go straight into
-        // the buffer: a writer would be an allocation for a few bytes.
+        // the buffer: a writer would be an allocation for a few bytes. Strings that need an escape take
+        // the writer.
         switch self {
         case .int(let value):
             return buffer.appendDecimal(value)
@@ -21,9 +22,10 @@ extension JSON {
             return buffer += "null".utf8
         case .bool(let value):
             return buffer += (value ? "true" : "false").utf8
-        case .string(var text) where text.utf8.count <= 64:
+        case .string(var text):
+            // The writer's own test: a string it would copy whole between quotes is copied here.
             let plain = text.withUTF8 { bytes in
-                bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+                bytes.baseAddress.map { !JSONWriter.anyNeedsEscape($0, count: bytes.count) } ?? true
             }
             if plain {
                 buffer.append(UInt8(ascii: "\""))

@@ -82,12 +82,11 @@ enum EventEncoder {
         bytes += "\ndata: ".utf8
     }
 
-    /// The path as a JSON string of its JSON Pointer. Components of plain ASCII (no `~`, `/`, quote,
-    /// backslash or control character), which is most of them, go straight into the bytes.
+    /// The path as a JSON string of its JSON Pointer. Components that neither the pointer (`~`, `/`)
+    /// nor JSON (see `JSONWriter.needsEscape`) escapes, which is most of them, go straight into the bytes.
     static func appendPointer(_ path: Path, into bytes: inout [UInt8]) {
         let plain = path.components.allSatisfy { component in
-            component.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "~") && $0 != UInt8(ascii: "/")
-                && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+            component.utf8.allSatisfy { $0 != UInt8(ascii: "~") && $0 != UInt8(ascii: "/") && !JSONWriter.needsEscape($0) }
         }
         guard plain else { return JSON.string(path.pointer).encode(into: &bytes) }
         bytes.append(UInt8(ascii: "\""))
