@@ -107,6 +107,18 @@ class Process:
     def stop(self):
         self.kill(signal.SIGTERM)
 
+    def wait_listening(self, port, what, log):
+        """Waits until `port` accepts connections; fails at once when the process exited (see `log`)."""
+        def listening():
+            if not self.alive:
+                raise RuntimeError(f"{what} exited; see {log}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    return True
+            except OSError:
+                return False
+        wait_until(listening, STARTUP, f"{what} listening")
+
 
 class NatsServer(Process):
     def __init__(self, index, folder, routes):
@@ -138,17 +150,8 @@ cluster {{
 }}
 """)
         self.spawn([NATS, "-c", str(self.config)])
-        wait_until(lambda: self._listening(), STARTUP, f"nats-server n{self.index} listening")
+        self.wait_listening(self.port, f"nats-server n{self.index}", self.log_path)
         return self
-
-    def _listening(self):
-        if not self.alive:
-            raise RuntimeError(f"nats-server n{self.index} exited; see {self.log_path}")
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                return True
-        except OSError:
-            return False
 
     def _stream_detail(self, stream):
         """`stream`'s entry in this server's monitoring endpoint (`/jsz`), or None."""
@@ -259,16 +262,7 @@ http {{
 """)
         self.spawn([NGINX, "-p", str(self.folder), "-c", str(self.folder / "nginx.conf"), "-e",
                     str(self.folder / "error.log")])
-
-        def listening():
-            if not self.alive:
-                raise RuntimeError(f"nginx exited; see {self.folder / 'error.log'}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    return True
-            except OSError:
-                return False
-        wait_until(listening, STARTUP, "nginx listening")
+        self.wait_listening(self.port, "nginx", self.folder / "error.log")
         return self
 
 
