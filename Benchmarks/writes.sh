@@ -4,6 +4,9 @@
 #     (10,000 rows), each write a `PUT /models/NAME/n` of a new number, driven by wrk;
 #   - nginx + Nchan publishing (POST /pub/CHANNEL, no subscribers), driven by wrk the same way;
 #   - Redis 7 with `appendonly yes`, `appendfsync always` (a reply only after fsync), by redis-benchmark;
+#   - writefloor (`Benchmarks/tools/writefloor.c`), the least a libmicrohttpd server can do per write, in
+#     memory and with group commit to SQLite synced in its own event loop, driven by wrk: the ceiling
+#     for livebind-server's HTTP layer, next to the anchors;
 # at 1, 8 and 32 concurrent writers. Then the write latency on the tiny model in memory with 0 and with
 # 1,000 open event streams subscribed to it (held and drained by sseload -m 0).
 # Every run gets a fresh server process and, for --data and Redis, a fresh directory under /tmp (the
@@ -11,7 +14,8 @@
 # stopped by their pid. Results: one JSON object per run under $WRITES_OUT.
 #
 # Environment: BENCH_QUICK=1 (3 s runs, one repeat), WRITES_SECONDS (10), WRITES_REPEATS (2),
-# WRITES_CONNS ("1 8 32"), WRITES_CASES ("lb_mem lb_data lb_mem_big lb_data_big nchan redis"),
+# WRITES_CONNS ("1 8 32"), WRITES_CASES ("lb_mem lb_data lb_mem_big lb_data_big nchan redis floor_mem
+# floor_data"),
 # WRITES_STREAMS (1000), WRITES_STREAM_CONNS ("1 8"), LIVEBIND_SERVER (.build/release/livebind-server),
 # WRITES_OUT (Benchmarks/results/writes).
 set -euo pipefail
@@ -26,7 +30,7 @@ else
     seconds=${WRITES_SECONDS:-10}; repeats=${WRITES_REPEATS:-2}
 fi
 conns_list=${WRITES_CONNS:-1 8 32}
-cases=${WRITES_CASES:-lb_mem lb_data lb_mem_big lb_data_big nchan redis}
+cases=${WRITES_CASES:-lb_mem lb_data lb_mem_big lb_data_big nchan redis floor_mem floor_data}
 streams=${WRITES_STREAMS:-1000}
 stream_conns=${WRITES_STREAM_CONNS:-1 8}
 server_bin=${LIVEBIND_SERVER:-$root/.build/release/livebind-server}
@@ -100,6 +104,25 @@ start_redis() {
     raise_share "$server_pid"
 }
 
+start_floor() {  # [--data]
+    port=$(free_port)
+    local extra=()
+    if [ "${1:-}" = --data ]; then
+        rm -rf "$work/floor"; mkdir -p "$work/floor"; extra=(-d "$work/floor/log.sqlite")
+    fi
+    setsid "$tools/writefloor" -p "$port" -t $((seconds + 120)) "${extra[@]}" >"$work/floor.log" 2>&1 &
+    server_pid=$!
+    wait_for_port "$port" || { log "writefloor did not start:"; tail -5 "$work/floor.log" >&2; return 1; }
+    raise_share "$server_pid"
+}
+
+build_floor() {  # libmicrohttpd and SQLite's headers come with the server's build dependencies
+    local src=$root/Benchmarks/tools/writefloor.c
+    if [ ! -x "$tools/writefloor" ] || [ "$src" -nt "$tools/writefloor" ]; then
+        cc -O2 -o "$tools/writefloor" "$src" -lmicrohttpd -lsqlite3 -lpthread
+    fi
+}
+
 trap 'stop_server; rm -rf "$work"' EXIT
 
 # CPU seconds (user + system) of the server and its direct children (nginx's workers).
@@ -163,10 +186,12 @@ write_run() {  # case conns repeat
         lb_data_big) start_livebind "$work/big.json" --data ;;
         nchan)       start_nchan ;;
         redis)       start_redis ;;
+        floor_mem)   start_floor ;;
+        floor_data)  start_floor --data ;;
     esac || return 1
     case $case in
         lb_*big) wrk_run "$file" "$case" "$conns" PUT "http://127.0.0.1:$port/models/big/n" ;;
-        lb_*)    wrk_run "$file" "$case" "$conns" PUT "http://127.0.0.1:$port/models/bench/n" ;;
+        lb_*|floor_*) wrk_run "$file" "$case" "$conns" PUT "http://127.0.0.1:$port/models/bench/n" ;;
         nchan)   wrk_run "$file" "$case" "$conns" POST "http://127.0.0.1:$port/pub/writes" ;;
         redis)   redis_run "$file" "$conns" ;;
     esac || { stop_server; return 1; }
@@ -216,6 +241,7 @@ PY
 
 ensure_packages
 build_sseload
+build_floor
 write_configs
 raise_share self
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true

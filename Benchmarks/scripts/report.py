@@ -226,6 +226,8 @@ WRITE_CASES = [  # (case in writes.sh, label)
     ("lb_data_big", "LiveBind `--data`, 1 MB model"),
     ("nchan", "nginx + Nchan publish"),
     ("redis", "Redis 7 `appendfsync always` SET"),
+    ("floor_mem", "writefloor (bare libmicrohttpd), in memory"),
+    ("floor_data", "writefloor, SQLite group commit in its own loop"),
 ]
 
 
@@ -264,6 +266,9 @@ def write_rows(directory):
         pairs = [
             ("lb_mem", "nchan", "in memory, tiny model", "Nchan publish", "≥ 1.0"),
             ("lb_data", "redis", "`--data`, tiny model", "Redis `appendfsync always`", "≥ 1.0 at 32 writers" if c == 32 else "—"),
+            ("lb_mem", "floor_mem", "in memory, tiny model", "libmicrohttpd's floor", "reference"),
+            ("lb_data", "floor_data", "`--data`, tiny model", "libmicrohttpd's durable floor", "reference"),
+            ("floor_data", "redis", "writefloor durable", "Redis `appendfsync always`", "reference"),
         ]
         for lb, anchor, label, anchor_label, target in pairs:
             a, b = get(lb), get(anchor)
