@@ -42,11 +42,11 @@ struct JSONParser: ~Copyable {
     /// The values parsed so far in the open containers, outermost first.
     private var values: ParseStack<JSON>
     /// The keys of the open objects' members that did not follow a shape, in step with their values.
-    private var keys = ParseStack<String>()
+    private var keys: ParseStack<String>
     /// A fingerprint of each key in `keys` (see `parseKey`), to tell most keys apart without comparing.
-    private var keyPrints = ParseStack<UInt64>()
+    private var keyPrints: ParseStack<UInt64>
     /// The open arrays and objects, innermost last.
-    private var containers = ParseStack<Container>()
+    private var containers: ParseStack<Container>
     /// By depth: the shape the next object there is expected to have.
     private var shapes: [ObjectShape?] = []
     /// By depth: the keys of the last object there that had no shape, which becomes a shape when the
@@ -76,7 +76,13 @@ struct JSONParser: ~Copyable {
         self.maxDepth = maxDepth
         // A value takes at least two bytes of text with its separator, and most large texts are long
         // arrays: room for one value per 64 bytes saves most of the stack's doublings (and copies).
-        values = ParseStack(capacity: min(max(bytes.count / 64, 64), 1 << 16))
+        // A short text (a write's body is often one number) gets stacks only as large as it can fill:
+        // the full-size four would be 7 KiB of allocations for every parse.
+        let fits = bytes.count / 2 + 1
+        values = ParseStack(capacity: min(max(bytes.count / 64, 64), 1 << 16, fits))
+        keys = ParseStack(capacity: min(64, fits))
+        keyPrints = ParseStack(capacity: min(64, fits))
+        containers = ParseStack(capacity: min(64, fits))
     }
 
     mutating func parseDocument() throws(JSONError) -> JSON {

@@ -1,18 +1,24 @@
 /// A stack in one buffer whose top elements can be moved out in one piece, for the parser's open
 /// containers: closing one moves its members into their final storage without copying, retaining or
 /// destroying them, and the stack shrinks by a count.
+///
+/// The buffer is allocated at the first push: a parse that never opens a container (a write's body
+/// is often one number) allocates only the stack its value goes on.
 struct ParseStack<Element>: ~Copyable {
     private var base: UnsafeMutablePointer<Element>
-    private var capacity: Int
+    private var capacity = 0
+    /// The capacity the first push allocates.
+    private let initialCapacity: Int
     /// The number of elements on the stack.
     private(set) var count = 0
 
     init(capacity: Int = 64) {
-        self.capacity = capacity
-        base = .allocate(capacity: capacity)
+        initialCapacity = max(capacity, 1)
+        base = UnsafeMutablePointer(bitPattern: MemoryLayout<Element>.alignment)! // nothing allocated yet
     }
 
     deinit {
+        guard capacity > 0 else { return }
         base.deinitialize(count: count)
         base.deallocate()
     }
@@ -67,11 +73,13 @@ struct ParseStack<Element>: ~Copyable {
     }
 
     private mutating func grow() {
-        let larger = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
-        larger.moveInitialize(from: base, count: count)
-        base.deallocate()
+        let larger = UnsafeMutablePointer<Element>.allocate(capacity: capacity == 0 ? initialCapacity : capacity * 2)
+        if capacity > 0 {
+            larger.moveInitialize(from: base, count: count)
+            base.deallocate()
+        }
         base = larger
-        capacity *= 2
+        capacity = capacity == 0 ? initialCapacity : capacity * 2
     }
 }
 
