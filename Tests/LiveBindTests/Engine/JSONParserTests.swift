@@ -156,6 +156,22 @@ import Testing
         #expect(try JSON(parsing: #" [ [ ] , { } , [ { "a" : [ ] } ] ] "#).description == #"[[],{},[{"a":[]}]]"#)
     }
 
+    /// The stacks start no larger than the text can fill (one entry for a one-byte text) and grow from there.
+    @Test func shortTextsAndTheFewestBytesPerValue() throws {
+        for text in ["1", "[]", "{}", "[1]", "[[]]", "[1,2,3]", "[[1],[2]]", #"{"a":1}"#, #"{"a":{"b":[]}}"#] {
+            #expect(try JSON(parsing: text).description == text)
+        }
+        #expect(try JSON(parsing: " 1 ") == .int(1))
+        for count in [1, 2, 3, 8, 65, 200] {
+            let flat = "[" + Array(repeating: "0", count: count).joined(separator: ",") + "]"
+            #expect(try JSON(parsing: flat).arrayValue?.count == count)
+            let nested = String(repeating: "[", count: count) + String(repeating: "]", count: count)
+            #expect(try JSON(parsing: nested).description == nested)
+            let keys = "{" + (0..<count).map { #""\#($0)":{}"# }.joined(separator: ",") + "}"
+            #expect(try JSON(parsing: keys).objectValue?.count == count)
+        }
+    }
+
     @Test func structuralErrorsKeepTheirOffsets() {
         #expect(throws: JSONError.unexpectedByte(UInt8(ascii: "]"), offset: 3)) { try JSON(parsing: "[1,]") }
         #expect(throws: JSONError.unexpectedByte(UInt8(ascii: "}"), offset: 7)) { try JSON(parsing: #"{"a":1,}"#) }
