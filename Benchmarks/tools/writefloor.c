@@ -34,11 +34,12 @@ typedef struct {
     char body[256];
     size_t length;
     unsigned long long sequence;   /* 0 until the write is applied */
+    int answered;
 } Write;
 
 static sqlite3 *db;
 static sqlite3_stmt *append_row, *begin_tx, *commit_tx;
-static unsigned long long last_sequence;      /* in memory: only touched under sequence_lock */
+static unsigned long long last_sequence;      /* under sequence_lock in memory; the loop thread's when durable */
 static unsigned long long durable_through;    /* durable mode: the loop thread only */
 static unsigned long waiting;                 /* durable mode: writes applied, not answered yet */
 static pthread_mutex_t sequence_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -100,13 +101,16 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *connection, 
     }
     if (write->sequence > durable_through) return MHD_YES;   /* asked again next turn */
     waiting -= 1;
+    write->answered = 1;
     return answer(connection, write->sequence);
 }
 
 static void completed(void *context, struct MHD_Connection *connection, void **request,
                       enum MHD_RequestTerminationCode code) {
     (void)context; (void)connection; (void)code;
-    free(*request);
+    Write *write = *request;
+    if (durable && write != NULL && write->sequence != 0 && !write->answered) waiting -= 1;  /* client gone */
+    free(write);
     *request = NULL;
 }
 

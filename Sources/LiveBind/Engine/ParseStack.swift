@@ -73,13 +73,14 @@ struct ParseStack<Element>: ~Copyable {
     }
 
     private mutating func grow() {
-        let larger = UnsafeMutablePointer<Element>.allocate(capacity: capacity == 0 ? initialCapacity : capacity * 2)
+        let larger = capacity == 0 ? initialCapacity : capacity * 2
+        let buffer = UnsafeMutablePointer<Element>.allocate(capacity: larger)
         if capacity > 0 {
-            larger.moveInitialize(from: base, count: count)
+            buffer.moveInitialize(from: base, count: count)
             base.deallocate()
         }
-        base = larger
-        capacity = capacity == 0 ? initialCapacity : capacity * 2
+        base = buffer
+        capacity = larger
     }
 }
 
