@@ -1,41 +1,13 @@
 /// Numbers written straight into the buffer, without making a `String` first.
 extension JSONWriter {
-    /// The two digits of every number below 100, in order: "00", "01", …, "99".
-    private static let digitPairs: StaticString =
-        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
-
     /// Writes `value` in decimal.
     mutating func writeInteger(_ value: Int) {
         let size = JSON.integerSize(value)
         reserve(size)
         var end = cursor + size
         if value < 0 { cursor.pointee = UInt8(ascii: "-") }
-        Self.writeDigits(value.magnitude, endingAt: &end)
+        DecimalDigits.write(UInt64(value.magnitude), endingAt: &end)
         advance(by: size)
-    }
-
-    /// Writes the decimal digits of `magnitude` so that the last one is just before `end`, two at a
-    /// time, and moves `end` back to the first.
-    @inline(__always)
-    private static func writeDigits(_ magnitude: UInt, endingAt end: inout UnsafeMutablePointer<UInt8>) {
-        let pairs = digitPairs.utf8Start
-        var rest = magnitude
-        while rest >= 100 {
-            let pair = Int(rest % 100) * 2
-            rest /= 100
-            end -= 2
-            end[0] = pairs[pair]
-            end[1] = pairs[pair + 1]
-        }
-        if rest >= 10 {
-            let pair = Int(rest) * 2
-            end -= 2
-            end[0] = pairs[pair]
-            end[1] = pairs[pair + 1]
-        } else {
-            end -= 1
-            end[0] = UInt8(ascii: "0") + UInt8(rest)
-        }
     }
 
     /// Writes a finite `value` exactly as Swift's `description` does (the shortest text that parses back
@@ -103,15 +75,15 @@ extension JSONWriter {
             end -= 2
             end[0] = UInt8(ascii: ".")
             end[1] = UInt8(ascii: "0")
-            Self.writeDigits(digits, endingAt: &end)
+            DecimalDigits.write(UInt64(digits), endingAt: &end)
         } else if integerDigits > 0 {
             // The digits one place to the right of where they end up, then the integer part moved
             // back over the gap and the point put in.
-            Self.writeDigits(digits, endingAt: &end)
+            DecimalDigits.write(UInt64(digits), endingAt: &end)
             for index in 0..<integerDigits { end[index - 1] = end[index] }
             end[integerDigits - 1] = UInt8(ascii: ".")
         } else {
-            Self.writeDigits(digits, endingAt: &end)
+            DecimalDigits.write(UInt64(digits), endingAt: &end)
             var zero = start + sign
             zero.pointee = UInt8(ascii: "0")
             zero += 1
