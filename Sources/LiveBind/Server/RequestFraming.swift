@@ -8,12 +8,12 @@ enum RequestFraming {
     static func failure(in headers: HTTPHeaders) -> HTTPTransportFailure? {
         // The usual request (at most one Content-Length, no Transfer-Encoding) is told apart in one
         // pass that makes nothing.
-        var lengthCount = 0
+        var lengthFields = 0, encoded = false
         for field in headers.fields {
-            if HTTPHeaders.sameName(field.name, "Transfer-Encoding") { lengthCount = 2; break }
-            if HTTPHeaders.sameName(field.name, "Content-Length") { lengthCount += 1 }
+            if HTTPHeaders.sameName(field.name, "Transfer-Encoding") { encoded = true; break }
+            if HTTPHeaders.sameName(field.name, "Content-Length") { lengthFields += 1 }
         }
-        if lengthCount < 2 { return nil }
+        if !encoded && lengthFields < 2 { return nil }
         let lengths = headers.values(of: "Content-Length")
         let encodings = headers.values(of: "Transfer-Encoding")
         if lengths.count > 1 {
