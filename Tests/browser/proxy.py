@@ -5,11 +5,10 @@ the server dropped the stream, while the server itself keeps running and keeps i
 `hold_events()` keeps every byte the server sends on event streams (`GET /events…`) from the browser, the
 connection staying open (a stream gone silent, or one that lags behind the writes), until
 `release_events()` delivers what was held and lets the rest through. A write's answer does not wait for its
-event to be streamed, so a test that needs the event among the held bytes waits for it with `wait_held()`.
+event to be streamed, so a test that needs the event among the held bytes waits until `holds()` says so.
 """
 import socket
 import threading
-import time
 
 
 class DroppingProxy:
@@ -94,15 +93,10 @@ class DroppingProxy:
         with self.lock:
             self.holding = True
 
-    def wait_held(self, marker, timeout=10):
-        """Waits until the held bytes contain `marker`; an AssertionError after `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.lock:
-                if marker in b"".join(data for _, data in self.held):
-                    return
-            time.sleep(0.01)
-        raise AssertionError(f"{marker!r} was not held within {timeout} s")
+    def holds(self, marker):
+        """Whether the bytes held back so far contain `marker`."""
+        with self.lock:
+            return marker in b"".join(data for _, data in self.held)
 
     def release_events(self):
         """Delivers what was held, then lets event streams flow again."""

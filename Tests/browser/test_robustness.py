@@ -150,7 +150,8 @@ def test_events_of_a_replaced_stream_are_dropped(page, server, proxy):
     for entry in ("one", "two", "three"):
         status, _ = server.request("POST", "/models/counter/log", entry)
         assert status in (200, 201)
-    proxy.wait_held(b'"three"')  # all three events reach the proxy before any reaches the page
+    # All three events reach the proxy before any reaches the page.
+    wait(page, lambda d: proxy.holds(b'"three"'), "the third event never reached the proxy")
     proxy.release_events()  # three inserts in one chunk, one frame: the first does not fit and restarts the stream
     items = lambda: page.execute_script("return Array.from(document.querySelectorAll('#log > li')).map(li => li.textContent)")  # noqa: E731
     wait(page, lambda d: items() == ["one", "two", "three"], lambda: f"log {items()}")
