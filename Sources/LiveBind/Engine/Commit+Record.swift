@@ -1,12 +1,10 @@
-import Collections
-
 /// A commit as a commit log stores it: what it did, as compact UTF-8 JSON, beside the sequence, model
 /// and revision the log keeps in columns of their own.
 ///
 /// `{"changes":[{"op":"set","path":["a","b"],"value":1}, …]}`, `{"snapshot":{…}}` or `{"drop":true}`.
 /// A change names only the fields it has: `value`, `index`, `from`, `to`, `key`. The path is its list of components, so that no escaping rule is involved.
 extension Commit {
-    /// This commit's record, written straight into one buffer (the text `Change/record` encodes to).
+    /// This commit's record, written straight into one buffer.
     func encodedRecord() -> [UInt8] {
         var writer = JSONWriter(capacity: 96)
         switch kind {
@@ -71,22 +69,9 @@ struct CommitRecordError: Error, CustomStringConvertible {
 }
 
 extension Change {
-    /// This change as a record's element.
-    var record: JSON {
-        var members: OrderedDictionary<String, JSON> = [
-            "op": .string(kind.rawValue),
-            "path": .array(Deque(path.components.map(JSON.string))),
-        ]
-        if let value { members["value"] = value }
-        if let index { members["index"] = .int(index) }
-        if let from { members["from"] = .int(from) }
-        if let to { members["to"] = .int(to) }
-        if let key { members["key"] = key }
-        return .object(members)
-    }
-
-    /// Writes ``record``'s text without building it: a durable write encodes its record on the log's
-    /// thread, and the members, path array and strings of the value would be allocations of their own.
+    /// Writes this change as a record's element, straight into the writer: a durable write encodes
+    /// its record on the log's thread, and building it as JSON values first (members, path array,
+    /// strings) would be allocations of their own.
     func writeRecord(to writer: inout JSONWriter) {
         writer.append(#"{"op":"#)
         writer.writeString(kind.rawValue)

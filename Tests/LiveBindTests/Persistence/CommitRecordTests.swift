@@ -38,3 +38,20 @@ import Testing
         #expect(drop.encodedRecord() == Array(#"{"drop":true}"#.utf8))
     }
 }
+
+extension Change {
+    /// The change's record element as JSON values: the shape existing data directories hold, built
+    /// the plain way, to compare the written bytes with.
+    fileprivate var record: JSON {
+        var members: OrderedDictionary<String, JSON> = [
+            "op": .string(kind.rawValue),
+            "path": .array(Deque(path.components.map(JSON.string))),
+        ]
+        if let value { members["value"] = value }
+        if let index { members["index"] = .int(index) }
+        if let from { members["from"] = .int(from) }
+        if let to { members["to"] = .int(to) }
+        if let key { members["key"] = key }
+        return .object(members)
+    }
+}
