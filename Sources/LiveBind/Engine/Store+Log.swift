@@ -13,10 +13,17 @@ extension Store {
         state.durable.holdView(of: entry)
     }
 
-    /// Called by each commit path with the lock held, once `commit` is applied to `entry`.
+    /// Called by each commit path with the lock held, once `commit` is applied to `entry`. Without a
+    /// log a commit is durable once made: the durable feed hears it here, under the lock, so in commit
+    /// order whichever thread wrote it and with no hand-over to a delivering thread.
     @inline(__always)
-    func appendToLog(_ commit: @autoclosure () -> Commit, of entry: ModelEntry) {
-        guard let log else { return }
+    func appendToLog(_ commit: @autoclosure () -> Commit, of entry: ModelEntry, _ state: borrowing StoreState) {
+        guard let log else {
+            guard !state.durable.observers.isEmpty else { return }
+            let commits = [commit()]
+            for observer in state.durable.observers { observer.call(commits) }
+            return
+        }
         let commit = commit()
         entry.lastCommit = commit.sequence
         log.append(commit)
@@ -99,9 +106,9 @@ extension Store {
     }
 
     /// Calls `handler` with every durable batch of commits, in sequence order, on one thread at a time:
-    /// the log's thread with a log, else the delivering thread with each commit. (The server's SSE feed.)
+    /// the log's thread with a log; else the writing thread with each commit, with the store's lock held,
+    /// so `handler` must be quick and must not call the store. (The server's SSE feed.)
     func observeDurable(_ handler: @escaping @Sendable ([Commit]) -> Void) -> ObservationToken {
-        guard log != nil else { return observeAll { commit in handler([commit]) } }
         let id = withState { state in
             state.nextObserverID += 1
             state.durable.observers.append((state.nextObserverID, handler))

@@ -20,7 +20,9 @@ extension Store {
         var failure: String?
         var applied: [Commit] = []
         applied.reserveCapacity(commits.count)
+        var feed: [@Sendable ([Commit]) -> Void] = []
         let pending = withState { state -> DeliveryBatch? in
+            if log == nil { feed = state.durable.observers.map(\.call) }
             if state.lastSequence != state.durable.sequence { state.rollBack(log: log != nil) }
             whileLocked()
             for commit in commits where commit.sequence > state.lastSequence {
@@ -33,7 +35,7 @@ extension Store {
             return claimDelivery(&state)
         }
         if let pending { deliver(pending) }
-        return (applied, log == nil ? DurableCalls() : logDidPersist(applied), failure)
+        return (applied, log == nil ? DurableCalls(observers: feed) : logDidPersist(applied), failure)
     }
 
     /// Undoes every commit not durable yet, back to what clients see; `whileLocked` runs under the

@@ -158,7 +158,7 @@ public final class Store: Sendable {
             state.enqueue(Change(kind: .set, path: .root, value: value), for: entry)
             state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)))
             appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)),
-                        of: entry)
+                        of: entry, state)
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
             return ((!existed, result), claimDelivery(&state))
         }
@@ -181,7 +181,7 @@ public final class Store: Sendable {
             entry.revision = 0
             state.totalSize -= entry.size + StoreLimits.modelOverhead
             entry.size = 0
-            appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .drop), of: entry)
+            appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .drop), of: entry, state)
             // With a log, the entry holds what clients see until the drop is durable.
             if entry.observers.isEmpty && entry.durable == nil { state.removeEntry(model) }
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
@@ -232,7 +232,7 @@ public final class Store: Sendable {
                 state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes(editor.changes)))
             }
             appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes(editor.changes)),
-                        of: entry)
+                        of: entry, state)
             let result = WriteResult(
                 sequence: state.lastSequence, revision: revision + 1, index: editor.appendedIndex, changed: true)
             state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
@@ -277,7 +277,7 @@ public final class Store: Sendable {
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
             appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change]),
                                depth: depth),
-                        of: entry)
+                        of: entry, state)
             // Path observers first, then store observers (as `write` and `put` do); the change is moved
             // rather than copied when only path observers hear it.
             if state.commitObservers.isEmpty {
