@@ -5,7 +5,8 @@
 #   - nginx + Nchan publishing (POST /pub/CHANNEL, no subscribers), driven by wrk the same way;
 #   - Redis 7 with `appendonly yes`, `appendfsync always` (a reply only after fsync), by redis-benchmark;
 #   - writefloor (`Benchmarks/tools/writefloor.c`), the least a libmicrohttpd server can do per write, in
-#     memory and with group commit to SQLite synced in its own event loop, driven by wrk: the ceiling
+#     memory, with group commit to SQLite synced in its own event loop, and with group commit on a sync
+#     thread while two loops keep serving (what livebind-server must do), driven by wrk: the ceiling
 #     for livebind-server's HTTP layer, next to the anchors;
 # at 1, 8 and 32 concurrent writers. Then the write latency on the tiny model in memory with 0 and with
 # 1,000 open event streams subscribed to it (held and drained by sseload -m 0).
@@ -15,7 +16,7 @@
 #
 # Environment: BENCH_QUICK=1 (3 s runs, one repeat), WRITES_SECONDS (10), WRITES_REPEATS (2),
 # WRITES_CONNS ("1 8 32"), WRITES_CASES ("lb_mem lb_data lb_mem_big lb_data_big nchan redis floor_mem
-# floor_data"),
+# floor_data floor_async"),
 # WRITES_STREAMS (1000), WRITES_STREAM_CONNS ("1 8"), LIVEBIND_SERVER (.build/release/livebind-server),
 # WRITES_OUT (Benchmarks/results/writes).
 set -euo pipefail
@@ -30,7 +31,7 @@ else
     seconds=${WRITES_SECONDS:-10}; repeats=${WRITES_REPEATS:-2}
 fi
 conns_list=${WRITES_CONNS:-1 8 32}
-cases=${WRITES_CASES:-lb_mem lb_data lb_mem_big lb_data_big nchan redis floor_mem floor_data}
+cases=${WRITES_CASES:-lb_mem lb_data lb_mem_big lb_data_big nchan redis floor_mem floor_data floor_async}
 streams=${WRITES_STREAMS:-1000}
 stream_conns=${WRITES_STREAM_CONNS:-1 8}
 server_bin=${LIVEBIND_SERVER:-$root/.build/release/livebind-server}
@@ -104,11 +105,11 @@ start_redis() {
     raise_share "$server_pid"
 }
 
-start_floor() {  # [--data]
+start_floor() {  # [--data [-a]]
     port=$(free_port)
     local extra=()
     if [ "${1:-}" = --data ]; then
-        rm -rf "$work/floor"; mkdir -p "$work/floor"; extra=(-d "$work/floor/log.sqlite")
+        rm -rf "$work/floor"; mkdir -p "$work/floor"; extra=(-d "$work/floor/log.sqlite" ${2:+"$2"})
     fi
     setsid "$tools/writefloor" -p "$port" -t $((seconds + 120)) "${extra[@]}" >"$work/floor.log" 2>&1 &
     server_pid=$!
@@ -188,6 +189,7 @@ write_run() {  # case conns repeat
         redis)       start_redis ;;
         floor_mem)   start_floor ;;
         floor_data)  start_floor --data ;;
+        floor_async) start_floor --data -a ;;
     esac || return 1
     case $case in
         lb_*big) wrk_run "$file" "$case" "$conns" PUT "http://127.0.0.1:$port/models/big/n" ;;

@@ -228,6 +228,7 @@ WRITE_CASES = [  # (case in writes.sh, label)
     ("redis", "Redis 7 `appendfsync always` SET"),
     ("floor_mem", "writefloor (bare libmicrohttpd), in memory"),
     ("floor_data", "writefloor, SQLite group commit in its own loop"),
+    ("floor_async", "writefloor, SQLite group commit on a sync thread, two loops serving"),
 ]
 
 
@@ -268,7 +269,9 @@ def write_rows(directory):
             ("lb_data", "redis", "`--data`, tiny model", "Redis `appendfsync always`", "≥ 1.0 at 32 writers" if c == 32 else "—"),
             ("lb_mem", "floor_mem", "in memory, tiny model", "libmicrohttpd's floor", "reference"),
             ("lb_data", "floor_data", "`--data`, tiny model", "libmicrohttpd's durable floor", "reference"),
+            ("lb_data", "floor_async", "`--data`, tiny model", "libmicrohttpd's durable floor serving while it syncs", "reference"),
             ("floor_data", "redis", "writefloor durable", "Redis `appendfsync always`", "reference"),
+            ("floor_async", "redis", "writefloor durable, serving while it syncs", "Redis `appendfsync always`", "reference"),
         ]
         for lb, anchor, label, anchor_label, target in pairs:
             a, b = get(lb), get(anchor)
