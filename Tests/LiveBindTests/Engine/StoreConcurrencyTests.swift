@@ -134,6 +134,37 @@ import Testing
         tokens.removeAll()
     }
 
+    /// Without a log, the durable feed (the server's SSE feed) hears each commit from its writer, under
+    /// the store's lock: every one once and in sequence order, whatever thread wrote it, each by the
+    /// time its write returns, and with a binding-like observer writing back from inside a delivery.
+    @Test func theDurableFeedWithoutALogHearsEveryCommitOnceInOrderBeforeItsWriteReturns() throws {
+        let writers = 4, writesPerWriter = 500
+        let store = Store()
+        let members = (0..<writers).map { (key: "w\($0)", value: JSON.int(0)) } + [(key: "mirror", value: JSON.int(0))]
+        try store.put("m", .object(.init(uniqueKeysWithValues: members)))
+        let fed = TestLocked<[UInt64]>([])
+        let late = Atomic<Int>(0)
+        let feed = store.observeDurable { commits in fed.withLock { $0 += commits.map(\.sequence) } }
+        let mirror = store.observe(Path(["w0"]), in: "m") { change in
+            _ = try? store.set(change.value ?? .null, at: Path(["mirror"]), in: "m")
+        }
+        onThreads(writers) { index in
+            let member = Path(["w\(index)"])
+            for step in 1...writesPerWriter {
+                guard let result = try? store.set(.int(step), at: member, in: "m") else { continue }
+                if !fed.withLock({ $0.contains(result.sequence) }) { late.add(1, ordering: .relaxed) }
+            }
+        }
+        #expect(store.waitUntilDelivered())
+        let seen = fed.withLock { $0 }
+        #expect(late.load(ordering: .relaxed) == 0, "a write returned before the feed heard its commit")
+        #expect(seen.first == 2 && seen.last == store.lastSequence)
+        #expect(seen.count == Int(store.lastSequence - 1))
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 + 1 == $1 }, "the feed heard commits out of order")
+        feed.cancel()
+        mirror.cancel()
+    }
+
     /// A writer runs the calls of its own write, and returns while an observer of another thread's
     /// write (queued while it was delivering) is still blocked: that call runs on the relay thread.
     @Test func aWriterDoesNotRunObserversOfOtherThreadsWrites() throws {
