@@ -176,10 +176,8 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
             try NATSSubscription(nats, stream: configuration.stream, subject: configuration.stream + ".>",
                                  startSequence: applied.load(ordering: .relaxed) + 1)
         }
-        let reader = Thread { [self] in read(subscription) }
-        reader.name = "livebind-cluster-read"
-        let turns = Thread { [self] in takeTurns() }
-        turns.name = "livebind-cluster-turns"
+        let reader = Thread(named: "lb-cluster-read") { [self] in read(subscription) }
+        let turns = Thread(named: "lb-cluster-turn") { [self] in takeTurns() }
         condition.withLock { threads = [reader, turns] }
         reader.start()
         turns.start()

@@ -19,8 +19,7 @@ final class DeliveryRelay: @unchecked Sendable {
         handedOver = true
         if !started {
             started = true
-            let thread = Thread { [self] in run(work) }
-            thread.name = "livebind.delivery"
+            let thread = Thread(named: "lb-delivery") { [self] in run(work) }
             thread.start()
         }
         condition.signal()

@@ -54,8 +54,7 @@ final class CommitWriter: @unchecked Sendable {
         self.retainedEvents = retainedEvents
         self.checkpointBytes = checkpointBytes
         self.beforeSync = beforeSync
-        let thread = Thread { [self] in run() }
-        thread.name = "livebind-commit-log"
+        let thread = Thread(named: "lb-commit-log") { [self] in run() }
         self.thread = thread
         thread.start()
     }

@@ -39,8 +39,7 @@ final class EventFeed: @unchecked Sendable {
     /// Starts the feed's thread.
     init(hub: EventHub) {
         self.hub = hub
-        let thread = Thread { [self] in run() }
-        thread.name = "livebind-event-feed"
+        let thread = Thread(named: "lb-event-feed") { [self] in run() }
         thread.start()
     }
 

@@ -27,6 +27,28 @@ import Testing
         return result
     }
 
+    /// An operator's `top -H`, `perf` or `/proc/PID/task/*/comm` names the server's own threads.
+    @Test func theCommitLogAndEventFeedThreadsCarryTheirNamesForTheSystem() throws {
+        func threadNames() -> Set<String> {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            return Set(tasks.compactMap { task in
+                (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            })
+        }
+        try withTemporaryDirectory { directory in
+            try Self.withServer(directory) { (_, _) throws in
+                var names = threadNames()
+                // Each thread names itself as it starts.
+                for _ in 0..<200 where !names.isSuperset(of: ["lb-commit-log", "lb-event-feed"]) {
+                    usleep(10_000)
+                    names = threadNames()
+                }
+                #expect(names.isSuperset(of: ["lb-commit-log", "lb-event-feed"]), "thread names: \(names.sorted())")
+            }
+        }
+    }
+
     @Test func aWriteTheDiskRefusesIs503AndChangesNothingUntilARestart() throws {
         try withTemporaryDirectory { directory in
             try Self.withServer(directory) { (server, port) throws in
