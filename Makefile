@@ -22,7 +22,7 @@ ASAN_BUILD   := .build-asan
 LIMIT        := timeout --kill-after=15
 
 .PHONY: run build release deb test test-swift test-tsan test-asan test-firefox test-browser test-cli test-hostile \
-        test-contract test-dist test-cluster bench fuzz clean deps-server deps-browser deps-python deps-dist \
+        test-contract test-access test-dist test-cluster bench fuzz clean deps-server deps-browser deps-python deps-dist \
         cluster deps-cluster
 
 ## run: install libmicrohttpd if missing, build in release mode, serve the demo on http://$(HOST):$(PORT)/
@@ -47,7 +47,7 @@ deb: release deps-dist
 	bash deploy/build-deb.sh .build/release/livebind-server $(VERSION) dist
 
 ## test: every suite (Swift, thread sanitizer, curl, contract, distribution, browser, cluster); fails if any fails
-test: test-swift test-tsan test-asan test-cli test-contract test-dist test-browser test-cluster
+test: test-swift test-tsan test-asan test-cli test-contract test-access test-dist test-browser test-cluster
 
 test-swift: deps-server
 	$(SWIFT) build --build-tests
@@ -79,6 +79,11 @@ test-cli: release
 ##                outside it on a live release server (CONTRACT_EXAMPLES per operation, CONTRACT_SEED)
 test-contract: release deps-python
 	$(LIMIT) 900 bash Tests/contract/run.sh .build/release/livebind-server $(VENV)/bin
+
+## test-access: every route as every kind of caller, with the default policy and --private: the status each
+##              route declares, and no answer or event showing a model to a caller who may not read it
+test-access: release deps-python
+	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 600 $(PYTHON) -m pytest -q Tests/access
 
 ## test-dist: the static binary runs without the toolchain; the .deb passes lintian, unpacks and serves
 test-dist: deb
