@@ -296,10 +296,43 @@ def check_cell(row, credential, world, answer, failures):
         if at >= 0:
             where = "headers" if at < text.find("\n\n") else "body"
             failures.append(f"{cell} | LEAK of {model} in {where}: …{text[max(0, at - 90):at + 30]!r}…")
+    quoting = [(field, model, message) for field, message in messages(answer)
+               for model, canary in world.canaries.items() if canary in message]
+    if quoting:
+        fields = sorted({f"{field} quotes {model}" for field, model, _ in quoting})
+        failures.append(f"{cell} | {', '.join(fields)} (never, to any caller), e.g. {quoting[0][2][:110]!r}")
     if answer.status == row.ok == want and row.method != "HEAD":
         for model in row.reveals:
             if world.readable(caller, model) and world.canaries[model] not in text:
                 failures.append(f"{cell} | control: the answer should show {model}'s canary and does not")
+
+
+def messages(answer):
+    """The messages of an answer, which describe values and must never quote them: a problem's `detail`,
+    each binding's `lastError` (docs "Access control": errors name a value's type, never the value)."""
+    content_type = (answer.header("Content-Type") or "").split(";")[0].strip()
+    if not content_type.endswith("json") or not answer.body:
+        return []
+    try:
+        document = answer.json()
+    except ValueError:
+        return []
+    found = []
+
+    def walk(value):
+        if isinstance(value, dict):
+            for key, member in value.items():
+                if key in ("detail", "lastError") and isinstance(member, str):
+                    found.append((key, member))
+                else:
+                    walk(member)
+        elif isinstance(value, list):
+            for member in value:
+                walk(member)
+    if content_type == "application/problem+json" or isinstance(document, dict) and (
+            "lastError" in document or "bindings" in document):
+        walk(document)
+    return found
 
 
 def test_matrix(world):
