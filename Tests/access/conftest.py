@@ -74,7 +74,10 @@ class World:
             Credential("expired JWT", make_jwt(JWT_SECRET, expired_claims), valid=False),
             Credential("JWT lab-", make_jwt(JWT_SECRET, jwt_claims), scopes={"read", "write"}, prefixes=["lab-"]),
             Credential("session lab-", cookie=lab_session, scopes={"read", "write"}, prefixes=["lab-"]),
-            Credential("other Origin", self.tokens["rw"], scopes={"read", "write"}, origin="http://evil.example"),
+            Credential("other Origin", self.tokens["rw"], scopes={"read", "write"},
+                       cross_site={"Origin": "http://evil.example"}),
+            Credential("Sec-Fetch-Site cross-site", self.tokens["rw"], scopes={"read", "write"},
+                       cross_site={"Sec-Fetch-Site": "cross-site"}),
         ]
         self.held = HeldStream(self.server.port, "/events?sub=lab-secret/arr%3Bfirst=2&sub=other-secret/arr%3Bfirst=2",
                                self.admin)

@@ -251,11 +251,12 @@ class Credential:
     """One way a caller presents itself, and what the server should make of it.
 
     `token` goes in `Authorization: Bearer` (or `?access_token=` where a row asks for it), `cookie` in
-    `Cookie`; `scopes`/`prefixes` are what it allows when `valid`; `origin` is sent as `Origin`."""
+    `Cookie`; `scopes`/`prefixes` are what it allows when `valid`; `cross_site` headers (`Origin`,
+    `Sec-Fetch-Site`) mark a request from another site's page, which may write nothing."""
 
-    def __init__(self, name, token=None, cookie=None, scopes=(), prefixes=None, valid=True, origin=None):
+    def __init__(self, name, token=None, cookie=None, scopes=(), prefixes=None, valid=True, cross_site=None):
         self.name, self.token, self.cookie = name, token, cookie
-        self.scopes, self.prefixes, self.valid, self.origin = set(scopes), prefixes, valid, origin
+        self.scopes, self.prefixes, self.valid, self.cross_site = set(scopes), prefixes, valid, cross_site or {}
 
     @property
     def presented(self):
@@ -270,8 +271,7 @@ class Credential:
             headers["Authorization"] = f"Bearer {self.token}"
         if self.cookie is not None:
             headers["Cookie"] = f"livebind_session={self.cookie}"
-        if self.origin is not None:
-            headers["Origin"] = self.origin
+        headers.update(self.cross_site)
         return headers
 
 

@@ -1,11 +1,13 @@
 """Authorization as a matrix, with a canary (issue #26, item 4).
 
 Every route of the server's table, every method, with and without `sub=` and windows, is called as every
-kind of caller (conftest `World.credentials`), on a server with the default policy (reads open, writes
-need a token) and one with `--private`. Each cell must answer the status the route declares, derived
-from ROUTES below, the one table of what each call needs (written from docs/HTTP.md "Access control",
-"JSON Web Tokens", "Sessions for browsers", "Browsers: Origin and CORS", "Bindings", "Path
-subscriptions", "Array windows" and Public/openapi.json).
+kind of caller (conftest `World.credentials`: none, read-only, write-only, read+write, prefix `lab-`, an
+expired JWT, a JWT limited to `lab-`, a session cookie, a token sent from another Origin or with
+`Sec-Fetch-Site: cross-site`), on a server with the default policy (reads open, writes need a token) and
+one with `--private`. Each cell must answer the status the route declares, derived from ROUTES below,
+the one table of what each call needs (written from docs/HTTP.md "Access control", "JSON Web Tokens",
+"Sessions for browsers", "Browsers: Origin and CORS", "Bindings", "Path subscriptions", "Array windows"
+and Public/openapi.json).
 
 And no answer — status line, headers, body, or event stream read for a second around a write to the
 canary models — of a caller who may not read a model carries that model's canary: not in `lastError`,
@@ -235,7 +237,7 @@ def effective(row, credential):
         return credential
     if credential.cookie is not None:
         return credential
-    return NOBODY if credential.origin is None else Credential("none", origin=credential.origin)
+    return NOBODY if not credential.cross_site else Credential("none", cross_site=credential.cross_site)
 
 
 def expected(row, credential, world):
@@ -243,8 +245,8 @@ def expected(row, credential, world):
     if row.access in ("static", "405"):
         return row.ok
     caller = effective(row, credential)
-    if row.method not in ("GET", "HEAD") and caller.origin is not None:
-        return 403                                   # another Origin: refused before anything else
+    if row.method not in ("GET", "HEAD") and caller.cross_site:
+        return 403                                   # another site's page: refused before anything else
     if row.access == "open":
         return row.ok
     if row.access == "bearer":
@@ -397,7 +399,7 @@ def test_table_agrees_with_openapi():
              Credential("rw", "t", scopes={"read", "write"}), Credential("lab", "t", scopes={"read", "write"},
                                                                            prefixes=["lab-"]),
              Credential("expired", "t", valid=False), Credential("cookie", cookie="c", scopes={"read"}),
-             Credential("origin", "t", scopes={"read", "write"}, origin="http://evil.example")]
+             Credential("origin", "t", scopes={"read", "write"}, cross_site={"Origin": "http://evil.example"})]
 
     class Policy:
         def __init__(self, private):
