@@ -8,7 +8,7 @@ VENV         := .venv
 PYTHON       := $(VENV)/bin/python
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL  := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends
-PY_PACKAGES  := pytest==9.0.3 selenium==4.51.0 schemathesis==4.32.5 openapi-spec-validator==0.9.0
+PY_PACKAGES  := pytest==9.0.3 selenium==4.51.0 schemathesis==4.32.5 openapi-spec-validator==0.9.0 hypothesis==6.170.17
 # The version, from its one place in the sources (also what --version, /healthz and Server: say).
 VERSION      := $(shell sed -n 's/.*static let string = "\(.*\)"/\1/p' Sources/LiveBind/LiveBind.swift)
 # Release builds link the Swift runtime and Foundation statically: the binary needs only Debian's
@@ -22,7 +22,7 @@ ASAN_BUILD   := .build-asan
 LIMIT        := timeout --kill-after=15
 
 .PHONY: run build release deb test test-swift test-tsan test-asan test-firefox test-browser test-cli test-hostile \
-        test-contract test-access test-dist test-cluster bench fuzz clean deps-server deps-browser deps-python deps-dist \
+        test-contract test-access test-property test-dist test-cluster bench fuzz clean deps-server deps-browser deps-python deps-dist \
         cluster deps-cluster
 
 ## run: install libmicrohttpd if missing, build in release mode, serve the demo on http://$(HOST):$(PORT)/
@@ -47,7 +47,7 @@ deb: release deps-dist
 	bash deploy/build-deb.sh .build/release/livebind-server $(VERSION) dist
 
 ## test: every suite (Swift, thread sanitizer, curl, contract, distribution, browser, cluster); fails if any fails
-test: test-swift test-tsan test-asan test-cli test-contract test-access test-dist test-browser test-cluster
+test: test-swift test-tsan test-asan test-cli test-contract test-access test-property test-dist test-browser test-cluster
 
 test-swift: deps-server
 	$(SWIFT) build --build-tests
@@ -85,6 +85,11 @@ test-contract: release deps-python
 test-access: release deps-python
 	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 600 $(PYTHON) -m pytest -q Tests/access
 
+## test-property: a stateful, model-based search (hypothesis) for counterexamples to the event-stream
+##                protocol on a live release server: fixed seed, PROPERTY_EXAMPLES (default 60) runs
+test-property: release deps-python
+	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 900 $(PYTHON) -m pytest -q Tests/property
+
 ## test-dist: the static binary runs without the toolchain; the .deb passes lintian, unpacks and serves
 test-dist: deb
 	$(LIMIT) 600 bash Tests/dist/run.sh .build/release/livebind-server $(DEB)
@@ -109,8 +114,11 @@ bench: release deps-browser deps-python
 
 ## fuzz: every libFuzzer target for FUZZ_SECONDS each (default 60), or only FUZZ_TARGETS
 ##       (`make fuzz FUZZ_TARGETS=FuzzStoreSequence FUZZ_SECONDS=600`)
-fuzz: deps-server
+##       and the event-stream property search for PROPERTY_EXAMPLES (default 2000) random runs
+fuzz: deps-server release deps-python
 	bash Tests/fuzz/run.sh $(FUZZ_TARGETS)
+	PROPERTY_EXAMPLES=$${PROPERTY_EXAMPLES:-2000} PROPERTY_RANDOM=1 LIVEBIND_SERVER=.build/release/livebind-server \
+	  $(PYTHON) -m pytest -q Tests/property
 
 clean:
 	rm -rf .build $(TSAN_BUILD) .build-* Benchmarks/.build $(VENV) Tests/browser/artifacts dist
