@@ -29,12 +29,17 @@ enum RequestBody {
     }
 
     /// `If-Match: "<rev>"` as a revision; nil when absent or `*`.
+    ///
+    /// The tag must be an ETag the server gives, the revision's digits as it writes them: `"03"` and
+    /// `"+3"` are not `"3"` (an ETag compares as a string), so they are refused, not read as revision 3.
     static func ifMatch(_ request: HTTPRequest) throws(RequestError) -> UInt64? {
         guard let raw = request.headers["If-Match"]?.trimmingWhitespace() else { return nil }
         if raw == "*" { return nil }
         var tag = Substring(raw)
         if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
-        guard tag.count >= 3, tag.first == "\"", tag.last == "\"", let revision = UInt64(tag.dropFirst().dropLast()) else {
+        let digits = tag.dropFirst().dropLast()
+        guard tag.count >= 3, tag.first == "\"", tag.last == "\"", let revision = UInt64(digits),
+              digits == Substring(String(revision)) else {
             throw .invalidPrecondition(raw)
         }
         return revision
