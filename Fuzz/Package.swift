@@ -1,7 +1,8 @@
 // swift-tools-version: 6.0
-// libFuzzer targets for LiveBind's parsers, patch application and sequences of store writes. Built by
-// `Tests/fuzz/run.sh` (`make fuzz`) with `-sanitize=fuzzer,address`; a package of its own so the library's
-// build stays plain.
+// libFuzzer targets for LiveBind's parsers and grammars (JSON, paths, patches, forms, bearer tokens, cookies,
+// binding entries, `sub=` values and windows, tokens and config files, `Last-Event-ID`, `If-Match`), patch
+// application and sequences of store writes. Built by `Tests/fuzz/run.sh` (`make fuzz`) with
+// `-sanitize=fuzzer,address`; a package of its own so the library's build stays plain.
 import PackageDescription
 
 let package = Package(
@@ -20,6 +21,16 @@ let package = Package(
         .executableTarget(name: "FuzzBearer", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzCookie", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzForm", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
+        .executableTarget(name: "FuzzBindingSpec", dependencies: [
+            "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
+            .product(name: "Collections", package: "swift-collections"),
+        ]),
+        .executableTarget(name: "FuzzSubscription", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
+        .executableTarget(name: "FuzzConfig", dependencies: [
+            "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
+            .product(name: "Collections", package: "swift-collections"),
+        ]),
+        .executableTarget(name: "FuzzHeaders", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzStoreSequence", dependencies: [
             "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
             .product(name: "Collections", package: "swift-collections"),

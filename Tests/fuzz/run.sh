@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets in Fuzz/ and runs each for FUZZ_SECONDS (default 60) on a copy of the
-# committed seed corpus. Crashing inputs land in fuzz-artifacts/ (ignored by git): turn each into a test.
+# Builds the libFuzzer targets in Fuzz/ and runs each for FUZZ_SECONDS (default 60; `make fuzz`: 600) on a
+# copy of the committed seed corpus. Crashing inputs land in fuzz-artifacts/ (ignored by git): turn each
+# into a test.
 # Usage: bash Tests/fuzz/run.sh [target...]   e.g. FUZZ_SECONDS=600 bash Tests/fuzz/run.sh FuzzJSON
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${FUZZ_SECONDS:-60}
 export SWIFT_BACKTRACE=enable=no   # the Swift backtracer and ASan fight over a crashing process
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzPath FuzzPatch FuzzForm FuzzStoreSequence FuzzBearer FuzzCookie)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzPath FuzzPatch FuzzForm FuzzStoreSequence FuzzBearer FuzzCookie
+  FuzzBindingSpec FuzzSubscription FuzzConfig FuzzHeaders)
 
 swift build -c release --package-path Fuzz --scratch-path .build-fuzz \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
@@ -22,6 +24,9 @@ for target in "${targets[@]}"; do
     # FuzzForm's server keeps its store across inputs. Swift keeps some enum payload pointers with tag
     # bits set, which LeakSanitizer does not read as pointers, so that reachable store reads as leaked.
     FuzzForm) seeds=form; leaks=0 ;;
+    FuzzBindingSpec) seeds=binding-spec ;; FuzzConfig) seeds=config ;;
+    # Like FuzzForm's server, their event hub keeps its store across inputs.
+    FuzzSubscription) seeds=subscription; leaks=0 ;; FuzzHeaders) seeds=headers; leaks=0 ;;
     *) echo "unknown fuzz target: $target" >&2; exit 2 ;;
   esac
   work=$(mktemp -d)
