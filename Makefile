@@ -112,11 +112,11 @@ test-firefox: release deps-python
 bench: release deps-browser deps-python
 	bash Benchmarks/run.sh
 
-## fuzz: every libFuzzer target for FUZZ_SECONDS each (default 60), or only FUZZ_TARGETS
+## fuzz: every libFuzzer target for FUZZ_SECONDS each (default 600), or only FUZZ_TARGETS
 ##       (`make fuzz FUZZ_TARGETS=FuzzStoreSequence FUZZ_SECONDS=600`)
 ##       and the event-stream property search for PROPERTY_EXAMPLES (default 2000) random runs
 fuzz: deps-server release deps-python
-	bash Tests/fuzz/run.sh $(FUZZ_TARGETS)
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} bash Tests/fuzz/run.sh $(FUZZ_TARGETS)
 	PROPERTY_EXAMPLES=$${PROPERTY_EXAMPLES:-2000} PROPERTY_RANDOM=1 LIVEBIND_SERVER=.build/release/livebind-server \
 	  $(PYTHON) -m pytest -q Tests/property
 
