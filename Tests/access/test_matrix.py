@@ -11,7 +11,8 @@ and Public/openapi.json).
 
 And no answer — status line, headers, body, or event stream read for a second around a write to the
 canary models — of a caller who may not read a model carries that model's canary: not in `lastError`,
-not in a problem's `detail`, not in a metric, an event id or an ETag.
+not in a problem's `detail`, not in a metric, an event id or an ETag. Nor, to any caller, does a message
+that describes a value (a problem's `detail`, a binding's `lastError`) quote it.
 
 The route list is checked against the `router.add` calls of LiveBindServer+Routes.swift, so a route
 added without a row here fails `test_every_route_has_rows`.
