@@ -222,23 +222,29 @@ class SSEConnection:
             self.body += self.raw[start:start + size]
             self.raw = self.raw[start + size + 2:]
 
-    def read(self, wait=0.0, limit=None):
-        """Parses what has arrived, waiting up to `wait` s for something. With `limit`, parses at most
-        that many more decoded bytes (the caller closes the connection after: a drop anywhere)."""
-        alive = self._receive(wait)
-        while alive and not self.closed:
-            alive = self._receive(0)
-            if not alive:
-                break
-            ready, _, _ = select.select([self.sock], [], [], 0)
-            if not ready:
-                break
+    def read(self, wait=0.0, limit=None, receive=True):
+        """Parses what has arrived (with `receive`, first takes what the socket has, waiting up to
+        `wait` s for something). With `limit`, parses at most that many more decoded bytes (the
+        caller closes the connection after: a drop anywhere)."""
+        if receive:
+            alive = self._receive(wait)
+            while alive and not self.closed:
+                ready, _, _ = select.select([self.sock], [], [], 0)
+                if not ready:
+                    break
+                alive = self._receive(0)
         self._decode()
         if limit is not None:
             text, self.body = self.body[:limit], b""
         else:
             text, self.body = self.body, b""
         return self._parse(text)
+
+    def take(self):
+        """Moves what the socket has into the buffer, unparsed; False once it has nothing."""
+        before = len(self.raw)
+        self._receive(0)
+        return len(self.raw) != before
 
     def _parse(self, text):
         events = []
@@ -566,10 +572,10 @@ class StreamClient:
             self.conn.close()
         self.pending, self.run_id = [], None
 
-    def pump(self, wait=0.0, limit=None):
+    def pump(self, wait=0.0, limit=None, receive=True):
         if self.conn is None or self.conn.closed and not self.conn.body and not self.conn.raw:
             return
-        for event in self.conn.read(wait=wait, limit=limit):
+        for event in self.conn.read(wait=wait, limit=limit, receive=receive):
             self._receive(event)
 
     def drain_until_closed(self, seconds=5):
@@ -612,10 +618,12 @@ class StreamClient:
             return
         if number < self.conn_last:
             raise BackwardsId(f"{self.name}: id {number} after id {self.conn_last} on one stream "
-                              f"(GET /events?{self.query()}, resumed from {self.segment.resume_from})")
+                              f"(GET /events?{self.query()}, resumed from {self.segment.resume_from})\n"
+                              + "\n".join(self.transcript[-30:]))
         if number == self.conn_last and not allow_equal:
             raise RepeatedId(f"{self.name}: id {number} on two id lines of one stream "
-                             f"(GET /events?{self.query()}): a group split in two")
+                             f"(GET /events?{self.query()}): a group split in two\n"
+                             + "\n".join(self.transcript[-30:]))
 
     def settle(self):
         """At quiescence: a legacy stream's last run is complete (nothing more is coming)."""

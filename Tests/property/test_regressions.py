@@ -1,0 +1,57 @@
+"""The shrunk counterexamples of test_stream_protocol.py, as plain tests (each named for the promise it
+keeps). Both failed on the server of 2026-11-25 before the id-group change (issue #26)."""
+import time
+
+from harness import SSEConnection
+
+
+def read_ids_until(conn, last, seconds=5):
+    """The events (id, event, data) until an `id:` line reaches `last` (bounded)."""
+    events = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not conn.closed:
+        events += [(e["id"], e["event"], e["data"]) for e in conn.read(wait=0.05)]
+        if any(i is not None and int(i) >= last for i, _, _ in events):
+            break
+    return events
+
+
+def id_lines(events):
+    return [int(i) for i, _, _ in events if i is not None]
+
+
+def test_a_stream_resumed_with_a_location_never_sends_an_older_id_after_a_newer_one(server):
+    """hypothesis, shrunk: a stream `model=fence&sub=sensor/x`, two writes to `fence`, a resume from the
+    first id. The location's fresh snapshot came with the newest id (3), then the missed `fence` event
+    with its older one (2): a client that had applied 3 would resume from 3 and never see 2."""
+    assert server.call("PUT", "/models/fence", {"n": 0})[0] == 201
+    first = SSEConnection(server.port, "model=fence&sub=sensor/x")
+    writes = [int(server.call("PUT", "/models/fence/n", n)[2]["id"]) for n in (1, 2)]
+    seen = read_ids_until(first, writes[-1])
+    first.close()
+    cut = id_lines(seen)[0]
+    assert cut < writes[0], f"the stream's first id {cut} is not before the writes {writes}"
+
+    resumed = SSEConnection(server.port, "model=fence&sub=sensor/x", last_event_id=cut)
+    events = read_ids_until(resumed, writes[-1])
+    resumed.close()
+    ids = id_lines(events)
+    assert ids == sorted(set(ids)), f"ids out of order after Last-Event-ID {cut}: {events}"
+    fence = [int(i) for i, kind, _ in events if kind == "set" and i is not None]
+    assert writes[0] in fence and writes[1] in fence, f"missed writes {writes}: {events}"
+
+
+def test_a_snapshot_of_several_models_has_one_id_line(server):
+    """hypothesis, shrunk (strict ids): a stream of every model with two models. Each snapshot of the
+    cut carried the cut's id, so a client dropped between them would resume from that id and never
+    get the second model."""
+    assert server.call("PUT", "/models/fence", {"n": 0})[0] == 201
+    assert server.call("PUT", "/models/sensor", {})[0] == 201
+    conn = SSEConnection(server.port, "")
+    last = int(server.call("PUT", "/models/fence/n", 1)[2]["id"])
+    events = read_ids_until(conn, last)
+    conn.close()
+    ids = id_lines(events)
+    assert ids == sorted(set(ids)), f"one id on several id lines: {events}"
+    snapshots = [kind for _, kind, _ in events if kind == "snapshot"]
+    assert len(snapshots) == 2, events
