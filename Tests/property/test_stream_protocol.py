@@ -27,7 +27,9 @@ unfinished group; `resync` means drop state, snapshots follow. The invariants:
    location it touched equals the document the server answered at that revision (read after each
    write: the oracle of the writes, keyed by model, life and `rev`);
 3. a resume from any seen id yields exactly the missing whole-model events (the twin's events after
-   that id, same ids, kinds and data), or an explicit `resync`: never a gap, never a duplicate.
+   that id, same ids, kinds and data), or an explicit `resync`: never a gap, never a duplicate;
+4. a quiet stream leaves no event waiting for the id line of its group (`UnclosedGroup`), except the
+   snapshot that answers a window move.
 
 Run it:
 
