@@ -108,6 +108,14 @@ struct AccessControl: Sendable {
         }
     }
 
+    /// Throws 403 unless `grant` may also read, when reads are private: a route that writes but whose
+    /// answers or effects show a model's values (a binding copies its source into its target, and its
+    /// `lastError` describes that source) needs `read` as well as `write`.
+    func checkRead(_ grant: Grant) throws(AccessError) {
+        guard policy.privateReads else { return }
+        guard let credential = grant.credential, credential.scopes.contains(.read) else { throw .missingScope(.read) }
+    }
+
     /// The request's credential: `Authorization: Bearer`, else the session cookie, else (when
     /// `queryToken`) `?access_token=`. A bearer token that is refused is not passed over for a cookie.
     func presentedCredential(_ request: HTTPRequest, queryToken: Bool) throws(AccessError) -> Credential {

@@ -41,11 +41,13 @@ extension LiveBindServer {
         router.add([.get, .post], "/bindings", access: .scoped) { request, context in
             let reach = context.grant.reach
             guard request.method == .post else { return bindingsResource.list(reach: reach) }
+            try access.checkRead(context.grant)
             if reach != .everything { try bindingsResource.checkNew(request, reach: reach) }
             return try bindingsResource.create(request)
         }
         router.add([.get, .patch, .delete], "/bindings/:id", access: .scoped) { request, context in
             let id = context.parameters[0]
+            try access.checkRead(context.grant)
             try bindingsResource.check(id, reach: context.grant.reach)
             switch request.method {
             case .patch: return try bindingsResource.update(id, request)

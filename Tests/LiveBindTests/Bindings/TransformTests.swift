@@ -23,6 +23,11 @@ import Testing
         #expect(throws: BindingError.self) { try registry.make(TransformSpec("format", ["pattern": "%q"])) }
         #expect(throws: BindingError.self) { try forward(TransformSpec("format", ["pattern": "%d"]), "x") }
         #expect(throws: BindingError.self) { try registry.make(TransformSpec("format", ["pattern": "%d", "extra": 1])) }
+        // Issue 26: a width of 20 digits overflowed `Int` and trapped, ending the server.
+        for pattern in ["%99999999999999999999d", "%.99999999999999999999f", "%065d", "%1.18f", "%٣d"] {
+            #expect(throws: BindingError.self, "\(pattern)") { try registry.make(TransformSpec("format", ["pattern": .string(pattern)])) }
+        }
+        #expect(try forward(TransformSpec("format", ["pattern": "%064d"]), 1) == .string(String(repeating: "0", count: 63) + "1"))
     }
 
     @Test func scaleIsReversibleAndKeepsIntegers() throws {

@@ -119,7 +119,7 @@ import Testing
     @Test func transformFailuresAreRecordedAsTheLastError() throws {
         let (store, registry) = try makeBound(["a": #"{"x": 1}"#, "b": "{}"])
         let binding = try registry.bind(BindingSpec("a.x", "b.y", transform: TransformSpec("not")))
-        #expect(binding.lastError == .transformFailed(transform: "not", reason: "expected a Boolean, found 1"))
+        #expect(binding.lastError == .transformFailed(transform: "not", reason: "expected a Boolean, found number"))
         try store.set(false, at: "a.x")
         #expect(store.at("b.y") == true)
     }

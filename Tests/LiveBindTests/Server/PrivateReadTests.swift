@@ -48,6 +48,33 @@ import Testing
         }
     }
 
+    /// Issue 26: a write-only token made a binding from a model it cannot read, and read that model's
+    /// value in the binding's `lastError` (`expected a Boolean, found {"pin":"4711"}`).
+    @Test func aWriteOnlyTokenCannotReadThroughABinding() throws {
+        var policy = Self.policy
+        policy.tokens.append(.init("lab-writer-123456", scopes: [.write], models: ["lab-"]))
+        let store = try seeded()
+        try store.put("lab-secret", ["pin": "4711"])
+        try withRunningServer(store: store, configure: { $0.access = policy }) { port in
+            let writer = TestTokens.bearer("lab-writer-123456")
+            let made = try TestHTTPClient.send(port: port, "POST", "/bindings",
+                                               #"{"id":"leak","source":"lab-secret","target":"lab-x.y","transform":"not"}"#, headers: writer)
+            #expect(made.isProblem(403) && !made.text.contains("4711"), "\(made.status) \(made.text)")
+            #expect(made.text.contains("read"))
+            // A token that may read makes it; the error names the type, never the value.
+            let admin = TestTokens.bearer(TestTokens.admin)
+            let allowed = try TestHTTPClient.send(port: port, "POST", "/bindings",
+                                                  #"{"id":"ok","source":"lab-secret","target":"lab-x.y","transform":"not"}"#, headers: admin)
+            #expect(allowed.status == 201 && !allowed.text.contains("4711"), "\(allowed.text)")
+            #expect(allowed.text.contains("expected a Boolean, found object"))
+            for method in ["PATCH", "DELETE"] {
+                let body = method == "PATCH" ? #"{"enabled":false}"# : ""
+                let answer = try TestHTTPClient.send(port: port, method, "/bindings/ok", body, headers: writer)
+                #expect(answer.isProblem(403) && !answer.text.contains("4711"), "\(method): \(answer.status) \(answer.text)")
+            }
+        }
+    }
+
     @Test func aPrefixTokenSeesOnlyItsModels() throws {
         try withRunningServer(store: try seeded(), configure: { $0.access = Self.policy }) { port in
             let lab = TestTokens.bearer(TestTokens.lab)

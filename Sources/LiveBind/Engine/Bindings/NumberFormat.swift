@@ -32,14 +32,11 @@ struct NumberFormat: Sendable {
             guard spec == nil else { throw invalid("has more than one conversion in '\(pattern)'") }
             var flags = ""
             while let flag = characters.first, "-+ 0".contains(flag) { flags.append(flag); characters.removeFirst() }
-            var width = 0
-            while let digit = characters.first?.wholeNumberValue { width = width * 10 + digit; characters.removeFirst() }
+            let width = Self.number(&characters)
             var precision: Int?
             if characters.first == "." {
                 characters.removeFirst()
-                var digits = 0
-                while let digit = characters.first?.wholeNumberValue { digits = digits * 10 + digit; characters.removeFirst() }
-                precision = digits
+                precision = Self.number(&characters)
             }
             guard let conversion = characters.popFirst(), "difxs".contains(conversion) else {
                 throw invalid("supports %d, %i, %f, %x, %s and %% in '\(pattern)'")
@@ -59,6 +56,21 @@ struct NumberFormat: Sendable {
         self.precision = spec.precision
     }
 
+    /// The ASCII digits at the start of `characters`, consumed, as a number that stops growing past
+    /// `Self.largestField` (enough to refuse it: the bounds are far below, and a client's 30 digits
+    /// must not overflow an `Int`).
+    private static func number(_ characters: inout Substring) -> Int {
+        var value = 0
+        while let digit = characters.first?.asciiValue, digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") {
+            value = min(value * 10 + Int(digit - UInt8(ascii: "0")), largestField)
+            characters.removeFirst()
+        }
+        return value
+    }
+
+    /// Past every width and precision bound; a longer field reads as this.
+    private static let largestField = 1_000
+
     /// The pattern with `value` filled in.
     func format(_ value: JSON) throws(BindingError) -> String {
         var body: String
@@ -70,7 +82,7 @@ struct NumberFormat: Sendable {
             return prefix + pad(body, sign: "") + suffix
         default:
             guard let number = value.doubleValue, number.isFinite else {
-                throw .transformFailed(transform: "format", reason: "%\(conversion) needs a number, found \(value)")
+                throw .transformFailed(transform: "format", reason: "%\(conversion) needs a number, found \(value.typeName)")
             }
             negative = number < 0 || (number == 0 && number.sign == .minus && conversion == "f")
             switch conversion {

@@ -17,7 +17,7 @@ extension TransformRegistry {
             try parameters.allowOnly([])
             let flip: @Sendable (JSON) throws -> JSON = { value throws in
                 guard case .bool(let flag) = value else {
-                    throw BindingError.transformFailed(transform: "not", reason: "expected a Boolean, found \(value)")
+                    throw BindingError.transformFailed(transform: "not", reason: "expected a Boolean, found \(value.typeName)")
                 }
                 return .bool(!flag)
             }
@@ -30,7 +30,7 @@ extension TransformRegistry {
             let inclusive = parameters["inclusive"]?.boolValue ?? true
             return Transform(name: "threshold", forward: { value throws in
                 guard let number = value.doubleValue else {
-                    throw BindingError.transformFailed(transform: "threshold", reason: "expected a number, found \(value)")
+                    throw BindingError.transformFailed(transform: "threshold", reason: "expected a number, found \(value.typeName)")
                 }
                 return (inclusive ? number >= limit : number > limit) ? above : below
             })
@@ -63,7 +63,7 @@ extension TransformRegistry {
         }
         @Sendable func number(_ value: JSON) throws -> Double {
             guard let number = value.doubleValue else {
-                throw BindingError.transformFailed(transform: "scale", reason: "expected a number, found \(value)")
+                throw BindingError.transformFailed(transform: "scale", reason: "expected a number, found \(value.typeName)")
             }
             return number
         }
@@ -109,11 +109,11 @@ extension TransformRegistry {
         let forward: @Sendable (JSON) throws -> JSON = { value throws in
             let key: JSON = keysAreText && value.stringValue == nil ? .string(value.description) : value
             if let found = table[key] ?? fallback { return found }
-            throw BindingError.transformFailed(transform: "lookup", reason: "\(value) is not in the table and there is no default")
+            throw BindingError.transformFailed(transform: "lookup", reason: "the value (\(value.typeName)) is not in the table and there is no default")
         }
         let reverse: @Sendable (JSON) throws -> JSON = { value throws in
             if let found = back[value] { return found }
-            throw BindingError.transformFailed(transform: "lookup", reason: "\(value) is not a value of the table")
+            throw BindingError.transformFailed(transform: "lookup", reason: "the value (\(value.typeName)) is not a value of the table")
         }
         return Transform(name: "lookup", samples: pairs.map(\.0), forward: forward, reverse: injective ? reverse : nil)
     }
