@@ -3,7 +3,8 @@ import Collections
 /// A JSON value: the content of every model, and of every change a model emits.
 ///
 /// Objects keep their keys in insertion order. Equality is JSON equality: object key order does not
-/// matter, and an integer equals a double of the same exact value (`1 == 1.0`).
+/// matter, an integer equals a double of the same exact value (`1 == 1.0`), and strings (values and
+/// member names) are equal only when their Unicode scalars are (`"é"` and `"e\u{301}"` differ).
 public enum JSON: Sendable, Hashable, CustomStringConvertible {
     /// The JSON `null`.
     case null
@@ -75,7 +76,8 @@ public enum JSON: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension JSON {
-    /// JSON equality: object members compare regardless of order, and numbers compare by exact value.
+    /// JSON equality: object members compare regardless of order, numbers by exact value, and strings
+    /// by their Unicode scalars.
     public static func == (lhs: JSON, rhs: JSON) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
@@ -83,16 +85,28 @@ extension JSON {
         case (.int(let a), .int(let b)): return a == b
         case (.double(let a), .double(let b)): return a == b
         case (.int(let a), .double(let b)), (.double(let b), .int(let a)): return Self.exactInt(b) == a
-        case (.string(let a), .string(let b)): return a == b
+        case (.string(let a), .string(let b)): return Self.sameScalars(a, b)
         case (.array(let a), .array(let b)): return a == b
         case (.object(let a), .object(let b)):
             guard a.count == b.count else { return false }
             for (key, value) in a {
-                guard let other = b[key], other == value else { return false }
+                // The dictionary finds a key by Swift's String equality: check that it is this very key.
+                guard let index = b.index(forKey: key), Self.sameScalars(b.keys[index], key), b.values[index] == value
+                else { return false }
             }
             return true
         default: return false
         }
+    }
+
+    /// Whether two strings are the same Unicode scalars, as RFC 8259 (section 8.3), RFC 6901 and RFC 6902
+    /// compare strings. Swift's `==` also equates canonically equivalent strings (`"é"` as one scalar
+    /// and as `e` with a combining accent), which would make a write of one over the other change
+    /// nothing, and a JSON Patch `test` of one pass against the other. Hashing stays consistent:
+    /// strings equal here are equal for Swift too, so they hash alike.
+    @inline(__always)
+    static func sameScalars(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
     }
 
     /// Hashes consistently with `==`: member order is ignored, integral doubles hash as integers.

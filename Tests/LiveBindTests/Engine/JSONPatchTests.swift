@@ -76,6 +76,18 @@ import Testing
         }
     }
 
+    @Test func testComparesStringsByTheirScalarsNotByCanonicalEquivalence() throws {
+        // RFC 6902 section 4.6: strings are equal when their code points are. "\u00e9" and "e\u0301"
+        // are canonically equivalent, which Swift's String == treats as equal.
+        #expect(throws: StoreError.testFailed(path: Path(["s"]))) {
+            try apply(#"{"s":"\u00e9"}"#, #"[{"op":"test","path":"/s","value":"e\u0301"}]"#)
+        }
+        #expect(throws: StoreError.testFailed(path: Path(["o"]))) {
+            try apply(#"{"o":{"\u00e9":1}}"#, #"[{"op":"test","path":"/o","value":{"e\u0301":1}}]"#)
+        }
+        #expect(try apply(#"{"s":"\u00e9"}"#, #"[{"op":"test","path":"/s","value":"\u00e9"}]"#) == json(#"{"s":"\u00e9"}"#))
+    }
+
     @Test func addingToANonexistentTargetFails() throws {
         // A.12
         #expect(throws: StoreError.pathNotFound(Path(["baz"]))) {

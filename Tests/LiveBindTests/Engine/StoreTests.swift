@@ -27,6 +27,23 @@ import Testing
         #expect(result.result == WriteResult(sequence: 1, revision: 1, changed: false))
     }
 
+    @Test func aStringOfOtherScalarsIsWrittenEvenWhenCanonicallyEquivalent() throws {
+        // "e\u{301}" over "\u{e9}" was taken for an equal value, so the write changed nothing and a reader
+        // got back other scalars than it wrote.
+        let store = try makeStore()
+        let decomposed = "e\u{301}"
+        let set = try store.set(.string(decomposed), at: path("meta.unit"), in: "sensor")
+        #expect(set.changed)
+        try store.set(.string("\u{e9}"), at: path("meta.unit"), in: "sensor")
+        let written = try store.set(.string(decomposed), at: path("meta.unit"), in: "sensor")
+        #expect(written.changed)
+        #expect(try Array(store.value(of: "sensor", at: path("meta.unit")).stringValue!.unicodeScalars) == ["e", "\u{301}"])
+        let put = try store.put("keys", ["\u{e9}": 1])
+        #expect(put.created)
+        #expect(try store.put("keys", [decomposed: 1]).result.changed)
+        #expect(try store.value(of: "keys").objectValue!.keys.map { Array($0.unicodeScalars) } == [["e", "\u{301}"]])
+    }
+
     @Test func modelsMustBeObjectsWithValidNames() throws {
         let store = Store()
         #expect(throws: StoreError.typeMismatch(path: .root, expected: "object", found: "array")) {
