@@ -1,7 +1,8 @@
 /// `/models` and `/models/{name}/{pointer}`: models as HTTP resources.
 ///
 /// Every write is one atomic store commit and answers `{"id": "<event id>", "rev": N}` (plus `index`
-/// for appends). Reads carry `ETag: "<rev>"` and `LiveBind-Event-ID` (the event id they were taken at).
+/// for appends). Writes are conditional on `If-Match: "<rev>"`, or on `If-None-Match: *` for a whole
+/// model (create only). Reads carry `ETag: "<rev>"` and `LiveBind-Event-ID` (the event id they were taken at).
 ///
 /// Values pass the validation rules of the bindings whose targets they touch inside the store's commit
 /// (every write path does): a rejected value is a 422, a coerced one is written coerced.
@@ -48,7 +49,7 @@ struct ModelEndpoint: Sendable {
         _ = try RequestBody.mediaType(of: request, accepted: RequestBody.jsonOnly)
         let path = try Path(pointer: pointer)
         let value = try RequestBody.parseJSON(request)
-        let revision = try RequestBody.ifMatch(request)
+        let revision = try Self.precondition(request, at: path)
         if path == .root {
             let (created, result) = try store.put(name, value, ifRevision: revision)
             var response = written(result, status: created ? 201 : 200)
@@ -61,7 +62,7 @@ struct ModelEndpoint: Sendable {
     /// `DELETE`: drops a model, or removes a member or array element.
     func delete(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
         let path = try Path(pointer: pointer)
-        let revision = try RequestBody.ifMatch(request)
+        let revision = try Self.precondition(request, at: path)
         if path == .root { return written(try store.drop(name, ifRevision: revision)) }
         return written(try store.remove(at: path, in: name, ifRevision: revision))
     }
@@ -71,7 +72,7 @@ struct ModelEndpoint: Sendable {
         let type = try RequestBody.mediaType(of: request, accepted: [RequestBody.mergePatch, RequestBody.jsonPatch])
         let body = try RequestBody.parseJSON(request)
         let path = try Path(pointer: pointer)
-        let revision = try RequestBody.ifMatch(request)
+        let revision = try Self.precondition(request, at: path)
         if type == RequestBody.mergePatch {
             return written(try store.mergePatch(body, at: path, in: name, ifRevision: revision))
         }
@@ -79,7 +80,10 @@ struct ModelEndpoint: Sendable {
             throw RequestError.badRequest("a JSON Patch applies to the whole model: PATCH /models/\(name) with paths inside the operations")
         }
         do {
-            return written(try store.jsonPatch(body, in: name, ifRevision: revision))
+            var result = try store.jsonPatch(body, in: name, ifRevision: revision)
+            // The index of whichever operation inserted last says nothing about the patch: no `index`.
+            result.index = nil
+            return written(result)
         } catch StoreError.pathNotFound(let missing) {
             // The model exists, so this is not a 404: an operation names a location the model lacks.
             throw RequestError.patchNotApplicable("nothing at \"\(missing)\"")
@@ -90,7 +94,7 @@ struct ModelEndpoint: Sendable {
     func post(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
         let type = try RequestBody.mediaType(of: request, accepted: [RequestBody.json, RequestBody.form])
         let base = try Path(pointer: pointer)
-        let revision = try RequestBody.ifMatch(request)
+        let revision = try Self.precondition(request, at: base)
         if type == RequestBody.form { return try postForm(name, base, request, revision) }
         let value = try RequestBody.parseJSON(request)
         var appendedAt: Int?
@@ -104,6 +108,21 @@ struct ModelEndpoint: Sendable {
         }
         result.index = appendedAt
         return written(result)
+    }
+
+    /// The revision a write at `path` is conditional on: `If-Match: "<rev>"`, or, for `If-None-Match: *`
+    /// on a whole model, 0, which the store reads as "must not exist yet" (RFC 9110 section 13.1.2:
+    /// create only, 412 when the model exists). Without it a client's create-only `PUT` would replace
+    /// the model it meant not to touch. Other `If-None-Match` values, and `*` at a pointer (whose ETag
+    /// is the model's revision), are refused (400) rather than ignored.
+    static func precondition(_ request: HTTPRequest, at path: Path) throws(RequestError) -> UInt64? {
+        let revision = try RequestBody.ifMatch(request)
+        guard let noneMatch = request.headers["If-None-Match"]?.trimmingWhitespace() else { return revision }
+        guard noneMatch == "*", path == .root, request.headers["If-Match"] == nil else {
+            throw RequestError.badRequest(
+                "on a write, If-None-Match takes only * on a whole model, without If-Match: PUT /models/{name} with If-None-Match: * creates the model only if it does not exist; at a pointer, use If-Match or a JSON Patch test")
+        }
+        return 0
     }
 
     private func postForm(_ name: String, _ base: Path, _ request: HTTPRequest,

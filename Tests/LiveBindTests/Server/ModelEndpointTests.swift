@@ -127,6 +127,38 @@ import Testing
         }
     }
 
+    @Test func ifNoneMatchStarCreatesAModelOnlyWhenItDoesNotExist() throws {
+        // RFC 9110 section 13.1.2: a create-only PUT was taken as a plain PUT and replaced the model.
+        let store = Store()
+        try store.put("m", ["owner": "alice"])
+        try withRunningServer(store: store) { port in
+            let star = [("If-None-Match", "*")]
+            let refused = try Client.send(port: port, "PUT", "/models/m", #"{"owner":"bob"}"#, headers: star)
+            #expect(refused.isProblem(412))
+            #expect(try store.value(of: "m") == ["owner": "alice"])
+            let created = try Client.send(port: port, "PUT", "/models/fresh", #"{"owner":"bob"}"#, headers: star)
+            #expect(created.status == 201)
+            #expect(try store.value(of: "fresh") == ["owner": "bob"])
+            #expect(try Client.send(port: port, "PATCH", "/models/m", #"{"owner":"eve"}"#,
+                                    type: "application/merge-patch+json", headers: star).isProblem(412))
+            // Not evaluated there, so refused rather than ignored.
+            #expect(try Client.send(port: port, "PUT", "/models/m/owner", #""eve""#, headers: star).isProblem(400))
+            #expect(try Client.send(port: port, "PUT", "/models/m", #"{"owner":"eve"}"#,
+                                    headers: [("If-None-Match", "\"1\"")]).isProblem(400))
+            #expect(try store.value(of: "m") == ["owner": "alice"])
+        }
+    }
+
+    @Test func aJSONPatchAnswerHasNoIndexEvenWhenAnOperationInserts() throws {
+        let store = Store()
+        try store.put("m", ["list": [1]])
+        try withRunningServer(store: store) { port in
+            let patched = try Client.send(port: port, "PATCH", "/models/m", #"[{"op":"add","path":"/list/-","value":2}]"#,
+                                          type: "application/json-patch+json")
+            #expect(patched.status == 200 && patched.text == #"{"id":"2","rev":2}"#)
+        }
+    }
+
     @Test func patchProducesTheSameEventsOnTwoStreams() throws {
         let store = Store()
         try store.put("m", ["a": 1, "b": 2])
