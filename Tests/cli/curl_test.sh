@@ -381,5 +381,18 @@ else
   fail "openssl is required for the TLS checks (make deps-server installs it)"
 fi
 
+# --- conformance (docs/HTTP.md "Conformance") ----------------------------------------------------------
+start_server --no-demo
+JSON='Content-Type: application/json'
+curl -s -o /dev/null -X PUT "$BASE/models/conf" -H "$JSON" -d '{"a":1,"a":2,"big":9007199254740993}'
+check "RFC 8259: of duplicate names the last wins; integers past 2^53 stay exact" "$(curl -s "$BASE/models/conf")" '{"a":2,"big":9007199254740993}'
+check "RFC 8259: 1e400 is refused" "$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$BASE/models/conf/a" -H "$JSON" -d '1e400')" 400
+curl -s -o /dev/null -X PUT "$BASE/models/conf/s" -H "$JSON" -d '"\u00e9"'
+check "RFC 8259: a string of other scalars is written, even when canonically equivalent" "$(curl -s -X PUT "$BASE/models/conf/s" -H "$JSON" -d '"e\u0301"' | sed 's/.*"rev"://')" '3}'
+check "RFC 6902: a failing test undoes the whole patch" "$(curl -s -o /dev/null -w '%{http_code}' -X PATCH "$BASE/models/conf" -H 'Content-Type: application/json-patch+json' -d '[{"op":"add","path":"/x","value":1},{"op":"test","path":"/a","value":3}]') $(curl -s -o /dev/null -w '%{http_code}' "$BASE/models/conf/x")" "422 404"
+check "RFC 9110: If-None-Match: * does not replace a model" "$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$BASE/models/conf" -H "$JSON" -H 'If-None-Match: *' -d '{}') $(curl -s "$BASE/models/conf/a")" "412 2"
+check "RFC 9110: If-None-Match: * creates a missing one" "$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$BASE/models/conf2" -H "$JSON" -H 'If-None-Match: *' -d '{}')" 201
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
