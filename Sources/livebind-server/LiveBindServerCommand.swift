@@ -72,6 +72,9 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Most bytes of snapshots and events a stream may hold unsent while its client reads nothing; past it the stream is closed.")
     var streamBufferLimit = 1 << 20
 
+    @Option(help: "Most bytes of snapshots and events all streams together may hold unsent (each shared frame counted once); past it streams whose clients read nothing are closed, fattest first, and new streams get 503.")
+    var maxUnsentBytes = 256 << 20
+
     @Option(help: "Most sub values (locations and windows) on one event stream (422 past it).")
     var maxSubscriptions = 64
 
@@ -187,6 +190,7 @@ struct LiveBindServerCommand: ParsableCommand {
         guard checkpointBytes >= 1 else { throw ValidationError("--checkpoint-bytes must be at least 1") }
         guard retainedBytes >= 1 else { throw ValidationError("--retained-bytes must be at least 1") }
         guard streamBufferLimit >= 0 else { throw ValidationError("--stream-buffer-limit must be at least 0") }
+        guard maxUnsentBytes >= 1 else { throw ValidationError("--max-unsent-bytes must be at least 1") }
         guard maxSubscriptions >= 1 else { throw ValidationError("--max-subscriptions must be at least 1") }
         guard maxWindow >= 1 else { throw ValidationError("--max-window must be at least 1") }
         guard connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be at least 1 second") }
@@ -245,6 +249,7 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.maxBindings = maxBindings
         configuration.retainedBytes = retainedBytes
         configuration.streamBufferLimit = streamBufferLimit
+        configuration.maxUnsentBytes = maxUnsentBytes
         configuration.connectionTimeout = connectionTimeout
         configuration.maxSubscriptions = maxSubscriptions
         configuration.maxWindow = maxWindow

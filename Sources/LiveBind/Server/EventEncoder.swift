@@ -45,9 +45,10 @@ enum EventEncoder {
         return EventFrame(sequence: commit.sequence, model: commit.model, isCommit: true, bytes: bytes)
     }
 
-    /// A `snapshot` event for one model, with the id of the cut it belongs to.
-    static func appendSnapshot(_ snapshot: ModelSnapshot, sequence: UInt64, into bytes: inout [UInt8]) {
-        header(sequence: sequence, event: "snapshot", into: &bytes)
+    /// A `snapshot` event for one model, with the id of the cut it belongs to (`id: false`: without the
+    /// `id:` line, for all but the last event of a cut).
+    static func appendSnapshot(_ snapshot: ModelSnapshot, sequence: UInt64, id: Bool = true, into bytes: inout [UInt8]) {
+        header(sequence: sequence, event: "snapshot", id: id, into: &bytes)
         bytes += #"{"model":"#.utf8
         JSON.string(snapshot.name).encode(into: &bytes)
         bytes += #","rev":"#.utf8
@@ -74,10 +75,13 @@ enum EventEncoder {
     /// A heartbeat comment: keeps proxies and the connection-loss check alive.
     static let heartbeat: [UInt8] = Array(": heartbeat\n\n".utf8)
 
-    static func header(sequence: UInt64, event: String, into bytes: inout [UInt8]) {
-        bytes += "id: ".utf8
-        bytes.appendDecimal(sequence)
-        bytes += "\nevent: ".utf8
+    static func header(sequence: UInt64, event: String, id: Bool = true, into bytes: inout [UInt8]) {
+        if id {
+            bytes += "id: ".utf8
+            bytes.appendDecimal(sequence)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        bytes += "event: ".utf8
         bytes += event.utf8
         bytes += "\ndata: ".utf8
     }

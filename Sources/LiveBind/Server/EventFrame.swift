@@ -10,12 +10,28 @@ final class EventFrame: Sendable {
     let isCommit: Bool
     /// The bytes on the wire, ending with the blank line.
     let bytes: [UInt8]
+    /// Where its `id:` line is (with its newline), if it has one. A frame of several events has one on
+    /// its last event only: ids close groups (see `EventHub.read`), and the reader leaves the line out
+    /// when the stream's next frame closes the same group or the stream already sent that id.
+    let idLine: Range<Int>?
 
-    init(sequence: UInt64, model: String?, isCommit: Bool, bytes: [UInt8]) {
+    /// A frame of `bytes`; `idLineAt` is where its `id:` line starts when that is not at the start.
+    init(sequence: UInt64, model: String?, isCommit: Bool, bytes: [UInt8], idLineAt start: Int = 0) {
         self.sequence = sequence
         self.model = model
         self.isCommit = isCommit
         self.bytes = bytes
+        idLine = Self.idLine(in: bytes, at: start)
+    }
+
+    private static func idLine(in bytes: [UInt8], at start: Int) -> Range<Int>? {
+        let prefix: [UInt8] = [UInt8(ascii: "i"), UInt8(ascii: "d"), UInt8(ascii: ":"), UInt8(ascii: " ")]
+        guard start >= 0, bytes.count >= start + prefix.count, bytes[start..<start + prefix.count].elementsEqual(prefix) else {
+            return nil
+        }
+        var end = start + prefix.count
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\n") { end += 1 }
+        return start..<min(end + 1, bytes.count)
     }
 
     /// Whether a subscriber with this model filter receives the frame.

@@ -71,17 +71,16 @@ extension EventHub {
                     guard let subscriber = state.subscribers[id], !subscriber.isCut, !state.suspended.contains(id),
                           subscriber.lastWriteRound <= round - 2,
                           subscriber.bufferedBytes > settings.streamBufferLimit,
-                          let connection = subscriber.connection as? any ClosableStreamConnection else { continue }
-                    subscriber.isCut = true
-                    subscriber.preface = []
-                    subscriber.partial = nil
-                    subscriber.derived = []
-                    subscriber.derivedBytes = 0
+                          subscriber.connection is any ClosableStreamConnection else { continue }
+                    cut(subscriber, in: &state)
                     state.metrics.bufferLimitCuts += 1
-                    // The subscriber is still registered, so its response and socket are still there.
-                    connection.close()
                 }
             }
+        }
+        // Each under its own limit, together still over the budget: the fattest go first.
+        state.withLock { state in
+            guard !state.shuttingDown else { return }
+            _ = makeRoom(in: &state)
         }
     }
 

@@ -78,10 +78,7 @@ extension EventHub {
                 }
             }
             guard !frames.isEmpty else { continue }
-            for frame in frames {
-                stream.derived.append(frame)
-                stream.derivedBytes += frame.bytes.count
-            }
+            for frame in frames { stream.queue(frame) }
             // A stream that falls this far behind gets `resync` and fresh snapshots, as one that fell
             // off the shared log does: what it holds stays bounded however slowly it reads.
             if stream.derivedBytes > settings.retainedBytes { dropDerived(of: stream, resync: .lagging) }
@@ -105,7 +102,7 @@ extension EventHub {
         location.reported = location.current
     }
 
-    private func dropDerived(of subscriber: Subscriber, resync reason: ResyncReason) {
+    func dropDerived(of subscriber: Subscriber, resync reason: ResyncReason) {
         subscriber.derived.removeAll()
         subscriber.derivedBytes = 0
         subscriber.pendingResync = reason
@@ -148,29 +145,61 @@ extension EventHub {
         snapshotLocations(of: subscriber, in: &state)
     }
 
-    /// Appends to `subscriber`'s preface a snapshot of each of its locations, from the mirrors (the
-    /// last published state), and drops the location events it still held: they are older. Called with
-    /// the lock held, when the stream starts and when it starts over.
+    /// Queues for `subscriber` a snapshot of each of its locations, from the mirrors (the last published
+    /// state), in place of the location events it still held: they are older. Called with the lock
+    /// held, when the stream starts and when it starts over.
+    ///
+    /// The frame joins the stream's own frames, not its preface: it carries the id of the newest
+    /// commit, so it must follow the older whole-model events a resumed stream still has to send, or
+    /// the stream's ids would go backwards and a client resuming from the snapshot's id would skip them.
     func snapshotLocations(of subscriber: Subscriber, in state: inout State) {
         guard !subscriber.subscriptions.isEmpty else { return }
         subscriber.derived.removeAll()
         subscriber.derivedBytes = 0
-        var bytes: [UInt8] = []
+        // One frame per location, shared with every stream that snapshots the same rows at the same id
+        // (the reader sends the id only on the last of a run with one id). A mirror made from the store
+        // while the hub was behind it is ahead of the log: its snapshots get its own id.
         for index in subscriber.subscriptions.indices {
-            appendSnapshot(of: &subscriber.subscriptions[index], in: state, into: &bytes)
+            subscriber.queue(locationSnapshot(of: &subscriber.subscriptions[index], in: &state))
         }
-        subscriber.preface.append(EventFrame(sequence: state.newestSequence, model: nil, isCommit: false, bytes: bytes))
     }
 
-    /// A `snapshot` of one location as its mirror holds it, with the id of the last published commit.
-    private func appendSnapshot(of location: inout Subscription, in state: State, into bytes: inout [UInt8]) {
+    /// The `snapshot` frame of one location as its mirror holds it: the one another stream holds for
+    /// the same rows at the same id, else a new one, offered to the streams that follow.
+    private func locationSnapshot(of location: inout Subscription, in state: inout State) -> EventFrame {
         let mirror = state.mirrors[location.model]!
+        let sequence = snapshotSequence(of: location, in: state)
         let (value, exists) = location.currentValue(in: mirror)
         location.reported = location.current
-        EventEncoder.appendLocationSnapshot(model: location.model, revision: mirror.revision,
-                                            sequence: max(mirror.sequence, state.newestSequence), path: location.path,
-                                            value: value, exists: exists,
-                                            window: location.window == nil ? nil : location.current, into: &bytes)
+        let window = location.window == nil ? nil : location.current
+        let key = LocationSnapshots.Key(model: location.model, path: location.path, sequence: sequence,
+                                        rows: location.window.map { $0.rows(length: location.current.length) },
+                                        window: window)
+        if let frame = state.locationSnapshots.frame(for: key) {
+            state.metrics.snapshotsShared += 1
+            return frame
+        }
+        var bytes: [UInt8] = []
+        EventEncoder.appendLocationSnapshot(model: location.model, revision: mirror.revision, sequence: sequence,
+                                            path: location.path, value: value, exists: exists, window: window, into: &bytes)
+        let frame = EventFrame(sequence: sequence, model: nil, isCommit: false, bytes: bytes)
+        state.locationSnapshots.share(frame, for: key)
+        state.metrics.snapshotsEncoded += 1
+        return frame
+    }
+
+    /// The id of a location's snapshot: that of the last published commit, or of the store's cut its
+    /// mirror was made from when that is newer.
+    private func snapshotSequence(of location: Subscription, in state: State) -> UInt64 {
+        max(state.mirrors[location.model]!.sequence, state.newestSequence)
+    }
+
+    /// Wakes the suspended streams whose next own frame waited for the log to reach `sequence`.
+    /// Called by `publish` with the lock held.
+    func wakeAwaiting(through sequence: UInt64, in state: inout State, into wake: inout [any HTTPStreamConnection]) {
+        let ready = state.awaiting.filter { $0.value <= sequence }.map(\.key)
+        for id in ready { state.awaiting[id] = nil }
+        wakeAll(ready, in: &state, into: &wake)
     }
 
     /// Forgets a closed stream's id and its hold on the mirrors; a mirror no stream needs is dropped.
@@ -196,10 +225,14 @@ extension EventHub {
             }
             try authorize(subscriber.subscriptions[index].model)
             subscriber.subscriptions[index].window = window
-            var bytes: [UInt8] = []
-            appendSnapshot(of: &subscriber.subscriptions[index], in: state, into: &bytes)
-            subscriber.derived.append(EventFrame(sequence: state.newestSequence, model: nil, isCommit: false, bytes: bytes))
-            subscriber.derivedBytes += bytes.count
+            // A client that moves its window again and again without reading must not pile snapshots
+            // up: past its buffer limit, what it holds is dropped and its next read starts over with
+            // `resync` and fresh snapshots (made then, with the window where it is by then).
+            if subscriber.derivedBytes > settings.streamBufferLimit {
+                dropDerived(of: subscriber, resync: .lagging)
+            } else {
+                subscriber.queue(locationSnapshot(of: &subscriber.subscriptions[index], in: &state))
+            }
             guard state.suspended.contains(id) else { return nil }
             state.suspended.remove(id)
             subscriber.wake(skippingTo: state.endPosition)

@@ -14,20 +14,23 @@ extension EventHub {
             case .done(let result):
                 return result
             case .resync(let reason, let models):
-                if !restart(id, reason: reason, from: nil) {
-                    _ = restart(id, reason: reason, from: encodeSnapshot(models: models))
+                if !restart(id, reason: reason, key: snapshotKey(for: models), from: nil) {
+                    _ = restart(id, reason: reason, key: nil, from: encodeSnapshot(models: models))
                 }
             }
         }
     }
 
     /// Gives subscriber `id` `resync` and snapshots: `fresh` (or one another stream shared meanwhile),
-    /// or without `fresh` only a shared one. False when there was none to share.
-    private func restart(_ id: Int, reason: ResyncReason, from fresh: EventFrame?) -> Bool {
+    /// or without `fresh` only a shared one with content `key`. False when there was none to share.
+    /// Never a snapshot older than an id the stream sent: its ids would go backwards.
+    private func restart(_ id: Int, reason: ResyncReason, key: SnapshotKey?,
+                         from fresh: (frame: EventFrame, key: SnapshotKey)?) -> Bool {
         state.withLock { state in
             guard let subscriber = state.subscribers[id] else { return true }
-            let snapshot = if let fresh { adopt(fresh, for: subscriber.models, in: &state) }
-                           else { sharedSnapshot(for: subscriber.models, in: &state) }
+            let notBefore = subscriber.lastSentID
+            let snapshot = if let fresh { adopt(fresh, notBefore: notBefore, in: &state) }
+                           else { key.flatMap { sharedSnapshot(for: $0, notBefore: notBefore, in: &state) } }
             guard let snapshot else { return false }
             subscriber.preface.append(Self.resyncFrame(reason))
             start(subscriber, at: snapshot, in: &state)
@@ -47,18 +50,26 @@ extension EventHub {
                 subscriber.directWriter = connection as? any SuspendedStreamWriting
             }
             var written = 0
-            var partial: (frame: EventFrame, offset: Int)?
-            /// Copies what fits of `frame` from `offset`; false (and a partial) when it did not all fit.
-            /// It leaves `subscriber` alone: capturing it with `buffer` would tie the hub's state to the caller's.
-            func emit(_ frame: EventFrame, from offset: Int) -> Bool {
-                let count = min(frame.bytes.count - offset, buffer.count - written)
-                frame.bytes.withUnsafeBytes { source in
-                    (buffer.baseAddress! + written).copyMemory(from: source.baseAddress! + offset, byteCount: count)
-                }
-                written += count
-                if offset + count < frame.bytes.count {
-                    partial = (frame, offset + count)
-                    return false
+            var partial: Subscriber.Partial?
+            /// Copies what fits of `frame` from `offset` (without its `id:` line when `withoutID`); false
+            /// (and a partial) when it did not all fit. It leaves `subscriber` alone: capturing it with
+            /// `buffer` would tie the hub's state to the caller's.
+            func emit(_ frame: EventFrame, from offset: Int, withoutID: Bool) -> Bool {
+                var offset = offset
+                let skipped = withoutID ? frame.idLine : nil
+                while offset < frame.bytes.count {
+                    if let skipped, skipped.contains(offset) { offset = skipped.upperBound; continue }
+                    let end = skipped.map { $0.lowerBound > offset ? $0.lowerBound : frame.bytes.count } ?? frame.bytes.count
+                    let count = min(end - offset, buffer.count - written)
+                    frame.bytes.withUnsafeBytes { source in
+                        (buffer.baseAddress! + written).copyMemory(from: source.baseAddress! + offset, byteCount: count)
+                    }
+                    written += count
+                    offset += count
+                    if offset < end {
+                        partial = Subscriber.Partial(frame: frame, offset: offset, withoutID: withoutID)
+                        return false
+                    }
                 }
                 return true
             }
@@ -68,11 +79,15 @@ extension EventHub {
                 state.metrics.bytesSent += written
                 if written > 0 { subscriber.lastWriteRound = state.heartbeatRound }
             }
-            if let (frame, offset) = unfinished {
-                if !emit(frame, from: offset) { return .done(.bytes(written)) }
+            if let unfinished {
+                if !emit(unfinished.frame, from: unfinished.offset, withoutID: unfinished.withoutID) { return .done(.bytes(written)) }
             }
             while !subscriber.preface.isEmpty {
-                if !emit(subscriber.preface.removeFirst(), from: 0) { return .done(.bytes(written)) }
+                let frame = subscriber.preface.removeFirst()
+                let next = frame.idLine == nil ? nil
+                    : subscriber.preface.first(where: { $0.idLine != nil })?.sequence ?? nextSequence(of: subscriber, in: state)
+                let withoutID = !subscriber.takesID(of: frame, next: next)
+                if !emit(frame, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
             }
             // Revoked: its `auth_revoked` went out with the preface; nothing else may follow.
             if subscriber.isRevoked { return .done(written > 0 ? .bytes(written) : .end) }
@@ -85,12 +100,16 @@ extension EventHub {
                 return .resync(reason, subscriber.models)
             }
             while true {
-                // The stream's own frames and the log's, merged in sequence order.
+                // The stream's own frames and the log's, merged in sequence order. An own frame of a
+                // commit the log does not have yet (a location snapshot taken from the store ahead of
+                // the hub) waits for it, so that no older event can follow it.
                 let next = subscriber.position < state.endPosition ? state.log[subscriber.position - state.basePosition] : nil
-                if let own = subscriber.derived.first, next.map({ own.sequence <= $0.sequence }) ?? true {
+                if let own = subscriber.derived.first, own.sequence <= state.newestSequence,
+                   next.map({ own.sequence <= $0.sequence }) ?? true {
                     subscriber.derived.removeFirst()
                     subscriber.derivedBytes -= own.bytes.count
-                    if !emit(own, from: 0) { return .done(.bytes(written)) }
+                    let withoutID = !subscriber.takesID(of: own, next: nextSequence(of: subscriber, in: state))
+                    if !emit(own, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
                     continue
                 }
                 guard let frame = next else { break }
@@ -98,12 +117,60 @@ extension EventHub {
                 if frame.isCommit && frame.sequence <= subscriber.lastSequence { continue }
                 guard frame.isWanted(by: subscriber.models) else { continue }
                 if frame.isCommit { subscriber.lastSequence = frame.sequence }
-                if !emit(frame, from: 0) { return .done(.bytes(written)) }
+                let withoutID = !subscriber.takesID(of: frame, next: nextSequence(of: subscriber, in: state))
+                if !emit(frame, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
             }
             if written > 0 { return .done(.bytes(written)) }
+            if let own = subscriber.derived.first { state.awaiting[id] = own.sequence }
             state.suspended.insert(id, filter: subscriber.models)
             connection.suspend()
             return .done(.suspended)
         }
+    }
+
+    /// The sequence of the frame `subscriber` sends next from its own frames and the log, when that
+    /// frame is already known and has the sequence of the frame just taken (so it closes the same
+    /// group); nil otherwise. Frames are in sequence order, so looking at the heads is enough.
+    private func nextSequence(of subscriber: Subscriber, in state: State) -> UInt64? {
+        if let own = subscriber.derived.first, own.idLine != nil, own.sequence <= state.newestSequence {
+            return own.sequence
+        }
+        guard subscriber.position >= state.basePosition, subscriber.position < state.endPosition,
+              subscriber.models.names?.isEmpty != true else { return nil }
+        let frame = state.log[subscriber.position - state.basePosition]
+        guard frame.isWanted(by: subscriber.models), !(frame.isCommit && frame.sequence <= subscriber.lastSequence) else {
+            return nil
+        }
+        return frame.sequence
+    }
+}
+
+extension EventHub.Subscriber {
+    /// Adds one of the stream's own frames, in sequence order (after those with the same sequence).
+    func queue(_ frame: EventFrame) {
+        var index = derived.endIndex
+        while index > derived.startIndex, derived[index - 1].sequence > frame.sequence { index -= 1 }
+        derived.insert(frame, at: index)
+        derivedBytes += frame.bytes.count
+    }
+
+    /// A frame sent only in part: how many of its bytes went out, and whether its `id:` line is left out.
+    struct Partial {
+        let frame: EventFrame
+        let offset: Int
+        let withoutID: Bool
+    }
+
+    /// Whether `frame` goes out with its `id:` line; records the id when it does.
+    ///
+    /// Ids close groups: every event since the previous `id:` line belongs to the group the next one
+    /// closes, so a client that drops inside a group resumes before it and gets all of it again. So a
+    /// frame leaves its id out when the frame after it (`next`) has the same id, and when the stream
+    /// already sent that id or a later one (a window's snapshot after a move restates a point the
+    /// client has reached). The ids a stream sends strictly increase.
+    func takesID(of frame: EventFrame, next: UInt64?) -> Bool {
+        guard frame.idLine != nil, frame.sequence > lastSentID, next != frame.sequence else { return false }
+        lastSentID = frame.sequence
+        return true
     }
 }

@@ -1,31 +1,46 @@
 extension EventHub {
-    /// The snapshot frame another stream with `models` started from, if it is still a good start
-    /// (see `SharedSnapshots`). Called with the lock held.
-    func sharedSnapshot(for models: ModelFilter, in state: inout State) -> EventFrame? {
-        guard let frame = state.snapshots.frame(for: models, droppedThrough: state.droppedThrough,
-                                                publishedBytes: state.publishedBytes) else { return nil }
+    /// The snapshot frame another stream started from with the same content, if it is still a good
+    /// start (see `SharedSnapshots`) and not before `notBefore`. Called with the lock held.
+    func sharedSnapshot(for key: SnapshotKey, notBefore: UInt64 = 0, in state: inout State) -> EventFrame? {
+        guard let frame = state.snapshots.frame(for: key, droppedThrough: state.droppedThrough,
+                                                publishedBytes: state.publishedBytes, notBefore: notBefore) else { return nil }
         state.metrics.snapshotsShared += 1
         return frame
     }
 
+    /// What a snapshot for `models` would hold now: the key to look a shared one up by. Takes the
+    /// store's lock (a name lookup per named model), not the hub's.
+    func snapshotKey(for models: ModelFilter) -> SnapshotKey {
+        guard let names = models.names else { return SnapshotKey(filter: models, included: []) }
+        let existing = store.visibleSnapshot(models: Array(names)).models.map(\.name).filter(models.wants)
+        return SnapshotKey(filter: models, included: existing)
+    }
+
     /// One consistent cut of the models `models` lets through, as one frame: a `snapshot` event per
-    /// model, all with the cut's id (the frame's `sequence`). Takes the store's lock, not the hub's.
-    func encodeSnapshot(models: ModelFilter) -> EventFrame {
+    /// model, all with the cut's id (the frame's `sequence`), and the key of what it holds. Takes the
+    /// store's lock, not the hub's.
+    func encodeSnapshot(models: ModelFilter) -> (frame: EventFrame, key: SnapshotKey) {
         let cut = store.visibleSnapshot(models: models.names.map { Array($0) })
         var bytes: [UInt8] = []
-        for model in cut.models where models.wants(model.name) {
-            EventEncoder.appendSnapshot(model, sequence: cut.sequence, into: &bytes)
+        let wanted = cut.models.filter { models.wants($0.name) }
+        var idLineAt = 0
+        for (index, model) in wanted.enumerated() {
+            // One cut, one id: on its last event, so a client that drops inside the cut resumes before it.
+            let last = index == wanted.count - 1
+            if last { idLineAt = bytes.count }
+            EventEncoder.appendSnapshot(model, sequence: cut.sequence, id: last, into: &bytes)
         }
-        return EventFrame(sequence: cut.sequence, model: nil, isCommit: false, bytes: bytes)
+        let frame = EventFrame(sequence: cut.sequence, model: nil, isCommit: false, bytes: bytes, idLineAt: idLineAt)
+        return (frame, SnapshotKey(filter: models, included: wanted.map(\.name)))
     }
 
     /// The frame to start from once `fresh` is encoded: one another stream shared meanwhile (so only
     /// one stays in memory), else `fresh`, now shared with the streams that follow. Called with the lock held.
-    func adopt(_ fresh: EventFrame, for models: ModelFilter, in state: inout State) -> EventFrame {
+    func adopt(_ fresh: (frame: EventFrame, key: SnapshotKey), notBefore: UInt64 = 0, in state: inout State) -> EventFrame {
         state.metrics.snapshotsEncoded += 1
-        if let shared = sharedSnapshot(for: models, in: &state) { return shared }
-        state.snapshots.share(fresh, for: models, publishedBytes: state.publishedBytes)
-        return fresh
+        if let shared = sharedSnapshot(for: fresh.key, notBefore: notBefore, in: &state) { return shared }
+        state.snapshots.share(fresh.frame, for: fresh.key, publishedBytes: state.publishedBytes)
+        return fresh.frame
     }
 
     /// Points `subscriber` at the cut `snapshot` was taken at: its preface gets the snapshot (after

@@ -62,20 +62,28 @@ extension EventHub {
             start(subscriber, at: snapshot, in: &state)
             return subscriber
         }
+        let key = snapshotKey(for: models)
         let id: Int? = try register(locations, announced) { state in
-            sharedSnapshot(for: models, in: &state).map { starting(at: $0, in: &state) }
+            sharedSnapshot(for: key, in: &state).map { starting(at: $0, in: &state) }
         }
         if let id { return id }
+        try checkAdmission()
         let fresh = encodeSnapshot(models: models)
-        return try register(locations, announced) { state in starting(at: adopt(fresh, for: models, in: &state), in: &state) }!
+        return try register(locations, announced) { state in starting(at: adopt(fresh, in: &state), in: &state) }!
     }
 
+    /// Throws unless a new stream may open: the server is running, under `maxStreams`, and under the
+    /// unsent-bytes budget (after cutting streams whose clients read nothing, see `makeRoom`).
     private func checkAdmission() throws(RequestError) {
         try state.withLock { (state) throws(RequestError) in
             if state.shuttingDown { throw .shuttingDown }
             if state.subscribers.count >= settings.maxStreams {
                 state.metrics.rejectedStreams += 1
                 throw .tooManyStreams(limit: settings.maxStreams)
+            }
+            if !makeRoom(in: &state) {
+                state.metrics.rejectedStreams += 1
+                throw .unsentBytesSpent(limit: settings.maxUnsentBytes)
             }
         }
     }

@@ -20,6 +20,8 @@ final class EventHub: Sendable {
         var retainedBytes: Int = 64 << 20
         /// Most bytes of frames a stream may hold unsent while its client reads nothing (see `heartbeat`).
         var streamBufferLimit: Int = 1 << 20
+        /// Most bytes of distinct frames all streams together may hold unsent (see `makeRoom`).
+        var maxUnsentBytes: Int = 256 << 20
         var maxStreams: Int
         /// Most `sub` values on one stream.
         var maxSubscriptions: Int = 64
@@ -43,8 +45,11 @@ final class EventHub: Sendable {
         var lastSequence: UInt64
         /// Private frames (retry line, snapshots, resync, heartbeat) sent before any log frame.
         var preface: [EventFrame]
-        /// A frame sent only in part, and how many bytes of it went out.
-        var partial: (frame: EventFrame, offset: Int)?
+        /// A frame sent only in part.
+        var partial: Partial?
+        /// The newest id the stream sent on an `id:` line (or resumed from); later frames with no newer
+        /// id go without one (see `takesID`).
+        var lastSentID: UInt64
         var pendingResync: ResyncReason?
         /// Set when the stream was cut for holding too much unsent: its next read ends it.
         var isCut = false
@@ -73,6 +78,7 @@ final class EventHub: Sendable {
             self.models = models
             self.position = position
             self.lastSequence = lastSequence
+            lastSentID = lastSequence
             self.preface = preface
             lastWriteRound = round
         }
@@ -104,6 +110,8 @@ final class EventHub: Sendable {
         var publishedBytes = 0
         /// The snapshot frames streams start from, shared while they are still a good start.
         var snapshots = SharedSnapshots()
+        /// The snapshot frames of locations and windows, shared while some stream holds them.
+        var locationSnapshots = LocationSnapshots()
         /// Absolute position of `log.first`.
         var basePosition = 0
         /// The highest commit sequence no longer in the log (or older than the hub).
@@ -118,6 +126,8 @@ final class EventHub: Sendable {
         /// Streams with `sub` values, by their `stream` id.
         var streams: [String: Int] = [:]
         var suspended = SuspendedStreams()
+        /// Suspended streams whose next own frame waits for the log to reach its sequence, by stream.
+        var awaiting: [Int: UInt64] = [:]
         /// Heartbeat ticks so far (two per heartbeat interval).
         var heartbeatRound = 0
         var nextID = 0
@@ -194,6 +204,7 @@ final class EventHub: Sendable {
                 if !state.mirrors.isEmpty, let commits, state.mirrors[commits[position].model] != nil {
                     deliver(commits[position], logFrame: frame, in: &state, waking: &wake)
                 }
+                if !state.awaiting.isEmpty, frame.isCommit { wakeAwaiting(through: frame.sequence, in: &state, into: &wake) }
             }
             return wake
         }
@@ -218,6 +229,7 @@ final class EventHub: Sendable {
         state.withLock { state in
             if let subscriber = state.subscribers.removeValue(forKey: id) { detach(id, subscriber, in: &state) }
             state.suspended.remove(id)
+            state.awaiting[id] = nil
             openStreams.store(state.subscribers.count, ordering: .relaxed)
         }
         expiry.forget(id)
@@ -232,6 +244,7 @@ final class EventHub: Sendable {
             metrics.retainedBytes = state.logBytes
             metrics.locationStreams = state.streams.count
             metrics.mirroredModels = state.mirrors.count
+            metrics.unsentBytes = unsentBytes(in: state)
             return metrics
         }
     }
@@ -255,6 +268,10 @@ struct EventHubMetrics: Sendable {
     var snapshotsShared = 0
     /// Streams cut because they held more than the buffer limit unsent while their client read nothing.
     var bufferLimitCuts = 0
+    /// Streams whose clients read nothing cut to keep all streams' unsent frames under the budget.
+    var budgetCuts = 0
+    /// Bytes of the distinct frames the open streams hold unsent.
+    var unsentBytes = 0
     /// Heartbeats sent straight to the socket of a suspended stream, without waking it.
     var directHeartbeats = 0
     /// Streams ended with `auth_revoked` (their credential expired or their session ended).

@@ -41,6 +41,10 @@ extension LiveBindServer {
         /// a stream past it that wrote nothing for a heartbeat interval is closed (a client that
         /// reconnects resumes with `Last-Event-ID`). Smaller stalled streams are closed by ``connectionTimeout``.
         public var streamBufferLimit: Int = 1 << 20
+        /// Most bytes of snapshots and events all streams together may hold unsent, each frame counted
+        /// once however many streams share it: past it, streams whose clients read nothing are closed,
+        /// fattest first, and a new stream that still finds it spent gets 503 with `Retry-After`.
+        public var maxUnsentBytes: Int = 256 << 20
         /// Most `sub` values (locations and windows) one event stream may have; more get 422.
         public var maxSubscriptions: Int = 64
         /// Most rows one window (`sub=…;first=N`, `last=N`, `limit=N`) may show; more get 422.

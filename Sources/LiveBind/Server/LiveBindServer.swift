@@ -78,7 +78,8 @@ public final class LiveBindServer: Sendable {
         let certificate = try loadCertificate()
         let hub = EventHub(store: store, settings: .init(
             retainedEvents: max(1, configuration.retainedEvents), retainedBytes: max(1, configuration.retainedBytes),
-            streamBufferLimit: max(0, configuration.streamBufferLimit), maxStreams: configuration.maxStreams,
+            streamBufferLimit: max(0, configuration.streamBufferLimit), maxUnsentBytes: max(1, configuration.maxUnsentBytes),
+            maxStreams: configuration.maxStreams,
             maxSubscriptions: max(1, configuration.maxSubscriptions), maxWindow: max(1, configuration.maxWindow),
             beforeAppend: configuration.beforeEventAppend))
         let verifier = try configuration.access.jwt.map { settings throws(ServerError) in try JWTVerifier(settings: settings) }

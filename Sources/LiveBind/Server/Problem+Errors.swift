@@ -67,7 +67,11 @@ extension Problem {
             var problem = Problem(status: 429, kind: "rate-limited", title: "Too Many Requests", detail: detail)
             problem.headers.add("Retry-After", String(retryAfter))
             return problem
-        case .tooManyStreams, .shuttingDown:
+        case .tooManySessions(_, let retryAfter):
+            var problem = Problem(status: 503, kind: "unavailable", title: "Service Unavailable", detail: detail)
+            problem.headers.add("Retry-After", String(retryAfter))
+            return problem
+        case .tooManyStreams, .tooManyStreamsFromAddress, .unsentBytesSpent, .shuttingDown:
             var problem = Problem(status: 503, kind: "unavailable", title: "Service Unavailable", detail: detail)
             problem.headers.add("Retry-After", "5")
             return problem

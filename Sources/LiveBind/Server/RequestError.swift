@@ -20,6 +20,13 @@ public enum RequestError: Error, Equatable, CustomStringConvertible {
     case invalidPrecondition(String)
     /// Too many event streams are open.
     case tooManyStreams(limit: Int)
+    /// The streams together hold `--max-unsent-bytes` unsent, even after cutting those that read nothing.
+    case unsentBytesSpent(limit: Int)
+    /// The client's address holds `--max-streams-per-address` event streams already.
+    case tooManyStreamsFromAddress(limit: Int)
+    /// The session table holds `--max-sessions` live sessions, none of them the token's; the soonest
+    /// ends in about `retryAfter` seconds.
+    case tooManySessions(limit: Int, retryAfter: Int)
     /// The server is stopping.
     case shuttingDown
     /// The client wrote faster than `--write-rate` allows; it may again in `retryAfter` seconds.
@@ -61,6 +68,12 @@ public enum RequestError: Error, Equatable, CustomStringConvertible {
         case .invalidPrecondition(let value):
             "If-Match must be a quoted revision such as \"3\" (from the ETag), not \(value)"
         case .tooManyStreams(let limit): "too many event streams open (limit \(limit)); retry later or raise --max-streams"
+        case .unsentBytesSpent(let limit):
+            "the open event streams hold \(limit) bytes unsent (--max-unsent-bytes); retry later"
+        case .tooManyStreamsFromAddress(let limit):
+            "too many event streams open from this address (limit \(limit), --max-streams-per-address); close one or retry later"
+        case .tooManySessions(let limit, let retryAfter):
+            "the server holds its most live sessions (\(limit), --max-sessions), none of them this token's; retry in \(retryAfter) s or raise --max-sessions"
         case .shuttingDown: "the server is shutting down; retry shortly"
         case .invalidSubscription(let sub, let reason): "invalid sub '\(sub)': \(reason)"
         case .tooManySubscriptions(let given, let limit):

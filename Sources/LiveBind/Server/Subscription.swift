@@ -65,7 +65,7 @@ struct Window: Sendable, Equatable {
 
     /// Where the window is, as every window event reports it: `offset` is the absolute index of the
     /// window's first row, `length` the array's length.
-    struct Position: Sendable, Equatable {
+    struct Position: Sendable, Hashable {
         var offset: Int
         var length: Int
     }

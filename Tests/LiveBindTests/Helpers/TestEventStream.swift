@@ -2,9 +2,12 @@ import Foundation
 
 /// One Server-Sent Event as the HTML spec's parser dispatches it.
 struct TestEvent: CustomStringConvertible {
+    /// The stream's last event id once this event is dispatched (the spec's `lastEventId`).
     var id: String?
     var type: String
     var data: String
+    /// The event's own `id:` field; nil when it has none (it then belongs to the group the next id closes).
+    var ownID: String? = nil
 
     /// The data parsed as a JSON object.
     func object() throws -> [String: Any] {
@@ -65,7 +68,7 @@ final class TestEventStream {
             if line.isEmpty {
                 if sawData {
                     return TestEvent(id: id ?? lastEventID, type: type.isEmpty ? "message" : type,
-                                     data: data.joined(separator: "\n"))
+                                     data: data.joined(separator: "\n"), ownID: id)
                 }
                 type = ""
                 continue

@@ -53,6 +53,35 @@ import Testing
         }
     }
 
+    /// Issue 26: streams asking for a big model plus a different unknown name each got a frame of their
+    /// own (60 streams that never read held 497 MB of copies of an 8 MB model). The frame is keyed by
+    /// what it holds, so they share one.
+    @Test func unknownModelNamesDoNotDefeatSharing() throws {
+        let store = Store()
+        try store.put("big", ["text": .string(Self.text)])
+        let cut = store.lastSequence
+        try withRunningServer(store: store) { port in
+            let holders = try (0..<Self.holderCount).map { index in
+                try TestEventStream(port: port, target: "/events?model=big&model=junk\(index)", receiveBufferSize: 2048)
+            }
+            #expect(holders.allSatisfy { $0.status == 200 })
+            let metrics = try readMetrics(port: port)
+            #expect(metrics["livebind_snapshots_encoded_total"] == 1)
+            #expect(metrics["livebind_snapshots_shared_total"] == Self.holderCount - 1)
+            #expect(try #require(metrics["livebind_stream_unsent_bytes"]) < 2 * Self.text.utf8.count)
+            // The names still count for what follows: a model made later under one of them reaches its stream.
+            try store.put("junk3", ["made": true])
+            let reader = try TestEventStream(port: port, target: "/events?model=big&model=junk3")
+            #expect(try reader.next(2).map(\.ownID) == [nil, "\(cut + 1)"])
+            let first = holders[3]
+            let snapshot = try #require(try first.next())
+            #expect(snapshot.type == "snapshot" && snapshot.ownID == "\(cut)")
+            let made = try #require(try first.next())
+            #expect(made.type == "snapshot" && made.data.contains("junk3") && made.ownID == "\(cut + 1)")
+            withExtendedLifetime(holders) {}
+        }
+    }
+
     /// A frame nobody holds any more is not kept: the next stream after a write starts from a fresh
     /// cut, though the write is much smaller than the frame.
     @Test func aSnapshotEveryStreamHasSentIsNotReused() throws {
