@@ -2107,7 +2107,7 @@
 
     /** Opens the stream itself, with the session cookie (`withCookie`) or the token in a header. */
     connect(resume, withCookie) {
-      const stream = { controller: new AbortController(), lastByte: performance.now(), first: true, withCookie };
+      const stream = { controller: new AbortController(), lastByte: performance.now(), first: true, withCookie, held: [] };
       this.stream = stream;
       this.streamId = null;
       stats.streams += 1;
@@ -2198,6 +2198,15 @@
             raise(null, null, null, `malformed ${type} event ${id}: ${error.message}`);
             return;
           }
+          // An id closes a group (a cut's snapshots, one commit's events): what comes without one waits
+          // for it, so a stream dropped inside a group leaves none of it applied and the resume from the
+          // last id sends it whole. A location's snapshot restates a point and applies at once.
+          const closes = id !== null && id !== '';
+          if (!closes && type !== 'stream' && !(type === 'snapshot' && data.path !== undefined)) {
+            stream.held.push([type, data]);
+            return;
+          }
+          if (closes) for (const [heldType, heldData] of stream.held.splice(0)) enqueue(heldType, heldData, id);
           enqueue(type, data, id || '');
         },
         chunk: () => { if (document.hidden) flushNow(); },

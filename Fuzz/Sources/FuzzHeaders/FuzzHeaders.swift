@@ -27,7 +27,8 @@ func checkLastEventID(_ value: String) {
     let (dropped, newest, runStart) = streams.retained
     let trimmed = trimmingSpaces(value)
     let expected: String?   // the resync reason, nil for a resume
-    if let sequence = UInt64(trimmed) {
+    // An id is decimal digits, as the server writes it: `+110` names no event.
+    if trimmed.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let sequence = UInt64(trimmed) {
         expected = sequence > newest ? "restart" : sequence < dropped ? (sequence < (runStart ?? 0) ? "restart" : "gap") : nil
     } else {
         expected = "gap"

@@ -188,10 +188,11 @@ extension EventHub {
         return frame
     }
 
-    /// The id of a location's snapshot: that of the last published commit, or of the store's cut its
-    /// mirror was made from when that is newer.
+    /// The id of a location's snapshot: that of its model's last commit the mirror holds (or of the
+    /// store's cut the mirror was made from). The location is the same at every later id up to the
+    /// model's next commit, so streams opening meanwhile share one frame, whatever other models do.
     private func snapshotSequence(of location: Subscription, in state: State) -> UInt64 {
-        max(state.mirrors[location.model]!.sequence, state.newestSequence)
+        state.mirrors[location.model]!.sequence
     }
 
     /// Wakes the suspended streams whose next own frame waited for the log to reach `sequence`.

@@ -30,7 +30,9 @@ extension EventHub {
         var resumeAfter: UInt64?
         var reason: ResyncReason?
         if let lastEventID {
-            if let sequence = UInt64(lastEventID.trimmingWhitespace()) {
+            // Decimal digits only, as the server writes ids: `+110` names no event (UInt64 reads it).
+            let text = lastEventID.trimmingWhitespace()
+            if text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let sequence = UInt64(text) {
                 if sequence > store.visibleSequence { reason = .restart } else { resumeAfter = sequence }
             } else {
                 reason = .gap

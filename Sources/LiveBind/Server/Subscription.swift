@@ -28,7 +28,7 @@ struct Subscription: Sendable, Equatable {
             let parameter = rest[rest.index(after: semicolon)...]
             let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard parts.count == 2, Window.parameterNames.contains(String(parts[0])) else { break }
-            guard let value = Int(parts[1]), value >= 0, parts[1].allSatisfy(\.isASCII) else {
+            guard parts[1].allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(parts[1]) else {
                 throw .invalidSubscription(text, "\(parts[0]) must be a whole number of rows, 0 or more")
             }
             guard !parameters.contains(where: { $0.name == parts[0] }) else {

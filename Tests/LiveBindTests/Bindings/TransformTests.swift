@@ -55,6 +55,11 @@ import Testing
         #expect(try reverse(pairs, "two") == 2)
         let notInjective = TransformSpec("lookup", ["table": ["a": 1, "b": 1]])
         #expect(!(try registry.make(notInjective).isReversible))
+        // Found by FuzzBindingSpec: a repeated key kept its last value forward but both backward, so
+        // a two-way binding turned a write of "a" into "b".
+        let repeatedKey = TransformSpec("lookup", ["pairs": [[1, "a"], [1, "b"]]])
+        #expect(!(try registry.make(repeatedKey).isReversible))
+        #expect(try forward(repeatedKey, 1) == "b")
     }
 
     @Test func aggregatesOfAWholeArray() throws {

@@ -162,6 +162,19 @@ import Testing
         }
     }
 
+    /// Found by FuzzHeaders: `UInt64` reads a sign, so `+1` resumed after event 1. Ids are digits.
+    @Test func anIdWithASignNamesNoEvent() throws {
+        let store = Store()
+        try store.put("m", ["v": 0])
+        try store.set(1, at: Path(pointer: "/v"), in: "m")
+        try withRunningServer(store: store) { port in
+            let stream = try TestEventStream(port: port, headers: [("Last-Event-ID", "+1")])
+            let events = try stream.next(2)
+            #expect(events.map(\.type) == ["resync", "snapshot"])
+            #expect(try events[0].object()["reason"] as? String == "gap")
+        }
+    }
+
     @Test func resumeFromAnIdNewerThanTheStoreGetsResyncRestart() throws {
         let store = Store()
         try store.put("m", ["v": 0])

@@ -218,6 +218,8 @@ import Testing
                 ("sub=bad%20name/x", 400), ("sub=sensor/a~2b", 400), ("sub=sensor/readings;first=0", 400),
                 ("sub=sensor/readings;first=x", 400), ("sub=sensor/readings;first=2;last=2", 400),
                 ("sub=sensor/readings;offset=3", 400), ("sub=", 400),
+                // Rows are decimal digits only (found by FuzzSubscription: Int() took a sign).
+                ("sub=sensor/readings;first=%2B3", 400), ("sub=sensor/readings;offset=-0;limit=2", 400),
                 ("model=sensor&sub=sensor/readings", 422), ("sub=sensor&sub=sensor/t", 422),
                 ("sub=sensor/readings;first=2&sub=sensor/readings;last=2", 422),
             ]

@@ -101,7 +101,8 @@ extension TransformRegistry {
         var forwardTable: [JSON: JSON] = [:], reverseTable: [JSON: JSON] = [:]
         var injective = true
         for (key, value) in pairs {
-            forwardTable[key] = value
+            // A repeated key keeps its last value: the earlier one's reverse would lead elsewhere.
+            if forwardTable.updateValue(value, forKey: key) != nil { injective = false }
             if reverseTable.updateValue(key, forKey: value) != nil { injective = false }
         }
         let table = forwardTable, back = reverseTable
