@@ -33,6 +33,12 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Most event streams open at once; more get 503.")
     var maxStreams = 10_000
 
+    @Option(help: "Most event streams one client address may hold (the forwarded one with --trust-proxy; loopback not counted); more get 503. 0: no cap.")
+    var maxStreamsPerAddress = 64
+
+    @Option(help: "Most connections from one TCP peer address; past it a new one is closed at once. 0: no cap. Default: 128, or none when --host is loopback or with --trust-proxy (peers shared by many clients).")
+    var maxConnectionsPerAddress: Int?
+
     @Option(help: "Seconds between heartbeat comments on event streams.")
     var heartbeat = 15.0
 
@@ -114,8 +120,11 @@ struct LiveBindServerCommand: ParsableCommand {
     @Option(help: "Longest bearer token looked at, in bytes (longer ones get 401 unread).")
     var maxTokenLength = 4096
 
-    @Option(help: "Most cookie sessions (POST /session) at once; past it expired ones, then the oldest, are dropped.")
+    @Option(help: "Most cookie sessions (POST /session) at once; past it expired ones, then the token's own oldest, are dropped; 503 when all are others' and live.")
     var maxSessions = 10_000
+
+    @Option(help: "Most cookie sessions per credential (a static token, a JWT's sub, or a JWT without one); past it its own oldest session ends.")
+    var maxSessionsPerCredential = 16
 
     @Option(help: "Seconds a session lasts at most (it also ends when its token expires).")
     var sessionLifetime = 8 * 3600
@@ -175,6 +184,10 @@ struct LiveBindServerCommand: ParsableCommand {
     func validate() throws {
         guard (1...65535).contains(port) || port == 0 else { throw ValidationError("--port must be 0...65535") }
         guard maxStreams >= 1 else { throw ValidationError("--max-streams must be at least 1") }
+        guard maxStreamsPerAddress >= 0 else { throw ValidationError("--max-streams-per-address must be 0 (no cap) or more") }
+        guard (maxConnectionsPerAddress ?? 0) >= 0 else {
+            throw ValidationError("--max-connections-per-address must be 0 (no cap) or more")
+        }
         guard heartbeat > 0 else { throw ValidationError("--heartbeat must be more than 0 seconds") }
         guard bodyLimit >= 1 else { throw ValidationError("--body-limit must be at least 1 byte") }
         guard writeRate >= 0, writeRate.isFinite else { throw ValidationError("--write-rate must be 0 (no limit) or more") }
@@ -204,6 +217,7 @@ struct LiveBindServerCommand: ParsableCommand {
         }
         guard maxTokenLength >= 16 else { throw ValidationError("--max-token-length must be at least 16 bytes") }
         guard maxSessions >= 1 else { throw ValidationError("--max-sessions must be at least 1") }
+        guard maxSessionsPerCredential >= 1 else { throw ValidationError("--max-sessions-per-credential must be at least 1") }
         guard sessionLifetime >= 1 else { throw ValidationError("--session-lifetime must be at least 1 second") }
         if let cluster {
             guard !clusterServers(cluster).isEmpty, clusterServers(cluster).allSatisfy({ $0.hasPrefix("nats://") }) else {
@@ -235,6 +249,8 @@ struct LiveBindServerCommand: ParsableCommand {
         configuration.publicDirectory = `public`
         if `public` == nil { configuration.builtinFiles = BuiltinPublic.files() }
         configuration.maxStreams = maxStreams
+        configuration.maxStreamsPerAddress = maxStreamsPerAddress
+        configuration.maxConnectionsPerAddress = maxConnectionsPerAddress
         configuration.heartbeat = .milliseconds(Int(heartbeat * 1000))
         configuration.bodyLimit = bodyLimit
         configuration.writeRate = writeRate
@@ -263,6 +279,7 @@ struct LiveBindServerCommand: ParsableCommand {
         }
         configuration.maxTokenLength = maxTokenLength
         configuration.maxSessions = maxSessions
+        configuration.maxSessionsPerCredential = maxSessionsPerCredential
         configuration.sessionLifetime = .seconds(sessionLifetime)
         configuration.secureCookies = secureCookies
         configuration.dataDirectory = data

@@ -66,6 +66,9 @@ struct AccessControl: Sendable {
         var rateKey: String?
         /// The session it came from, when it came from a session cookie.
         var session: SessionTable.Key?
+        /// Whom a JWT speaks for: its `sub`, after its `iss` when it has one; nil for static tokens and
+        /// JWTs without `sub`. Sessions are capped per credential by it (`SessionTable`).
+        var subject: String?
     }
 
     /// What the access check established for one request: handlers receive it.

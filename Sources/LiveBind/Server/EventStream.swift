@@ -2,10 +2,13 @@
 final class EventStream: HTTPStreamBody {
     let hub: EventHub
     let id: Int
+    /// The stream's share of its client address (`--max-streams-per-address`), given back at its end.
+    let hold: AddressQuota.Hold?
 
-    init(hub: EventHub, id: Int) {
+    init(hub: EventHub, id: Int, hold: AddressQuota.Hold? = nil) {
         self.hub = hub
         self.id = id
+        self.hold = hold
     }
 
     /// Called on a libmicrohttpd worker thread.
@@ -13,6 +16,10 @@ final class EventStream: HTTPStreamBody {
         hub.read(id, into: buffer, connection: connection)
     }
 
-    /// Called once, on a libmicrohttpd worker thread.
-    func close() { hub.close(id) }
+    /// Called once, on a libmicrohttpd worker thread, however the stream ended (its client left, it was
+    /// cut or revoked, the server stopped, or its response could not be queued).
+    func close() {
+        hub.close(id)
+        hold?.release()
+    }
 }

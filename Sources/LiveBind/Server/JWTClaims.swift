@@ -13,7 +13,7 @@ struct JWTClaims: JWTPayload {
     var aud: AudienceClaim?
     /// Who issued the token.
     var iss: IssuerClaim?
-    /// Whom the token is about (for logs only).
+    /// Whom the token is about: its cookie sessions are counted per subject (`--max-sessions-per-credential`).
     var sub: SubjectClaim?
     /// Space-separated scopes, as OAuth writes them: `"read write"`. Words other than `read` and
     /// `write` are ignored; without the claim the token may do nothing.

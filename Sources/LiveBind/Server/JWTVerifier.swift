@@ -125,8 +125,11 @@ final class JWTVerifier: Sendable {
         }
         let words = (claims.scope ?? "").split(separator: " ")
         let scopes = Set(words.compactMap { AccessPolicy.Token.Scope(rawValue: String($0)) })
+        // The issuer's length first, so that no other (iss, sub) pair reads the same.
+        let subject = claims.sub.map { sub in (claims.iss.map { "\($0.value.utf8.count):\($0.value) " } ?? "") + sub.value }
         return AccessControl.Credential(scopes: scopes, prefixes: claims.models,
-                                        expiresAt: claims.exp.value.addingTimeInterval(leeway), rateKey: nil)
+                                        expiresAt: claims.exp.value.addingTimeInterval(leeway), rateKey: nil,
+                                        subject: subject)
     }
 
     private static func format(_ date: Date) -> String {

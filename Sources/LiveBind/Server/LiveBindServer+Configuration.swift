@@ -13,6 +13,13 @@ extension LiveBindServer {
         public var builtinFiles: [String: [UInt8]] = [:]
         /// Most event streams open at once; more get 503.
         public var maxStreams: Int = 10_000
+        /// Most event streams one client address may hold at once (the forwarded address behind a
+        /// ``trustedProxies`` proxy); more get 503. Loopback addresses are not counted. 0: no cap.
+        public var maxStreamsPerAddress: Int = 64
+        /// Most connections libmicrohttpd takes from one TCP peer address; past it a new connection is
+        /// closed at once, unanswered. nil means 128, or no cap when the server listens on loopback only
+        /// or trusts a proxy (then its peers are shared by many clients). 0: no cap.
+        public var maxConnectionsPerAddress: Int?
         /// Time between heartbeat comments on idle streams.
         public var heartbeat: Duration = .seconds(15)
         /// Largest request body accepted, in bytes (413 past it).
@@ -69,8 +76,12 @@ extension LiveBindServer {
         /// few kB.
         public var maxTokenLength: Int = 4096
         /// Most cookie sessions (`POST /session`) at once; past it the expired ones go first, then the
-        /// oldest (their streams get `auth_revoked`).
+        /// requesting credential's own oldest (its streams get `auth_revoked`); when every session is
+        /// live and another credential's, `POST /session` gets 503 with `Retry-After`.
         public var maxSessions: Int = 10_000
+        /// Most cookie sessions one credential (a static token, a JWT's subject, or a JWT without one)
+        /// holds at once; past it its own oldest session ends. Others' sessions are never ended for it.
+        public var maxSessionsPerCredential: Int = 16
         /// Longest a session lasts; it also ends when the token it was made from expires.
         public var sessionLifetime: Duration = .seconds(8 * 3600)
         /// Whether session cookies always get `Secure` (sent only over HTTPS). They get it anyway when the
@@ -121,5 +132,11 @@ extension LiveBindServer {
 
         /// The connection limit actually used.
         var effectiveConnectionLimit: Int { connectionLimit ?? (maxStreams + 512) }
+
+        /// The per-address connection cap actually used; 0: none.
+        var effectiveMaxConnectionsPerAddress: Int {
+            if let maxConnectionsPerAddress { return max(0, maxConnectionsPerAddress) }
+            return AccessControl.isLoopback(address: host) || !trustedProxies.isEmpty ? 0 : 128
+        }
     }
 }

@@ -14,12 +14,13 @@ extension LiveBindServer {
             MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
                                    log: database?.writer, cluster: cluster)
         }
+        let streamsPerAddress = configuration.maxStreamsPerAddress > 0 ? AddressQuota(limit: configuration.maxStreamsPerAddress) : nil
         router.add([.get], "/events", access: .scoped(model: .query("model"), queryToken: true)) { [cluster] request, context in
             // A client coming from a node a few commits ahead resumes here once this node has them.
             if let cluster, let id = (request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")).flatMap({ UInt64($0) }) {
                 cluster.waitUntilApplied(through: id, timeout: .seconds(2))
             }
-            return try Self.openStream(request, hub: hub, grant: context.grant)
+            return try Self.openStream(request, hub: hub, grant: context.grant, streamsPerAddress: streamsPerAddress)
         }
         // Moving a window of one's own stream changes no model: it needs what the stream needs, `read`.
         router.add([.patch], "/events/:stream", access: RouteAccess(rule: .scoped, scope: .read)) { request, context in
@@ -58,7 +59,7 @@ extension LiveBindServer {
         if let sessions = access.sessions {
             let endpoint = SessionEndpoint(sessions: sessions, hub: hub, secureCookies: configuration.secureCookies)
             router.add([.post], "/session", access: RouteAccess(rule: .bearer)) { request, context in
-                endpoint.create(request, context.grant)
+                try endpoint.create(request, context.grant)
             }
             router.add([.delete], "/session", access: .open) { request, _ in endpoint.end(request) }
         }
@@ -80,7 +81,11 @@ extension LiveBindServer {
     ///
     /// `?sub=model[/pointer][;window]` (repeatable) subscribes to locations and windows (see
     /// `Subscription`); a `sub` of a whole model is the same as `model=`.
-    static func openStream(_ request: HTTPRequest, hub: EventHub, grant: AccessControl.Grant) throws -> HTTPResponse {
+    ///
+    /// With `streamsPerAddress`, the stream takes one of its client address's streams (503 when they
+    /// are taken) and gives it back when it ends, by whatever path (`EventStream.close`).
+    static func openStream(_ request: HTTPRequest, hub: EventHub, grant: AccessControl.Grant,
+                           streamsPerAddress: AddressQuota? = nil) throws -> HTTPResponse {
         let reach = grant.reach
         var names = request.queryValues("model").filter { !$0.isEmpty }
         let subs = request.queryValues("sub")
@@ -106,14 +111,21 @@ extension LiveBindServer {
         let lastEventID = request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")
         let wholeModels: Set<String>? = names.isEmpty ? (subs.isEmpty ? nil : []) : Set(names)
         let filter = ModelFilter(names: wholeModels, prefixes: reach.prefixes)
-        let id = try hub.subscribe(models: filter, lastEventID: lastEventID, locations: locations, announced: !subs.isEmpty,
+        let hold = try streamsPerAddress?.take(for: request.clientAddress)
+        let id: Int
+        do {
+            id = try hub.subscribe(models: filter, lastEventID: lastEventID, locations: locations, announced: !subs.isEmpty,
                                    expiresAt: grant.credential?.expiresAt, session: grant.credential?.session)
+        } catch {
+            hold?.release()
+            throw error
+        }
         let headers: HTTPHeaders = [
             "Content-Type": "text/event-stream; charset=utf-8",
             "Cache-Control": "no-store",
             "X-Accel-Buffering": "no",
         ]
-        return HTTPResponse(status: 200, headers: headers, body: .stream(EventStream(hub: hub, id: id)))
+        return HTTPResponse(status: 200, headers: headers, body: .stream(EventStream(hub: hub, id: id, hold: hold)))
     }
 
     /// `PATCH /events/{stream}` with `{"sub":"model/pointer","offset":K,"limit":N}` (or `"first":N`,

@@ -84,7 +84,9 @@ public final class LiveBindServer: Sendable {
             beforeAppend: configuration.beforeEventAppend))
         let verifier = try configuration.access.jwt.map { settings throws(ServerError) in try JWTVerifier(settings: settings) }
         let sessions = configuration.access.requiresTokens
-            ? SessionTable(capacity: max(1, configuration.maxSessions), lifetime: configuration.sessionLifetime) : nil
+            ? SessionTable(capacity: max(1, configuration.maxSessions),
+                           perCredential: max(1, configuration.maxSessionsPerCredential),
+                           lifetime: configuration.sessionLifetime) : nil
         let access = AccessControl(policy: configuration.access, listeningOn: configuration.host,
                                    knowsScheme: certificate != nil || !proxies.isEmpty, verifier: verifier,
                                    sessions: sessions, maxTokenLength: max(1, configuration.maxTokenLength))
@@ -96,7 +98,7 @@ public final class LiveBindServer: Sendable {
                                maxClients: max(1, configuration.writeRateClients))
             : nil
         var options = daemonOptions
-        options.recordsClientAddress = limiter != nil || !proxies.isEmpty
+        options.recordsClientAddress = limiter != nil || !proxies.isEmpty || configuration.maxStreamsPerAddress > 0
         options.certificate = certificate
         let daemon = MicroHTTPDDaemon(options: options, handlers: makeHandlers(router, access: access, limiter: limiter,
                                                                                proxies: proxies),
@@ -170,6 +172,7 @@ public final class LiveBindServer: Sendable {
         MicroHTTPDDaemon.Options(
             host: configuration.host, port: UInt16(clamping: configuration.port),
             connectionLimit: configuration.effectiveConnectionLimit,
+            connectionsPerAddress: configuration.effectiveMaxConnectionsPerAddress,
             connectionMemoryLimit: configuration.connectionMemoryLimit,
             connectionTimeoutSeconds: configuration.effectiveConnectionTimeout,
             requestTimeout: configuration.requestTimeout,

@@ -17,6 +17,8 @@ final class MicroHTTPDDaemon: Sendable {
         var host: String
         var port: UInt16
         var connectionLimit: Int
+        /// Most connections from one peer address (0: no cap); past it libmicrohttpd closes a new one at once.
+        var connectionsPerAddress = 0
         var connectionMemoryLimit: Int
         var connectionTimeoutSeconds: Int
         /// Longest time a request's headers and body may take to arrive (slowloris).
@@ -96,6 +98,9 @@ final class MicroHTTPDDaemon: Sendable {
                 // GnuTLS asks for the certificate at each handshake, so that a reload reaches new connections.
                 items.append(MHD_OptionItem(option: .HTTPS_CERT_CALLBACK, value: 0,
                                             ptr_value: unsafeBitCast(certificateRetrieveTrampoline, to: UnsafeMutableRawPointer.self)))
+            }
+            if options.connectionsPerAddress > 0 {
+                items.append(Self.item(.PER_IP_CONNECTION_LIMIT, options.connectionsPerAddress))
             }
             if options.threadPoolSize > 1 {
                 items.append(Self.item(.THREAD_POOL_SIZE, options.threadPoolSize))

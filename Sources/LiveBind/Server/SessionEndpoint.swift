@@ -13,11 +13,13 @@ struct SessionEndpoint: Sendable {
     private func secure(_ request: HTTPRequest) -> Bool { secureCookies || request.scheme == "https" }
 
     /// Starts a session carrying the bearer token's scopes and prefixes, ending no later than the token.
-    /// Answers 201 with the session's end and reach, and the cookie.
-    func create(_ request: HTTPRequest, _ grant: AccessControl.Grant, now: Date = Date()) -> HTTPResponse {
+    /// Answers 201 with the session's end and reach, and the cookie; throws 503 when the table is full
+    /// of other credentials' live sessions (see `SessionTable`).
+    func create(_ request: HTTPRequest, _ grant: AccessControl.Grant, now: Date = Date()) throws(RequestError) -> HTTPResponse {
         var credential = grant.credential!   // a `.bearer` route always has one
         credential.session = nil
-        let (id, expiresAt, evicted) = sessions.create(for: credential, now: now)
+        let holder = SessionTable.holder(of: credential, token: AccessControl.bearer(request) ?? "")
+        let (id, expiresAt, evicted) = try sessions.create(for: credential, holder: holder, now: now)
         if !evicted.isEmpty { hub.revoke(sessions: Set(evicted), reason: "session-ended") }
         let seconds = Int(expiresAt.timeIntervalSince(now).rounded(.down))
         let scopes = AccessPolicy.Token.Scope.allCases.filter(credential.scopes.contains).map { JSON.string($0.rawValue) }
