@@ -98,7 +98,9 @@ public final class LiveBindServer: Sendable {
                                maxClients: max(1, configuration.writeRateClients))
             : nil
         var options = daemonOptions
-        options.recordsClientAddress = limiter != nil || !proxies.isEmpty || configuration.maxStreamsPerAddress > 0
+        // Rate limits and proxies need every request's address; the stream cap only that of `/events`.
+        options.clientAddresses = limiter != nil || !proxies.isEmpty ? .all
+            : configuration.maxStreamsPerAddress > 0 ? .path("/events") : .none
         options.certificate = certificate
         let daemon = MicroHTTPDDaemon(options: options, handlers: makeHandlers(router, access: access, limiter: limiter,
                                                                                proxies: proxies),

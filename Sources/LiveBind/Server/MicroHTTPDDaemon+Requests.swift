@@ -21,7 +21,7 @@ extension MicroHTTPDDaemon {
         let path = url.map { String(cString: $0) } ?? "/"
         var request = HTTPRequest(method: HTTPMethod(rawValue: method.map { String(cString: $0) } ?? "GET"),
                                   path: path.isEmpty ? "/" : path, query: query, headers: headerList)
-        if options.recordsClientAddress { request.clientAddress = Self.peerAddress(connection) }
+        if options.clientAddresses.covers(request.path) { request.clientAddress = Self.peerAddress(connection) }
         if options.certificate != nil { request.scheme = "https" }
         return request
     }

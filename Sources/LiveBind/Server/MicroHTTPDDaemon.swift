@@ -26,10 +26,26 @@ final class MicroHTTPDDaemon: Sendable {
         var threadPoolSize: Int
         var sendBufferSize: Int
         var bodyLimit: Int
-        /// Whether requests carry the client's address (`HTTPRequest.clientAddress`): one system call each.
-        var recordsClientAddress = false
+        /// Which requests carry the client's address (`HTTPRequest.clientAddress`): one system call each.
+        var clientAddresses = ClientAddresses.none
         /// The certificate served over TLS; nil serves plain HTTP.
         var certificate: MicroHTTPDCertificate?
+    }
+
+    /// Which requests carry their client's address.
+    enum ClientAddresses: Sendable, Equatable {
+        case none
+        case all
+        /// Requests for exactly this path (what a route that counts by address needs).
+        case path(String)
+
+        func covers(_ path: String) -> Bool {
+            switch self {
+            case .none: false
+            case .all: true
+            case .path(let only): path == only
+            }
+        }
     }
 
     /// The application side: answers requests and turns transport failures into responses.
