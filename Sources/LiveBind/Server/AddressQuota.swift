@@ -19,18 +19,23 @@ final class AddressQuota: Sendable {
 
     /// Most streams one address may hold at once.
     let limit: Int
+    /// Whether loopback addresses count too (a test seam: test clients are all on loopback).
+    let countsLoopback: Bool
     private let held = OrderedMutex<[String: Int]>([:])
 
     /// A quota of at most `limit` streams per address.
-    init(limit: Int) {
+    init(limit: Int, countsLoopback: Bool = false) {
         precondition(limit >= 1, "an address quota allows at least one stream")
         self.limit = limit
+        self.countsLoopback = countsLoopback
     }
 
     /// Takes one stream for `address`: a hold to release when the stream ends, nil when the address is
     /// not counted (none known, or loopback). Throws 503 when the address holds `limit` already.
     func take(for address: String?) throws(RequestError) -> Hold? {
-        guard let address, !AccessControl.isLoopback(address: address) else { return nil }
+        // Canonical, so that a dual-stack server's IPv4 peer (::ffff:192.0.2.1) is its IPv4 address.
+        guard let address = address.map({ TrustedProxies.canonical($0) ?? $0 }),
+              countsLoopback || !AccessControl.isLoopback(address: address) else { return nil }
         let taken = held.withLock { held in
             let count = held[address, default: 0]
             guard count < limit else { return false }

@@ -14,7 +14,8 @@ extension LiveBindServer {
             MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
                                    log: database?.writer, cluster: cluster)
         }
-        let streamsPerAddress = configuration.maxStreamsPerAddress > 0 ? AddressQuota(limit: configuration.maxStreamsPerAddress) : nil
+        let streamsPerAddress = configuration.maxStreamsPerAddress > 0
+            ? AddressQuota(limit: configuration.maxStreamsPerAddress, countsLoopback: configuration.countsLoopbackStreams) : nil
         router.add([.get], "/events", access: .scoped(model: .query("model"), queryToken: true)) { [cluster] request, context in
             // A client coming from a node a few commits ahead resumes here once this node has them.
             if let cluster, let id = (request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")).flatMap({ UInt64($0) }) {

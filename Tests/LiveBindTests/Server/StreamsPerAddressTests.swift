@@ -96,6 +96,29 @@ import Testing
         }
     }
 
+    @Test func withoutAProxyTheTCPPeerIsTheClient() throws {
+        try withRunningServer(configure: {
+            $0.maxStreamsPerAddress = 2
+            $0.countsLoopbackStreams = true   // these clients are on loopback aliases; real ones are not
+        }) { (port: Int) throws in
+            let held = try (0..<2).map { _ in try TestBoundSocket(port: port, from: "127.0.0.3") }
+            for socket in held { #expect(try socket.status(of: "/events") == 200) }
+            #expect(try TestBoundSocket(port: port, from: "127.0.0.3").status(of: "/events") == 503)
+            // Forwarded headers from a peer that is not a trusted proxy change nothing.
+            let claiming = try TestBoundSocket(port: port, from: "127.0.0.3")
+            #expect(try claiming.status(of: "/events", headers: [("X-Forwarded-For", "203.0.113.9")]) == 503)
+            #expect(try TestBoundSocket(port: port, from: "127.0.0.4").status(of: "/events") == 200)
+            withExtendedLifetime(held) {}
+        }
+    }
+
+    @Test func loopbackClientsAreNotCounted() throws {
+        try withRunningServer(configure: { $0.maxStreamsPerAddress = 1 }) { (port: Int) throws in
+            let streams = try (0..<3).map { _ in try TestEventStream(port: port, target: "/events") }
+            #expect(streams.allSatisfy { $0.status == 200 })
+        }
+    }
+
     @Test func noCapWhenZero() throws {
         try withRunningServer(configure: { Self.proxied(&$0); $0.maxStreamsPerAddress = 0 }) { (port: Int) throws in
             #expect(try (0..<4).map { _ in try Self.open(port, from: "203.0.113.7") }.allSatisfy { $0.status == 200 })
