@@ -592,6 +592,13 @@ class StreamClient:
             self.stream_id = json.loads(event["data"])["stream"]
             return
         if event["id"] is None:
+            restates = event["event"] == "snapshot" and "path" in json.loads(event["data"])
+            point = self.conn_last if self.conn_last is not None else self.segment.resume_from
+            if restates and not self.pending and not self.legacy and point is not None:
+                # A location's snapshot without an id restates a point the stream has passed (a
+                # window move's answer, a location at a resumed stream's start): it applies at once.
+                self._apply_group(point, [event])
+                return
             self.pending.append(event)
             return
         try:

@@ -28,8 +28,9 @@ unfinished group; `resync` means drop state, snapshots follow. The invariants:
    write: the oracle of the writes, keyed by model, life and `rev`);
 3. a resume from any seen id yields exactly the missing whole-model events (the twin's events after
    that id, same ids, kinds and data), or an explicit `resync`: never a gap, never a duplicate;
-4. a quiet stream leaves no event waiting for the id line of its group (`UnclosedGroup`), except the
-   snapshot that answers a window move.
+4. a quiet stream leaves no event waiting for the id line of its group (`UnclosedGroup`); a location's
+   snapshot without an id restates a point the stream has passed (a window move's answer, a location
+   at a resumed stream's start) and applies at once, as docs/HTTP.md says.
 
 Run it:
 
@@ -408,8 +409,8 @@ class StreamProtocol(RuleBasedStateMachine):
             self.compare_resumes(client, twin)
 
     def check_groups_closed(self):
-        """A quiet stream has no events waiting for an id line, except the snapshots that answer a
-        window move (they come at the last commit the stream has already passed)."""
+        """A quiet stream has no events waiting for an id line. (A location's snapshot without an id
+        restates a point the stream has passed, such as a window move's answer, and applies at once.)"""
         for stream in self.all_streams():
             if ALLOW_UNCLOSED or stream.legacy or stream.conn is None or stream.conn.closed:
                 continue

@@ -84,6 +84,7 @@ extension EventHub {
             if stream.derivedBytes > settings.retainedBytes { dropDerived(of: stream, resync: .lagging) }
             woken.append(subscriber.id)
         }
+        keepWithinBudget(subscribers.map(\.stream))
         wakeAll(woken, in: &state, into: &wake)
     }
 
@@ -100,6 +101,21 @@ extension EventHub {
                                       path: location.path, window: window, into: &bytes)
         }
         location.reported = location.current
+    }
+
+    /// Every write to a model costs each of its location streams an event of its own: with many streams
+    /// that read nothing, those add up faster than the heartbeat cuts them. When the streams of one
+    /// model hold more than the unsent-bytes budget in their own events, the fattest of those holding
+    /// more than `streamBufferLimit` drop them and start over with `resync` when they next read (their
+    /// snapshots are made then, so a client that never reads costs nothing more).
+    private func keepWithinBudget(_ streams: [Subscriber]) {
+        var total = streams.reduce(0) { $0 + $1.derivedBytes }
+        guard total > settings.maxUnsentBytes else { return }
+        for stream in streams.sorted(by: { $0.derivedBytes > $1.derivedBytes }) {
+            guard total > settings.maxUnsentBytes / 2, stream.derivedBytes > settings.streamBufferLimit else { break }
+            total -= stream.derivedBytes
+            dropDerived(of: stream, resync: .lagging)
+        }
     }
 
     func dropDerived(of subscriber: Subscriber, resync reason: ResyncReason) {
@@ -232,6 +248,9 @@ extension EventHub {
             if subscriber.derivedBytes > settings.streamBufferLimit {
                 dropDerived(of: subscriber, resync: .lagging)
             } else {
+                // Each move may make a snapshot of its own (other rows): all streams' together stay
+                // under the budget, cutting streams that read nothing first.
+                guard makeRoom(in: &state) else { throw RequestError.unsentBytesSpent(limit: settings.maxUnsentBytes) }
                 subscriber.queue(locationSnapshot(of: &subscriber.subscriptions[index], in: &state))
             }
             guard state.suspended.contains(id) else { return nil }

@@ -84,9 +84,10 @@ extension EventHub {
             }
             while !subscriber.preface.isEmpty {
                 let frame = subscriber.preface.removeFirst()
-                let next = frame.idLine == nil ? nil
-                    : subscriber.preface.first(where: { $0.idLine != nil })?.sequence ?? nextSequence(of: subscriber, in: state)
-                let withoutID = !subscriber.takesID(of: frame, next: next)
+                let continues = frame.idLine != nil
+                    && (subscriber.preface.first(where: { $0.idLine != nil }).map { $0.sequence == frame.sequence }
+                        ?? groupContinues(frame.sequence, for: subscriber, in: state))
+                let withoutID = !subscriber.takesID(of: frame, continued: continues)
                 if !emit(frame, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
             }
             // Revoked: its `auth_revoked` went out with the preface; nothing else may follow.
@@ -108,7 +109,7 @@ extension EventHub {
                    next.map({ own.sequence <= $0.sequence }) ?? true {
                     subscriber.derived.removeFirst()
                     subscriber.derivedBytes -= own.bytes.count
-                    let withoutID = !subscriber.takesID(of: own, next: nextSequence(of: subscriber, in: state))
+                    let withoutID = !subscriber.takesID(of: own, continued: groupContinues(own.sequence, for: subscriber, in: state))
                     if !emit(own, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
                     continue
                 }
@@ -117,7 +118,7 @@ extension EventHub {
                 if frame.isCommit && frame.sequence <= subscriber.lastSequence { continue }
                 guard frame.isWanted(by: subscriber.models) else { continue }
                 if frame.isCommit { subscriber.lastSequence = frame.sequence }
-                let withoutID = !subscriber.takesID(of: frame, next: nextSequence(of: subscriber, in: state))
+                let withoutID = !subscriber.takesID(of: frame, continued: groupContinues(frame.sequence, for: subscriber, in: state))
                 if !emit(frame, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
             }
             if written > 0 { return .done(.bytes(written)) }
@@ -128,20 +129,16 @@ extension EventHub {
         }
     }
 
-    /// The sequence of the frame `subscriber` sends next from its own frames and the log, when that
-    /// frame is already known and has the sequence of the frame just taken (so it closes the same
-    /// group); nil otherwise. Frames are in sequence order, so looking at the heads is enough.
-    private func nextSequence(of subscriber: Subscriber, in state: State) -> UInt64? {
-        if let own = subscriber.derived.first, own.idLine != nil, own.sequence <= state.newestSequence {
-            return own.sequence
-        }
+    /// Whether a frame `subscriber` sends after the one just taken, with an id line, is already known
+    /// to have `sequence` (so the two close one group). Frames come in sequence order from its own
+    /// frames and from the log, so looking at both heads is enough.
+    private func groupContinues(_ sequence: UInt64, for subscriber: Subscriber, in state: State) -> Bool {
+        if let own = subscriber.derived.first, own.idLine != nil, own.sequence == sequence { return true }
         guard subscriber.position >= state.basePosition, subscriber.position < state.endPosition,
-              subscriber.models.names?.isEmpty != true else { return nil }
+              subscriber.models.names?.isEmpty != true else { return false }
         let frame = state.log[subscriber.position - state.basePosition]
-        guard frame.isWanted(by: subscriber.models), !(frame.isCommit && frame.sequence <= subscriber.lastSequence) else {
-            return nil
-        }
-        return frame.sequence
+        return frame.sequence == sequence && frame.isWanted(by: subscriber.models)
+            && !(frame.isCommit && frame.sequence <= subscriber.lastSequence)
     }
 }
 
@@ -165,11 +162,11 @@ extension EventHub.Subscriber {
     ///
     /// Ids close groups: every event since the previous `id:` line belongs to the group the next one
     /// closes, so a client that drops inside a group resumes before it and gets all of it again. So a
-    /// frame leaves its id out when the frame after it (`next`) has the same id, and when the stream
-    /// already sent that id or a later one (a window's snapshot after a move restates a point the
-    /// client has reached). The ids a stream sends strictly increase.
-    func takesID(of frame: EventFrame, next: UInt64?) -> Bool {
-        guard frame.idLine != nil, frame.sequence > lastSentID, next != frame.sequence else { return false }
+    /// frame leaves its id out when a frame after it with the same id is known (`continued`), and when
+    /// the stream already sent that id or a later one (a location's snapshot restating a point the
+    /// client has reached, such as a window move's answer). The ids a stream sends strictly increase.
+    func takesID(of frame: EventFrame, continued: Bool) -> Bool {
+        guard frame.idLine != nil, frame.sequence > lastSentID, !continued else { return false }
         lastSentID = frame.sequence
         return true
     }
