@@ -118,7 +118,9 @@ extension EventHub {
                 if frame.isCommit && frame.sequence <= subscriber.lastSequence { continue }
                 guard frame.isWanted(by: subscriber.models) else { continue }
                 if frame.isCommit { subscriber.lastSequence = frame.sequence }
-                let withoutID = !subscriber.takesID(of: frame, continued: groupContinues(frame.sequence, for: subscriber, in: state))
+                // A commit has one log frame, and own frames of its id go before it: nothing after it
+                // has its id.
+                let withoutID = !subscriber.takesID(of: frame, continued: false)
                 if !emit(frame, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
             }
             if written > 0 { return .done(.bytes(written)) }
