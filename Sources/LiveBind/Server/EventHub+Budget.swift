@@ -8,6 +8,10 @@
 /// New streams are admitted only while the total is under the budget; past it, the fattest streams
 /// whose clients read nothing are cut first, and a new stream that still finds it spent is refused
 /// with 503. The heartbeat cuts such streams too while the total is over the budget.
+///
+/// Counting walks every stream's frames, so it is not done for each new stream: the last count plus
+/// the bytes of every frame given to a stream since (`State.unsentAdded`, a shared frame counted for
+/// each) bounds the total from above, and only when that bound reaches the budget is it counted again.
 extension EventHub {
     /// Bytes of the distinct frames every stream holds unsent. Called with the lock held.
     func unsentBytes(in state: State) -> Int {
@@ -28,8 +32,11 @@ extension EventHub {
     /// the heartbeat tick before the last) until the total is under the budget; true when it is.
     /// Called with the lock held.
     func makeRoom(in state: inout State) -> Bool {
+        guard state.unsentCounted + state.unsentAdded >= settings.maxUnsentBytes else { return true }
         var total = unsentBytes(in: state)
+        (state.unsentCounted, state.unsentAdded) = (total, 0)
         guard total >= settings.maxUnsentBytes else { return true }
+        defer { state.unsentCounted = total }
         let quietSince = state.heartbeatRound - 2
         let stalled = state.subscribers.filter { id, subscriber in
             !subscriber.isCut && !state.suspended.contains(id) && subscriber.lastWriteRound <= quietSince

@@ -78,7 +78,10 @@ extension EventHub {
                 }
             }
             guard !frames.isEmpty else { continue }
-            for frame in frames { stream.queue(frame) }
+            for frame in frames {
+                stream.queue(frame)
+                state.unsentAdded += frame.bytes.count
+            }
             // A stream that falls this far behind gets `resync` and fresh snapshots, as one that fell
             // off the shared log does: what it holds stays bounded however slowly it reads.
             if stream.derivedBytes > settings.retainedBytes { dropDerived(of: stream, resync: .lagging) }
@@ -176,7 +179,9 @@ extension EventHub {
         // (the reader sends the id only on the last of a run with one id). A mirror made from the store
         // while the hub was behind it is ahead of the log: its snapshots get its own id.
         for index in subscriber.subscriptions.indices {
-            subscriber.queue(locationSnapshot(of: &subscriber.subscriptions[index], in: &state))
+            let frame = locationSnapshot(of: &subscriber.subscriptions[index], in: &state)
+            subscriber.queue(frame)
+            state.unsentAdded += frame.bytes.count
         }
     }
 
@@ -251,7 +256,9 @@ extension EventHub {
                 // Each move may make a snapshot of its own (other rows): all streams' together stay
                 // under the budget, cutting streams that read nothing first.
                 guard makeRoom(in: &state) else { throw RequestError.unsentBytesSpent(limit: settings.maxUnsentBytes) }
-                subscriber.queue(locationSnapshot(of: &subscriber.subscriptions[index], in: &state))
+                let frame = locationSnapshot(of: &subscriber.subscriptions[index], in: &state)
+                subscriber.queue(frame)
+                state.unsentAdded += frame.bytes.count
             }
             guard state.suspended.contains(id) else { return nil }
             state.suspended.remove(id)

@@ -49,7 +49,10 @@ extension EventHub {
     /// A commit can reach the log after a snapshot that already includes it: `lastSequence` makes the
     /// reader skip it, so no change is delivered twice.
     func start(_ subscriber: Subscriber, at snapshot: EventFrame, in state: inout State) {
-        if !snapshot.bytes.isEmpty { subscriber.preface.append(snapshot) }
+        if !snapshot.bytes.isEmpty {
+            subscriber.preface.append(snapshot)
+            state.unsentAdded += snapshot.bytes.count
+        }
         subscriber.lastSequence = snapshot.sequence
         subscriber.position = state.firstPosition(after: snapshot.sequence)
         if state.droppedThrough > snapshot.sequence { subscriber.pendingResync = .lagging }

@@ -126,6 +126,11 @@ final class EventHub: Sendable {
         /// Streams with `sub` values, by their `stream` id.
         var streams: [String: Int] = [:]
         var suspended = SuspendedStreams()
+        /// What streams held unsent at the last count (`unsentBytes`), and the bytes of frames given to
+        /// streams since: together an upper bound, so a new stream is admitted without counting again
+        /// until they reach the budget (see `makeRoom`).
+        var unsentCounted = 0
+        var unsentAdded = 0
         /// Suspended streams whose next own frame waits for the log to reach its sequence, by stream.
         var awaiting: [Int: UInt64] = [:]
         /// Heartbeat ticks so far (two per heartbeat interval).
