@@ -133,9 +133,10 @@ extension EventHub {
 
     /// Whether a frame `subscriber` sends after the one just taken, with an id line, is already known
     /// to have `sequence` (so the two close one group). Frames come in sequence order from its own
-    /// frames and from the log, so looking at both heads is enough.
+    /// frames and from the log, so looking at both heads is enough. A location's snapshot (a frame of
+    /// no model) restates a point and applies at once: it belongs to no group, so it continues none.
     private func groupContinues(_ sequence: UInt64, for subscriber: Subscriber, in state: State) -> Bool {
-        if let own = subscriber.derived.first, own.idLine != nil, own.sequence == sequence { return true }
+        if let own = subscriber.derived.first, own.idLine != nil, own.model != nil, own.sequence == sequence { return true }
         guard subscriber.position >= state.basePosition, subscriber.position < state.endPosition,
               subscriber.models.names?.isEmpty != true else { return false }
         let frame = state.log[subscriber.position - state.basePosition]
