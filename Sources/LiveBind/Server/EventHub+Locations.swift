@@ -168,16 +168,17 @@ extension EventHub {
     /// state), in place of the location events it still held: they are older. Called with the lock
     /// held, when the stream starts and when it starts over.
     ///
-    /// The frame joins the stream's own frames, not its preface: it carries the id of the newest
-    /// commit, so it must follow the older whole-model events a resumed stream still has to send, or
-    /// the stream's ids would go backwards and a client resuming from the snapshot's id would skip them.
+    /// The frames join the stream's own frames, not its preface: each carries the id of the commit it
+    /// shows, so it must follow the older whole-model events a resumed stream still has to send, or the
+    /// stream's ids would go backwards and a client resuming from the snapshot's id would skip them.
     func snapshotLocations(of subscriber: Subscriber, in state: inout State) {
         guard !subscriber.subscriptions.isEmpty else { return }
         subscriber.derived.removeAll()
         subscriber.derivedBytes = 0
-        // One frame per location, shared with every stream that snapshots the same rows at the same id
-        // (the reader sends the id only on the last of a run with one id). A mirror made from the store
-        // while the hub was behind it is ahead of the log: its snapshots get its own id.
+        // One frame per location, shared with every stream that snapshots the same rows at the same id.
+        // A snapshot restates a point: the reader sends its id only when the stream has not passed it.
+        // A mirror made from the store while the hub was behind it is ahead of the log: its snapshots
+        // wait for the log to reach their id.
         for index in subscriber.subscriptions.indices {
             let frame = locationSnapshot(of: &subscriber.subscriptions[index], in: &state)
             subscriber.queue(frame)
@@ -246,16 +247,17 @@ extension EventHub {
                 throw RequestError.unknownSubscription(name)
             }
             try authorize(subscriber.subscriptions[index].model)
-            subscriber.subscriptions[index].window = window
             // A client that moves its window again and again without reading must not pile snapshots
             // up: past its buffer limit, what it holds is dropped and its next read starts over with
-            // `resync` and fresh snapshots (made then, with the window where it is by then).
-            if subscriber.derivedBytes > settings.streamBufferLimit {
+            // `resync` and fresh snapshots (made then, with the window where it is by then). Below it,
+            // each move may make a snapshot of its own (other rows): all streams' together stay under
+            // the budget, cutting streams that read nothing first; a refused move leaves the window.
+            let startsOver = subscriber.derivedBytes > settings.streamBufferLimit
+            if !startsOver, !makeRoom(in: &state) { throw RequestError.unsentBytesSpent(limit: settings.maxUnsentBytes) }
+            subscriber.subscriptions[index].window = window
+            if startsOver {
                 dropDerived(of: subscriber, resync: .lagging)
             } else {
-                // Each move may make a snapshot of its own (other rows): all streams' together stay
-                // under the budget, cutting streams that read nothing first.
-                guard makeRoom(in: &state) else { throw RequestError.unsentBytesSpent(limit: settings.maxUnsentBytes) }
                 let frame = locationSnapshot(of: &subscriber.subscriptions[index], in: &state)
                 subscriber.queue(frame)
                 state.unsentAdded += frame.bytes.count
