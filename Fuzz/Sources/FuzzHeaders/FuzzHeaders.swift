@@ -9,9 +9,10 @@ import Glibc
 ///   around it aside) is a decimal number of a retained commit or of the newest, and then reads every
 ///   later commit in order; a value from before the run or after the newest gets `resync` `restart`,
 ///   any other value `resync` `gap`; the header and the query parameter are read alike;
-/// - `If-Match` is absent or `*` (no condition), a revision written as its ETag (`"3"`, `W/"3"`; the
-///   number as the server writes it, no sign, no leading zero), or refused with `invalidPrecondition`;
-///   the ETag of any revision reads back as that revision.
+/// - `If-Match` is absent or `*` (no condition), a revision written as its ETag (`"3"`; the number as
+///   the server writes it, no sign, no leading zero), a weak tag of one (`W/"3"`), refused with
+///   `weakPrecondition` as it never matches, or refused with `invalidPrecondition`; the ETag of any
+///   revision reads back as that revision.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHeaders(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
@@ -58,17 +59,24 @@ func checkLastEventID(_ value: String) {
 func checkIfMatch(_ value: String) {
     let revision: UInt64?
     do { revision = try GrammarFuzzing.ifMatch([("If-Match", value)]) } catch {
-        guard case .invalidPrecondition = error else { fail("If-Match \(value) refused with \(error)") }
-        return
+        switch error {
+        case .invalidPrecondition: return
+        case .weakPrecondition:
+            // Strong comparison: a weak tag is refused (412), and only a well-formed one.
+            let tag = trimmingSpaces(value).dropFirst(2)
+            guard trimmingSpaces(value).hasPrefix("W/"), let number = UInt64(tag.dropFirst().dropLast()),
+                  tag == "\"\(number)\"" else { fail("If-Match \(value) refused as a weak tag") }
+            return
+        default: fail("If-Match \(value) refused with \(error)")
+        }
     }
     let trimmed = trimmingSpaces(value)
     guard let revision else {
         if trimmed != "*" { fail("If-Match \(value) read as no condition") }
         return
     }
-    let tag = trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : Substring(trimmed)
-    if tag != "\"\(revision)\"" { fail("If-Match \(value) read as revision \(revision), whose ETag is \"\(revision)\"") }
-    for written in ["\"\(revision)\"", "W/\"\(revision)\"", " \t\"\(revision)\" "] {
+    if trimmed != "\"\(revision)\"" { fail("If-Match \(value) read as revision \(revision), whose ETag is \"\(revision)\"") }
+    for written in ["\"\(revision)\"", " \t\"\(revision)\" "] {
         guard (try? GrammarFuzzing.ifMatch([("if-match", written)])) == revision else {
             fail("If-Match \(written) does not read as revision \(revision)")
         }

@@ -36,12 +36,15 @@ enum RequestBody {
         guard let raw = request.headers["If-Match"]?.trimmingWhitespace() else { return nil }
         if raw == "*" { return nil }
         var tag = Substring(raw)
-        if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+        let weak = tag.hasPrefix("W/")
+        if weak { tag = tag.dropFirst(2) }
         let digits = tag.dropFirst().dropLast()
         guard tag.count >= 3, tag.first == "\"", tag.last == "\"", let revision = UInt64(digits),
               digits == Substring(String(revision)) else {
             throw .invalidPrecondition(raw)
         }
+        // If-Match compares strongly (RFC 9110 13.1.1): a weak tag matches nothing.
+        if weak { throw .weakPrecondition(raw) }
         return revision
     }
 }

@@ -18,6 +18,8 @@ public enum RequestError: Error, Equatable, CustomStringConvertible {
     case patchNotApplicable(String)
     /// `If-Match` does not name a revision.
     case invalidPrecondition(String)
+    /// `If-Match` gave a weak tag (`W/"3"`), which never matches: If-Match compares strongly.
+    case weakPrecondition(String)
     /// Too many event streams are open.
     case tooManyStreams(limit: Int)
     /// The streams together hold `--max-unsent-bytes` unsent, even after cutting those that read nothing.
@@ -65,6 +67,8 @@ public enum RequestError: Error, Equatable, CustomStringConvertible {
         case .patchNotApplicable(let reason): "the JSON Patch cannot apply: \(reason); nothing was changed"
         case .bodyTooLarge(let limit): "request body larger than \(limit) bytes; send less or raise --body-limit"
         case .lengthRequired: "a body is required: send Content-Length (or chunked) with a JSON body"
+        case .weakPrecondition(let value):
+            "If-Match \(value) is a weak tag, which never matches (If-Match compares strongly); send the ETag as the server wrote it"
         case .invalidPrecondition(let value):
             "If-Match must be a quoted revision such as \"3\" (from the ETag), not \(value)"
         case .tooManyStreams(let limit): "too many event streams open (limit \(limit)); retry later or raise --max-streams"

@@ -123,6 +123,9 @@ import Testing
             #expect(stale.isProblem(412))
             let malformed = try Client.send(port: port, "PUT", "/models/m/a", "3", headers: [("If-Match", "one")])
             #expect(malformed.isProblem(400))
+            // If-Match compares strongly (RFC 9110 13.1.1): a weak tag of the current revision matches nothing.
+            let weak = try Client.send(port: port, "PUT", "/models/m/a", "3", headers: [("If-Match", "W/\"2\"")])
+            #expect(weak.isProblem(412) && weak.text.contains("weak"))
             #expect(try store.value(of: "m") == ["a": 2])
         }
     }
