@@ -149,8 +149,8 @@ extension EventHub {
 
     /// Gives a new subscriber with `sub` values its stream id (the `stream` event, right after the
     /// `retry:` line) and its locations' snapshots (after anything in its preface). Called by `register`
-    /// with the lock held, once the subscriber has its id.
-    func attach(_ id: Int, _ subscriber: Subscriber, in state: inout State) {
+    /// with the lock held, once the subscriber has its id; returns the snapshots to encode after it.
+    func attach(_ id: Int, _ subscriber: Subscriber, in state: inout State) -> [PendingSnapshot] {
         var streamID = Self.makeStreamID()
         while state.streams[streamID] != nil { streamID = Self.makeStreamID() }
         state.streams[streamID] = id
@@ -161,53 +161,26 @@ extension EventHub {
             if state.mirrors[location.model] == nil { state.mirrors[location.model] = makeMirror(location.model, subscribers: []) }
             state.mirrors[location.model]!.subscribers.insert(id)
         }
-        snapshotLocations(of: subscriber, in: &state)
+        return snapshotLocations(of: subscriber, id: id, in: &state)
     }
 
-    /// Queues for `subscriber` a snapshot of each of its locations, from the mirrors (the last published
-    /// state), in place of the location events it still held: they are older. Called with the lock
-    /// held, when the stream starts and when it starts over.
+    /// Queues for `subscriber` (stream `id`) a snapshot of each of its locations, from the mirrors (the
+    /// last published state), in place of the location events it still held: they are older. Called
+    /// with the lock held, when the stream starts and when it starts over; returns the snapshots to
+    /// encode once the lock is released (`finishSnapshots`).
     ///
     /// The frames join the stream's own frames, not its preface: each carries the id of the commit it
     /// shows, so it must follow the older whole-model events a resumed stream still has to send, or the
     /// stream's ids would go backwards and a client resuming from the snapshot's id would skip them.
-    func snapshotLocations(of subscriber: Subscriber, in state: inout State) {
-        guard !subscriber.subscriptions.isEmpty else { return }
+    func snapshotLocations(of subscriber: Subscriber, id: Int, in state: inout State) -> [PendingSnapshot] {
+        guard !subscriber.subscriptions.isEmpty else { return [] }
         subscriber.derived.removeAll()
         subscriber.derivedBytes = 0
         // One frame per location, shared with every stream that snapshots the same rows at the same id.
         // A snapshot restates a point: the reader sends its id only when the stream has not passed it.
         // A mirror made from the store while the hub was behind it is ahead of the log: its snapshots
         // wait for the log to reach their id.
-        for index in subscriber.subscriptions.indices {
-            let frame = locationSnapshot(of: &subscriber.subscriptions[index], in: &state)
-            subscriber.queue(frame)
-            state.unsentAdded += frame.bytes.count
-        }
-    }
-
-    /// The `snapshot` frame of one location as its mirror holds it: the one another stream holds for
-    /// the same rows at the same id, else a new one, offered to the streams that follow.
-    private func locationSnapshot(of location: inout Subscription, in state: inout State) -> EventFrame {
-        let mirror = state.mirrors[location.model]!
-        let sequence = snapshotSequence(of: location, in: state)
-        let (value, exists) = location.currentValue(in: mirror)
-        location.reported = location.current
-        let window = location.window == nil ? nil : location.current
-        let key = LocationSnapshots.Key(model: location.model, path: location.path, sequence: sequence,
-                                        rows: location.window.map { $0.rows(length: location.current.length) },
-                                        window: window)
-        if let frame = state.locationSnapshots.frame(for: key) {
-            state.metrics.snapshotsShared += 1
-            return frame
-        }
-        var bytes: [UInt8] = []
-        EventEncoder.appendLocationSnapshot(model: location.model, revision: mirror.revision, sequence: sequence,
-                                            path: location.path, value: value, exists: exists, window: window, into: &bytes)
-        let frame = EventFrame(sequence: sequence, model: nil, isCommit: false, bytes: bytes)
-        state.locationSnapshots.share(frame, for: key)
-        state.metrics.snapshotsEncoded += 1
-        return frame
+        return subscriber.subscriptions.indices.compactMap { takeSnapshot(ofLocation: $0, of: subscriber, id: id, in: &state) }
     }
 
     /// The id of a location's snapshot: that of its model's last commit the mirror holds (or of the
@@ -239,7 +212,7 @@ extension EventHub {
     /// last published commit, then events in the new coordinates. `authorize` checks the model.
     func moveWindow(stream streamID: String, location name: String, to window: Window,
                     authorize: (String) throws -> Void) throws {
-        let wake: (any HTTPStreamConnection)? = try state.withLock { state in
+        let (wake, pending): ((any HTTPStreamConnection)?, PendingSnapshot?) = try state.withLock { state in
             guard let id = state.streams[streamID], let subscriber = state.subscribers[id] else {
                 throw RequestError.unknownStream
             }
@@ -255,19 +228,19 @@ extension EventHub {
             let startsOver = subscriber.derivedBytes > settings.streamBufferLimit
             if !startsOver, !makeRoom(in: &state) { throw RequestError.unsentBytesSpent(limit: settings.maxUnsentBytes) }
             subscriber.subscriptions[index].window = window
+            var pending: PendingSnapshot?
             if startsOver {
                 dropDerived(of: subscriber, resync: .lagging)
             } else {
-                let frame = locationSnapshot(of: &subscriber.subscriptions[index], in: &state)
-                subscriber.queue(frame)
-                state.unsentAdded += frame.bytes.count
+                pending = takeSnapshot(ofLocation: index, of: subscriber, id: id, in: &state)
             }
-            guard state.suspended.contains(id) else { return nil }
+            guard state.suspended.contains(id) else { return (nil, pending) }
             state.suspended.remove(id)
             subscriber.wake(skippingTo: state.endPosition)
-            return subscriber.connection
+            return (subscriber.connection, pending)
         }
         wake?.resume()
+        if let pending { finishSnapshots([pending]) }
     }
 
     /// 128 random bits, base64url without padding (22 characters): unguessable, so it is the capability.

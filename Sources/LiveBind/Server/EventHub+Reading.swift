@@ -26,19 +26,21 @@ extension EventHub {
     /// Never a snapshot older than an id the stream sent: its ids would go backwards.
     private func restart(_ id: Int, reason: ResyncReason, key: SnapshotKey?,
                          from fresh: (frame: EventFrame, key: SnapshotKey)?) -> Bool {
-        state.withLock { state in
-            guard let subscriber = state.subscribers[id] else { return true }
+        let pending: [PendingSnapshot]? = state.withLock { state in
+            guard let subscriber = state.subscribers[id] else { return [] }
             let notBefore = subscriber.lastSentID
             let snapshot = if let fresh { adopt(fresh, notBefore: notBefore, in: &state) }
                            else { key.flatMap { sharedSnapshot(for: $0, notBefore: notBefore, in: &state) } }
-            guard let snapshot else { return false }
+            guard let snapshot else { return nil }
             subscriber.preface.append(Self.resyncFrame(reason))
             start(subscriber, at: snapshot, in: &state)
-            snapshotLocations(of: subscriber, in: &state)
             state.metrics.resyncs += 1
             if reason == .lagging { state.metrics.laggingClients += 1 }
-            return true
+            return snapshotLocations(of: subscriber, id: id, in: &state)
         }
+        guard let pending else { return false }
+        finishSnapshots(pending)
+        return true
     }
 
     private func step(_ id: Int, _ buffer: UnsafeMutableRawBufferPointer,
@@ -92,6 +94,16 @@ extension EventHub {
             }
             // Revoked: its `auth_revoked` went out with the preface; nothing else may follow.
             if subscriber.isRevoked { return .done(written > 0 ? .bytes(written) : .end) }
+            // A location's snapshot is being encoded: nothing of what follows it may go first.
+            // `finishSnapshots` wakes the stream.
+            if subscriber.pendingSnapshots > 0 {
+                if written > 0 { return .done(.bytes(written)) }
+                subscriber.isHeldBack = true
+                state.suspended.insert(id, filter: ModelFilter(names: []))
+                connection.suspend()
+                return .done(.suspended)
+            }
+            subscriber.isHeldBack = false
             // A stream of locations only wants nothing from the shared log: it is never behind it.
             if subscriber.models.names?.isEmpty == true { subscriber.position = state.endPosition }
             if subscriber.position < state.basePosition || subscriber.pendingResync != nil {

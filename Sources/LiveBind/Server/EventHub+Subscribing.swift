@@ -93,7 +93,7 @@ extension EventHub {
     /// Adds the subscriber `make` builds (nil = not possible from here) under the lock, with its locations.
     private func register(_ locations: [Subscription], _ announced: Bool,
                           _ make: (inout State) -> Subscriber?) throws(RequestError) -> Int? {
-        try state.withLock { (state) throws(RequestError) -> Int? in
+        let registered = try state.withLock { (state) throws(RequestError) -> (id: Int, pending: [PendingSnapshot])? in
             if state.shuttingDown { throw .shuttingDown }
             if state.subscribers.count >= settings.maxStreams {
                 state.metrics.rejectedStreams += 1
@@ -104,11 +104,12 @@ extension EventHub {
             state.subscribers[state.nextID] = subscriber
             openStreams.store(state.subscribers.count, ordering: .relaxed)
             state.metrics.streamsOpened += 1
-            if announced {
-                subscriber.subscriptions = locations
-                attach(state.nextID, subscriber, in: &state)
-            }
-            return state.nextID
+            guard announced else { return (state.nextID, []) }
+            subscriber.subscriptions = locations
+            return (state.nextID, attach(state.nextID, subscriber, in: &state))
         }
+        guard let registered else { return nil }
+        finishSnapshots(registered.pending)
+        return registered.id
     }
 }

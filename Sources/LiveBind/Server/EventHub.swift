@@ -71,6 +71,11 @@ final class EventHub: Sendable {
         /// the log's frames as they are read.
         var derived: Deque<EventFrame> = []
         var derivedBytes = 0
+        /// Location snapshots taken and being encoded outside the lock: until they are queued, the
+        /// stream sends nothing after its preface.
+        var pendingSnapshots = 0
+        /// Suspended while such a snapshot is encoded, wherever it was in the log: a wake must not move it.
+        var isHeldBack = false
 
         init(models: ModelFilter, position: Int, lastSequence: UInt64, preface: [EventFrame], round: Int,
              session: SessionTable.Key? = nil) {
@@ -89,6 +94,7 @@ final class EventHub: Sendable {
         /// when no frame does): left behind, frames of other models leaving the log meanwhile would
         /// look like frames it missed, and it would get a needless `resync` (`lagging`).
         func wake(skippingTo position: Int) {
+            guard !isHeldBack else { return }
             self.position = max(self.position, position)
         }
 

@@ -13,6 +13,9 @@ struct Subscription: Sendable, Equatable {
     var reported = Window.Position(offset: 0, length: 0)
     /// The window as the changes applied so far left it (equal to `reported` between commits).
     var current = Window.Position(offset: 0, length: 0)
+    /// Counts the snapshots taken of the location: one still being encoded when a newer one was taken
+    /// (a window moved again, the stream started over) is dropped, not sent.
+    var snapshotGeneration = 0
 
     /// The `sub` value this subscription answers to in `PATCH /events/{stream}`: model and pointer.
     var name: String { model + path.pointer }
