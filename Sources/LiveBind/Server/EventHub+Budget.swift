@@ -58,8 +58,7 @@ extension EventHub {
         subscriber.isCut = true
         subscriber.preface = []
         subscriber.partial = nil
-        subscriber.derived = []
-        subscriber.derivedBytes = 0
+        subscriber.clearDerived()
         // The subscriber is still registered, so its response and socket are still there.
         connection.close()
     }

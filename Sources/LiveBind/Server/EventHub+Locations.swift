@@ -84,7 +84,9 @@ extension EventHub {
             }
             // A stream that falls this far behind gets `resync` and fresh snapshots, as one that fell
             // off the shared log does: what it holds stays bounded however slowly it reads.
-            if stream.derivedBytes > settings.retainedBytes { dropDerived(of: stream, resync: .lagging) }
+            if stream.derivedBytes - stream.derivedSnapshotBytes > settings.retainedBytes {
+                dropDerived(of: stream, resync: .lagging)
+            }
             woken.append(subscriber.id)
         }
         keepWithinBudget(subscribers.map(\.stream))
@@ -122,8 +124,7 @@ extension EventHub {
     }
 
     func dropDerived(of subscriber: Subscriber, resync reason: ResyncReason) {
-        subscriber.derived.removeAll()
-        subscriber.derivedBytes = 0
+        subscriber.clearDerived()
         subscriber.pendingResync = reason
     }
 
@@ -174,8 +175,7 @@ extension EventHub {
     /// stream's ids would go backwards and a client resuming from the snapshot's id would skip them.
     func snapshotLocations(of subscriber: Subscriber, id: Int, in state: inout State) -> [PendingSnapshot] {
         guard !subscriber.subscriptions.isEmpty else { return [] }
-        subscriber.derived.removeAll()
-        subscriber.derivedBytes = 0
+        subscriber.clearDerived()
         // One frame per location, shared with every stream that snapshots the same rows at the same id.
         // A snapshot restates a point: the reader sends its id only when the stream has not passed it.
         // A mirror made from the store while the hub was behind it is ahead of the log: its snapshots

@@ -121,6 +121,7 @@ extension EventHub {
                    next.map({ own.sequence <= $0.sequence }) ?? true {
                     subscriber.derived.removeFirst()
                     subscriber.derivedBytes -= own.bytes.count
+                    if own.model == nil { subscriber.derivedSnapshotBytes -= own.bytes.count }
                     let withoutID = !subscriber.takesID(of: own, continued: groupContinues(own.sequence, for: subscriber, in: state))
                     if !emit(own, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
                     continue
@@ -164,6 +165,14 @@ extension EventHub.Subscriber {
         while index > derived.startIndex, derived[index - 1].sequence > frame.sequence { index -= 1 }
         derived.insert(frame, at: index)
         derivedBytes += frame.bytes.count
+        if frame.model == nil { derivedSnapshotBytes += frame.bytes.count }
+    }
+
+    /// Drops every own frame.
+    func clearDerived() {
+        derived.removeAll()
+        derivedBytes = 0
+        derivedSnapshotBytes = 0
     }
 
     /// A frame sent only in part: how many of its bytes went out, and whether its `id:` line is left out.

@@ -71,6 +71,9 @@ final class EventHub: Sendable {
         /// the log's frames as they are read.
         var derived: Deque<EventFrame> = []
         var derivedBytes = 0
+        /// Bytes of the location snapshots among `derived` (frames of no model): a stream is behind
+        /// by the events it holds after them, not by the snapshots it starts (over) from.
+        var derivedSnapshotBytes = 0
         /// Location snapshots taken and being encoded outside the lock: until they are queued, the
         /// stream sends nothing after its preface.
         var pendingSnapshots = 0
