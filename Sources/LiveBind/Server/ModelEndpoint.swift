@@ -49,7 +49,7 @@ struct ModelEndpoint: Sendable {
         _ = try RequestBody.mediaType(of: request, accepted: RequestBody.jsonOnly)
         let path = try Path(pointer: pointer)
         let value = try RequestBody.parseJSON(request)
-        let revision = try Self.precondition(request, at: path)
+        let revision = try condition(request, name, at: path)
         if path == .root {
             let (created, result) = try store.put(name, value, ifRevision: revision)
             var response = written(result, status: created ? 201 : 200)
@@ -62,7 +62,7 @@ struct ModelEndpoint: Sendable {
     /// `DELETE`: drops a model, or removes a member or array element.
     func delete(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
         let path = try Path(pointer: pointer)
-        let revision = try Self.precondition(request, at: path)
+        let revision = try condition(request, name, at: path)
         if path == .root { return written(try store.drop(name, ifRevision: revision)) }
         return written(try store.remove(at: path, in: name, ifRevision: revision))
     }
@@ -72,7 +72,7 @@ struct ModelEndpoint: Sendable {
         let type = try RequestBody.mediaType(of: request, accepted: [RequestBody.mergePatch, RequestBody.jsonPatch])
         let body = try RequestBody.parseJSON(request)
         let path = try Path(pointer: pointer)
-        let revision = try Self.precondition(request, at: path)
+        let revision = try condition(request, name, at: path)
         if type == RequestBody.mergePatch {
             return written(try store.mergePatch(body, at: path, in: name, ifRevision: revision))
         }
@@ -94,7 +94,7 @@ struct ModelEndpoint: Sendable {
     func post(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
         let type = try RequestBody.mediaType(of: request, accepted: [RequestBody.json, RequestBody.form])
         let base = try Path(pointer: pointer)
-        let revision = try Self.precondition(request, at: base)
+        let revision = try condition(request, name, at: base)
         if type == RequestBody.form { return try postForm(name, base, request, revision) }
         let value = try RequestBody.parseJSON(request)
         var appendedAt: Int?
@@ -115,6 +115,16 @@ struct ModelEndpoint: Sendable {
     /// create only, 412 when the model exists). Without it a client's create-only `PUT` would replace
     /// the model it meant not to touch. Other `If-None-Match` values, and `*` at a pointer (whose ETag
     /// is the model's revision), are refused (400) rather than ignored.
+    /// What a write's preconditions ask of model `name`'s revision (see `precondition`). `If-Match: *`
+    /// holds only when the model exists (RFC 9110 13.1.1): it asks for the revision the model has now,
+    /// which the write checks again atomically (a change in between is a 412, as for any other tag).
+    private func condition(_ request: HTTPRequest, _ name: String, at path: Path) throws -> UInt64? {
+        let revision = try Self.precondition(request, at: path)
+        guard request.headers["If-Match"]?.trimmingWhitespace() == "*" else { return revision }
+        guard let model = store.visibleSnapshot(models: [name]).models.first else { throw RequestError.nothingToMatch(name) }
+        return model.revision
+    }
+
     static func precondition(_ request: HTTPRequest, at path: Path) throws(RequestError) -> UInt64? {
         let revision = try RequestBody.ifMatch(request)
         guard let noneMatch = request.headers["If-None-Match"]?.trimmingWhitespace() else { return revision }

@@ -49,7 +49,7 @@ extension Problem {
             return problem
         case .unsupportedMediaType:
             return Problem(status: 415, kind: "unsupported-media-type", title: "Unsupported Media Type", detail: detail)
-        case .weakPrecondition:
+        case .weakPrecondition, .nothingToMatch:
             return Problem(status: 412, kind: "stale-revision", title: "Precondition Failed", detail: detail)
         case .malformedBody, .badRequest, .invalidPrecondition, .invalidSubscription:
             return Problem(status: 400, kind: "bad-request", title: "Bad Request", detail: detail)

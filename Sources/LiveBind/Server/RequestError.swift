@@ -18,6 +18,8 @@ public enum RequestError: Error, Equatable, CustomStringConvertible {
     case patchNotApplicable(String)
     /// `If-Match` does not name a revision.
     case invalidPrecondition(String)
+    /// `If-Match: *` on a model that does not exist.
+    case nothingToMatch(String)
     /// `If-Match` gave a weak tag (`W/"3"`), which never matches: If-Match compares strongly.
     case weakPrecondition(String)
     /// Too many event streams are open.
@@ -67,6 +69,8 @@ public enum RequestError: Error, Equatable, CustomStringConvertible {
         case .patchNotApplicable(let reason): "the JSON Patch cannot apply: \(reason); nothing was changed"
         case .bodyTooLarge(let limit): "request body larger than \(limit) bytes; send less or raise --body-limit"
         case .lengthRequired: "a body is required: send Content-Length (or chunked) with a JSON body"
+        case .nothingToMatch(let model):
+            "If-Match: * holds only for a model that exists, and model '\(model)' does not; without If-Match, PUT creates it"
         case .weakPrecondition(let value):
             "If-Match \(value) is a weak tag, which never matches (If-Match compares strongly); send the ETag as the server wrote it"
         case .invalidPrecondition(let value):

@@ -126,7 +126,12 @@ import Testing
             // If-Match compares strongly (RFC 9110 13.1.1): a weak tag of the current revision matches nothing.
             let weak = try Client.send(port: port, "PUT", "/models/m/a", "3", headers: [("If-Match", "W/\"2\"")])
             #expect(weak.isProblem(412) && weak.text.contains("weak"))
-            #expect(try store.value(of: "m") == ["a": 2])
+            // If-Match: * holds for a model that exists, and creates nothing (RFC 9110 13.1.1).
+            #expect(try Client.send(port: port, "PUT", "/models/m/b", "4", headers: [("If-Match", "*")]).status == 200)
+            let missing = try Client.send(port: port, "PUT", "/models/new", "{}", headers: [("If-Match", "*")])
+            #expect(missing.isProblem(412))
+            #expect(throws: StoreError.self) { try store.value(of: "new") }
+            #expect(try store.value(of: "m") == ["a": 2, "b": 4])
         }
     }
 
