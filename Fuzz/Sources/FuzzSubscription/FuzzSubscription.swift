@@ -13,8 +13,8 @@ import Glibc
 ///   ones), with a `RequestError` otherwise; a window's snapshot holds the window's rows and says where
 ///   they are and how long the array is;
 /// - the `PATCH` body moves a window or is refused with a `RequestError`; the moved window's snapshot
-///   holds at most the rows asked for; after writes to the array, the stream's last window event has
-///   the array's length.
+///   holds at most the rows asked for; after writes to the array, the window's events applied in order
+///   to its last snapshot give the store's rows in the window and the array's length.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSubscription(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
@@ -48,10 +48,15 @@ public func fuzzSubscription(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     if !allParse { fail("GET /events opened with a sub value that does not parse") }
     checkSnapshots(in: opened.preface)
     guard let body else { return 0 }
-    do { checkSnapshots(in: try streams.moveWindow(opened, body: body), moved: body) } catch {
+    var window = subs.lazy.compactMap { try? GrammarFuzzing.location($0, maxWindow: SubscriptionFixture.maxWindow) }
+        .first { $0.model == "sensor" && $0.pointer == "/readings" }
+    do {
+        checkSnapshots(in: try streams.moveWindow(opened, body: body), moved: body)
+        window = SubscriptionFixture.moved(body) ?? window
+    } catch {
         guard error is RequestError else { fail("PATCH /events refused with \(error), not a RequestError") }
     }
-    // Rows come and go; the window events say where the window is and how long the array is now.
+    // Rows come and go; the window's events, applied in order to its last snapshot, give its rows now.
     let store = streams.store
     do {
         _ = try store.append(99, to: SubscriptionFixture.readings, in: "sensor")
@@ -61,11 +66,12 @@ public func fuzzSubscription(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     } catch {
         fail("the fixture's writes were refused: \(error)")
     }
-    let length = (try? store.value(of: "sensor", at: SubscriptionFixture.readings))?.arrayValue?.count ?? -1
-    let events = SubscriptionFixture.events(in: streams.held(opened))
-    if let last = events.last(where: { $0["model"] == "sensor" && $0["path"] == "/readings" && $0["window"] != nil }),
-       last["window"]?["length"] != .int(length) {
-        fail("after the writes the window says \(last), the array has \(length) rows")
+    guard let window, let array = (try? store.value(of: "sensor", at: SubscriptionFixture.readings))?.arrayValue else { return 0 }
+    let events = SubscriptionFixture.typedEvents(in: streams.held(opened))
+    guard let shown = SubscriptionFixture.replay(events, model: "sensor", path: "/readings") else { return 0 }
+    let expected = Array(array[window.rows(length: array.count)])
+    if shown.rows != expected || shown.length != array.count {
+        fail("after the writes the window's events give \(shown), the store's window is \(expected) of \(array.count) rows")
     }
     return 0
 }
@@ -140,6 +146,65 @@ enum SubscriptionFixture {
     /// Puts the sensor model back as it was, so inputs do not grow it.
     static func reset(_ streams: GrammarFuzzing.Streams = streams) {
         do { try streams.store.put("sensor", sensor) } catch { fail("the fixture's models were refused: \(error)") }
+    }
+
+    /// The window a `PATCH /events/{stream}` body asks for on `sensor/readings`, read as a `sub` value.
+    static func moved(_ body: [UInt8]) -> GrammarFuzzing.Location? {
+        guard let asked = try? JSON(parsing: body), asked["sub"] == "sensor/readings" else { return nil }
+        let size: (String) -> Int? = { name in asked[name]?.doubleValue.flatMap { Int(exactly: $0) } }
+        var text = "sensor/readings"
+        if let first = size("first") { text += ";first=\(first)" }
+        else if let last = size("last") { text += ";last=\(last)" }
+        else if let offset = size("offset"), let limit = size("limit") { text += ";offset=\(offset);limit=\(limit)" }
+        return try? GrammarFuzzing.location(text, maxWindow: maxWindow)
+    }
+
+    /// The rows and array length a client holds after applying `events` from the last snapshot of the
+    /// window at `path` of `model`, as docs/HTTP.md says: nil when there is no such snapshot.
+    static func replay(_ events: [(type: String, data: JSON)], model: String, path: String) -> (rows: [JSON], length: Int)? {
+        guard let start = events.lastIndex(where: { $0.type == "snapshot" && $0.data["model"] == .string(model)
+            && $0.data["path"] == .string(path) && $0.data["window"] != nil }),
+              let value = events[start].data["value"]?.arrayValue,
+              case .int(var length)? = events[start].data["window"]?["length"] else {
+            return nil
+        }
+        var rows = Array(value)
+        for (type, event) in events[(start + 1)...] where event["model"] == .string(model) && event["window"] != nil {
+            let changes = event["changes"]?.arrayValue.map(Array.init) ?? [event]
+            guard changes.contains(where: { $0["path"] == .string(path) }) else { continue }
+            if case .int(let now)? = event["window"]?["length"] { length = now }
+            for change in changes where change["path"] == .string(path) {
+                let index = change["index"].flatMap { if case .int(let i) = $0 { i } else { nil } }
+                let kind = change["kind"].flatMap { if case .string(let kind) = $0 { kind } else { nil } } ?? type
+                switch (kind, index) {
+                case ("insert", let i?) where (0...rows.count).contains(i): rows.insert(change["value"] ?? .null, at: i)
+                case ("remove", let i?) where rows.indices.contains(i): rows.remove(at: i)
+                case ("replace", let i?) where rows.indices.contains(i): rows[i] = change["value"] ?? .null
+                case ("move", _):
+                    guard case .int(let from)? = change["from"], case .int(let to)? = change["to"],
+                          rows.indices.contains(from), rows.indices.contains(to) else { fail("a move outside the window: \(event)") }
+                    rows.insert(rows.remove(at: from), at: to)
+                case ("set", _), ("snapshot", _): rows = change["value"]?.arrayValue.map(Array.init) ?? []
+                case ("length", _): break
+                default: fail("an event the window cannot apply: \(event) to \(rows.count) rows")
+                }
+            }
+        }
+        return (rows, length)
+    }
+
+    /// The type and `data` of each event in `text` (Server-Sent Events).
+    static func typedEvents(in text: String) -> [(type: String, data: JSON)] {
+        var events: [(type: String, data: JSON)] = []
+        var type = "message"
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("event: ") { type = String(line.dropFirst(7)) }
+            guard line.hasPrefix("data: ") else { continue }
+            guard let value = try? JSON(parsing: String(line.dropFirst(6))) else { fail("an event's data is not JSON: \(line)") }
+            events.append((type, value))
+            type = "message"
+        }
+        return events
     }
 
     /// The `data` of each event in `text` (Server-Sent Events), as JSON.
