@@ -15,6 +15,9 @@ VERSION      := $(shell sed -n 's/.*static let string = "\(.*\)"/\1/p' Sources/L
 # libraries (libmicrohttpd12, libsqlite3-0, libc), so it runs outside the toolchain and in the .deb.
 RELEASE      := -c release --static-swift-stdlib
 DEB          := dist/livebind_$(VERSION)_amd64.deb
+# The .deb's Maintainer field and changelog signature (deploy/build-deb.sh reads it): set your own,
+# e.g. make deb DEB_MAINTAINER='Jane Doe <jane@example.org>' (docs/Deploying.md, "Installing the server").
+export DEB_MAINTAINER ?= LiveBind maintainers <maintainers@livebind.invalid>
 MARIONETTE_VERSION := 3.7.1
 TSAN_BUILD   := .build-tsan
 ASAN_BUILD   := .build-asan

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Builds livebind_<version>_amd64.deb with dpkg-deb from a release livebind-server.
-# Usage: deploy/build-deb.sh BINARY VERSION OUTPUT_DIR   (`make deb` passes the version constant)
+# Usage: DEB_MAINTAINER='Name <address>' deploy/build-deb.sh BINARY VERSION OUTPUT_DIR
+# (`make deb` passes the version constant and the Makefile's DEB_MAINTAINER)
 # Depends: is computed by dpkg-shlibdeps from the binary's shared libraries, so it names exactly the
 # Debian packages whose libraries the binary loads (libc6, libmicrohttpd12, libsqlite3-0, …).
 set -euo pipefail
 BINARY=${1:?usage: build-deb.sh BINARY VERSION OUTPUT_DIR}
 VERSION=${2:?version}
 OUT=${3:?output dir}
-# The Maintainer field and changelog signature: set DEB_MAINTAINER to the project's real address.
-MAINTAINER=${DEB_MAINTAINER:-LiveBind maintainers <maintainers@livebind.invalid>}
+# The Maintainer field and changelog signature: DEB_MAINTAINER, which `make deb` exports from the
+# Makefile's one definition (override it there or on make's command line).
+MAINTAINER=${DEB_MAINTAINER:?set DEB_MAINTAINER to "Name <address>" (make deb sets it from the Makefile)}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 WORK=$(mktemp -d)
