@@ -860,7 +860,6 @@
 
   // ---- data-lb-each: one template copy per array element -------------------------------------
 
-  /** One copy of the template for element `index` of `list()`, bound in a scope of its own. */
   /** Takes a copy of a data-lb-each row out of the page, with its bindings. */
   function dropEachRow(row) {
     row.alive = false;
@@ -868,6 +867,7 @@
     unbindTree(row.el);
   }
 
+  /** One copy of the template for element `index` of `list()`, bound in a scope of its own. */
   function makeEachRow(r, list, proto, index) {
     const row = { index, key: keyOf(list()[index]), trie: makeNode(), el: proto.cloneNode(true), alive: true };
     row.scope = {
@@ -882,6 +882,37 @@
     rowScopes.set(row.el, row.scope);
     walk(row.el, row.scope);
     return row;
+  }
+
+  /**
+   * The watcher of a data-lb-each list, plain or virtual: a change of the whole array reconciles, an
+   * operation on it goes to its row, a change inside an element to that row's bindings. `ops`, with
+   * array indexes: reconcile(change), insertAt(i), removeAt(i), replaceAt(i, change), moveRow(from,
+   * to), and rowAt(i), element i's rendered row or undefined.
+   */
+  function eachWatcher(list, ops) {
+    return {
+      update: (change) => ops.reconcile(change),
+      handle(tokens, depth, change) {
+        if (depth === tokens.length) {
+          if (change.index === undefined && change.kind !== 'move') return ops.reconcile(change);
+          switch (change.kind) {
+            case 'insert': return ops.insertAt(change.index);
+            case 'remove': return ops.removeAt(change.index);
+            case 'replace': case 'set': return ops.replaceAt(change.index, change);
+            case 'move': return ops.moveRow(change.from, change.to);
+            default: return ops.reconcile(change);
+          }
+        }
+        if (depth === tokens.length - 1 && (change.kind === 'remove' || tokens[depth] === '-')) {
+          return change.kind === 'remove' ? ops.removeAt(+tokens[depth]) : ops.reconcile(change);
+        }
+        const row = ops.rowAt(+tokens[depth]);
+        if (!row || String(row.index) !== tokens[depth]) return;
+        notify(row.trie, tokens, depth + 1, change);
+        row.key = keyOf(list()[row.index]);
+      },
+    };
   }
 
   function bindEach(el, path, ctx) {
@@ -1006,28 +1037,10 @@
       }
     }
 
-    const watcher = {
-      update: (change) => reconcile(change),
-      handle(tokens, depth, change) {
-        if (depth === tokens.length) {
-          if (change.index === undefined && change.kind !== 'move') return reconcile(change);
-          switch (change.kind) {
-            case 'insert': return insertAt(change.index);
-            case 'remove': return removeAt(change.index);
-            case 'replace': case 'set': return replaceAt(change.index, change);
-            case 'move': return moveRow(change.from, change.to);
-            default: return reconcile(change);
-          }
-        }
-        if (depth === tokens.length - 1 && (change.kind === 'remove' || tokens[depth] === '-')) {
-          return change.kind === 'remove' ? removeAt(+tokens[depth]) : reconcile(change);
-        }
-        const row = rows[+tokens[depth]];
-        if (!row || String(row.index) !== tokens[depth]) return;
-        notify(row.trie, tokens, depth + 1, change);
-        row.key = keyOf(list()[row.index]);
-      },
-    };
+    const watcher = eachWatcher(list, {
+      reconcile, insertAt, removeAt, replaceAt, moveRow,
+      rowAt: (i) => rows[i],
+    });
     const unwatch = watch(r.scope, r.tokens, watcher, r.release);
     return () => {
       unwatch();
@@ -1284,28 +1297,12 @@
       if (flushing) later(); else sync();
     }
 
-    const watcher = {
-      update: (change) => reconcile(change),
-      handle(tokens, depth, change) {
-        if (depth === tokens.length) {
-          if (change.index === undefined && change.kind !== 'move') return reconcile(change);
-          switch (change.kind) {
-            case 'insert': return insertAt(change.index);
-            case 'remove': return removeAt(change.index);
-            case 'replace': case 'set': return replaceAt(change.index, change);
-            case 'move': removeAt(change.from); return insertAt(change.to);
-            default: return reconcile(change);
-          }
-        }
-        if (depth === tokens.length - 1 && (change.kind === 'remove' || tokens[depth] === '-')) {
-          return change.kind === 'remove' ? removeAt(+tokens[depth]) : reconcile(change);
-        }
-        const row = rows[+tokens[depth] - start];
-        if (!row || String(row.index) !== tokens[depth]) return;
-        notify(row.trie, tokens, depth + 1, change);
-        row.key = keyOf(list()[row.index]);
-      },
-    };
+    const watcher = eachWatcher(list, {
+      reconcile, insertAt, removeAt, replaceAt,
+      // A move is a remove and an insert here: either end may lie outside the rendered rows.
+      moveRow: (from, to) => { removeAt(from); insertAt(to); },
+      rowAt: (i) => rows[i - start], // rendered rows begin at element `start`
+    });
 
     const target = scroller || global;
     const onScroll = () => sync();
