@@ -74,26 +74,12 @@
     return el;
   }
 
-  function escapeToken(token) {
-    return String(token).replace(/~/g, '~0').replace(/\//g, '~1');
-  }
-
-  function pointerOf(tokens) {
-    return tokens.map((t) => '/' + escapeToken(t)).join('');
-  }
-
-  function tokensOf(pointer) {
-    return pointer ? pointer.slice(1).split('/').map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~')) : [];
-  }
+  // JSON Pointers are read and written with livebind.js's own helpers (internal to the two files).
+  const { escape: escapeToken, pointer: pointerOf, tokens: tokensOf, isPrefix } = LB._pointer;
 
   /** The livebind.js attribute path of a place in a model (pointer form, safe for any key). */
   function bindingPath(model, tokens) {
     return tokens.length ? model + pointerOf(tokens) : model;
-  }
-
-  /** Whether `prefix` is `tokens` or a place above it. */
-  function isPrefix(prefix, tokens) {
-    return prefix.length <= tokens.length && prefix.every((t, i) => t === tokens[i]);
   }
 
   /**

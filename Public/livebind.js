@@ -157,9 +157,14 @@
     return pointer.slice(1).split('/').map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
   }
 
+  /** One token as it is written in a JSON Pointer ("~" → "~0", "/" → "~1"). */
+  function escapeToken(token) {
+    return String(token).replace(/~/g, '~0').replace(/\//g, '~1');
+  }
+
   /** Tokens → JSON Pointer. */
   function tokensPointer(tokens) {
-    return tokens.map((t) => '/' + String(t).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+    return tokens.map((t) => '/' + escapeToken(t)).join('');
   }
 
   function dotted(model, tokens) {
@@ -394,7 +399,7 @@
   const writeChains = new Map(); // url → promise of the last write there
 
   function writeURL(model, tokens) {
-    const path = tokens.map((t) => encodeURIComponent(String(t).replace(/~/g, '~0').replace(/\//g, '~1')));
+    const path = tokens.map((t) => encodeURIComponent(escapeToken(t)));
     return config.server + '/models/' + encodeURIComponent(model) + (path.length ? '/' + path.join('/') : '');
   }
 
@@ -2420,6 +2425,14 @@
     /** Counters for tests and benchmarks: events and changes applied, frames used, time spent applying (ms). */
     stats,
     config,
+
+    /**
+     * Internal, not API (it may change with livebind.js): the JSON Pointer helpers, for the
+     * dashboard (dashboard.js), so that both read and write pointers alike. tokens(pointer) →
+     * tokens; pointer(tokens) → pointer; escape(token) → the token as a pointer writes it;
+     * isPrefix(prefix, tokens) → whether `prefix` is `tokens` or a path above it.
+     */
+    _pointer: Object.freeze({ tokens: pointerTokens, pointer: tokensPointer, escape: escapeToken, isPrefix }),
   };
 
   global.LiveBind = LiveBind;
