@@ -75,7 +75,9 @@ test-asan: deps-server
 	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp $(LIMIT) 1200 \
 	  $(SWIFT) test --skip-build --sanitize=address --scratch-path $(ASAN_BUILD)
 
+## test-cli: curl against the release binary, and docs/HTTP.md's table of flags is the one --help makes
 test-cli: release
+	python3 Tests/cli/options_table.py .build/release/livebind-server --check docs/HTTP.md
 	$(LIMIT) 300 bash Tests/cli/curl_test.sh .build/release/livebind-server
 
 ## test-contract: Public/openapi.json is valid OpenAPI 3.1, and schemathesis finds no 5xx and no answer

@@ -9,7 +9,6 @@ let package = Package(
         .executable(name: "livebind-server", targets: ["livebind-server"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         // JWT verification (--jwt-key): signatures, keys and claims are checked by jwt-kit, never here.
@@ -55,7 +54,6 @@ let package = Package(
             name: "livebind-server",
             dependencies: [
                 "LiveBind",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             plugins: ["EmbedPublic"]

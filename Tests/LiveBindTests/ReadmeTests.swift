@@ -22,7 +22,7 @@ import Testing
         let label = try store.value(of: "panel", at: Path(dotted: "label"))   // "21.5 °C"
 
         var configuration = LiveBindServer.Configuration()
-        configuration.port = 0                       // any free port (the default is 8080)
+        configuration.network.port = 0               // any free port (the default is 8080)
         let server = LiveBindServer(store: store, bindings: bindings, configuration: configuration)
         try server.start()
         let port = server.port

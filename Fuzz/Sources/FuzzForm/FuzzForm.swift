@@ -40,7 +40,7 @@ final class FormFixture: @unchecked Sendable {   // libFuzzer calls the target f
 
     private init() {
         var configuration = LiveBindServer.Configuration()
-        configuration.port = 0
+        configuration.network.port = 0
         server = LiveBindServer(store: store, configuration: configuration)
         do { try server.start() } catch { fatalError("server did not start: \(error)") }
         port = UInt16(server.port)

@@ -6,11 +6,11 @@
 ///
 /// ```swift
 /// var configuration = LiveBindServer.Configuration()
-/// configuration.access.tokens = [
+/// configuration.access.policy.tokens = [
 ///     .init("s3cret-admin"),                                      // read and write, every model
 ///     .init("s3cret-lab", scopes: [.read, .write], models: ["lab-"]),
 /// ]
-/// configuration.access.privateReads = true
+/// configuration.access.policy.privateReads = true
 /// ```
 public struct AccessPolicy: Sendable {
     /// The bearer tokens accepted; with no tokens and no ``jwt``, writes need no token.

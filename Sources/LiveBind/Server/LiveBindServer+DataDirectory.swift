@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 extension LiveBindServer {
-    /// Makes a stopped server with its own store and bindings: loaded from `configuration.dataDirectory`
+    /// Makes a stopped server with its own store and bindings: loaded from `configuration.persistence.dataDirectory`
     /// when set (every later write is on disk before it is answered or streamed), else empty and in memory.
     ///
     /// In memory, event ids start from the clock (microseconds since 1970) rather than from 1, so they
@@ -15,7 +15,7 @@ extension LiveBindServer {
     ///
     /// ```swift
     /// var configuration = LiveBindServer.Configuration()
-    /// configuration.dataDirectory = "/var/lib/livebind"
+    /// configuration.persistence.dataDirectory = "/var/lib/livebind"
     /// let server = try LiveBindServer(configuration: configuration)   // models as they were at exit
     /// try server.start()                                              // bindings made over HTTP are back
     /// ```
@@ -24,7 +24,7 @@ extension LiveBindServer {
     /// released (the store keeps writing to it after `stop()`).
     public convenience init(configuration: Configuration, logger: Logger = Logger(label: "livebind.server")) throws(ServerError) {
         if let cluster = configuration.cluster {
-            guard configuration.dataDirectory == nil else {
+            guard configuration.persistence.dataDirectory == nil else {
                 throw .clusterUnavailable("a cluster node keeps its state in the cluster's stream: drop --data")
             }
             let node: ClusterNode
@@ -39,7 +39,7 @@ extension LiveBindServer {
             // stream after it now, so that definition files and the app see the cluster's models
             // before the server starts.
             let store = Store(restoring: snapshot.models, lastSequence: snapshot.sequence, log: node,
-                              limits: configuration.limits)
+                              limits: configuration.limits.store)
             self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: nil, cluster: node)
             // Bindings made over HTTP on any node reach this one through the stream (without catching
             // up: the node that made the change logged what catching up derived).
@@ -66,23 +66,23 @@ extension LiveBindServer {
             }
             return
         }
-        guard let directory = configuration.dataDirectory else {
-            self.init(store: Store(startingSequence: Self.clockSequence(), limits: configuration.limits), bindings: nil, configuration: configuration,
+        guard let directory = configuration.persistence.dataDirectory else {
+            self.init(store: Store(startingSequence: Self.clockSequence(), limits: configuration.limits.store), bindings: nil, configuration: configuration,
                       logger: logger, database: nil)
             return
         }
         let database: StateDatabase
         let contents: StateDatabase.Contents
         do {
-            database = try StateDatabase(directory: directory, retainedEvents: configuration.retainedEvents,
-                                         checkpointBytes: configuration.checkpointBytes,
+            database = try StateDatabase(directory: directory, retainedEvents: configuration.streams.retainedEvents,
+                                         checkpointBytes: configuration.persistence.checkpointBytes,
                                          beforeSync: configuration.beforeLogSync)
             contents = try database.load()
         } catch {
             throw .dataDirectoryUnusable(error.description)
         }
         let store = Store(restoring: contents.models, lastSequence: contents.lastSequence, log: database,
-                          limits: configuration.limits)
+                          limits: configuration.limits.store)
         self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: database)
     }
 

@@ -14,8 +14,8 @@ extension LiveBindServer {
             MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
                                    log: database?.writer, cluster: cluster)
         }
-        let streamsPerAddress = configuration.maxStreamsPerAddress > 0
-            ? AddressQuota(limit: configuration.maxStreamsPerAddress, countsLoopback: configuration.countsLoopbackStreams) : nil
+        let streamsPerAddress = configuration.streams.maxStreamsPerAddress > 0
+            ? AddressQuota(limit: configuration.streams.maxStreamsPerAddress, countsLoopback: configuration.countsLoopbackStreams) : nil
         router.add([.get], "/events", access: .scoped(model: .query("model"), queryToken: true)) { [cluster] request, context in
             // A client coming from a node a few commits ahead resumes here once this node has them.
             if let cluster, let id = (request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")).flatMap({ UInt64($0) }) {
@@ -58,17 +58,17 @@ extension LiveBindServer {
             }
         }
         if let sessions = access.sessions {
-            let endpoint = SessionEndpoint(sessions: sessions, hub: hub, secureCookies: configuration.secureCookies)
+            let endpoint = SessionEndpoint(sessions: sessions, hub: hub, secureCookies: configuration.access.secureCookies)
             router.add([.post], "/session", access: RouteAccess(rule: .bearer)) { request, context in
                 try endpoint.create(request, context.grant)
             }
             router.add([.delete], "/session", access: .open) { request, _ in endpoint.end(request) }
         }
-        if let directory = configuration.publicDirectory {
+        if let directory = configuration.network.publicDirectory {
             let files = try StaticFiles(directory: directory)
             router.fallback = { request in try files.respond(to: request) }
-        } else if !configuration.builtinFiles.isEmpty {
-            let files = BuiltinFiles(configuration.builtinFiles)
+        } else if !configuration.network.builtinFiles.isEmpty {
+            let files = BuiltinFiles(configuration.network.builtinFiles)
             router.fallback = { request in try files.respond(to: request) }
         }
         return router

@@ -6,15 +6,15 @@ extension LiveBindServer {
         guard let daemon = runningDaemon, daemon.options.certificate != nil,
               let certificate = try loadCertificate() else { throw .tlsNotRunning }
         daemon.replaceCertificate(certificate)
-        logger.info("TLS certificate reloaded from \(configuration.tlsCertificateFile ?? "")")
+        logger.info("TLS certificate reloaded from \(configuration.network.tlsCertificateFile ?? "")")
     }
 
     /// Whether the server speaks HTTPS (a certificate and key are configured).
-    public var usesTLS: Bool { configuration.tlsCertificateFile != nil || configuration.tlsKeyFile != nil }
+    public var usesTLS: Bool { configuration.network.tlsCertificateFile != nil || configuration.network.tlsKeyFile != nil }
 
     /// The configured certificate, read and checked; nil when TLS is off.
     func loadCertificate() throws(ServerError) -> MicroHTTPDCertificate? {
-        switch (configuration.tlsCertificateFile, configuration.tlsKeyFile) {
+        switch (configuration.network.tlsCertificateFile, configuration.network.tlsKeyFile) {
         case (nil, nil): return nil
         case (let certificate?, let key?): return try MicroHTTPDCertificate.load(certificateFile: certificate, keyFile: key)
         default: throw .tlsIncomplete

@@ -22,7 +22,7 @@ public final class LiveBindServer: Sendable {
     public let configuration: Configuration
     let logger: Logger
     let counters = ServerCounters()
-    /// The data directory's database when `configuration.dataDirectory` is set; nil keeps state in memory.
+    /// The data directory's database when `configuration.persistence.dataDirectory` is set; nil keeps state in memory.
     let database: StateDatabase?
     /// This node of a cluster when `configuration.cluster` is set: the store's commit log.
     let cluster: ClusterNode?
@@ -43,10 +43,10 @@ public final class LiveBindServer: Sendable {
     /// Makes a stopped server for `store`, serving the bindings of `bindings` (a new registry if nil).
     ///
     /// The state is in memory. For a data directory use ``init(configuration:logger:)``:
-    /// `configuration.dataDirectory` must be nil here.
+    /// `configuration.persistence.dataDirectory` must be nil here.
     public convenience init(store: Store, bindings: BindingRegistry? = nil, configuration: Configuration = Configuration(),
                             logger: Logger = Logger(label: "livebind.server")) {
-        precondition(configuration.dataDirectory == nil,
+        precondition(configuration.persistence.dataDirectory == nil,
                      "a data directory needs LiveBindServer(configuration:), which loads the store from it")
         precondition(configuration.cluster == nil, "a cluster needs LiveBindServer(configuration:), which loads the store from it")
         self.init(store: store, bindings: bindings, configuration: configuration, logger: logger, database: nil)
@@ -56,7 +56,7 @@ public final class LiveBindServer: Sendable {
          cluster: ClusterNode? = nil) {
         precondition(bindings == nil || bindings!.store === store, "the binding registry must belong to the served store")
         self.store = store
-        self.bindings = bindings ?? BindingRegistry(store: store, maxBindings: configuration.maxBindings)
+        self.bindings = bindings ?? BindingRegistry(store: store, maxBindings: configuration.limits.maxBindings)
         self.configuration = configuration
         self.logger = logger
         self.database = database
@@ -73,34 +73,35 @@ public final class LiveBindServer: Sendable {
 
     /// Binds and starts serving. Throws when the address is invalid or taken, or when already running.
     public func start() throws(ServerError) {
-        if let problem = configuration.access.problem() { throw .invalidAccessPolicy(problem) }
-        let proxies = try TrustedProxies(configuration.trustedProxies)
+        do { try configuration.validate() } catch { throw .invalidConfiguration(error) }
+        if let problem = configuration.access.policy.problem() { throw .invalidAccessPolicy(problem) }
+        let proxies = try TrustedProxies(configuration.network.trustedProxies)
         let certificate = try loadCertificate()
         let hub = EventHub(store: store, settings: .init(
-            retainedEvents: max(1, configuration.retainedEvents), retainedBytes: max(1, configuration.retainedBytes),
-            streamBufferLimit: max(0, configuration.streamBufferLimit), maxUnsentBytes: max(1, configuration.maxUnsentBytes),
-            maxStreams: configuration.maxStreams,
-            maxSubscriptions: max(1, configuration.maxSubscriptions), maxWindow: max(1, configuration.maxWindow),
+            retainedEvents: configuration.streams.retainedEvents, retainedBytes: configuration.streams.retainedBytes,
+            streamBufferLimit: configuration.streams.streamBufferLimit, maxUnsentBytes: configuration.streams.maxUnsentBytes,
+            maxStreams: configuration.streams.maxStreams,
+            maxSubscriptions: configuration.streams.maxSubscriptions, maxWindow: configuration.streams.maxWindow,
             beforeAppend: configuration.beforeEventAppend))
-        let verifier = try configuration.access.jwt.map { settings throws(ServerError) in try JWTVerifier(settings: settings) }
-        let sessions = configuration.access.requiresTokens
-            ? SessionTable(capacity: max(1, configuration.maxSessions),
-                           perCredential: max(1, configuration.maxSessionsPerCredential),
-                           lifetime: configuration.sessionLifetime) : nil
-        let access = AccessControl(policy: configuration.access, listeningOn: configuration.host,
+        let verifier = try configuration.access.policy.jwt.map { settings throws(ServerError) in try JWTVerifier(settings: settings) }
+        let sessions = configuration.access.policy.requiresTokens
+            ? SessionTable(capacity: configuration.access.maxSessions,
+                           perCredential: configuration.access.maxSessionsPerCredential,
+                           lifetime: configuration.access.sessionLifetime) : nil
+        let access = AccessControl(policy: configuration.access.policy, listeningOn: configuration.network.host,
                                    knowsScheme: certificate != nil || !proxies.isEmpty, verifier: verifier,
-                                   sessions: sessions, maxTokenLength: max(1, configuration.maxTokenLength))
+                                   sessions: sessions, maxTokenLength: configuration.access.maxTokenLength)
         let router = try makeRouter(hub: hub, access: access)
-        let limiter = configuration.writeRate > 0
-            ? WriteRateLimiter(rate: configuration.writeRate,
-                               burst: configuration.writeBurst > 0 ? configuration.writeBurst
-                                   : max(1, Int(configuration.writeRate.rounded(.up))),
-                               maxClients: max(1, configuration.writeRateClients))
+        let limiter = configuration.limits.writeRate > 0
+            ? WriteRateLimiter(rate: configuration.limits.writeRate,
+                               burst: configuration.limits.writeBurst > 0 ? configuration.limits.writeBurst
+                                   : Int(configuration.limits.writeRate.rounded(.up)),
+                               maxClients: configuration.limits.writeRateClients)
             : nil
         var options = daemonOptions
         // Rate limits and proxies need every request's address; the stream cap only that of `/events`.
         options.clientAddresses = limiter != nil || !proxies.isEmpty ? .all
-            : configuration.maxStreamsPerAddress > 0 ? .path("/events") : .none
+            : configuration.streams.maxStreamsPerAddress > 0 ? .path("/events") : .none
         options.certificate = certificate
         let daemon = MicroHTTPDDaemon(options: options, handlers: makeHandlers(router, access: access, limiter: limiter,
                                                                                proxies: proxies),
@@ -129,10 +130,10 @@ public final class LiveBindServer: Sendable {
         }
         logStateLocation()
         // Two ticks per interval: an idle stream gets a heartbeat every interval, a busy one none.
-        let heartbeat = HeartbeatTimer(interval: configuration.heartbeat / 2) { [weak hub] in hub?.heartbeat() }
+        let heartbeat = HeartbeatTimer(interval: configuration.streams.heartbeat / 2) { [weak hub] in hub?.heartbeat() }
         running.withLock { $0 = Running(daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat, routes: router.entries) }
-        logger.info("listening on \(certificate == nil ? "http" : "https")://\(configuration.host):\(daemon.port)/")
-        logger.info("\(configuration.access.summary)")
+        logger.info("listening on \(certificate == nil ? "http" : "https")://\(configuration.network.host):\(daemon.port)/")
+        logger.info("\(configuration.access.policy.summary)")
     }
 
     /// Stops in the order libmicrohttpd needs: stop accepting, end every stream (resuming the
@@ -172,14 +173,14 @@ public final class LiveBindServer: Sendable {
 
     private var daemonOptions: MicroHTTPDDaemon.Options {
         MicroHTTPDDaemon.Options(
-            host: configuration.host, port: UInt16(clamping: configuration.port),
+            host: configuration.network.host, port: UInt16(clamping: configuration.network.port),
             connectionLimit: configuration.effectiveConnectionLimit,
             connectionsPerAddress: configuration.effectiveMaxConnectionsPerAddress,
-            connectionMemoryLimit: configuration.connectionMemoryLimit,
+            connectionMemoryLimit: configuration.network.connectionMemoryLimit,
             connectionTimeoutSeconds: configuration.effectiveConnectionTimeout,
-            requestTimeout: configuration.requestTimeout,
-            threadPoolSize: configuration.threadPoolSize,
-            sendBufferSize: configuration.sendBufferSize, bodyLimit: configuration.bodyLimit)
+            requestTimeout: configuration.network.requestTimeout,
+            threadPoolSize: configuration.network.threadPoolSize,
+            sendBufferSize: configuration.network.sendBufferSize, bodyLimit: configuration.limits.bodyLimit)
     }
 
     private func makeHandlers(_ router: Router, access: AccessControl, limiter: WriteRateLimiter?,

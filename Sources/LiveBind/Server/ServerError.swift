@@ -1,5 +1,7 @@
 /// Errors of the server layer that are not HTTP answers: starting, binding, configuration.
 public enum ServerError: Error, Equatable, CustomStringConvertible {
+    /// A setting holds a value it does not take (see ``LiveBindServer/Configuration/validate()``).
+    case invalidConfiguration(ConfigurationError)
     /// The host is not a numeric IPv4/IPv6 address or `localhost`.
     case invalidHost(String)
     /// libmicrohttpd could not listen (port taken, permission, too few file descriptors).
@@ -36,6 +38,8 @@ public enum ServerError: Error, Equatable, CustomStringConvertible {
     /// A message a user can act on.
     public var description: String {
         switch self {
+        case .invalidConfiguration(let error):
+            error.description
         case .invalidHost(let host):
             "invalid host '\(host)': use a numeric address such as 127.0.0.1, 0.0.0.0 or ::1, or localhost"
         case .cannotListen(let host, let port):

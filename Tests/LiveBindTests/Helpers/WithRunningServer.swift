@@ -13,8 +13,8 @@ func withRunningServer<Result>(
     _ body: (Int) throws -> Result
 ) throws -> Result {
     var configuration = LiveBindServer.Configuration()
-    configuration.host = "127.0.0.1"
-    configuration.port = 0
+    configuration.network.host = "127.0.0.1"
+    configuration.network.port = 0
     configure(&configuration)
     var logger = Logger(label: "livebind.test")
     logger.logLevel = .warning

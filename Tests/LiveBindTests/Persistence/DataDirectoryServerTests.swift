@@ -9,8 +9,8 @@ import Testing
 
     static func withServer<Result>(_ directory: String, _ body: (LiveBindServer, Int) throws -> Result) throws -> Result {
         var configuration = LiveBindServer.Configuration()
-        configuration.port = 0
-        configuration.dataDirectory = directory
+        configuration.network.port = 0
+        configuration.persistence.dataDirectory = directory
         var logger = Logger(label: "livebind.test")
         logger.logLevel = .warning
         weak var store: Store?
@@ -124,8 +124,8 @@ import Testing
             weak var weakStore: Store?
             do {
                 var configuration = LiveBindServer.Configuration()
-                configuration.dataDirectory = directory
-                configuration.port = 0
+                configuration.persistence.dataDirectory = directory
+                configuration.network.port = 0
                 let server = try LiveBindServer(configuration: configuration)
                 let written = try server.store.put("sensor", ["temperature": 20.5]).result
                 try server.store.waitUntilDurable(through: written.sequence)
@@ -139,7 +139,7 @@ import Testing
             for _ in 0..<500 where weakStore != nil || weakServer != nil { usleep(10_000) }
             #expect(weakStore == nil)
             var configuration = LiveBindServer.Configuration()
-            configuration.dataDirectory = directory
+            configuration.persistence.dataDirectory = directory
             let server = try LiveBindServer(configuration: configuration)
             #expect(try server.store.value(of: "sensor") == ["temperature": 20.5])
             #expect(server.store.lastSequence == 1)

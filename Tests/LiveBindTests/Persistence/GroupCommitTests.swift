@@ -45,8 +45,8 @@ import Testing
     static func withServer(_ gate: SyncGate, _ body: (LiveBindServer, Int) throws -> Void) throws {
         try withTemporaryDirectory { directory in
             var configuration = LiveBindServer.Configuration()
-            configuration.port = 0
-            configuration.dataDirectory = directory
+            configuration.network.port = 0
+            configuration.persistence.dataDirectory = directory
             configuration.beforeLogSync = { gate.pass() }
             var logger = Logger(label: "livebind.test")
             logger.logLevel = .warning

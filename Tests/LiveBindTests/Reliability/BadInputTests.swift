@@ -223,7 +223,7 @@ import Testing
                                  "rows": [["id": "a", "v": 1]], "nested": ["deep": ["x": 1]]])
         try store.put("other", ["n": 1])
         try withPublicDirectory { publicDirectory in
-            try withRunningServer(store: store, configure: { $0.publicDirectory = publicDirectory }) { port in
+            try withRunningServer(store: store, configure: { $0.network.publicDirectory = publicDirectory }) { port in
                 let before = store.snapshot(models: nil)
                 for testCase in Self.cases {
                     let (status, contentType) = Self.send(testCase.raw, port: port)

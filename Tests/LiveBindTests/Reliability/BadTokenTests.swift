@@ -60,7 +60,7 @@ extension BadInputTests {
         let store = Store()
         try store.put("lab-1", ["t": 1])
         try withRunningServer(store: store, configure: {
-            $0.access = TestJWT.policy(audience: "livebind", issuer: "https://issuer.test")
+            $0.access.policy = TestJWT.policy(audience: "livebind", issuer: "https://issuer.test")
         }) { (port: Int) throws in
             for (name, token) in tokens {
                 for (method, target, body) in [("PUT", "/models/lab-1/t", "2"), ("GET", "/models/lab-1", ""),

@@ -13,7 +13,7 @@ extension ReliabilityTests {
             var random = SplitMix(state: seed)
             let store = Store()
             try store.put("m", ["counter": 0, "items": []])
-            try withRunningServer(store: store, configure: { $0.retainedEvents = 100_000 }) { port in
+            try withRunningServer(store: store, configure: { $0.streams.retainedEvents = 100_000 }) { port in
                 let stop = SharedCount()
                 let writer = TestThread { try Self.writeSteadily(store, until: stop) }
                 defer { stop.add(); try? writer.join(seconds: 30) }

@@ -16,9 +16,9 @@ extension ReliabilityTests {
             let store = Store()
             try store.put("m", ["v": 0])
             try withRunningServer(store: store, configure: {
-                $0.requestTimeout = .seconds(2)
-                $0.heartbeat = .milliseconds(500)
-                $0.connectionTimeout = 1
+                $0.network.requestTimeout = .seconds(2)
+                $0.streams.heartbeat = .milliseconds(500)
+                $0.network.connectionTimeout = 1
             }) { port in
                 let headerTrickle = Array("GET /models/m HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8)
                     + Array(repeating: UInt8(ascii: "a"), count: 10_000)
@@ -73,7 +73,7 @@ extension ReliabilityTests {
         /// Each request on a kept-alive connection gets the full request timeout; a connection left
         /// idle past it is closed.
         @Test func aKeptAliveConnectionServesEachPromptRequestAndIsClosedWhenLeftIdle() throws {
-            try withRunningServer(configure: { $0.requestTimeout = .seconds(1) }) { port in
+            try withRunningServer(configure: { $0.network.requestTimeout = .seconds(1) }) { port in
                 let socket = try TestSocket(port: port, timeout: 5)
                 for _ in 0..<4 {
                     try socket.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -90,7 +90,7 @@ extension ReliabilityTests {
         @Test func aStalledRequestIsClosedButAnEventStreamOutlivesTheRequestTimeout() throws {
             let store = Store()
             try store.put("m", ["v": 0])
-            try withRunningServer(store: store, configure: { $0.requestTimeout = .milliseconds(500) }) { port in
+            try withRunningServer(store: store, configure: { $0.network.requestTimeout = .milliseconds(500) }) { port in
                 let stream = try TestEventStream(port: port, target: "/events?model=m", timeout: 10)
                 #expect(try stream.next()?.type == "snapshot")
                 let stalled = try TestSocket(port: port, timeout: 5)

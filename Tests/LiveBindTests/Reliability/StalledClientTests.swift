@@ -15,9 +15,9 @@ extension ReliabilityTests {
             let store = Store()
             try store.put("m", ["v": ""])
             try withRunningServer(store: store, configure: {
-                $0.retainedEvents = Self.retained
-                $0.heartbeat = .milliseconds(500)
-                $0.connectionTimeout = 1      // raised to two heartbeats + 5 s: 7 s without progress
+                $0.streams.retainedEvents = Self.retained
+                $0.streams.heartbeat = .milliseconds(500)
+                $0.network.connectionTimeout = 1      // raised to two heartbeats + 5 s: 7 s without progress
             }) { port in
                 // Tiny receive windows: a few kilobytes of events fill each stalled socket.
                 let stalled = try (0..<Self.stalledCount).map { _ in
@@ -83,7 +83,7 @@ extension ReliabilityTests {
         @Test func aClientThatPausesPastTheRetainedEventsGetsResyncLaggingAndEndsEqualToTheServer() throws {
             let store = Store()
             try store.put("m", ["n": 0, "pad": ""])
-            try withRunningServer(store: store, configure: { $0.retainedEvents = 32 }) { port in
+            try withRunningServer(store: store, configure: { $0.streams.retainedEvents = 32 }) { port in
                 let stream = try TestEventStream(port: port, target: "/events?model=m", timeout: 30, receiveBufferSize: 2048)
                 var document = try #require(try stream.next()).object()["value"] as? [String: Any] ?? [:]
                 let pad = String(repeating: "p", count: 4096)

@@ -22,8 +22,8 @@ extension ReliabilityTests {
             let limit = try Self.snapshotFrameSize(store, "held")
             #expect(try Self.snapshotFrameSize(store, "over") == limit + 1)
             try withRunningServer(store: store, configure: {
-                $0.streamBufferLimit = limit
-                $0.heartbeat = .milliseconds(200)
+                $0.streams.streamBufferLimit = limit
+                $0.streams.heartbeat = .milliseconds(200)
             }) { port in
                 let atLimit = try TestEventStream(port: port, target: "/events?model=held", receiveBufferSize: 2048)
                 let pastLimit = try TestEventStream(port: port, target: "/events?model=over", receiveBufferSize: 2048)

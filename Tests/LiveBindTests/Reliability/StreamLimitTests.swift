@@ -11,7 +11,7 @@ extension ReliabilityTests {
         @Test func streamsPastTheLimitGet503WhileWritesAndReadsAreServed() throws {
             let store = Store()
             try store.put("m", ["v": 0])
-            try withRunningServer(store: store, configure: { $0.maxStreams = Self.limit }) { port in
+            try withRunningServer(store: store, configure: { $0.streams.maxStreams = Self.limit }) { port in
                 var streams = try (0..<Self.limit).map { _ in try TestEventStream(port: port, target: "/events?model=m") }
                 #expect(streams.allSatisfy { $0.status == 200 })
                 for stream in streams { #expect(try stream.next()?.type == "snapshot") }

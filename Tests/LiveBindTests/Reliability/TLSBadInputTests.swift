@@ -7,9 +7,9 @@ import Testing
 @Suite("Bad input over TLS") struct TLSBadInputTests {
     static func configure(_ certificates: TestCertificates) -> (inout LiveBindServer.Configuration) -> Void {
         { configuration in
-            configuration.tlsCertificateFile = certificates.serverCertificate
-            configuration.tlsKeyFile = certificates.serverKey
-            configuration.requestTimeout = .seconds(1)
+            configuration.network.tlsCertificateFile = certificates.serverCertificate
+            configuration.network.tlsKeyFile = certificates.serverKey
+            configuration.network.requestTimeout = .seconds(1)
         }
     }
 

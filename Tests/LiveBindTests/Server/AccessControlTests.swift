@@ -49,7 +49,7 @@ enum TestTokens {
 
     @Test func writesWithoutATokenAre401AndChangeNothing() throws {
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access = TestTokens.policy }) { port in
+        try withRunningServer(store: store, configure: { $0.access.policy = TestTokens.policy }) { port in
             for write in Self.writes {
                 let response = try send(port, write, token: nil)
                 #expect(response.isProblem(401), "\(write.0) \(write.1): \(response.status) \(response.text)")
@@ -62,7 +62,7 @@ enum TestTokens {
     @Test(arguments: ["wrong", TestTokens.admin + "x", String(TestTokens.admin.dropLast()), "Admin-7f3c9e1b5d2a4c6e"])
     func anUnknownTokenIs401(_ token: String) throws {
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access = TestTokens.policy }) { port in
+        try withRunningServer(store: store, configure: { $0.access.policy = TestTokens.policy }) { port in
             for write in Self.writes {
                 let response = try send(port, write, token: token)
                 #expect(response.isProblem(401))
@@ -74,7 +74,7 @@ enum TestTokens {
 
     @Test func aTokenWithoutTheWriteScopeIs403() throws {
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access = TestTokens.policy }) { port in
+        try withRunningServer(store: store, configure: { $0.access.policy = TestTokens.policy }) { port in
             for write in Self.writes {
                 let response = try send(port, write, token: TestTokens.reader)
                 #expect(response.isProblem(403))
@@ -86,7 +86,7 @@ enum TestTokens {
 
     @Test func aTokenWhosePrefixesMissTheModelIs403() throws {
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access = TestTokens.policy }) { port in
+        try withRunningServer(store: store, configure: { $0.access.policy = TestTokens.policy }) { port in
             for write in Self.writes {
                 let (method, target, type, body) = write
                 let other = target.replacingOccurrences(of: "lab-1", with: "other")
@@ -102,7 +102,7 @@ enum TestTokens {
 
     @Test func theRightTokenWrites() throws {
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access = TestTokens.policy }) { port in
+        try withRunningServer(store: store, configure: { $0.access.policy = TestTokens.policy }) { port in
             for (index, write) in Self.writes.enumerated() {
                 let response = try send(port, write, token: index.isMultiple(of: 2) ? TestTokens.lab : TestTokens.admin)
                 #expect((200...201).contains(response.status), "\(write.0) \(write.1): \(response.status) \(response.text)")
@@ -116,7 +116,7 @@ enum TestTokens {
 
     @Test func aQueryTokenDoesNotAuthorizeWrites() throws {
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access = TestTokens.policy }) { port in
+        try withRunningServer(store: store, configure: { $0.access.policy = TestTokens.policy }) { port in
             let response = try TestHTTPClient.send(port: port, "PUT", "/models/lab-1/t?access_token=\(TestTokens.admin)", "5")
             #expect(response.isProblem(401))
             #expect(try store.snapshot("lab-1").revision == 1)
@@ -124,7 +124,7 @@ enum TestTokens {
     }
 
     @Test func readsStayOpenWithoutPrivate() throws {
-        try withRunningServer(store: try seeded(), configure: { $0.access = TestTokens.policy }) { port in
+        try withRunningServer(store: try seeded(), configure: { $0.access.policy = TestTokens.policy }) { port in
             #expect(try TestHTTPClient.request(port: port, "GET", "/models/other").status == 200)
             #expect(try TestHTTPClient.request(port: port, "GET", "/models").text.contains("other"))
             #expect(try TestHTTPClient.request(port: port, "GET", "/bindings").status == 200)
@@ -137,7 +137,7 @@ enum TestTokens {
     @Test func bindingWritesNeedBothModelsCovered() throws {
         let store = try seeded()
         try store.put("lab-2", [:])
-        try withRunningServer(store: store, configure: { $0.access = TestTokens.policy }) { (port: Int) throws -> Void in
+        try withRunningServer(store: store, configure: { $0.access.policy = TestTokens.policy }) { (port: Int) throws -> Void in
             let lab = TestTokens.bearer(TestTokens.lab), admin = TestTokens.bearer(TestTokens.admin)
             let crossing = #"{"id":"x","source":"lab-1.t","target":"other.copy"}"#
             #expect(try TestHTTPClient.send(port: port, "POST", "/bindings", crossing).isProblem(401))

@@ -81,12 +81,12 @@ import Testing
 
     @Test func printingAPolicyHidesTheSecrets() {
         var configuration = LiveBindServer.Configuration()
-        configuration.access.tokens = [.init("super-secret-1", name: "ops"), .init("super-secret-2", scopes: [.read], models: ["lab-"])]
+        configuration.access.policy.tokens = [.init("super-secret-1", name: "ops"), .init("super-secret-2", scopes: [.read], models: ["lab-"])]
         var dumped = ""
         dump(configuration, to: &dumped)
-        for text in [dumped, "\(configuration)", String(reflecting: configuration), "\(configuration.access.tokens)"] {
+        for text in [dumped, "\(configuration)", String(reflecting: configuration), "\(configuration.access.policy.tokens)"] {
             #expect(!text.contains("super-secret"), "\(text)")
         }
-        #expect("\(configuration.access.tokens[1])" == "Token(unnamed: read; models lab-)")
+        #expect("\(configuration.access.policy.tokens[1])" == "Token(unnamed: read; models lab-)")
     }
 }

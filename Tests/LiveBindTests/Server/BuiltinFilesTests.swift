@@ -10,7 +10,7 @@ import LiveBind
     ]
 
     @Test func servesTheFilesWithTypesAndSecurityHeaders() throws {
-        try withRunningServer(configure: { $0.builtinFiles = Self.files }) { port in
+        try withRunningServer(configure: { $0.network.builtinFiles = Self.files }) { port in
             let index = try TestHTTPClient.request(port: port, "GET", "/")
             #expect(index.status == 200)
             #expect(index.text == "<!doctype html><title>built in</title>")
@@ -28,7 +28,7 @@ import LiveBind
     }
 
     @Test func anythingElseIsANotFoundProblem() throws {
-        try withRunningServer(configure: { $0.builtinFiles = Self.files }) { port in
+        try withRunningServer(configure: { $0.network.builtinFiles = Self.files }) { port in
             for target in ["/missing.js", "/examples/../../etc/passwd", "/%2e%2e/index.html", "/index.html/x"] {
                 let response = try TestHTTPClient.request(port: port, "GET", target)
                 #expect(response.status == 404, "\(target)")
@@ -42,8 +42,8 @@ import LiveBind
     @Test func aPublicDirectoryTakesPrecedence() throws {
         try withPublicDirectory { directory in
             try withRunningServer(configure: {
-                $0.builtinFiles = Self.files
-                $0.publicDirectory = directory
+                $0.network.builtinFiles = Self.files
+                $0.network.publicDirectory = directory
             }) { port in
                 let index = try TestHTTPClient.request(port: port, "GET", "/")
                 #expect(index.text == "<!doctype html><title>LiveBind</title>")

@@ -10,7 +10,7 @@ import Glibc
 /// so that the server sees two addresses.
 @Suite("Connections per address") struct ConnectionsPerAddressTests {
     static func capped(_ configuration: inout LiveBindServer.Configuration) {
-        configuration.maxConnectionsPerAddress = 3
+        configuration.network.maxConnectionsPerAddress = 3
     }
 
     @Test func oneConnectionPastTheCapIsClosedAndOtherAddressesStillGetThrough() throws {
@@ -41,15 +41,15 @@ import Glibc
 
     @Test func byDefaultTheCapIsOnOnlyWhereAPeerAddressIsOneClient() {
         var configuration = LiveBindServer.Configuration()
-        configuration.host = "0.0.0.0"
+        configuration.network.host = "0.0.0.0"
         #expect(configuration.effectiveMaxConnectionsPerAddress == 128)
         // Behind a proxy every client shares the proxy's address; on loopback every local process shares it.
-        configuration.trustedProxies = ["10.0.0.9"]
+        configuration.network.trustedProxies = ["10.0.0.9"]
         #expect(configuration.effectiveMaxConnectionsPerAddress == 0)
-        configuration.trustedProxies = []
-        configuration.host = "127.0.0.1"
+        configuration.network.trustedProxies = []
+        configuration.network.host = "127.0.0.1"
         #expect(configuration.effectiveMaxConnectionsPerAddress == 0)
-        configuration.maxConnectionsPerAddress = 5
+        configuration.network.maxConnectionsPerAddress = 5
         #expect(configuration.effectiveMaxConnectionsPerAddress == 5)
     }
 }

@@ -148,7 +148,7 @@ import Testing
     @Test func resumeFromAnIdNoLongerRetainedGetsResyncGapAndSnapshots() throws {
         let store = Store()
         try store.put("m", ["v": 0])
-        try withRunningServer(store: store, configure: { $0.retainedEvents = 4 }) { port in
+        try withRunningServer(store: store, configure: { $0.streams.retainedEvents = 4 }) { port in
             for value in 1...10 { try store.set(.int(value), at: Path(pointer: "/v"), in: "m") }
             // The event feed publishes a moment after the writes; resume once it has.
             try waitForMetric(port: port, "livebind_events_published_total", atLeast: 10)
@@ -191,8 +191,8 @@ import Testing
     /// ones it missed. Ids from the clock keep growing instead, and the client is told to start over.
     @Test func aClientFromBeforeARestartGetsResyncRestartAndIdsKeepGrowing() throws {
         var configuration = LiveBindServer.Configuration()
-        configuration.host = "127.0.0.1"
-        configuration.port = 0
+        configuration.network.host = "127.0.0.1"
+        configuration.network.port = 0
         let first = try LiveBindServer(configuration: configuration)
         try first.start()
         try first.store.put("m", ["v": 0])
@@ -215,7 +215,7 @@ import Testing
     }
 
     @Test func heartbeatCommentsArriveOnIdleStreams() throws {
-        try withRunningServer(configure: { $0.heartbeat = .milliseconds(100) }) { port in
+        try withRunningServer(configure: { $0.streams.heartbeat = .milliseconds(100) }) { port in
             let stream = try TestEventStream(port: port)
             _ = try stream.waitForComments(2)
             #expect(stream.comments.count >= 2)
@@ -223,7 +223,7 @@ import Testing
     }
 
     @Test func streamsPastTheLimitGet503Problem() throws {
-        try withRunningServer(configure: { $0.maxStreams = 2 }) { port in
+        try withRunningServer(configure: { $0.streams.maxStreams = 2 }) { port in
             let one = try TestEventStream(port: port)
             let two = try TestEventStream(port: port)
             let three = try TestEventStream(port: port)
@@ -240,7 +240,7 @@ import Testing
     @Test func aClientThatFallsBehindTheLogGetsResyncLagging() throws {
         let store = Store()
         try store.put("m", ["v": ""])
-        try withRunningServer(store: store, configure: { $0.retainedEvents = 16 }) { port in
+        try withRunningServer(store: store, configure: { $0.streams.retainedEvents = 16 }) { port in
             let stream = try TestEventStream(port: port)
             _ = try stream.next(1)
             let filler = String(repeating: "x", count: 2048)
@@ -264,7 +264,7 @@ import Testing
         let store = Store()
         let server = LiveBindServer(store: store, configuration: {
             var configuration = LiveBindServer.Configuration()
-            configuration.port = 0
+            configuration.network.port = 0
             return configuration
         }())
         try server.start()

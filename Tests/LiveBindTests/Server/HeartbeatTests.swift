@@ -6,7 +6,7 @@ import Testing
     @Test func idleStreamsGetHeartbeatsWhateverTheirFilter() throws {
         let store = Store()
         try store.put("a", ["v": 0])
-        try withRunningServer(store: store, configure: { $0.heartbeat = .milliseconds(100) }) { port in
+        try withRunningServer(store: store, configure: { $0.streams.heartbeat = .milliseconds(100) }) { port in
             let everything = try TestEventStream(port: port)
             let oneModel = try TestEventStream(port: port, target: "/events?model=a")
             _ = try everything.waitForComments(3)
@@ -20,7 +20,7 @@ import Testing
         let store = Store()
         try store.put("busy", ["v": 0])
         try store.put("idle", ["v": 0])
-        try withRunningServer(store: store, configure: { $0.heartbeat = .milliseconds(100) }) { port in
+        try withRunningServer(store: store, configure: { $0.streams.heartbeat = .milliseconds(100) }) { port in
             let busy = try TestEventStream(port: port, target: "/events?model=busy")
             let idle = try TestEventStream(port: port, target: "/events?model=idle")
             _ = try busy.next(1)
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func aClientThatWentAwayIsClosedByTheHeartbeats() throws {
-        try withRunningServer(configure: { $0.heartbeat = .milliseconds(100) }) { port in
+        try withRunningServer(configure: { $0.streams.heartbeat = .milliseconds(100) }) { port in
             var stream: TestEventStream? = try TestEventStream(port: port)
             _ = try stream?.waitForComments(1)
             #expect(try readMetrics(port: port)["livebind_open_streams"] == 1)
@@ -56,8 +56,8 @@ import Testing
         let store = Store()
         try store.put("m", ["v": 0])
         try withRunningServer(store: store, configure: {
-            $0.heartbeat = .milliseconds(50)
-            $0.retainedEvents = 4
+            $0.streams.heartbeat = .milliseconds(50)
+            $0.streams.retainedEvents = 4
         }) { port in
             let first = try TestEventStream(port: port)
             _ = try first.next(1)
@@ -77,7 +77,7 @@ import Testing
     @Test func heartbeatsBetweenEventsKeepEveryStreamWholeAndInOrder() throws {
         let store = Store()
         try store.put("m", ["v": 0])
-        try withRunningServer(store: store, configure: { $0.heartbeat = .milliseconds(20) }) { port in
+        try withRunningServer(store: store, configure: { $0.streams.heartbeat = .milliseconds(20) }) { port in
             let streams = try (0..<8).map { _ in try TestEventStream(port: port, target: "/events?model=m") }
             for stream in streams { #expect(try stream.next()?.type == "snapshot") }
             let count = 40
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func anHTTP10StreamGetsUnchunkedHeartbeats() throws {
-        try withRunningServer(configure: { $0.heartbeat = .milliseconds(50) }) { port in
+        try withRunningServer(configure: { $0.streams.heartbeat = .milliseconds(50) }) { port in
             let socket = try TestSocket(port: port)
             try socket.send("GET /events HTTP/1.0\r\nAccept: text/event-stream\r\n\r\n")
             let (status, _) = try TestHTTPClient.readHead(from: socket)

@@ -26,7 +26,7 @@ import Testing
         let writer = try await TestJWT.hs256(.valid(scope: "read write", models: ["lab-"]))
         let reader = try await TestJWT.hs256(.valid(scope: "read"))
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access = TestJWT.policy() }) { (port: Int) throws in
+        try withRunningServer(store: store, configure: { $0.access.policy = TestJWT.policy() }) { (port: Int) throws in
             #expect(try put(port, "/models/lab-1/t", token: writer).status == 200)
             #expect(try put(port, "/models/other/t", token: writer).isProblem(403))
             #expect(try put(port, "/models/lab-1/t", token: reader).isProblem(403))
@@ -43,7 +43,7 @@ import Testing
         let token = try await TestJWT.rs256(.valid())
         let forged = try await TestJWT.hs256(.valid(), secret: try TestJWT.fixture("jwt-test-rsa-public"))
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access = TestJWT.policy(key: try! TestJWT.fixture("jwt-test-rsa-public")) }) { (port: Int) throws in
+        try withRunningServer(store: store, configure: { $0.access.policy = TestJWT.policy(key: try! TestJWT.fixture("jwt-test-rsa-public")) }) { (port: Int) throws in
             #expect(try put(port, "/models/lab-1/t", token: token).status == 200)
             // Algorithm confusion: HS256 "signed" with the public key's PEM as the secret.
             let refused = try put(port, "/models/lab-1/t", token: forged)
@@ -59,7 +59,7 @@ import Testing
         let token = try await TestJWT.es256(.valid(), key: key, kid: "k1")
         let stranger = try await TestJWT.es256(.valid(), key: ES256PrivateKey(), kid: "k1")
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access = TestJWT.policy(key: jwks) }) { (port: Int) throws in
+        try withRunningServer(store: store, configure: { $0.access.policy = TestJWT.policy(key: jwks) }) { (port: Int) throws in
             #expect(try put(port, "/models/lab-1/t", token: token).status == 200)
             #expect(try put(port, "/models/lab-1/t", token: stranger).isProblem(401))
         }
@@ -78,7 +78,7 @@ import Testing
         let tokens = (ok: try await TestJWT.hs256(good), aud: try await TestJWT.hs256(wrongAudience),
                       iss: try await TestJWT.hs256(wrongIssuer), none: try await TestJWT.hs256(noAudience))
         try withRunningServer(store: try seeded(), configure: {
-            $0.access = TestJWT.policy(audience: "livebind", issuer: "https://issuer.test")
+            $0.access.policy = TestJWT.policy(audience: "livebind", issuer: "https://issuer.test")
         }) { (port: Int) throws in
             #expect(try put(port, "/models/lab-1/t", token: tokens.ok).status == 200)
             let audience = try put(port, "/models/lab-1/t", token: tokens.aud)
@@ -91,7 +91,7 @@ import Testing
 
     @Test func aTokenWithoutScopeMayDoNothing() async throws {
         let token = try await TestJWT.hs256(.valid(scope: nil))
-        try withRunningServer(store: try seeded(), configure: { $0.access = TestJWT.policy() }) { (port: Int) throws in
+        try withRunningServer(store: try seeded(), configure: { $0.access.policy = TestJWT.policy() }) { (port: Int) throws in
             #expect(try get(port, "/models/lab-1", token: token).isProblem(403))
             #expect(try put(port, "/models/lab-1/t", token: token).isProblem(403))
         }
@@ -100,8 +100,8 @@ import Testing
     @Test func aStreamGetsAuthRevokedWhenItsTokenExpiresWithoutWaitingForAnEvent() async throws {
         let token = try await TestJWT.hs256(.valid(for: 2, scope: "read"))
         try withRunningServer(store: try seeded(), configure: {
-            $0.access = TestJWT.policy()
-            $0.heartbeat = .seconds(60)
+            $0.access.policy = TestJWT.policy()
+            $0.streams.heartbeat = .seconds(60)
         }) { (port: Int) throws in
             let clock = ContinuousClock()
             let start = clock.now
@@ -127,8 +127,8 @@ import Testing
         for (key, words) in [("short", "at least 32 bytes"), ("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----", "private key"),
                              ("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----", "neither"), (#"{"keys":[]}"#, "no keys")] {
             var configuration = LiveBindServer.Configuration()
-            configuration.port = 0
-            configuration.access = TestJWT.policy(key: key)
+            configuration.network.port = 0
+            configuration.access.policy = TestJWT.policy(key: key)
             let server = LiveBindServer(store: Store(), configuration: configuration)
             #expect {
                 try server.start()

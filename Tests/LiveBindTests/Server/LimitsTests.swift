@@ -104,7 +104,7 @@ import Testing
     @Test func bindingsPastMaxBindingsAreRefused() throws {
         let store = Store()
         try store.put("c", ["v0": 1])
-        try withRunningServer(store: store, configure: { $0.maxBindings = 3 }) { port in
+        try withRunningServer(store: store, configure: { $0.limits.maxBindings = 3 }) { port in
             for i in 0..<3 {
                 let made = try Client.send(port: port, "POST", "/bindings", #"{"source": "c.v0", "target": "c.t\#(i)"}"#)
                 #expect(made.status == 201)

@@ -24,7 +24,7 @@ import LiveBind
 
     @Test func servesIndexAndFilesWithTypesAndSecurityHeaders() throws {
         try withPublicDirectory { directory in
-            try withRunningServer(configure: { $0.publicDirectory = directory }) { port in
+            try withRunningServer(configure: { $0.network.publicDirectory = directory }) { port in
                 let index = try TestHTTPClient.request(port: port, "GET", "/")
                 #expect(index.status == 200)
                 #expect(index.header("Content-Type") == "text/html; charset=utf-8")
@@ -44,7 +44,7 @@ import LiveBind
                       "/..%2fsecret.txt", "/missing.html", "/./../secret.txt"])
     func refusesPathsOutsideThePublicDirectory(_ target: String) throws {
         try withPublicDirectory { directory in
-            try withRunningServer(configure: { $0.publicDirectory = directory }) { port in
+            try withRunningServer(configure: { $0.network.publicDirectory = directory }) { port in
                 let response = try TestHTTPClient.request(port: port, "GET", target)
                 #expect(response.status == 404)
                 #expect(response.text != "secret")
@@ -67,7 +67,7 @@ import LiveBind
     @Test func stopsAndFreesThePort() throws {
         let server = LiveBindServer(store: Store(), configuration: {
             var configuration = LiveBindServer.Configuration()
-            configuration.port = 0
+            configuration.network.port = 0
             return configuration
         }())
         try server.start()

@@ -66,8 +66,8 @@ import Testing
         #expect(operations.count >= 20)
         // With a token, so that the routes only such a server has (`/session`) are there too.
         try withRunningServer(configure: {
-            $0.publicDirectory = Self.publicDirectory
-            $0.access.tokens = [.init(Self.token)]
+            $0.network.publicDirectory = Self.publicDirectory
+            $0.access.policy.tokens = [.init(Self.token)]
         }) { port in
             for operation in operations.sorted() {
                 let parts = operation.split(separator: " ", maxSplits: 1).map(String.init)
@@ -101,7 +101,7 @@ import Testing
     static let authorization = [("Authorization", "Bearer \(token)")]
 
     @Test func servedDocumentIsTheRepositorysFile() throws {
-        try withRunningServer(configure: { $0.publicDirectory = Self.publicDirectory }) { port in
+        try withRunningServer(configure: { $0.network.publicDirectory = Self.publicDirectory }) { port in
             let response = try TestHTTPClient.request(port: port, "GET", "/openapi.json")
             #expect(response.status == 200)
             #expect(response.header("Content-Type")?.hasPrefix("application/json") == true)

@@ -45,7 +45,7 @@ import Testing
         let store = try seeded()
         var policy = TestTokens.policy
         policy.allowedOrigins = ["https://app.example.com"]
-        try withRunningServer(store: store, configure: { $0.access = policy }) { port in
+        try withRunningServer(store: store, configure: { $0.access.policy = policy }) { port in
             let headers = [("Origin", "https://app.example.com")] + TestTokens.bearer(TestTokens.lab)
             let response = try TestHTTPClient.send(port: port, "PUT", "/models/lab-1/t", "5", headers: headers)
             #expect(response.status == 200)
@@ -81,7 +81,7 @@ import Testing
     @Test func preflightFromAnAllowedOriginIsAnswered() throws {
         var policy = AccessPolicy()
         policy.allowedOrigins = ["https://app.example.com", "http://localhost:3000"]
-        try withRunningServer(store: try seeded(), configure: { $0.access = policy }) { port in
+        try withRunningServer(store: try seeded(), configure: { $0.access.policy = policy }) { port in
             let request: [(String, String)] = [("Origin", "http://localhost:3000"), ("Access-Control-Request-Method", "PATCH"),
                                                ("Access-Control-Request-Headers", "authorization, content-type")]
             let preflight = try TestHTTPClient.request(port: port, "OPTIONS", "/models/lab-1", headers: request)
@@ -100,7 +100,7 @@ import Testing
 
     @Test func securityHeadersOnStaticFilesAndNosniffOnTheAPI() throws {
         try withPublicDirectory { directory in
-            try withRunningServer(store: try seeded(), configure: { $0.publicDirectory = directory }) { port in
+            try withRunningServer(store: try seeded(), configure: { $0.network.publicDirectory = directory }) { port in
                 let index = try TestHTTPClient.request(port: port, "GET", "/")
                 #expect(index.header("X-Content-Type-Options") == "nosniff")
                 let policy = try #require(index.header("Content-Security-Policy"))

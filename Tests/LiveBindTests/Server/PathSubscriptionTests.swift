@@ -171,7 +171,7 @@ import Testing
 
     @Test func resumeFromBeyondTheRetainedEventsStartsOver() throws {
         let store = try Self.sensorStore()
-        try withRunningServer(store: store, configure: { $0.retainedEvents = 1 }) { port in
+        try withRunningServer(store: store, configure: { $0.streams.retainedEvents = 1 }) { port in
             let watcher = try TestEventStream(port: port, target: "/events?model=other")
             _ = try watcher.next()
             let published = try #require(try readMetrics(port: port)["livebind_events_published_total"])
@@ -233,7 +233,7 @@ import Testing
     }
 
     @Test func subscriptionsPerStreamAreLimited() throws {
-        try withRunningServer(store: try Self.sensorStore(), configure: { $0.maxSubscriptions = 3 }) { port in
+        try withRunningServer(store: try Self.sensorStore(), configure: { $0.streams.maxSubscriptions = 3 }) { port in
             let three = (0..<3).map { "sub=sensor/k\($0)" }.joined(separator: "&")
             let ok = try TestEventStream(port: port, target: "/events?" + three)
             #expect(ok.status == 200)
@@ -250,9 +250,9 @@ import Testing
         try store.put("lab-1", ["rows": [1, 2, 3]])
         try store.put("secret", ["rows": [1]])
         try withRunningServer(store: store, configure: { configuration in
-            configuration.access.tokens = [.init("lab-reader-0123456789", scopes: [.read], models: ["lab-"]),
+            configuration.access.policy.tokens = [.init("lab-reader-0123456789", scopes: [.read], models: ["lab-"]),
                                            .init("other-reader-0123456789", scopes: [.read], models: ["sec"])]
-            configuration.access.privateReads = true
+            configuration.access.policy.privateReads = true
         }) { port in
             let refused = try TestEventStream(port: port, target: "/events?sub=secret/rows&access_token=lab-reader-0123456789")
             #expect(refused.status == 403)
@@ -296,7 +296,7 @@ import Testing
     @Test func aLocationStreamThatFallsBehindGetsResyncLaggingAndFreshSnapshots() throws {
         let store = Store()
         try store.put("m", ["v": "", "other": 0])
-        try withRunningServer(store: store, configure: { $0.retainedBytes = 64 << 10 }) { port in
+        try withRunningServer(store: store, configure: { $0.streams.retainedBytes = 64 << 10 }) { port in
             let stream = try TestEventStream(port: port, target: "/events?sub=m/v", receiveBufferSize: 4096)
             _ = try stream.next(2)
             let filler = String(repeating: "x", count: 2048)

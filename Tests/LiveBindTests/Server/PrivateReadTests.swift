@@ -20,7 +20,7 @@ import Testing
 
     @Test func readsNeedAReadToken() throws {
         try withPublicDirectory { directory in
-            try withRunningServer(store: try seeded(), configure: { $0.access = Self.policy; $0.publicDirectory = directory }) { port in
+            try withRunningServer(store: try seeded(), configure: { $0.access.policy = Self.policy; $0.network.publicDirectory = directory }) { port in
                 for target in ["/models", "/models/lab-1", "/models/lab-1/t", "/bindings", "/metrics", "/events"] {
                     let response = try TestHTTPClient.request(port: port, "GET", target)
                     #expect(response.isProblem(401), "\(target): \(response.status)")
@@ -42,7 +42,7 @@ import Testing
     @Test func aWriteOnlyTokenCannotRead() throws {
         var policy = Self.policy
         policy.tokens.append(.init("writer-only-123456", scopes: [.write]))
-        try withRunningServer(store: try seeded(), configure: { $0.access = policy }) { port in
+        try withRunningServer(store: try seeded(), configure: { $0.access.policy = policy }) { port in
             let response = try TestHTTPClient.request(port: port, "GET", "/models/other", headers: TestTokens.bearer("writer-only-123456"))
             #expect(response.isProblem(403))
         }
@@ -55,7 +55,7 @@ import Testing
         policy.tokens.append(.init("lab-writer-123456", scopes: [.write], models: ["lab-"]))
         let store = try seeded()
         try store.put("lab-secret", ["pin": "4711"])
-        try withRunningServer(store: store, configure: { $0.access = policy }) { port in
+        try withRunningServer(store: store, configure: { $0.access.policy = policy }) { port in
             let writer = TestTokens.bearer("lab-writer-123456")
             let made = try TestHTTPClient.send(port: port, "POST", "/bindings",
                                                #"{"id":"leak","source":"lab-secret","target":"lab-x.y","transform":"not"}"#, headers: writer)
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func aPrefixTokenSeesOnlyItsModels() throws {
-        try withRunningServer(store: try seeded(), configure: { $0.access = Self.policy }) { port in
+        try withRunningServer(store: try seeded(), configure: { $0.access.policy = Self.policy }) { port in
             let lab = TestTokens.bearer(TestTokens.lab)
             #expect(try TestHTTPClient.request(port: port, "GET", "/models", headers: lab).text == #"{"models":[{"name":"lab-1","rev":1}]}"#)
             #expect(try TestHTTPClient.request(port: port, "GET", "/models/other", headers: lab).isProblem(403))
@@ -93,7 +93,7 @@ import Testing
 
     @Test func theStreamTakesAQueryTokenAndCarriesOnlyCoveredModels() throws {
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access = Self.policy }) { port in
+        try withRunningServer(store: store, configure: { $0.access.policy = Self.policy }) { port in
             let stream = try TestEventStream(port: port, target: "/events?access_token=\(TestTokens.lab)")
             #expect(stream.status == 200)
             let snapshot = try #require(try stream.next())
@@ -119,7 +119,7 @@ import Testing
 
     @Test func aResyncKeepsTheFilter() throws {
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access = Self.policy }) { port in
+        try withRunningServer(store: store, configure: { $0.access.policy = Self.policy }) { port in
             let stream = try TestEventStream(port: port, target: "/events?lastEventId=999&access_token=\(TestTokens.lab)")
             let events = try stream.next(2)
             #expect(events.map(\.type) == ["resync", "snapshot"])
@@ -131,8 +131,8 @@ import Testing
 
     @Test func privateReadsWithoutTokensDoNotStart() throws {
         var configuration = LiveBindServer.Configuration()
-        configuration.port = 0
-        configuration.access.privateReads = true
+        configuration.network.port = 0
+        configuration.access.policy.privateReads = true
         let server = LiveBindServer(store: Store(), configuration: configuration)
         #expect(throws: ServerError.invalidAccessPolicy("private reads need at least one token (--token, --tokens or --jwt-key)")) {
             try server.start()
@@ -144,8 +144,8 @@ import Testing
         var logger = Logger(label: "livebind.test") { _ in RecordingLogHandler(records: records) }
         logger.logLevel = .trace
         var configuration = LiveBindServer.Configuration()
-        configuration.port = 0
-        configuration.access = Self.policy
+        configuration.network.port = 0
+        configuration.access.policy = Self.policy
         let store = try seeded()
         let server = LiveBindServer(store: store, configuration: configuration, logger: logger)
         try server.start()

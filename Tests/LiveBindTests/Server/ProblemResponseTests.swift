@@ -74,7 +74,7 @@ struct BadRequestCase: CustomTestStringConvertible, Sendable {
     @Test func bodyOverTheLimitIs413FromContentLengthAndWhenChunked() throws {
         let store = Store()
         try store.put("m", [:])
-        try withRunningServer(store: store, configure: { $0.bodyLimit = 1000 }) { port in
+        try withRunningServer(store: store, configure: { $0.limits.bodyLimit = 1000 }) { port in
             let big = Array("\"\(String(repeating: "x", count: 5000))\"".utf8)
             let declared = try TestHTTPClient.request(port: port, "PUT", "/models/m/a",
                                                       headers: [("Content-Type", "application/json")], body: big)

@@ -42,7 +42,7 @@ import Testing
         let limit = sizes[0] + sizes[1] + sizes[2] + slack
         let store = try Self.makeStore()
         let start = store.lastSequence
-        try withRunningServer(store: store, configure: { $0.retainedBytes = limit }) { port in
+        try withRunningServer(store: store, configure: { $0.streams.retainedBytes = limit }) { port in
             for index in 1...3 { try store.set(.string(Self.value(index)), at: Path(pointer: "/v"), in: "m") }
             var metrics = try waitForMetric(port: port, "livebind_events_published_total", atLeast: 3)
             if slack == 0 {
@@ -70,7 +70,7 @@ import Testing
     @Test func anEventLargerThanTheLimitIsStillKeptAsTheNewest() throws {
         let store = try Self.makeStore()
         let start = store.lastSequence
-        try withRunningServer(store: store, configure: { $0.retainedBytes = 1 }) { port in
+        try withRunningServer(store: store, configure: { $0.streams.retainedBytes = 1 }) { port in
             for index in 1...3 { try store.set(.string(Self.value(index)), at: Path(pointer: "/v"), in: "m") }
             let metrics = try waitForMetric(port: port, "livebind_events_published_total", atLeast: 3)
             #expect(metrics["livebind_retained_events"] == 1)
@@ -105,9 +105,9 @@ import Testing
     /// A server on `directory` keeping `retainedBytes` of events, run for `body` and stopped.
     static func withDataServer(_ directory: String, retainedBytes: Int, _ body: (Int) throws -> Void) throws {
         var configuration = LiveBindServer.Configuration()
-        configuration.port = 0
-        configuration.dataDirectory = directory
-        configuration.retainedBytes = retainedBytes
+        configuration.network.port = 0
+        configuration.persistence.dataDirectory = directory
+        configuration.streams.retainedBytes = retainedBytes
         var logger = Logger(label: "livebind.test")
         logger.logLevel = .warning
         weak var store: Store?

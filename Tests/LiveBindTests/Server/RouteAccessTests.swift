@@ -28,9 +28,9 @@ import Testing
         try store.put("lab-1", ["t": 1])
         try withPublicDirectory { directory in
             var configuration = LiveBindServer.Configuration()
-            configuration.port = 0
-            configuration.access = TestJWT.policy()
-            configuration.publicDirectory = directory
+            configuration.network.port = 0
+            configuration.access.policy = TestJWT.policy()
+            configuration.network.publicDirectory = directory
             var logger = Logger(label: "livebind.test")
             logger.logLevel = .warning
             let server = LiveBindServer(store: store, configuration: configuration, logger: logger)

@@ -20,7 +20,7 @@ import Testing
     }
 
     @Test func aSessionCookieIsHttpOnlyStrictAndCarriesTheTokensReach() throws {
-        try withRunningServer(store: try seeded(), configure: { $0.access = TestTokens.policy; $0.access.privateReads = true }) { (port: Int) throws in
+        try withRunningServer(store: try seeded(), configure: { $0.access.policy = TestTokens.policy; $0.access.policy.privateReads = true }) { (port: Int) throws in
             let (response, cookie) = try startSession(port, token: TestTokens.lab)
             #expect(response.status == 201)
             let setCookie = try #require(response.header("Set-Cookie"))
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func secureCookiesGetSecure() throws {
-        try withRunningServer(configure: { $0.access = TestTokens.policy; $0.secureCookies = true }) { (port: Int) throws in
+        try withRunningServer(configure: { $0.access.policy = TestTokens.policy; $0.access.secureCookies = true }) { (port: Int) throws in
             let (response, _) = try startSession(port, token: TestTokens.admin)
             #expect(response.header("Set-Cookie")?.hasSuffix("; Secure") == true)
             let ended = try TestHTTPClient.request(port: port, "DELETE", "/session")
@@ -52,7 +52,7 @@ import Testing
 
     @Test func aStreamOpensWithTheCookieAndNoTokenInItsURL() throws {
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access = TestTokens.policy; $0.access.privateReads = true }) { (port: Int) throws in
+        try withRunningServer(store: store, configure: { $0.access.policy = TestTokens.policy; $0.access.policy.privateReads = true }) { (port: Int) throws in
             let (_, cookie) = try startSession(port, token: TestTokens.lab)
             let stream = try TestEventStream(port: port, target: "/events", headers: [("Cookie", try #require(cookie))])
             #expect(stream.status == 200)
@@ -68,7 +68,7 @@ import Testing
 
     @Test func cookieWritesStillPassTheOriginCheck() throws {
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access = TestTokens.policy }) { (port: Int) throws in
+        try withRunningServer(store: store, configure: { $0.access.policy = TestTokens.policy }) { (port: Int) throws in
             let (_, cookie) = try startSession(port, token: TestTokens.admin)
             let header = [("Cookie", try #require(cookie)), ("Content-Type", "application/json")]
             let crossOrigin = try TestHTTPClient.request(port: port, "PUT", "/models/lab-1/t",
@@ -85,7 +85,7 @@ import Testing
     }
 
     @Test func endingASessionRefusesItsCookieAndClosesItsStreams() throws {
-        try withRunningServer(store: try seeded(), configure: { $0.access = TestTokens.policy; $0.access.privateReads = true }) { (port: Int) throws in
+        try withRunningServer(store: try seeded(), configure: { $0.access.policy = TestTokens.policy; $0.access.policy.privateReads = true }) { (port: Int) throws in
             let (_, cookie) = try startSession(port, token: TestTokens.admin)
             let header = [("Cookie", try #require(cookie))]
             let stream = try TestEventStream(port: port, target: "/events", headers: header)
@@ -103,7 +103,7 @@ import Testing
 
     @Test func aSessionEndsNoLaterThanItsJWT() async throws {
         let token = try await TestJWT.hs256(.valid(for: 2, scope: "read"))
-        try withRunningServer(store: try seeded(), configure: { $0.access = TestJWT.policy() }) { (port: Int) throws in
+        try withRunningServer(store: try seeded(), configure: { $0.access.policy = TestJWT.policy() }) { (port: Int) throws in
             let (response, cookie) = try startSession(port, token: token)
             #expect(response.status == 201)
             #expect((try response.object()["seconds"] as? Int).map { $0 <= 2 } == true)
@@ -118,9 +118,9 @@ import Testing
 
     @Test func theSessionTableIsBoundedAndEvictsTheOldest() throws {
         try withRunningServer(store: try seeded(), configure: {
-            $0.access = TestTokens.policy
-            $0.access.privateReads = true
-            $0.maxSessions = 2
+            $0.access.policy = TestTokens.policy
+            $0.access.policy.privateReads = true
+            $0.access.maxSessions = 2
         }) { (port: Int) throws in
             let cookies = try (0..<3).map { _ in try #require(try startSession(port, token: TestTokens.reader).1) }
             let stream = try TestEventStream(port: port, target: "/events", headers: [("Cookie", cookies[1])])
@@ -136,7 +136,7 @@ import Testing
     }
 
     @Test func aSessionNeedsABearerTokenNotACookieOrQuery() throws {
-        try withRunningServer(configure: { $0.access = TestTokens.policy }) { (port: Int) throws in
+        try withRunningServer(configure: { $0.access.policy = TestTokens.policy }) { (port: Int) throws in
             let (_, cookie) = try startSession(port, token: TestTokens.admin)
             #expect(try TestHTTPClient.request(port: port, "POST", "/session", headers: [("Cookie", try #require(cookie))], text: "").isProblem(401))
             #expect(try TestHTTPClient.request(port: port, "POST", "/session?access_token=\(TestTokens.admin)", text: "").isProblem(401))
@@ -151,7 +151,7 @@ import Testing
             #expect(try TestHTTPClient.request(port: port, "POST", "/session", text: "").status == 404)
             #expect(try TestHTTPClient.request(port: port, "GET", "/healthz").text == #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#)
         }
-        try withRunningServer(configure: { $0.access = TestTokens.policy }) { (port: Int) throws in
+        try withRunningServer(configure: { $0.access.policy = TestTokens.policy }) { (port: Int) throws in
             #expect(try TestHTTPClient.request(port: port, "GET", "/healthz").text
                     == #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#)
         }

@@ -41,12 +41,12 @@ import Testing
     }
 
     static func privateReads(_ configuration: inout LiveBindServer.Configuration) {
-        configuration.access = TestTokens.policy
-        configuration.access.privateReads = true
+        configuration.access.policy = TestTokens.policy
+        configuration.access.policy.privateReads = true
     }
 
     @Test func pastItsCapACredentialEndsItsOwnOldestSessionOnly() throws {
-        try withRunningServer(configure: { Self.privateReads(&$0); $0.maxSessionsPerCredential = 2 }) { (port: Int) throws in
+        try withRunningServer(configure: { Self.privateReads(&$0); $0.access.maxSessionsPerCredential = 2 }) { (port: Int) throws in
             let admin = try Self.cookie(port, token: TestTokens.admin)
             let first = try Self.cookie(port, token: TestTokens.reader)
             let stream = try TestEventStream(port: port, target: "/events", headers: [("Cookie", first)])
@@ -65,8 +65,8 @@ import Testing
     @Test func aFullTableOfOthersLiveSessionsRefusesWith503InsteadOfEndingOne() throws {
         try withRunningServer(configure: {
             Self.privateReads(&$0)
-            $0.maxSessions = 2
-            $0.sessionLifetime = .seconds(30)
+            $0.access.maxSessions = 2
+            $0.access.sessionLifetime = .seconds(30)
         }) { (port: Int) throws in
             let admin = try Self.cookie(port, token: TestTokens.admin)
             let lab = try Self.cookie(port, token: TestTokens.lab)
@@ -92,7 +92,7 @@ import Testing
     @Test func jwtsOfOneSubjectAreOneCredentialAndJWTsWithoutOneAreEachTheirOwn() async throws {
         let (alice1, alice2, bob) = (try await Self.jwt(subject: "alice"), try await Self.jwt(subject: "alice"), try await Self.jwt(subject: "bob"))
         let (anonymous1, anonymous2) = (try await Self.jwt(subject: nil), try await Self.jwt(subject: nil))
-        try withRunningServer(configure: { $0.access = TestJWT.policy(); $0.maxSessionsPerCredential = 1 }) { (port: Int) throws in
+        try withRunningServer(configure: { $0.access.policy = TestJWT.policy(); $0.access.maxSessionsPerCredential = 1 }) { (port: Int) throws in
             let first = try Self.cookie(port, token: alice1)
             let others = try [bob, anonymous1, anonymous2].map { try Self.cookie(port, token: $0) }
             let second = try Self.cookie(port, token: alice2)   // alice's second session ends her first

@@ -51,7 +51,7 @@ import Testing
         let store = Store()
         try store.put("m", ["v": 0])
         var configuration = LiveBindServer.Configuration()
-        configuration.port = 0
+        configuration.network.port = 0
         let server = LiveBindServer(store: store, configuration: configuration)
         try server.start()
         let streams = try (0..<Self.stopStreamCount).map { _ in try TestEventStream(port: server.port, timeout: 30) }

@@ -7,9 +7,9 @@ import Testing
 /// would behind nginx.
 @Suite("Streams per address") struct StreamsPerAddressTests {
     static func proxied(_ configuration: inout LiveBindServer.Configuration) {
-        configuration.trustedProxies = ["127.0.0.1"]
-        configuration.maxStreamsPerAddress = 2
-        configuration.heartbeat = .milliseconds(100)   // a closed client is noticed at the next write
+        configuration.network.trustedProxies = ["127.0.0.1"]
+        configuration.streams.maxStreamsPerAddress = 2
+        configuration.streams.heartbeat = .milliseconds(100)   // a closed client is noticed at the next write
     }
 
     static func open(_ port: Int, from address: String?, headers: [(String, String)] = []) throws -> TestEventStream {
@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func aStreamGivesItsShareBackWhenItIsRevoked() throws {
-        try withRunningServer(configure: { Self.proxied(&$0); $0.access = TestTokens.policy; $0.access.privateReads = true }) { (port: Int) throws in
+        try withRunningServer(configure: { Self.proxied(&$0); $0.access.policy = TestTokens.policy; $0.access.policy.privateReads = true }) { (port: Int) throws in
             let session = try TestHTTPClient.request(port: port, "POST", "/session", headers: TestTokens.bearer(TestTokens.reader), text: "")
             let cookie = [("Cookie", try #require(session.header("Set-Cookie")?.split(separator: ";").first.map(String.init)))]
             let revoked = try Self.open(port, from: "203.0.113.7", headers: cookie)
@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test func aStreamRefusedForAnotherReasonTakesNoShare() throws {
-        try withRunningServer(configure: { Self.proxied(&$0); $0.maxStreams = 1 }) { (port: Int) throws in
+        try withRunningServer(configure: { Self.proxied(&$0); $0.streams.maxStreams = 1 }) { (port: Int) throws in
             var held: TestEventStream? = try Self.open(port, from: "203.0.113.7")
             #expect(held?.status == 200)
             // Past --max-streams: the hub refuses them after the address's share was taken, which must come back.
@@ -98,7 +98,7 @@ import Testing
 
     @Test func withoutAProxyTheTCPPeerIsTheClient() throws {
         try withRunningServer(configure: {
-            $0.maxStreamsPerAddress = 2
+            $0.streams.maxStreamsPerAddress = 2
             $0.countsLoopbackStreams = true   // these clients are on loopback aliases; real ones are not
         }) { (port: Int) throws in
             let held = try (0..<2).map { _ in try TestBoundSocket(port: port, from: "127.0.0.3") }
@@ -113,14 +113,14 @@ import Testing
     }
 
     @Test func loopbackClientsAreNotCounted() throws {
-        try withRunningServer(configure: { $0.maxStreamsPerAddress = 1 }) { (port: Int) throws in
+        try withRunningServer(configure: { $0.streams.maxStreamsPerAddress = 1 }) { (port: Int) throws in
             let streams = try (0..<3).map { _ in try TestEventStream(port: port, target: "/events") }
             #expect(streams.allSatisfy { $0.status == 200 })
         }
     }
 
     @Test func noCapWhenZero() throws {
-        try withRunningServer(configure: { Self.proxied(&$0); $0.maxStreamsPerAddress = 0 }) { (port: Int) throws in
+        try withRunningServer(configure: { Self.proxied(&$0); $0.streams.maxStreamsPerAddress = 0 }) { (port: Int) throws in
             #expect(try (0..<4).map { _ in try Self.open(port, from: "203.0.113.7") }.allSatisfy { $0.status == 200 })
         }
     }

@@ -8,8 +8,8 @@ import Testing
 @Suite("TLS") struct TLSTests {
     static func tls(_ certificates: TestCertificates) -> (inout LiveBindServer.Configuration) -> Void {
         { configuration in
-            configuration.tlsCertificateFile = certificates.serverCertificate
-            configuration.tlsKeyFile = certificates.serverKey
+            configuration.network.tlsCertificateFile = certificates.serverCertificate
+            configuration.network.tlsKeyFile = certificates.serverKey
         }
     }
 
@@ -20,7 +20,7 @@ import Testing
                 try store.put("sensor", ["temperature": 20.5])
                 try withRunningServer(store: store, configure: { configuration in
                     Self.tls(certificates)(&configuration)
-                    configuration.publicDirectory = publicDirectory
+                    configuration.network.publicDirectory = publicDirectory
                 }) { port in
                     let curl = TestCurl(certificates: certificates, port: port)
                     let read = try curl.request("/models/sensor")
@@ -62,7 +62,7 @@ import Testing
             try store.put("sensor", ["temperature": 20.5])
             try withRunningServer(store: store, configure: { configuration in
                 Self.tls(certificates)(&configuration)
-                configuration.heartbeat = .milliseconds(400)
+                configuration.streams.heartbeat = .milliseconds(400)
             }) { port in
                 let curl = TestCurl(certificates: certificates, port: port)
                 let stream = try TestCurlStream(curl, "/events?model=sensor")
@@ -92,9 +92,9 @@ import Testing
             try FileManager.default.copyItem(atPath: certificates.serverCertificate, toPath: certificate)
             try FileManager.default.copyItem(atPath: certificates.serverKey, toPath: key)
             var configuration = LiveBindServer.Configuration()
-            configuration.port = 0
-            configuration.tlsCertificateFile = certificate
-            configuration.tlsKeyFile = key
+            configuration.network.port = 0
+            configuration.network.tlsCertificateFile = certificate
+            configuration.network.tlsKeyFile = key
             var logger = Logger(label: "livebind.test")
             logger.logLevel = .warning
             let server = LiveBindServer(store: store, configuration: configuration, logger: logger)
@@ -132,7 +132,7 @@ import Testing
 
     @Test func aServerWithoutTLSHasNothingToReload() throws {
         var configuration = LiveBindServer.Configuration()
-        configuration.port = 0
+        configuration.network.port = 0
         var logger = Logger(label: "livebind.test")
         logger.logLevel = .warning
         let server = LiveBindServer(store: Store(), configuration: configuration, logger: logger)
@@ -163,9 +163,9 @@ import Testing
             }
             for (certificate, key, expected) in cases {
                 var configuration = LiveBindServer.Configuration()
-                configuration.port = 0
-                configuration.tlsCertificateFile = certificate
-                configuration.tlsKeyFile = key
+                configuration.network.port = 0
+                configuration.network.tlsCertificateFile = certificate
+                configuration.network.tlsKeyFile = key
                 let server = LiveBindServer(store: Store(), configuration: configuration)
                 #expect(throws: expected) { try server.start() }
                 #expect(server.port == 0)
@@ -175,9 +175,9 @@ import Testing
                                                       (certificates.serverCertificate, garbage, false),
                                                       (certificates.serverKey, certificates.serverKey, true)] {
                 var configuration = LiveBindServer.Configuration()
-                configuration.port = 0
-                configuration.tlsCertificateFile = certificate
-                configuration.tlsKeyFile = key
+                configuration.network.port = 0
+                configuration.network.tlsCertificateFile = certificate
+                configuration.network.tlsKeyFile = key
                 do throws(ServerError) {
                     try LiveBindServer(store: Store(), configuration: configuration).start()
                     Issue.record("started with \(certificate) and \(key)")
@@ -200,7 +200,7 @@ import Testing
                  "does not belong to the certificate"),
                 (["--tls-cert", certificates.folder + "/nope.pem", "--tls-key", certificates.serverKey],
                  "cannot read '\(certificates.folder)/nope.pem': no such file"),
-                (["--tls-cert", certificates.serverCertificate], "--tls-cert and --tls-key go together"),
+                (["--tls-cert", certificates.serverCertificate], "TLS needs both a certificate and its key"),
             ]
             for (arguments, message) in cases {
                 let server = try ServerProcess(["--no-demo"] + arguments)

@@ -9,9 +9,9 @@ import Testing
     /// Writes limited to one per client per 100 s, so the second write of a client is 429.
     static func oneWriteEach(trusting proxies: [String]) -> (inout LiveBindServer.Configuration) -> Void {
         { configuration in
-            configuration.trustedProxies = proxies
-            configuration.writeRate = 0.01
-            configuration.writeBurst = 1
+            configuration.network.trustedProxies = proxies
+            configuration.limits.writeRate = 0.01
+            configuration.limits.writeBurst = 1
         }
     }
 
@@ -53,7 +53,7 @@ import Testing
         for trusted in [true, false] {
             let store = Store()
             try store.put("sensor", ["t": 0])
-            try withRunningServer(store: store, configure: { $0.trustedProxies = [trusted ? "127.0.0.1" : "127.0.0.2"] }) { (port: Int) throws in
+            try withRunningServer(store: store, configure: { $0.network.trustedProxies = [trusted ? "127.0.0.1" : "127.0.0.2"] }) { (port: Int) throws in
                 let read = try TestHTTPClient.request(port: port, "GET", "/models/sensor", headers: [("X-Forwarded-Proto", "https")])
                 #expect((read.header("Strict-Transport-Security") != nil) == trusted)
 
@@ -77,8 +77,8 @@ import Testing
     @Test func aTrustedProxyMustBeANumericAddress() throws {
         for bad in ["proxy.example", "10.0.0.0/8", "", "127.0.0.1:80"] {
             var configuration = LiveBindServer.Configuration()
-            configuration.port = 0
-            configuration.trustedProxies = [bad]
+            configuration.network.port = 0
+            configuration.network.trustedProxies = [bad]
             #expect(throws: ServerError.invalidTrustedProxy(bad)) {
                 try LiveBindServer(store: Store(), configuration: configuration).start()
             }

@@ -215,7 +215,7 @@ import Testing
     @Test func windowsLargerThanTheLimitAreRefused() throws {
         let store = Store()
         try store.put("m", ["items": [1, 2, 3]])
-        try withRunningServer(store: store, configure: { $0.maxWindow = 5 }) { port in
+        try withRunningServer(store: store, configure: { $0.streams.maxWindow = 5 }) { port in
             var open: [TestEventStream] = []
             for (query, status) in [("first=5", 200), ("first=6", 422), ("last=6", 422), ("offset=1;limit=6", 422), ("limit=5", 200),
                                     ("offset=9223372036854775807;limit=5", 200), ("offset=9223372036854775808;limit=5", 400)] {

@@ -42,7 +42,7 @@ import Testing
     @Test func overHTTPWritesPastTheRateGet429WhileReadsAndStreamsGoOn() throws {
         let store = Store()
         try store.put("m", ["n": 0])
-        try withRunningServer(store: store, configure: { $0.writeRate = 0.5; $0.writeBurst = 2 }) { port in
+        try withRunningServer(store: store, configure: { $0.limits.writeRate = 0.5; $0.limits.writeBurst = 2 }) { port in
             func write(_ value: Int) throws -> TestHTTPResponse {
                 try TestHTTPClient.request(port: port, "PUT", "/models/m/n",
                                            headers: [("Content-Type", "application/json")], text: "\(value)")
@@ -69,9 +69,9 @@ import Testing
         let store = Store()
         try store.put("lab-1", ["n": 0])
         try withRunningServer(store: store, configure: { (configuration: inout LiveBindServer.Configuration) in
-            configuration.access = TestTokens.policy
-            configuration.writeRate = 0.5
-            configuration.writeBurst = 1
+            configuration.access.policy = TestTokens.policy
+            configuration.limits.writeRate = 0.5
+            configuration.limits.writeBurst = 1
         }) { (port: Int) throws in
             func write(_ token: String) throws -> Int {
                 try TestHTTPClient.request(port: port, "PUT", "/models/lab-1/n",

@@ -1,0 +1,127 @@
+extension LiveBindServer.Configuration {
+    /// Every setting with a flag, in `--help`'s order: the one place each is declared (see ``Setting``).
+    public static let settings: [Setting<Self>] = network + streams + limits + access + persistence
+
+    private static let network: [Setting<Self>] = [
+        .init("host", "Network", .text(\.network.host, unit: "ADDRESS", rule: "not empty",
+                                       valid: { !$0.isEmpty }),
+              "Address to listen on (numeric IPv4/IPv6, or localhost)."),
+        .init("port", "Network", .integer(\.network.port, 0...65535, unit: "N"), "Port to listen on (0 picks a free one)."),
+        .init("public", "Network", .optionalText(\.network.publicDirectory, unit: "DIR", absent: "the built-in files"),
+              "Folder served at / instead of the built-in dashboard, examples and openapi.json (for development: edits show without a rebuild)."),
+        .init("tls-cert", "Network", .optionalText(\.network.tlsCertificateFile, unit: "FILE", absent: "none (plain HTTP)"),
+              "PEM certificate (then intermediates): serve HTTPS only, with Strict-Transport-Security. Needs --tls-key. SIGHUP reloads both files."),
+        .init("tls-key", "Network", .optionalText(\.network.tlsKeyFile, unit: "FILE", absent: "none"),
+              "Unencrypted PEM private key of --tls-cert."),
+        .init("trust-proxy", "Network", .list(\.network.trustedProxies, unit: "ADDRESS"),
+              "Address of a reverse proxy whose X-Forwarded-For and X-Forwarded-Proto are believed (repeatable); from other peers they are ignored."),
+        .init("connection-limit", "Network", .optionalInteger(\.network.connectionLimit, 1...1_000_000, unit: "N",
+                                                             automatic: "--max-streams + 512"),
+              "Most connections held at once (streams and requests)."),
+        .init("max-connections-per-address", "Network",
+              .optionalInteger(\.network.maxConnectionsPerAddress, 0...Int.max, unit: "N",
+                               automatic: "128; none on loopback or with --trust-proxy"),
+              "Most connections from one TCP peer address; past it a new one is closed at once. 0: no cap."),
+        .init("connection-timeout", "Network", .integer(\.network.connectionTimeout, 1...86_400, unit: "S"),
+              "Seconds without progress before a connection is closed (a client that stopped reading or sending); never less than two heartbeats plus 5."),
+        .init("request-timeout", "Network", .seconds(\.network.requestTimeout, .leastNonzeroMagnitude...3600),
+              "Seconds a client may take to send a whole request, headers and body (slowloris guard)."),
+        .init("threads", "Network", .integer(\.network.threadPoolSize, 1...1024, unit: "N"),
+              "Threads answering requests and writing streams."),
+        .init("connection-memory", "Network", .integer(\.network.connectionMemoryLimit, 4096...(16 << 20), unit: "BYTES"),
+              "Memory per connection for its request headers and write buffer (headers past about half of it get 431)."),
+        .init("send-buffer", "Network", .integer(\.network.sendBufferSize, 0...(64 << 20), unit: "BYTES"),
+              "Kernel send buffer per socket, so a stalled reader holds little memory (0: the system's default)."),
+    ]
+
+    private static let streams: [Setting<Self>] = [
+        .init("max-streams", "Streams", .integer(\.streams.maxStreams, 1...1_000_000, unit: "N"),
+              "Most event streams open at once; more get 503."),
+        .init("max-streams-per-address", "Streams", .integer(\.streams.maxStreamsPerAddress, 0...Int.max, unit: "N"),
+              "Most event streams one client address may hold (the forwarded one with --trust-proxy; loopback not counted); more get 503. 0: no cap."),
+        .init("heartbeat", "Streams", .seconds(\.streams.heartbeat, .leastNonzeroMagnitude...3600),
+              "Seconds between heartbeat comments on idle event streams."),
+        .init("retained-events", "Streams", .integer(\.streams.retainedEvents, 1...Int.max, unit: "N"),
+              "Most recent events kept for Last-Event-ID resumes (and in the data directory)."),
+        .init("retained-bytes", "Streams", .integer(\.streams.retainedBytes, 1...Int.max, unit: "BYTES"),
+              "Most bytes of recent events kept for resumes, shared by every stream (the newest event is always kept)."),
+        .init("stream-buffer-limit", "Streams", .integer(\.streams.streamBufferLimit, 0...Int.max, unit: "BYTES"),
+              "Most bytes of snapshots and events a stream may hold unsent while its client reads nothing; past it the stream is closed."),
+        .init("max-unsent-bytes", "Streams", .integer(\.streams.maxUnsentBytes, 1...Int.max, unit: "BYTES"),
+              "Most bytes of snapshots and events all streams together may hold unsent (each shared frame counted once); past it streams whose clients read nothing are closed, fattest first, and new streams get 503."),
+        .init("max-subscriptions", "Streams", .integer(\.streams.maxSubscriptions, 1...Int.max, unit: "N"),
+              "Most sub values (locations and windows) on one event stream (422 past it)."),
+        .init("max-window", "Streams", .integer(\.streams.maxWindow, 1...Int.max, unit: "N"),
+              "Most rows in one window of an event stream (sub=…;first=N, last=N, limit=N; 422 past it)."),
+    ]
+
+    private static let limits: [Setting<Self>] = [
+        .init("body-limit", "Limits", .integer(\.limits.bodyLimit, 1...Int.max, unit: "BYTES"), "Largest request body (413 past it)."),
+        .init("max-depth", "Limits", .integer(\.limits.store.maxDepth, 1...StoreLimits.depthCeiling, unit: "N"),
+              "Deepest nesting of a stored model (the root object is level 1)."),
+        .init("max-model-size", "Limits", .integer(\.limits.store.maxModelBytes, 1...Int.max, unit: "BYTES"),
+              "Largest model in bytes of compact JSON (413 past it)."),
+        .init("max-store-size", "Limits", .integer(\.limits.store.maxStoreBytes, 1...Int.max, unit: "BYTES"),
+              "Largest total of all models in bytes of compact JSON (413 past it)."),
+        .init("max-patch-operations", "Limits", .integer(\.limits.store.maxPatchOperations, 1...Int.max, unit: "N"),
+              "Most operations in one JSON Patch (422 past it)."),
+        .init("max-bindings", "Limits", .integer(\.limits.maxBindings, 1...Int.max, unit: "N"),
+              "Most bindings at once (definition file and POST /bindings together; 422 past it)."),
+        .init("write-rate", "Limits", .number(\.limits.writeRate, 0...1_000_000, unit: "N"),
+              "Writes a second per client (bearer token, or address without one) after --write-burst; 429 past it. 0: no limit."),
+        .init("write-burst", "Limits", .integer(\.limits.writeBurst, 0...1_000_000, unit: "N"),
+              "Writes a client may make at once before --write-rate applies (0: the rate, rounded up)."),
+        .init("write-rate-clients", "Limits", .integer(\.limits.writeRateClients, 1...Int.max, unit: "N"),
+              "Most clients whose write rate is tracked at once (those idle longest are forgotten first)."),
+    ]
+
+    private static let access: [Setting<Self>] = [
+        .init("max-token-length", "Access", .integer(\.access.maxTokenLength, 16...(1 << 20), unit: "BYTES"),
+              "Longest bearer token looked at (longer ones get 401 unread)."),
+        .init("max-sessions", "Access", .integer(\.access.maxSessions, 1...Int.max, unit: "N"),
+              "Most cookie sessions (POST /session) at once; past it expired ones, then the token's own oldest, are dropped; 503 when all are others' and live."),
+        .init("max-sessions-per-credential", "Access", .integer(\.access.maxSessionsPerCredential, 1...Int.max, unit: "N"),
+              "Most cookie sessions per credential (a static token, a JWT's sub, or a JWT without one); past it its own oldest session ends."),
+        .init("session-lifetime", "Access", .seconds(\.access.sessionLifetime, 1...31_536_000),
+              "Seconds a session lasts at most (it also ends when its token expires)."),
+        .init("secure-cookies", "Access", .flag(\.access.secureCookies),
+              "Session cookies get Secure (only sent over HTTPS): set it when clients reach the server over TLS."),
+    ]
+
+    private static let persistence: [Setting<Self>] = [
+        .init("data", "Persistence", .optionalText(\.persistence.dataDirectory, unit: "DIR", absent: "none (in memory)"),
+              "Folder for livebind.sqlite: models, event ids, retained events and bindings made over HTTP survive restarts; writes are answered once on disk."),
+        .init("checkpoint-bytes", "Persistence", .integer(\.persistence.checkpointBytes, 1...Int.max, unit: "BYTES"),
+              "With --data: bytes of commit log after which changed models are checkpointed whole (a restart replays at most about this much)."),
+    ]
+}
+
+extension ClusterConfiguration {
+    /// Every setting of a cluster node with a flag (used with `--cluster`), declared once (see ``Setting``).
+    public static let settings: [Setting<Self>] = [
+        .init("node-name", "Cluster", .text(\.nodeName, unit: "NAME", rule: "not empty", valid: { !$0.isEmpty }),
+              "With --cluster: this node's name, sent as LiveBind-Node (default: <hostname>:<port>)."),
+        .init("cluster-stream", "Cluster", .text(\.stream, unit: "NAME", rule: "letters, digits, _ and -", valid: { name in
+            !name.isEmpty && name.utf8.count <= 64
+                && name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-" }
+        }), "With --cluster: the JetStream stream holding the commits (made when missing)."),
+        .init("cluster-write-timeout", "Cluster", .seconds(\.writeTimeout, .leastNonzeroMagnitude...300),
+              "With --cluster: seconds a write may wait for the stream (an election, a lost server) before it gets 503."),
+        .init("cluster-snapshot-interval", "Cluster", .integer(\.snapshotInterval, 0...Int.max, unit: "N"),
+              "With --cluster: commits between two snapshots of every model (kept in JetStream; a starting node loads the last one); 0 takes none."),
+        .init("cluster-max-commits", "Cluster", .integer(\.maxCommits, 0...Int.max, unit: "N"),
+              "With --cluster: most commits the stream keeps, oldest dropped first (at least 3 snapshot intervals); 0 keeps all. Applies when the stream is made."),
+    ]
+
+    /// Throws when a setting holds a value it does not take (``settings``), when there is no NATS URL,
+    /// or when ``maxCommits`` would drop commits no snapshot covers.
+    public func validate() throws(ConfigurationError) {
+        for setting in Self.settings { try setting.check(self) }
+        guard !servers.isEmpty, servers.allSatisfy({ $0.hasPrefix("nats://") }) else {
+            throw ConfigurationError(flag: "cluster", reason: "takes nats://host:port URLs, comma-separated")
+        }
+        guard maxCommits == 0 || (snapshotInterval > 0 && snapshotInterval <= maxCommits / 3) else {
+            throw ConfigurationError(flag: "cluster-max-commits", reason: "needs snapshots: at least 3 times --cluster-snapshot-interval")
+        }
+    }
+}

@@ -1,0 +1,207 @@
+extension LiveBindServer {
+    /// Everything a server can be tuned with, in groups; the defaults suit a laptop and thousands of
+    /// streams. Each setting with a flag is declared once in ``settings``, which `livebind-server`'s
+    /// options and ``validate()`` come from.
+    public struct Configuration: Sendable {
+        /// Where and how the server listens, and what it serves at `/`.
+        public var network = Network()
+        /// Tokens, sessions and origins.
+        public var access = Access()
+        /// What requests and models may cost.
+        public var limits = Limits()
+        /// Event streams and the events kept for resumes.
+        public var streams = Streams()
+        /// The data directory.
+        public var persistence = Persistence()
+        /// Makes the server a node of a cluster: the models live in a NATS JetStream stream that every
+        /// node writes to and follows (see ``ClusterConfiguration``). nil (the default) is a single
+        /// process. Not combined with a data directory: the stream is the durable copy. Used by
+        /// ``LiveBindServer/init(configuration:logger:)``.
+        public var cluster: ClusterConfiguration?
+
+        /// A test seam: called on the data directory's writer thread before each sync.
+        var beforeLogSync: (@Sendable () -> Void)?
+        /// A test seam: called with each event frame before the event hub appends it (see `EventHub.Settings`).
+        var beforeEventAppend: (@Sendable (EventFrame) -> Void)?
+        /// A test seam: loopback addresses count against ``Streams/maxStreamsPerAddress`` too, so that a
+        /// test (whose clients are all on loopback) can see the cap on a client that connects directly.
+        var countsLoopbackStreams = false
+
+        /// The defaults.
+        public init() {}
+
+        /// Where and how the server listens, and what it serves at `/`.
+        public struct Network: Sendable {
+            /// Numeric address to listen on (`127.0.0.1`, `0.0.0.0`, `::1`) or `localhost`.
+            public var host: String = "127.0.0.1"
+            /// Port to listen on; 0 picks a free one (read it back from `LiveBindServer.port`).
+            public var port: Int = 8080
+            /// Folder served at `/` (`index.html` and assets); nil serves ``builtinFiles``.
+            public var publicDirectory: String?
+            /// Files served at `/` when ``publicDirectory`` is nil, by path relative to the site's root
+            /// (`"index.html"`, `"examples/greenhouse.html"`): `livebind-server` passes the copy of `Public/`
+            /// built into it. Empty (the default) serves no files.
+            public var builtinFiles: [String: [UInt8]] = [:]
+            /// PEM file with the server's certificate (then any intermediates): with ``tlsKeyFile`` the
+            /// server speaks only HTTPS, and every answer carries `Strict-Transport-Security`. nil: plain HTTP.
+            public var tlsCertificateFile: String?
+            /// PEM file with the unencrypted private key of ``tlsCertificateFile``.
+            public var tlsKeyFile: String?
+            /// Addresses of reverse proxies (numeric IPv4/IPv6) whose `X-Forwarded-For` and `X-Forwarded-Proto`
+            /// give the client's address and scheme; from any other peer those headers are ignored.
+            public var trustedProxies: [String] = []
+            /// Most connections libmicrohttpd holds; nil means `maxStreams + 512`, so writes always find a slot.
+            public var connectionLimit: Int?
+            /// Most connections libmicrohttpd takes from one TCP peer address; past it a new connection is
+            /// closed at once, unanswered. nil means 128, or no cap when the server listens on loopback only
+            /// or trusts a proxy (then its peers are shared by many clients). 0: no cap.
+            public var maxConnectionsPerAddress: Int?
+            /// Seconds without progress before a connection is closed: a client that stopped reading its
+            /// event stream, or stopped sending its request. Never less than two heartbeats and 5 s.
+            public var connectionTimeout: Int = 60
+            /// Longest time a client may take to send a request's headers and body, however steadily it
+            /// trickles them (slowloris); past it the connection is closed. Event streams, once answered,
+            /// are not limited.
+            public var requestTimeout: Duration = .seconds(30)
+            /// libmicrohttpd worker threads.
+            public var threadPoolSize: Int = 2
+            /// Per-connection memory pool in bytes (request headers and the write buffer). libmicrohttpd
+            /// takes request headers up to about half of it: 16 kB holds a 6 kB cookie; larger headers get 431.
+            public var connectionMemoryLimit: Int = 16 * 1024
+            /// Kernel send buffer per socket in bytes, so a stalled reader holds little memory; 0 keeps the default.
+            public var sendBufferSize: Int = 64 * 1024
+
+            /// The defaults.
+            public init() {}
+        }
+
+        /// Tokens, sessions and origins.
+        public struct Access: Sendable {
+            /// Bearer tokens, JWTs, private reads and other allowed origins; by default anyone who can
+            /// reach the port may write, and only the server's own pages may write from a browser.
+            public var policy = AccessPolicy()
+            /// Longest bearer token looked at, in bytes (header, `?access_token=`, `POST /session`); a
+            /// longer one is refused with 401 unread. JWTs with many claims or an RSA-4096 signature need
+            /// a few kB.
+            public var maxTokenLength: Int = 4096
+            /// Most cookie sessions (`POST /session`) at once; past it the expired ones go first, then the
+            /// requesting credential's own oldest (its streams get `auth_revoked`); when every session is
+            /// live and another credential's, `POST /session` gets 503 with `Retry-After`.
+            public var maxSessions: Int = 10_000
+            /// Most cookie sessions one credential (a static token, a JWT's subject, or a JWT without one)
+            /// holds at once; past it its own oldest session ends. Others' sessions are never ended for it.
+            public var maxSessionsPerCredential: Int = 16
+            /// Longest a session lasts; it also ends when the token it was made from expires.
+            public var sessionLifetime: Duration = .seconds(8 * 3600)
+            /// Whether session cookies always get `Secure` (sent only over HTTPS). They get it anyway when
+            /// the request came over https: TLS here, or `X-Forwarded-Proto: https` from a trusted proxy.
+            /// Set it when a proxy that is not trusted ends TLS in front of the server.
+            public var secureCookies = false
+
+            /// The defaults.
+            public init() {}
+        }
+
+        /// What requests and models may cost.
+        public struct Limits: Sendable {
+            /// What models may become (nesting depth, bytes per model and in all, operations per JSON
+            /// Patch); a write past a limit gets 413 or 422. Used when the server makes its own store.
+            public var store = StoreLimits()
+            /// Most bindings at once (definition file, Swift and `POST /bindings` together); more get 422.
+            /// Used when the server makes its own registry.
+            public var maxBindings = 10_000
+            /// Largest request body accepted, in bytes (413 past it).
+            public var bodyLimit: Int = 1 << 20
+            /// Writes a second each client may make (its bearer token, or its address without one), after
+            /// ``writeBurst`` at once; past it, 429 with `Retry-After`. Reads and streams are not limited.
+            /// 0, the default, limits nothing.
+            public var writeRate: Double = 0
+            /// Writes a client may make at once before ``writeRate`` applies; 0 means the rate rounded up.
+            public var writeBurst: Int = 0
+            /// Most clients whose write rate is tracked at once; past it, those idle longest are forgotten.
+            public var writeRateClients: Int = 10_000
+
+            /// The defaults.
+            public init() {}
+        }
+
+        /// Event streams and the events kept for resumes.
+        public struct Streams: Sendable {
+            /// Most event streams open at once; more get 503.
+            public var maxStreams: Int = 10_000
+            /// Most event streams one client address may hold at once (the forwarded address behind a
+            /// trusted proxy); more get 503. Loopback addresses are not counted. 0: no cap.
+            public var maxStreamsPerAddress: Int = 64
+            /// Time between heartbeat comments on idle streams.
+            public var heartbeat: Duration = .seconds(15)
+            /// Most recent events kept for `Last-Event-ID` resumes (older resumes get `resync`), and kept
+            /// in the data directory. The log is also bounded by ``retainedBytes``: whichever is reached first.
+            public var retainedEvents: Int = 4096
+            /// Most bytes of recent events kept for resumes: the one log every stream reads from, so the
+            /// memory events take however many streams there are. The newest event is always kept.
+            public var retainedBytes: Int = 64 << 20
+            /// Most bytes of snapshots and events one stream may hold unsent while its client reads
+            /// nothing: a stream past it that wrote nothing for a heartbeat interval is closed (a client
+            /// that reconnects resumes with `Last-Event-ID`). Smaller stalled streams are closed by
+            /// ``Network/connectionTimeout``.
+            public var streamBufferLimit: Int = 1 << 20
+            /// Most bytes of snapshots and events all streams together may hold unsent, each frame counted
+            /// once however many streams share it: past it, streams whose clients read nothing are closed,
+            /// fattest first, and a new stream that still finds it spent gets 503 with `Retry-After`.
+            public var maxUnsentBytes: Int = 256 << 20
+            /// Most `sub` values (locations and windows) one event stream may have; more get 422.
+            public var maxSubscriptions: Int = 64
+            /// Most rows one window (`sub=…;first=N`, `last=N`, `limit=N`) may show; more get 422.
+            public var maxWindow: Int = 10_000
+
+            /// The defaults.
+            public init() {}
+        }
+
+        /// The data directory.
+        public struct Persistence: Sendable {
+            /// Folder holding `livebind.sqlite` (created when missing): the models, the event ids, the
+            /// retained events and the bindings made over HTTP survive restarts, and a write is answered
+            /// (and streamed) only once it is on disk. Writes that arrive while the disk syncs share the
+            /// next sync. nil keeps everything in memory (lost at exit). Used by
+            /// ``LiveBindServer/init(configuration:logger:)``.
+            public var dataDirectory: String?
+            /// With a data directory: bytes of commit log after which the models changed since the last
+            /// checkpoint are written whole, in the background. A restart replays at most about this much
+            /// log; larger values write whole documents less often.
+            public var checkpointBytes: Int = 16 << 20
+
+            /// The defaults.
+            public init() {}
+        }
+
+        /// Throws when a setting holds a value it does not take (``settings``), or when settings that
+        /// go together do not: a cluster with a data directory, a cluster's settings
+        /// (``ClusterConfiguration/validate()``). `start()` calls it; the files it names (certificate,
+        /// key, folders) are checked when they are opened.
+        public func validate() throws(ConfigurationError) {
+            for setting in Self.settings { try setting.check(self) }
+            if let cluster {
+                guard persistence.dataDirectory == nil else {
+                    throw ConfigurationError(flag: "data", reason: "cannot go with --cluster: the state is kept in NATS JetStream")
+                }
+                try cluster.validate()
+            }
+        }
+
+        /// The idle timeout actually used: long enough that a heartbeat always comes first.
+        var effectiveConnectionTimeout: Int {
+            let heartbeatSeconds = Int(streams.heartbeat.components.seconds) + 1
+            return max(network.connectionTimeout, 2 * heartbeatSeconds + 5)
+        }
+
+        /// The connection limit actually used.
+        var effectiveConnectionLimit: Int { network.connectionLimit ?? (streams.maxStreams + 512) }
+
+        /// The per-address connection cap actually used; 0: none.
+        var effectiveMaxConnectionsPerAddress: Int {
+            if let limit = network.maxConnectionsPerAddress { return limit }
+            return AccessControl.isLoopback(address: network.host) || !network.trustedProxies.isEmpty ? 0 : 128
+        }
+    }
+}
