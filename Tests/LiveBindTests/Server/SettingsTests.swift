@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import LiveBind
 
@@ -83,5 +84,83 @@ import Testing
         configuration.cluster = ClusterConfiguration(servers: ["nats://127.0.0.1:4222"], nodeName: "a")
         configuration.persistence.dataDirectory = "/tmp"
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
+    }
+}
+
+/// docs/HTTP.md and Public/openapi.json name settings by their flags: each flag they name exists, and
+/// the Limits table gives each setting's own default. (The table of flags itself is made from
+/// `--help`; `make test-cli` checks it.)
+@Suite("Settings in the docs") struct SettingsDocsTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    static func text(_ path: String) throws -> String {
+        try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    /// The flags the generated table of docs/HTTP.md lists.
+    static func documentedFlags() throws -> Set<String> {
+        let document = try text("docs/HTTP.md")
+        let start = try #require(document.range(of: "<!-- flags: made by Tests/cli/options_table.py"))
+        let end = try #require(document.range(of: "<!-- end of flags -->"))
+        let table = document[start.upperBound..<end.lowerBound]
+        return Set(table.split(separator: "\n").compactMap { line in
+            line.hasPrefix("| `--") ? String(line.dropFirst(5).prefix { $0 != " " && $0 != "`" }) : nil
+        })
+    }
+
+    static func flagsNamed(in text: String) -> Set<String> {
+        var flags: Set<String> = []
+        var rest = Substring(text)
+        while let range = rest.range(of: "--") {
+            let name = rest[range.upperBound...].prefix { ("a"..."z").contains($0) || $0 == "-" }
+            if name.count > 1, !name.hasSuffix("-"), range.lowerBound == rest.startIndex
+                || !(rest[rest.index(before: range.lowerBound)].isLetter || rest[rest.index(before: range.lowerBound)] == "-") {
+                flags.insert(String(name))
+            }
+            rest = rest[range.upperBound...]
+        }
+        return flags
+    }
+
+    @Test func everyFlagTheDocsNameExists() throws {
+        let known = try Self.documentedFlags().union(["help", "version"])
+        for library in LiveBindServer.Configuration.settings.map(\.flag) + ClusterConfiguration.settings.map(\.flag) {
+            #expect(known.contains(library), "--\(library) is missing from docs/HTTP.md's table of flags")
+        }
+        for file in ["docs/HTTP.md", "Public/openapi.json", "README.md", "docs/Deploying.md"] {
+            // Words after `--` that are not flags: curl's own options and the like.
+            let named = Self.flagsNamed(in: try Self.text(file)).subtracting(Self.notOurs)
+            #expect(named.subtracting(known).isEmpty, "\(file) names flags that do not exist: \(named.subtracting(known).sorted())")
+        }
+    }
+
+    /// Options of other programs the docs show (curl, openssl, nginx, make, swift, dpkg…).
+    static let notOurs: Set<String> = [
+        "data-binary", "data-urlencode", "header", "request", "no-buffer", "cacert", "include", "silent", "show-error",
+        "fail", "max-time", "url", "write-out", "output", "location", "insecure", "http2", "compressed", "user", "form",
+        "product", "static-swift-stdlib", "scratch-path", "filter", "skip-build", "build-tests", "sanitize", "package-path",
+        "now", "no-pager", "follow", "unit", "purge", "signal", "raw", "sort-keys", "jwt-kid", "connect-timeout",
+        "compact-output", "arg", "argjson", "interactive", "rm", "name", "network", "publish", "volume", "detach",
+        "no-cache", "recursive", "quiet", "verbose", "version", "help", "dry-run", "force", "system", "group", "home",
+        "no-create-home", "shell", "disabled-password", "gecos", "js", "server", "stream", "retries", "retry",
+        "replicas", "storage", "subjects", "defaults", "no-install-recommends", "yes", "print",
+    ]
+
+    @Test func theLimitsTableGivesEachSettingsDefault() throws {
+        let defaults = LiveBindServer.Configuration()
+        var checked = 0
+        for line in try Self.text("docs/HTTP.md").split(separator: "\n") where line.hasPrefix("| ") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count > 3, cells[2].hasPrefix("`--"), cells[2].contains("(`") else { continue }
+            let flag = String(cells[2].dropFirst(3).prefix { $0 != "`" })
+            let setting = try #require(LiveBindServer.Configuration.settings.first { $0.flag == flag }, "--\(flag)")
+            let value = setting.value(in: defaults)
+            let number = { (text: String) in text.prefix { $0.isNumber } }
+            #expect(!number(value).isEmpty && number(cells[3]) == number(value),
+                    "the Limits table gives --\(flag) the default '\(cells[3])'; it is \(value)")
+            checked += 1
+        }
+        #expect(checked >= 10)
     }
 }
