@@ -28,6 +28,15 @@ extension EventHub {
         return total
     }
 
+    /// Whether streams may be given more frames of their own: the estimate is under the budget, or a
+    /// count finds it so. Called with the lock held.
+    func hasRoom(in state: inout State) -> Bool {
+        guard state.unsentCounted + state.unsentAdded >= settings.maxUnsentBytes else { return true }
+        let total = unsentBytes(in: state)
+        (state.unsentCounted, state.unsentAdded) = (total, 0)
+        return total < settings.maxUnsentBytes
+    }
+
     /// Cuts the fattest streams whose clients read nothing (not suspended, and nothing written since
     /// the heartbeat tick before the last) until the total is under the budget; true when it is.
     /// Called with the lock held.

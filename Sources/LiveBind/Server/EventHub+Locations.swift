@@ -53,8 +53,19 @@ extension EventHub {
         // A plain location (no window) gets the same event for the same path: one frame per commit,
         // shared by every stream that follows that path, as whole-model streams share theirs.
         var shared: [Path: EventFrame] = [:]
+        // A window's events are each stream's own: once what every stream holds unsent reaches the
+        // budget, the streams still to serve start over (`resync`, their snapshots made when they
+        // next read) instead of getting one more frame each.
+        var overBudget = false
         for (position, subscriber) in subscribers.enumerated() {
             let stream = subscriber.stream
+            if stream.pendingResync != nil { continue }   // it starts over from fresh snapshots anyway
+            if overBudget || !hasRoom(in: &state) {
+                overBudget = true
+                dropDerived(of: stream, resync: .lagging)
+                woken.append(subscriber.id)
+                continue
+            }
             var frames: [EventFrame] = []
             if case .drop = commit.kind {
                 frames.append(logFrame)
