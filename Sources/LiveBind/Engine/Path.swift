@@ -129,18 +129,21 @@ public struct Path: Sendable, Hashable, CustomStringConvertible {
         return true
     }
 
-    /// The component as an array index when it is a canonical non-negative integer (`0`, `12`).
+    /// The component as an array index when it is a canonical non-negative integer (`0`, `12`); one
+    /// too large for an `Int` is `Int.max`, past the end of any array (so it is out of range there,
+    /// not a member name that is not found).
     static func arrayIndex(_ component: String) -> Int? {
         var component = component
         return component.withUTF8 { bytes -> Int? in
             guard let first = bytes.first, first &- UInt8(ascii: "0") < 10 else { return nil }
             if first == UInt8(ascii: "0") { return bytes.count == 1 ? 0 : nil }
-            guard bytes.count <= 18 else { return nil }
             var value = 0
             for byte in bytes {
                 let digit = byte &- UInt8(ascii: "0")
                 guard digit < 10 else { return nil }
-                value = value * 10 + Int(digit)
+                let (tens, overflow) = value.multipliedReportingOverflow(by: 10)
+                let (sum, carry) = tens.addingReportingOverflow(Int(digit))
+                value = overflow || carry ? .max : sum
             }
             return value
         }

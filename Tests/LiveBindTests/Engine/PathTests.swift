@@ -52,9 +52,12 @@ import Testing
     @Test func arrayIndicesMustBeCanonical() {
         #expect(Path.arrayIndex("0") == 0)
         #expect(Path.arrayIndex("12") == 12)
-        for bad in ["01", "-1", "+1", "", "1a", "-", "99999999999999999999"] {
+        for bad in ["01", "-1", "+1", "", "1a", "-", "99999999999999999999a"] {
             #expect(Path.arrayIndex(bad) == nil, "\(bad)")
         }
+        // Too large for an Int: past the end of any array, so out of range rather than a member name.
+        #expect(Path.arrayIndex("9223372036854775807") == .max)
+        #expect(Path.arrayIndex("99999999999999999999") == .max)
     }
 
     /// Found by FuzzPath: a separator followed by a combining mark (U+06E0) forms one grapheme cluster,

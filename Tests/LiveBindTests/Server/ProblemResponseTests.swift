@@ -46,6 +46,8 @@ struct BadRequestCase: CustomTestStringConvertible, Sendable {
         .init("text on POST", "POST", "/models/m/list", type: "text/plain", "1", status: 415),
         .init("model root not an object", "PUT", "/models/m", "[1]", status: 422),
         .init("index out of range", "PUT", "/models/m/list/9", "1", status: 422),
+        .init("index past Int.max, out of range too", "PUT", "/models/m/list/99999999999999999999", "1", status: 422),
+        .init("index Int.max, out of range", "DELETE", "/models/m/list/9223372036854775807", nil, status: 422),
         .init("type mismatch", "PUT", "/models/m/a/b", "1", status: 422),
         .init("append to a number", "POST", "/models/m/a", "1", status: 422),
         .init("patch not an array", "PATCH", "/models/m", type: "application/json-patch+json", "{}", status: 400),
