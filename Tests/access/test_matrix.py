@@ -262,7 +262,8 @@ def expected(row, credential, world):
     if row.access == "bind" and world.private and "read" not in caller.scopes:
         return 403                                   # a binding shows its source: read too, with --private
     if not all(caller.covers(model) for model in row.models):
-        return 403
+        # A binding outside the token's reach does not exist for it (a 403 would confirm it and name a model).
+        return 404 if row.route == B else 403
     return row.ok
 
 

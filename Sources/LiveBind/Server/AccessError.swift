@@ -13,8 +13,6 @@ enum AccessError: Error, Equatable, CustomStringConvertible {
     case missingScope(AccessPolicy.Token.Scope)
     /// The token's model prefixes do not cover this model.
     case modelNotCovered(String)
-    /// The token may manage only bindings between models; this one has a Swift closure or object target.
-    case bindingNotCovered(String)
     /// A write from a page of another origin that is not allowed.
     case originNotAllowed(String)
     /// A write a browser marked `Sec-Fetch-Site: cross-site`, without an allowed `Origin`.
@@ -39,8 +37,6 @@ enum AccessError: Error, Equatable, CustomStringConvertible {
             "this token lacks the \"\(scope.rawValue)\" scope"
         case .modelNotCovered(let model):
             "this token does not reach model \"\(model)\" (its model prefixes do not cover it)"
-        case .bindingNotCovered(let id):
-            "binding \"\(id)\" delivers to Swift code: only a token for every model may change it"
         case .originNotAllowed(let origin):
             "write refused from origin \(origin): not this server's origin; start the server with --allow-origin \(origin) to allow it"
         case .crossSite:

@@ -19,13 +19,13 @@ struct BindingsResource: Sendable {
         return json(.object(["bindings": .array(Deque(visible.map(\.json)))]))
     }
 
-    /// Throws 403 unless the caller reaches the source and target models of binding `id` (an unknown id
-    /// passes: the handler answers 404). A binding into Swift code needs a token for every model.
-    func check(_ id: String, reach: AccessControl.Reach) throws(AccessError) {
+    /// Throws 404, as for an unknown id, unless the caller reaches the source and target models of
+    /// binding `id`: a binding outside its reach does not exist for it (a 403 would say that it exists,
+    /// and name a model it may not know of). A binding into Swift code needs a token for every model.
+    func check(_ id: String, reach: AccessControl.Reach) throws(BindingError) {
         guard reach != .everything, let binding = registry.binding(id: id) else { return }
-        for model in Self.models(of: binding) {
-            guard let model else { throw .bindingNotCovered(id) }
-            try reach.check(model)
+        for model in Self.models(of: binding) where !(model.map(reach.covers) ?? false) {
+            throw .bindingNotFound(id)
         }
     }
 
