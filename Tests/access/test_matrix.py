@@ -82,7 +82,8 @@ ROUTES = [
     # Operations and static files (docs "Operations"; `/healthz` and static files are always open).
     Row("GET", "/healthz", "/healthz", "open", [], 200, "GET /healthz"),
     Row("DELETE", "/healthz", "/healthz", "405", [], 405),
-    Row("GET", "/metrics", "/metrics", "read", [], 200, "GET /metrics"),
+    # The metrics count every model: with --private, only a token without model prefixes reads them.
+    Row("GET", "/metrics", "/metrics", "read", [LAB, OTHER, "lab-x", "other-x"], 200, "GET /metrics"),
     Row("POST", "/metrics", "/metrics", "405", [], 405, body=b""),
     Row("GET", "/", "static", "static", [], 200, "GET /"),
     Row("HEAD", "/", "static", "static", [], 200),

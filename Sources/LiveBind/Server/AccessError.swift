@@ -13,6 +13,8 @@ enum AccessError: Error, Equatable, CustomStringConvertible {
     case missingScope(AccessPolicy.Token.Scope)
     /// The token's model prefixes do not cover this model.
     case modelNotCovered(String)
+    /// With private reads, `/metrics` (which counts every model) asked by a token with model prefixes.
+    case metricsNeedEveryModel
     /// A write from a page of another origin that is not allowed.
     case originNotAllowed(String)
     /// A write a browser marked `Sec-Fetch-Site: cross-site`, without an allowed `Origin`.
@@ -37,6 +39,8 @@ enum AccessError: Error, Equatable, CustomStringConvertible {
             "this token lacks the \"\(scope.rawValue)\" scope"
         case .modelNotCovered(let model):
             "this token does not reach model \"\(model)\" (its model prefixes do not cover it)"
+        case .metricsNeedEveryModel:
+            "the metrics count every model: reading them needs a token without model prefixes"
         case .originNotAllowed(let origin):
             "write refused from origin \(origin): not this server's origin; start the server with --allow-origin \(origin) to allow it"
         case .crossSite:

@@ -10,8 +10,10 @@ extension LiveBindServer {
             guard let cluster else { return .bytes(Array(health.utf8), contentType: "application/json") }
             return Self.clusterHealth(cluster.status, sessions: access.sessions != nil)
         }
-        router.add([.get], "/metrics", access: .scoped) { [counters, store, database, cluster] _, _ in
-            MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
+        router.add([.get], "/metrics", access: .scoped) { [counters, store, database, cluster] _, context in
+            // They count every model's events and streams: a token limited to some models may not read them.
+            if access.policy.privateReads, context.grant.reach != .everything { throw AccessError.metricsNeedEveryModel }
+            return MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
                                    log: database?.writer, cluster: cluster)
         }
         let streamsPerAddress = configuration.streams.maxStreamsPerAddress > 0

@@ -92,7 +92,7 @@ extension Problem {
             var problem = Problem(status: 403, kind: "forbidden", title: "Forbidden", detail: detail)
             problem.headers.add("WWW-Authenticate", #"Bearer realm="livebind", error="insufficient_scope""#)
             return problem
-        case .modelNotCovered, .originNotAllowed, .crossSite, .hostNotAllowed:
+        case .modelNotCovered, .metricsNeedEveryModel, .originNotAllowed, .crossSite, .hostNotAllowed:
             return Problem(status: 403, kind: "forbidden", title: "Forbidden", detail: detail)
         }
     }

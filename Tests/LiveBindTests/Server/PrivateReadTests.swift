@@ -75,6 +75,17 @@ import Testing
         }
     }
 
+    /// The metrics count every model (`livebind_models`, events, streams): a `lab-` token read there
+    /// that two models exist where `GET /models` shows it one.
+    @Test func onlyATokenForEveryModelReadsTheMetrics() throws {
+        try withRunningServer(store: try seeded(), configure: { $0.access.policy = Self.policy }) { port in
+            let refused = try TestHTTPClient.request(port: port, "GET", "/metrics", headers: TestTokens.bearer(TestTokens.lab))
+            #expect(refused.isProblem(403) && !refused.text.contains("livebind_models"), "\(refused.text)")
+            let admin = try TestHTTPClient.request(port: port, "GET", "/metrics", headers: TestTokens.bearer(TestTokens.admin))
+            #expect(admin.status == 200 && admin.text.contains("livebind_models 2"), "\(admin.text.prefix(200))")
+        }
+    }
+
     @Test func aPrefixTokenSeesOnlyItsModels() throws {
         try withRunningServer(store: try seeded(), configure: { $0.access.policy = Self.policy }) { port in
             let lab = TestTokens.bearer(TestTokens.lab)
