@@ -44,11 +44,13 @@ class Row:
     (proves the canary search can find what it looks for)."""
 
     def __init__(self, method, path, route, access, models, ok, api=None, body=None, ctype=JSON, note="",
-                 stream=False, reveals=(), setup=None, headers=None, query_token=False, fresh_session=False):
+                 stream=False, reveals=(), setup=None, headers=None, query_token=False, fresh_session=False,
+                 reads=False):
         self.method, self.path, self.route, self.access = method, path, route, access
         self.models, self.ok, self.api, self.body, self.ctype, self.note = list(models), ok, api, body, ctype, note
         self.stream, self.reveals, self.setup, self.headers = stream, list(reveals), setup, headers or {}
         self.query_token, self.fresh_session = query_token, fresh_session
+        self.reads = reads   # the write reads the model (a JSON Patch test): `read` too, with --private
 
     @property
     def label(self):
@@ -131,9 +133,9 @@ ROUTES = [
     # Models: writes to the canary models that fail and change nothing; their problem details must not
     # quote the values they found (a write-only caller may make them).
     Row("PATCH", "/models/lab-secret", M, "write", [LAB], 422, "PATCH /models/{name}",
-        [{"op": "test", "path": "/v", "value": "guess"}], PATCH, note="failing JSON Patch test"),
+        [{"op": "test", "path": "/v", "value": "guess"}], PATCH, note="failing JSON Patch test", reads=True),
     Row("PATCH", "/models/other-secret", M, "write", [OTHER], 422, "PATCH /models/{name}",
-        [{"op": "test", "path": "/v", "value": "guess"}], PATCH, note="failing JSON Patch test"),
+        [{"op": "test", "path": "/v", "value": "guess"}], PATCH, note="failing JSON Patch test", reads=True),
     Row("PATCH", "/models/lab-secret", M, "write", [LAB], 422, "PATCH /models/{name}",
         [{"op": "copy", "from": "/v", "path": "/n/x"}], PATCH, note="copy the canary under a number"),
     Row("PATCH", "/models/lab-secret", M, "write", [LAB], 422, "PATCH /models/{name}",
@@ -260,6 +262,8 @@ def expected(row, credential, world):
         return 401
     if scope not in caller.scopes:
         return 403
+    if row.reads and world.private and "read" not in caller.scopes:
+        return 403                                   # a JSON Patch test reads the model
     if row.access == "bind" and world.private and "read" not in caller.scopes:
         return 403                                   # a binding shows its source: read too, with --private
     if not all(caller.covers(model) for model in row.models):

@@ -114,6 +114,12 @@ struct AccessControl: Sendable {
     /// Throws 403 unless `grant` may also read, when reads are private: a route that writes but whose
     /// answers or effects show a model's values (a binding copies its source into its target, and its
     /// `lastError` describes that source) needs `read` as well as `write`.
+    /// Whether `grant` writes without being allowed to read: with private reads, a token without the
+    /// `read` scope (see `ModelEndpoint.blindWrite`).
+    func writesBlind(_ grant: Grant) -> Bool {
+        policy.privateReads && !(grant.credential?.scopes.contains(.read) ?? false)
+    }
+
     func checkRead(_ grant: Grant) throws(AccessError) {
         guard policy.privateReads else { return }
         guard let credential = grant.credential, credential.scopes.contains(.read) else { throw .missingScope(.read) }

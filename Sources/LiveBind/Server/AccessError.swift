@@ -13,6 +13,8 @@ enum AccessError: Error, Equatable, CustomStringConvertible {
     case missingScope(AccessPolicy.Token.Scope)
     /// The token's model prefixes do not cover this model.
     case modelNotCovered(String)
+    /// With private reads, a JSON Patch `test` (which reads the model) by a token without `read`.
+    case testNeedsRead(String)
     /// With private reads, `/metrics` (which counts every model) asked by a token with model prefixes.
     case metricsNeedEveryModel
     /// A write from a page of another origin that is not allowed.
@@ -39,6 +41,8 @@ enum AccessError: Error, Equatable, CustomStringConvertible {
             "this token lacks the \"\(scope.rawValue)\" scope"
         case .modelNotCovered(let model):
             "this token does not reach model \"\(model)\" (its model prefixes do not cover it)"
+        case .testNeedsRead(let model):
+            "a JSON Patch test reads the model: this token may write \"\(model)\" but not read it"
         case .metricsNeedEveryModel:
             "the metrics count every model: reading them needs a token without model prefixes"
         case .originNotAllowed(let origin):

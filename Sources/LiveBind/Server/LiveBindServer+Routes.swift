@@ -33,6 +33,7 @@ extension LiveBindServer {
         router.add([.get], "/models", access: .scoped) { _, context in models.list(reach: context.grant.reach) }
         router.add([.get, .put, .delete, .patch, .post], "/models/:name/*", access: .scoped(model: .parameter(0))) { request, context in
             let (name, pointer) = (context.parameters[0], context.parameters[1])
+            if request.method != .get, access.writesBlind(context.grant) { return try models.blindWrite(name, pointer, request) }
             switch request.method {
             case .put: return try models.put(name, pointer, request)
             case .delete: return try models.delete(name, pointer, request)

@@ -90,8 +90,10 @@ struct ModelEndpoint: Sendable {
         }
     }
 
-    /// `POST`: JSON appends to an array or merges into an object; a form sets each dotted key path.
-    func post(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    /// `POST`: JSON appends to an array or merges into an object; a form sets each dotted key path. An
+    /// append's answer has the new element's `index` when `revealsIndex` (it is the array's length,
+    /// which a caller who may not read the model does not get).
+    func post(_ name: String, _ pointer: String, _ request: HTTPRequest, revealsIndex: Bool = true) throws -> HTTPResponse {
         let type = try RequestBody.mediaType(of: request, accepted: [RequestBody.json, RequestBody.form])
         let base = try Path(pointer: pointer)
         let revision = try condition(request, name, at: base)
@@ -106,7 +108,7 @@ struct ModelEndpoint: Sendable {
                 throw .typeMismatch(path: base, expected: "array or object", found: other.typeName)
             }
         }
-        result.index = appendedAt
+        result.index = revealsIndex ? appendedAt : nil
         return written(result)
     }
 

@@ -1,6 +1,7 @@
 extension Problem {
     /// THE mapping from any error to a problem. Every error response goes through here.
     public static func from(_ error: any Error) -> Problem {
+        if let error = error as? BlindRefusal { return error.problem }
         if let error = error as? RequestError { return from(error) }
         if let error = error as? StoreError { return from(error) }
         if let error = error as? BindingError { return from(error) }
@@ -92,7 +93,7 @@ extension Problem {
             var problem = Problem(status: 403, kind: "forbidden", title: "Forbidden", detail: detail)
             problem.headers.add("WWW-Authenticate", #"Bearer realm="livebind", error="insufficient_scope""#)
             return problem
-        case .modelNotCovered, .metricsNeedEveryModel, .originNotAllowed, .crossSite, .hostNotAllowed:
+        case .modelNotCovered, .metricsNeedEveryModel, .testNeedsRead, .originNotAllowed, .crossSite, .hostNotAllowed:
             return Problem(status: 403, kind: "forbidden", title: "Forbidden", detail: detail)
         }
     }

@@ -75,6 +75,46 @@ import Testing
         }
     }
 
+    /// A write-only token writes blind: a JSON Patch `test` was an oracle for the model's values (200 when
+    /// `/pin` held 4711, 422 otherwise), and refusals named the array's length, a value's type and the
+    /// model's size; an append's `index` was the array's length. Now `test` is 403 and the answers say
+    /// only whether the write applied and the kind of refusal. A token that may read gets every detail.
+    @Test func aWriteOnlyTokenWritesBlind() throws {
+        var policy = Self.policy
+        policy.tokens.append(.init("lab-writer-123456", scopes: [.write], models: ["lab-"]))
+        var limits = StoreLimits()
+        limits.maxModelBytes = 300
+        let store = Store(limits: limits)
+        try store.put("lab-secret", ["pin": 4711, "name": "probe", "arr": [1, 2, 3, 4, 5, 6, 7]])
+        try withRunningServer(store: store, configure: { $0.access.policy = policy }) { port in
+            let writer = TestTokens.bearer("lab-writer-123456"), admin = TestTokens.bearer(TestTokens.admin)
+            for guess in [4710, 4711] {
+                let test = try TestHTTPClient.send(port: port, "PATCH", "/models/lab-secret", #"[{"op":"test","path":"/pin","value":\#(guess)}]"#,
+                                                   type: "application/json-patch+json", headers: writer)
+                #expect(test.isProblem(403) && test.text.contains("test reads the model"), "\(guess): \(test.status) \(test.text)")
+            }
+            let refusals: [(String, String, String, Int, [String])] = [
+                ("PUT", "/models/lab-secret/arr/99", "1", 422, ["7", "elements"]),
+                ("PUT", "/models/lab-secret/name/x", "1", 422, ["string", "object"]),
+                ("POST", "/models/lab-secret/pin", "1", 422, ["number"]),
+                ("PUT", "/models/lab-secret/big", "\"" + String(repeating: "x", count: 400) + "\"", 413, ["300", "bytes"]),
+            ]
+            for (method, target, body, status, hidden) in refusals {
+                let blind = try TestHTTPClient.send(port: port, method, target, body, headers: writer)
+                #expect(blind.isProblem(status), "\(method) \(target): \(blind.status) \(blind.text)")
+                let detail = try blind.object()["detail"] as? String ?? ""
+                #expect(detail.contains("says no more") && !hidden.contains { detail.contains($0) }, "\(method) \(target): \(detail)")
+                let seeing = try TestHTTPClient.send(port: port, method, target, body, headers: admin)
+                #expect(seeing.status == status && !seeing.text.contains("says no more"), "\(seeing.text)")
+            }
+            let appended = try TestHTTPClient.send(port: port, "POST", "/models/lab-secret/arr", "8", headers: writer)
+            #expect(appended.status == 200 && !appended.text.contains("index"), "\(appended.text)")
+            let shown = try TestHTTPClient.send(port: port, "POST", "/models/lab-secret/arr", "9", headers: admin)
+            #expect(shown.text.contains(#""index":8"#), "\(shown.text)")
+            #expect(try store.value(of: "lab-secret", at: Path(dotted: "pin")) == 4711)
+        }
+    }
+
     /// The metrics count every model (`livebind_models`, events, streams): a `lab-` token read there
     /// that two models exist where `GET /models` shows it one.
     @Test func onlyATokenForEveryModelReadsTheMetrics() throws {

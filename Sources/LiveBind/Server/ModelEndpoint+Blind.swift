@@ -1,0 +1,43 @@
+/// Writes by a caller who may not read the model: with `--private`, a token with `write` but not
+/// `read` on it. Its answers say whether the write applied, and when it did not the kind of refusal
+/// (status and problem type), never a value, length, type, size or revision of what the model holds;
+/// a JSON Patch `test` reads the model, so it is refused outright (403).
+extension ModelEndpoint {
+    /// `PUT`, `DELETE`, `PATCH` or `POST` on `/models/{name}{pointer}`, blind.
+    func blindWrite(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        if request.method == .patch, request.mediaType == RequestBody.jsonPatch,
+           case .array(let operations)? = try? RequestBody.parseJSON(request),
+           operations.contains(where: { $0["op"] == "test" }) {
+            throw AccessError.testNeedsRead(name)
+        }
+        do {
+            switch request.method {
+            case .put: return try put(name, pointer, request)
+            case .delete: return try delete(name, pointer, request)
+            case .patch: return try patch(name, pointer, request)
+            default: return try post(name, pointer, request, revealsIndex: false)
+            }
+        } catch {
+            guard Self.describesTheModel(error) else { throw error }
+            var problem = Problem.from(error)
+            problem.detail = "the write does not apply to the model as it is; this token may not read \"\(name)\", "
+                + "so the answer says no more"
+            throw BlindRefusal(problem: problem)
+        }
+    }
+
+    /// Whether `error` comes from what the model holds, not from the request alone.
+    private static func describesTheModel(_ error: any Error) -> Bool {
+        if error is StoreError || error is BindingError { return true }
+        guard let error = error as? RequestError else { return false }
+        switch error {
+        case .patchNotApplicable, .nothingToMatch, .weakPrecondition: return true
+        default: return false
+        }
+    }
+}
+
+/// A refused blind write: the problem with a detail that names nothing of the model.
+struct BlindRefusal: Error {
+    let problem: Problem
+}
