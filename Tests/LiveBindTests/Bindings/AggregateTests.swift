@@ -35,6 +35,25 @@ import Testing
         #expect(minRescans > 0 && minRescans <= extremumRemovals)
     }
 
+    /// Found by review: the running `Double` sum cannot undo a removal exactly (1e17 + 1 - 1e17 is 0), so
+    /// the average of [1] read 0 after 1e17 left. Sums with a non-integer now rescan on removal.
+    @Test func removingALargeNumberLeavesTheExactSumAndAverage() throws {
+        let (store, registry) = try makeBound(["source": #"{"items": [100000000000000000, 1], "reals": [1e17, 1.5]}"#, "stats": "{}"])
+        for (source, name) in [("items", "avg"), ("items", "sum"), ("reals", "avg"), ("reals", "sum")] {
+            try registry.bind(BindingSpec("source.\(source)", "stats.\(source)-\(name)", transform: TransformSpec(name)))
+        }
+        try store.remove(at: try Path(dotted: "items.0"), in: "source")
+        try store.remove(at: try Path(dotted: "reals.0"), in: "source")
+        #expect(store.at("stats.items-avg") == 1.0)
+        #expect(store.at("stats.items-sum") == 1)
+        #expect(store.at("stats.reals-avg") == 1.5)
+        #expect(store.at("stats.reals-sum") == 1.5)
+        try store.append(1e17, to: try Path(dotted: "reals"), in: "source")
+        try store.set(2.5, at: "source.reals.1")
+        try store.set(0.25, at: "source.reals.0")
+        #expect(store.at("stats.reals-sum") == .double(2.75))
+    }
+
     @Test func aggregateOverAMemberOfEachElement() throws {
         let (store, registry) = try makeBound(["sensor": #"{"readings": [{"value": 1.5}, {"value": 2}]}"#, "panel": "{}"])
         try registry.bind(json: bindingJSON(#"{"source": "sensor.readings", "target": "panel.total", "transform": {"name": "sum", "of": "value"}}"#))

@@ -2,7 +2,9 @@ import Collections
 
 /// The incremental state behind `count`, `sum`, `avg`, `min` and `max`.
 ///
-/// Count and sum are running totals; `min`/`max` rescan only when the current extremum leaves.
+/// Count and sum are running totals; `min`/`max` rescan only when the current extremum leaves. A sum of
+/// integers is exact (until it overflows); a sum with any other number is a `Double`, which a removal
+/// cannot undo exactly (1e17 + 1 - 1e17 is 0), so removing or replacing one rescans the array.
 /// Elements that are not numbers (or lack the `of` member) count for `count` but not for the others.
 struct NumericAggregator: Aggregator {
     enum Kind: String, Sendable, CaseIterable { case count, sum, avg, min, max }
@@ -29,7 +31,10 @@ struct NumericAggregator: Aggregator {
         case .sum:
             if doubles == 0, let intSum { return .int(intSum) }
             return .double(sum)
-        case .avg: return numbers == 0 ? .null : .double(sum / Double(numbers))
+        case .avg:
+            guard numbers > 0 else { return .null }
+            if doubles == 0, let intSum { return .double(Double(intSum) / Double(numbers)) }
+            return .double(sum / Double(numbers))
         case .min, .max: return extremum ?? .null
         }
     }
@@ -43,6 +48,7 @@ struct NumericAggregator: Aggregator {
 
     mutating func remove(_ element: JSON, elements: Deque<JSON>) {
         let number = subtract(element)
+        if number != nil, sumIsInexact { return rescan(elements) }
         if tracksExtremum, let number, let extremum, number == extremum { rescan(elements) }
     }
 
@@ -50,6 +56,7 @@ struct NumericAggregator: Aggregator {
         let oldNumber = subtract(old)
         count += 1
         let newNumber = addTotals(new)
+        if oldNumber != nil, sumIsInexact { return rescan(elements) }
         guard tracksExtremum else { return }
         if let oldNumber, let current = extremum, oldNumber == current {
             if let newNumber, newNumber == oldNumber || isBetter(newNumber, than: oldNumber) {
@@ -64,6 +71,9 @@ struct NumericAggregator: Aggregator {
     }
 
     private var tracksExtremum: Bool { kind == .min || kind == .max }
+
+    /// Whether the result is the `Double` running sum, which a subtraction may have left inexact.
+    private var sumIsInexact: Bool { (kind == .sum || kind == .avg) && (doubles > 0 || intSum == nil) }
 
     private mutating func rescan(_ elements: Deque<JSON>) {
         rescans += 1
