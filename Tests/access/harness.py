@@ -1,40 +1,25 @@
 """A small harness for the access matrix: one livebind-server process, plain HTTP requests, event
 streams read for a bounded time, HS256 JWTs made with the standard library.
 
-No dependency beyond the standard library (pytest runs it): requests go over `http.client`, streams
-over a raw socket so that a stream can be read for a fixed time without a client library's buffering.
+No dependency beyond the standard library (pytest runs it): the server and plain requests come from
+Tests/support/livebind_server.py, streams are read over a raw socket so that a stream can be read for
+a fixed time without a client library's buffering.
 """
 import base64
 import hashlib
 import hmac
-import http.client
 import json
-import os
 import pathlib
-import signal
 import socket
-import subprocess
+import sys
 import threading
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-TIMEOUT = 10
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+import livebind_server  # noqa: E402
+from livebind_server import ROOT, Answer  # noqa: E402,F401  (ROOT: test_matrix.py)
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def server_binary():
-    """The binary under test: env LIVEBIND_SERVER, else .build/release/livebind-server (never built here)."""
-    binary = os.environ.get("LIVEBIND_SERVER") or str(ROOT / ".build/release/livebind-server")
-    path = pathlib.Path(binary)
-    path = path if path.is_absolute() else (ROOT / path)
-    if not path.exists():
-        raise RuntimeError(f"no livebind-server at {path}: run `make release` or set LIVEBIND_SERVER")
-    return str(path)
+TIMEOUT = livebind_server.TIMEOUT
 
 
 def b64url(data):
@@ -50,62 +35,15 @@ def make_jwt(secret, claims):
     return f"{header}.{payload}.{b64url(signature)}"
 
 
-class Answer:
-    """One HTTP answer: status, headers as (name, value) pairs, the body's bytes."""
-
-    def __init__(self, status, headers, body):
-        self.status, self.headers, self.body = status, headers, body
-
-    def header(self, name):
-        return next((v for k, v in self.headers if k.lower() == name.lower()), None)
-
-    def text(self):
-        """Everything a caller sees, as one string: the status line's number, every header, the body."""
-        head = "\n".join(f"{k}: {v}" for k, v in self.headers)
-        return f"{self.status}\n{head}\n\n{self.body.decode('utf-8', 'replace')}"
-
-    def json(self):
-        return json.loads(self.body)
-
-
-class Server:
-    """One livebind-server on 127.0.0.1 and a free port, stopped by its pid."""
+class Server(livebind_server.Server):
+    """One livebind-server on 127.0.0.1 and a free port (`--no-demo` and `args`), its output appended
+    to `log_path`; `stop()` ends it by its pid and closes the log."""
 
     def __init__(self, args, log_path):
-        self.binary = server_binary()
-        self.port = free_port()
-        self.args = list(args)
-        self.log = open(log_path, "ab")
-        self.process = None
-
-    @property
-    def host(self):
-        return f"127.0.0.1:{self.port}"
-
-    def start(self):
-        command = [self.binary, "--host", "127.0.0.1", "--port", str(self.port), "--no-demo"] + self.args
-        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"livebind-server exited with {self.process.returncode}; see {self.log.name}")
-            try:
-                if self.request("GET", "/healthz").status == 200:
-                    return self
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("livebind-server did not answer /healthz within 20 s")
+        super().__init__(["--no-demo"] + list(args), log=log_path)
 
     def stop(self):
-        if self.process and self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.kill(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=5)
-        self.process = None
-        self.log.close()
+        self.close()
 
     def request(self, method, path, body=None, content_type=None, headers=None):
         """Sends one request on a new connection. `body`: bytes, str, or any JSON value."""
@@ -117,14 +55,7 @@ class Server:
         all_headers = dict(headers or {})
         if content_type and data is not None:
             all_headers["Content-Type"] = content_type
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=TIMEOUT)
-        try:
-            connection.request(method, path, body=data, headers=all_headers)
-            response = connection.getresponse()
-            raw = response.read()
-            return Answer(response.status, response.getheaders(), raw)
-        finally:
-            connection.close()
+        return livebind_server.request(self.port, method, path, data, all_headers, TIMEOUT)
 
 
 class StreamReader(threading.Thread):

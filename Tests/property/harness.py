@@ -10,14 +10,16 @@ import os
 import pathlib
 import select
 import shutil
-import signal
 import socket
-import subprocess
+import sys
 import tempfile
 import time
 import urllib.parse
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+import livebind_server  # noqa: E402
+
+ROOT = livebind_server.ROOT
 IO_TIMEOUT = 10
 
 
@@ -25,74 +27,21 @@ class ProtocolViolation(AssertionError):
     """The server broke the wire contract (docs/HTTP.md, "Live changes" and the id-group rule)."""
 
 
-def server_binary():
-    binary = os.environ.get("LIVEBIND_SERVER") or str(ROOT / ".build/release/livebind-server")
-    return str(pathlib.Path(binary).resolve())
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
+class Server(livebind_server.Server):
     """One livebind-server on loopback with `--data` in a temporary folder; `restart()` keeps the
     port and the folder, so ids, models, retained events and HTTP-made bindings come back."""
 
     def __init__(self, extra=()):
-        self.binary = server_binary()
-        if not os.path.exists(self.binary):
-            raise RuntimeError(f"no server binary at {self.binary} (make release, or set LIVEBIND_SERVER)")
+        binary = livebind_server.server_binary()      # raises before a folder is made when it is missing
         self.data = tempfile.mkdtemp(prefix="livebind-property-")
         self.extra = list(extra)
-        self.port = None
-        self.process = None
-        self.log = open(os.path.join(self.data, "server.log"), "ab")
-
-    def start(self):
-        for attempt in range(5):
-            port = self.port or free_port()
-            args = [self.binary, "--host", "127.0.0.1", "--port", str(port), "--no-demo", "--data",
-                    os.path.join(self.data, "state")] + self.extra
-            self.process = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT)
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                if self.process.poll() is not None:
-                    break
-                try:
-                    status, _, _ = request(port, "GET", "/healthz", timeout=1)
-                    if status == 200:
-                        self.port = port
-                        return self
-                except OSError:
-                    time.sleep(0.02)
-            self._kill()
-            if self.port is None:
-                continue            # another process took the free port: try another one
-            time.sleep(0.2)         # the same port, still in use for a moment after a stop
-        raise RuntimeError(f"livebind-server did not start; see {self.log.name}")
-
-    def _kill(self):
-        if self.process and self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.kill(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=5)
-        self.process = None
-
-    def stop(self):
-        self._kill()
-
-    def restart(self):
-        self._kill()
-        return self.start()
+        # Five starts: another process may take the free port (a new one is tried) or, after a stop,
+        # the same port may still be in use for a moment.
+        super().__init__(["--no-demo", "--data", os.path.join(self.data, "state")] + self.extra,
+                         binary=binary, log=os.path.join(self.data, "server.log"), poll=0.02, attempts=5)
 
     def close(self):
-        self._kill()
-        self.log.close()
+        super().close()
         shutil.rmtree(self.data, ignore_errors=True)
 
     # HTTP helpers: (status, headers, parsed body)
@@ -102,26 +51,14 @@ class Server:
 
 def request(port, method, path, body=None, content_type="application/json", headers=None, timeout=IO_TIMEOUT):
     """One HTTP/1.1 request on its own connection: (status, lower-cased headers, JSON body or text)."""
-    import http.client
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        data = None
-        if body is not None:
-            data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        all_headers = dict(headers or {})
-        if data is not None:
-            all_headers["Content-Type"] = content_type
-        connection.request(method, path, body=data, headers=all_headers)
-        response = connection.getresponse()
-        raw = response.read()
-        answer_headers = {k.lower(): v for k, v in response.getheaders()}
-        try:
-            parsed = json.loads(raw) if raw else None
-        except ValueError:
-            parsed = raw.decode(errors="replace")
-        return response.status, answer_headers, parsed
-    finally:
-        connection.close()
+    data = None
+    if body is not None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    all_headers = dict(headers or {})
+    if data is not None:
+        all_headers["Content-Type"] = content_type
+    answer = livebind_server.request(port, method, path, data, all_headers, timeout)
+    return answer.status, {k.lower(): v for k, v in answer.headers}, answer.parsed()
 
 
 # ---------------------------------------------------------------------------------------------
