@@ -4,16 +4,10 @@ The server is the built binary (env LIVEBIND_SERVER, else .build/release/livebin
 127.0.0.1 with a free port and a public folder holding Public/ plus the test pages in pages/ (under /t/).
 """
 import json
-import os
 import pathlib
 import shutil
-import signal
-import socket
-import subprocess
+import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 
 import pytest
 from selenium import webdriver
@@ -21,7 +15,10 @@ from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.ui import WebDriverWait
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+import livebind_server  # noqa: E402
+from livebind_server import ROOT, free_port  # noqa: E402
+
 HERE = pathlib.Path(__file__).resolve().parent
 ARTIFACTS = HERE / "artifacts"
 CHROMIUM = "/usr/lib/chromium/chromium"
@@ -30,83 +27,27 @@ TIMEOUT = 10
 NO_BODY = object()
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def server_binary():
-    binary = os.environ.get("LIVEBIND_SERVER") or str(ROOT / ".build/release/livebind-server")
-    binary = str(pathlib.Path(binary).resolve()) if not os.path.isabs(binary) else binary
-    if not os.path.exists(binary):
-        subprocess.run(["swift", "build", "-c", "release", "--product", "livebind-server"], cwd=ROOT, check=True)
-    return binary
-
-
-class Server:
-    """One livebind-server process; `restart()` brings it back on the same port."""
+class Server(livebind_server.Server):
+    """One livebind-server serving `public`, its output in artifacts/server-PORT.log (`log`);
+    `restart()` brings it back on the same port."""
 
     def __init__(self, public, extra=()):
-        self.binary = server_binary()
+        ARTIFACTS.mkdir(exist_ok=True)
+        port = free_port()
         self.public = public
         self.extra = list(extra)
-        self.port = free_port()
-        self.process = None
-        self.log = open(ARTIFACTS / f"server-{self.port}.log", "ab")
-
-    @property
-    def base(self):
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self):
-        args = [self.binary, "--host", "127.0.0.1", "--port", str(self.port), "--public", str(self.public)]
-        self.process = subprocess.Popen(args + self.extra, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"livebind-server exited with {self.process.returncode}; see {self.log.name}")
-            try:
-                with urllib.request.urlopen(self.base + "/healthz", timeout=1) as r:
-                    if r.status == 200:
-                        return self
-            except (urllib.error.URLError, ConnectionError, OSError):
-                time.sleep(0.05)
-        raise RuntimeError("livebind-server did not answer /healthz within 20 s")
-
-    def stop(self):
-        if self.process and self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.kill(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=5)
-        self.process = None
-
-    def restart(self):
-        self.stop()
-        return self.start()
+        super().__init__(["--public", str(public)] + self.extra, port=port, log=ARTIFACTS / f"server-{port}.log")
 
     def request(self, method, path, body=NO_BODY, content_type="application/json", headers=None):
         """Sends one request; returns (status, parsed JSON body or text). `body` None sends JSON null."""
         data = None
+        all_headers = {}
         if body is not NO_BODY:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        request = urllib.request.Request(self.base + path, data=data, method=method)
-        if data is not None:
-            request.add_header("Content-Type", content_type)
-        for name, value in (headers or {}).items():
-            request.add_header(name, value)
-        try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT) as r:
-                status, raw = r.status, r.read()
-        except urllib.error.HTTPError as e:
-            status, raw = e.code, e.read()
-        try:
-            return status, json.loads(raw) if raw else None
-        except ValueError:
-            return status, raw.decode(errors="replace")
+            all_headers["Content-Type"] = content_type
+        all_headers.update(headers or {})
+        answer = livebind_server.request(self.port, method, path, data, all_headers, TIMEOUT)
+        return answer.status, answer.parsed()
 
     def put(self, path, value):
         status, body = self.request("PUT", path, value)

@@ -4,22 +4,18 @@ Not part of `make test` (the browser suites run in Chromium): run it with `make 
 installs Debian's firefox-esr and the marionette_driver package. It starts its own server on a free
 loopback port and its own Firefox with a fresh profile, and ends both by their process handles.
 """
-import json, os, shutil, socket, subprocess, sys, tempfile, time, urllib.request
+import json, os, pathlib, shutil, subprocess, sys, tempfile, time, urllib.request
 from marionette_driver.marionette import Marionette
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from livebind_server import ROOT, Server, free_port, stop_process  # noqa: E402
 
-PORT, MARIONETTE = free_port(), free_port()
-BASE = f"http://127.0.0.1:{PORT}"
-SERVER = os.environ.get("LIVEBIND_SERVER", ".build/release/livebind-server")
+MARIONETTE = free_port()
+server = Server(["--public", str(ROOT / "Public"), "--demo"], stop_timeout=10).start()
+BASE = server.base
 def put(path, value):
     req = urllib.request.Request(BASE + path, data=json.dumps(value).encode(), method="PUT",
                                  headers={"Content-Type": "application/json"})
     return urllib.request.urlopen(req).read()
-server = subprocess.Popen([SERVER, "--port", str(PORT), "--public", "Public", "--demo"],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 home = tempfile.mkdtemp(prefix="livebind-firefox-")
 profile = os.path.join(home, "profile")
 os.makedirs(profile)
@@ -56,5 +52,5 @@ try:
     m.delete_session()
     print("firefox smoke check passed")
 finally:
-    ff.terminate(); ff.wait(10); server.terminate(); server.wait(10)
+    stop_process(ff, timeout=10); server.stop()
     shutil.rmtree(home, ignore_errors=True)

@@ -16,7 +16,8 @@ import time
 
 import pytest
 
-from conftest import ARTIFACTS, ROOT, free_port, open_page, server_binary, wait
+from conftest import ARTIFACTS, ROOT, open_page, wait
+from livebind_server import free_port, server_binary, stop_process
 
 NODE = "return document.querySelector('#node').hidden ? null : document.querySelector('#node').textContent"
 
@@ -57,12 +58,7 @@ def cluster():
     pids = {name: int(pid) for name, pid in re.findall(r"node (n\d)\s+\S+\s+pid (\d+)", log.read())}
     assert len(pids) == 3, f"no node pids in {log.name}"
     yield base, pids
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
+    stop_process(process, timeout=60, kill_group=True)
     log.close()
 
 

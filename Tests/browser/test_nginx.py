@@ -10,17 +10,16 @@ import os
 import pathlib
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
-import time
 
 import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
-from conftest import ARTIFACTS, CHROMEDRIVER, ROOT, Server, chromium_options, free_port, wait
+from conftest import ARTIFACTS, CHROMEDRIVER, ROOT, Server, chromium_options, wait
+from livebind_server import free_port, stop_process, wait_for_port
 
 NGINX = "/usr/sbin/nginx"
 STREAMS = 20
@@ -82,19 +81,6 @@ http {{
 """
 
 
-def wait_for_port(port, process, log, timeout=20):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"nginx exited with {process.returncode}: {log.read_text() if log.exists() else ''}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nginx did not listen on {port} within {timeout} s")
-
-
 @pytest.fixture(scope="module")
 def proxied(public_dir):
     """LiveBind on plain HTTP, nginx in front of it with TLS and HTTP/2; yields (livebind, base URL, pin)."""
@@ -110,16 +96,10 @@ def proxied(public_dir):
     process = subprocess.Popen([NGINX, "-p", str(folder), "-c", str(folder / "nginx.conf"), "-e", str(folder / "error.log")],
                                stdout=log, stderr=subprocess.STDOUT)
     try:
-        wait_for_port(https_port, process, folder / "error.log")
+        wait_for_port(https_port, 20, process, "nginx", folder / "error.log")
         yield livebind, f"https://127.0.0.1:{https_port}", pin, http_port
     finally:
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.kill(process.pid, signal.SIGKILL)
-                process.wait(timeout=5)
+        stop_process(process, timeout=5)
         log.close()
         if (folder / "error.log").exists():
             shutil.copy(folder / "error.log", ARTIFACTS / f"nginx-{https_port}-error.log")
