@@ -9,58 +9,24 @@ import json
 import os
 import pathlib
 import shutil
-import random
 import signal
-import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
-import urllib.error
+import urllib.parse
 import urllib.request
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+import livebind_server  # noqa: E402
+# ROOT and server_binary: for test_browser.py and test_snapshots.py
+from livebind_server import ROOT, free_port, server_binary, stop_process  # noqa: E402,F401
+
 ARTIFACTS = pathlib.Path(__file__).resolve().parent / "artifacts"
 NATS = shutil.which("nats-server") or "/usr/sbin/nats-server"
 NGINX = "/usr/sbin/nginx"
 STARTUP = 30
-
-
-_HANDED_OUT = set()
-
-
-def _ephemeral_floor():
-    try:
-        return int(pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 32768
-
-
-def free_port():
-    """A loopback port free now, below the kernel's ephemeral range and never handed out twice in this
-    run. A port the kernel picks for bind(0) comes from the ephemeral range, where the many outgoing
-    connections of a cluster (NATS routes and clients, nginx to the nodes) can take it before the
-    server meant to listen there binds it (a node once failed to start on "Address already in use")."""
-    floor = _ephemeral_floor()
-    for _ in range(10_000):
-        port = random.randrange(10_000, floor)
-        if port in _HANDED_OUT:
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        _HANDED_OUT.add(port)
-        return port
-    raise RuntimeError(f"no free loopback port between 10000 and {floor}")
-
-
-def server_binary():
-    binary = os.environ.get("LIVEBIND_SERVER") or str(ROOT / ".build/release/livebind-server")
-    if not os.path.exists(binary):
-        raise RuntimeError(f"{binary} is missing: `make release` builds it")
-    return str(pathlib.Path(binary).resolve())
 
 
 def wait_until(condition, timeout, what):
@@ -75,7 +41,7 @@ def wait_until(condition, timeout, what):
 
 
 class Process:
-    """A child process with a log file; stopped by its pid."""
+    """A child process with a log file (nats-server, nginx); stopped by its pid."""
 
     def __init__(self, name, folder):
         self.name = name
@@ -96,28 +62,14 @@ class Process:
         return self.process is not None and self.process.poll() is None
 
     def kill(self, sig=signal.SIGKILL):
-        if self.alive:
-            os.kill(self.process.pid, sig)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.kill(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
+        stop_process(self.process, 10, sig)
 
     def stop(self):
         self.kill(signal.SIGTERM)
 
     def wait_listening(self, port, what, log):
         """Waits until `port` accepts connections; fails at once when the process exited (see `log`)."""
-        def listening():
-            if not self.alive:
-                raise RuntimeError(f"{what} exited; see {log}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    return True
-            except OSError:
-                return False
-        wait_until(listening, STARTUP, f"{what} listening")
+        livebind_server.wait_for_port(port, STARTUP, self.process, what, log)
 
 
 class NatsServer(Process):
@@ -174,36 +126,24 @@ cluster {{
         return detail.get("cluster", {}).get("leader") if detail else None
 
 
-class Node(Process):
-    """One livebind-server with --cluster."""
+def cluster_connected(answer):
+    """A node is up once /healthz says it is connected to the cluster."""
+    return answer.status == 200 and answer.json()["cluster"]["connected"]
+
+
+class Node(livebind_server.Server):
+    """One livebind-server with --cluster, its output appended to artifacts/node-NAME-PID.log."""
 
     def __init__(self, name, folder, nats_urls, extra=()):
-        super().__init__(f"node-{name}-{os.getpid()}", folder)
+        ARTIFACTS.mkdir(exist_ok=True)
         self.node_name = name
-        self.port = free_port()
+        self.folder = folder
         self.nats_urls = nats_urls
         self.extra = list(extra)
-
-    @property
-    def base(self):
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self, wait=True):
-        self.spawn([server_binary(), "--host", "127.0.0.1", "--port", str(self.port), "--no-demo",
-                    "--cluster", ",".join(self.nats_urls), "--node-name", self.node_name,
-                    "--cluster-write-timeout", "4", "--heartbeat", "2"] + self.extra)
-        if wait:
-            wait_until(self._healthy, STARTUP, f"node {self.node_name} healthy")
-        return self
-
-    def _healthy(self):
-        if not self.alive:
-            raise RuntimeError(f"node {self.node_name} exited; see {self.log_path}")
-        try:
-            status, _, body = request("GET", self.base + "/healthz", timeout=2)
-            return status == 200 and body["cluster"]["connected"]
-        except (OSError, http.client.HTTPException, ValueError):
-            return False
+        super().__init__(["--no-demo", "--cluster", ",".join(nats_urls), "--node-name", name,
+                          "--cluster-write-timeout", "4", "--heartbeat", "2"] + self.extra,
+                         log=ARTIFACTS / f"node-{name}-{os.getpid()}.log", log_header=True, startup=STARTUP,
+                         healthy=cluster_connected, probe_timeout=2, stop_timeout=10, name=f"node {name}")
 
     def health(self):
         return request("GET", self.base + "/healthz", timeout=5)[2]
@@ -286,8 +226,11 @@ class Cluster:
         return self
 
     def stop(self):
-        for process in [self.nginx] + self.nodes + self.nats:
-            process.stop()
+        self.nginx.stop()
+        for node in self.nodes:
+            node.close()
+        for server in self.nats:
+            server.stop()
 
     def live_nodes(self):
         return [node for node in self.nodes if node.alive]
@@ -308,15 +251,12 @@ def request(method, url, body=None, headers=None, timeout=15):
     if body is not None:
         data = body if isinstance(body, bytes) else json.dumps(body).encode()
         headers.setdefault("Content-Type", "application/json")
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
-            status, answer_headers, raw = r.status, r.headers, r.read()
-    except urllib.error.HTTPError as error:
-        status, answer_headers, raw = error.code, error.headers, error.read()
-    text = raw.decode()
-    kind = answer_headers.get("Content-Type", "")
-    return status, answer_headers, json.loads(text) if "json" in kind and text else text
+    parts = urllib.parse.urlsplit(url)
+    path = parts.path + (f"?{parts.query}" if parts.query else "")
+    answer = livebind_server.request(f"http://{parts.netloc}", method, path or "/", data, headers, timeout)
+    text = answer.body.decode()
+    kind = answer.header("Content-Type") or ""
+    return answer.status, answer.message, json.loads(text) if "json" in kind and text else text
 
 
 class EventReader:
