@@ -20,26 +20,24 @@
 Prints a markdown table. Numbers only; nothing here asserts a timing.
 """
 import argparse
-import http.client
 import json
 import os
 import pathlib
 import random
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "Tests/support"))
+from livebind_server import Server  # noqa: E402
 CHROMIUM = "/usr/lib/chromium/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
@@ -133,44 +131,6 @@ try {
     .observe({ type: 'longtask', buffered: false });
 } catch (e) { window.bench.noLongTaskObserver = true; }
 """
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    def __init__(self, binary, public):
-        self.port = free_port()
-        self.process = subprocess.Popen(
-            [binary, "--host", "127.0.0.1", "--port", str(self.port), "--public", str(public),
-             "--body-limit", "67108864", "--max-model-size", "134217728", "--no-demo"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(self.base + "/healthz", timeout=1):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("server did not start")
-
-    @property
-    def base(self):
-        return f"http://127.0.0.1:{self.port}"
-
-    def connection(self):
-        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-
-    def stop(self):
-        os.kill(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait()
 
 
 def send(conn, method, path, body, content_type="application/json"):
@@ -394,7 +354,7 @@ def virtual_list(driver, server, rng, rows, rate, seconds):
 
 def has_path_subscriptions(server):
     """Whether the server starts a ?sub= stream with a `stream` event (path subscriptions)."""
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=3)
+    conn = server.connection(timeout=3)
     try:
         conn.request("GET", "/events?sub=probe-model/rows%3Blimit%3D1", headers={"Accept": "text/event-stream"})
         response = conn.getresponse()
@@ -418,7 +378,7 @@ def window_list(driver, server, rows):
     if not has_path_subscriptions(server):
         return {"rows": rows, "subs": False}
     started = time.monotonic()
-    send(http.client.HTTPConnection("127.0.0.1", server.port, timeout=300), "PUT", f"/models/{model}", {"rows": rows_of(rows)})
+    send(server.connection(timeout=300), "PUT", f"/models/{model}", {"rows": rows_of(rows)})
     put_seconds = time.monotonic() - started
     driver.get(f"{server.base}/bench/{model}.html")
     wait_for(driver, "return window.firstRowAt !== null", timeout=300)
@@ -520,7 +480,8 @@ def main():
     (public / "bench" / "bench1m.html").write_text(WINDOW_PAGE.replace("MODEL", "bench1m"))
     (public / "bench" / "first.js").write_text(FIRST_ROW)
 
-    server = Server(args.server, public)
+    server = Server(["--public", str(public), "--body-limit", "67108864", "--max-model-size", "134217728", "--no-demo"],
+                    binary=args.server).start()
     driver, profile = open_browser()
     try:
         parts = set(args.parts.split(","))
