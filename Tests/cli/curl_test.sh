@@ -6,10 +6,11 @@ BINARY=${1:?usage: curl_test.sh PATH_TO_livebind-server}
 [ -x "$BINARY" ] || { echo "not executable: $BINARY"; exit 2; }
 command -v curl >/dev/null || { echo "curl is required"; exit 2; }
 
+# free_port, start_server (sets server_pid, port, base) and stop_server.
+source "$(cd "$(dirname "$0")/../support" && pwd)/server.sh"
 WORK=$(mktemp -d)
-SERVER_PID=""
 cleanup() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then kill -KILL "$SERVER_PID" 2>/dev/null; fi
+  stop_server KILL
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -23,24 +24,17 @@ check() { if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "$2 (expected $3)"
 # check_contains NAME HAYSTACK NEEDLE
 check_contains() { case "$2" in *"$3"*) pass "$1" ;; *) fail "$1" "$2 (expected to contain $3)" ;; esac; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-
 mkdir -p "$WORK/public"
 echo '<!doctype html><title>LiveBind</title>' > "$WORK/public/index.html"
 
-start_server() {
-  PORT=$(free_port)
-  BASE="http://127.0.0.1:$PORT"
-  "$BINARY" --host 127.0.0.1 --port "$PORT" --public "$WORK/public" "$@" >"$WORK/server.log" 2>&1 &
-  SERVER_PID=$!
-  for _ in $(seq 1 100); do
-    curl -fs "$BASE/healthz" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
-  echo "server did not start:"; cat "$WORK/server.log"; exit 1
+# run_server ARGS…: the binary with --public $WORK/public and ARGS, its output in $WORK/server.log.
+run_server() {
+  start_server --log "$WORK/server.log" "$BINARY" --public "$WORK/public" "$@" || exit 1
+  PORT=$port
+  BASE=$base
 }
 
-start_server --no-demo
+run_server --no-demo
 
 # --- skeleton -----------------------------------------------------------------------------------
 VERSION=$("$BINARY" --version)
@@ -132,14 +126,14 @@ check "PUT without a media type is 415" \
 check_contains "metrics count writes" "$(curl -s "$BASE/metrics")" "livebind_writes_total 8"
 
 # --- shutdown -----------------------------------------------------------------------------------
-kill -TERM "$SERVER_PID"
-for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$SERVER_PID" 2>/dev/null; then fail "SIGTERM stops the server"; else
-  wait "$SERVER_PID"; check "SIGTERM stops the server with status 0" "$?" 0; fi
-SERVER_PID=""
+kill -TERM "$server_pid"
+for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$server_pid" 2>/dev/null; then fail "SIGTERM stops the server"; else
+  wait "$server_pid"; check "SIGTERM stops the server with status 0" "$?" 0; fi
+server_pid=""
 
 # --- the demo, with its bindings ------------------------------------------------------------------
-start_server --demo
+run_server --demo
 sleep 2.2
 check_contains "demo has its three models" "$(curl -s "$BASE/models")" '"name":"orders"'
 # A page still holding the first run's last id is told the server restarted, not fed this run's events.
@@ -157,11 +151,11 @@ check_contains "POST /bindings adds one" "$(curl -s -X POST "$BASE/bindings" -H 
 check_contains "PATCH /bindings/{id} disables it" \
   "$(curl -s -X PATCH "$BASE/bindings/f" -H "$JSON" -d '{"enabled":false}')" '"enabled":false'
 check "DELETE /bindings/{id}" "$(curl -s -o /dev/null -w '%{http_code}' -X DELETE "$BASE/bindings/f")" 200
-kill -INT "$SERVER_PID"
-for _ in $(seq 1 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$SERVER_PID" 2>/dev/null; then fail "SIGINT stops the demo server"; else
-  wait "$SERVER_PID"; check "SIGINT stops the demo server with status 0" "$?" 0; fi
-SERVER_PID=""
+kill -INT "$server_pid"
+for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$server_pid" 2>/dev/null; then fail "SIGINT stops the demo server"; else
+  wait "$server_pid"; check "SIGINT stops the demo server with status 0" "$?" 0; fi
+server_pid=""
 
 # --- --config -----------------------------------------------------------------------------------
 cat >"$WORK/config.json" <<'JSON_END'
@@ -169,12 +163,12 @@ cat >"$WORK/config.json" <<'JSON_END'
  "bindings": [{"source": "sensor.temperature", "target": "panel.label",
                "transform": {"name": "format", "pattern": "%.1f °C"}}]}
 JSON_END
-start_server --config "$WORK/config.json"
+run_server --config "$WORK/config.json"
 check "--config loads models and runs bindings" "$(curl -s "$BASE/models/panel")" '{"label":"20.5 °C"}'
 curl -s -d 'temperature=22.25' "$BASE/models/sensor" >/dev/null
 check "a form write flows through the binding" "$(curl -s "$BASE/models/panel/label")" '"22.2 °C"'
 check "no demo with --config" "$(curl -s "$BASE/models" | grep -c orders)" 0
-kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+stop_server KILL
 echo '{"models": {"a": {}}, "bindings": [{"source": "a.x", "target": "a.y", "transform": "nope"}]}' >"$WORK/bad.json"
 OUTPUT=$("$BINARY" --port 0 --config "$WORK/bad.json" 2>&1); STATUS=$?
 check "a bad --config exits non-zero" "$([ $STATUS -ne 0 ] && echo yes)" yes
@@ -188,7 +182,7 @@ cat >"$WORK/tokens.json" <<JSON_END
 [{"token": "$LAB", "scopes": ["read", "write"], "models": ["lab-"], "name": "lab"},
  {"token": "$READER", "scopes": ["read"], "name": "reader"}]
 JSON_END
-start_server --no-demo --token "$TOKEN" --tokens "$WORK/tokens.json" --allow-origin https://app.example.com
+run_server --no-demo --token "$TOKEN" --tokens "$WORK/tokens.json" --allow-origin https://app.example.com
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 check "a write without a token is 401" "$(code -X PUT "$BASE/models/lab-1" -H "$JSON" -d '{"t":1}')" 401
 check_contains "401 names the Bearer scheme" "$(curl -si -X PUT "$BASE/models/lab-1" -H "$JSON" -d '{}')" 'WWW-Authenticate: Bearer realm="livebind"'
@@ -222,9 +216,9 @@ check_contains "static files carry a CSP" "$(curl -sI "$BASE/")" "Content-Securi
 check "a loopback server refuses other Host names (DNS rebinding)" "$(code -H 'Host: evil.example' "$BASE/models")" 403
 check "but answers an allowed origin's host" "$(code -H 'Host: app.example.com' "$BASE/models")" 200
 check "the token is never logged" "$(grep -c -e "$TOKEN" -e "$LAB" -e "$READER" "$WORK/server.log")" 0
-kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+stop_server KILL
 
-start_server --no-demo --token "$TOKEN" --tokens "$WORK/tokens.json" --private
+run_server --no-demo --token "$TOKEN" --tokens "$WORK/tokens.json" --private
 curl -s -X PUT "$BASE/models/lab-1" -H "$JSON" -H "Authorization: Bearer $LAB" -d '{"t":1}' >/dev/null
 check "--private: the admin token creates another model" \
   "$(code -X PUT "$BASE/models/other" -H "$JSON" -H "Authorization: Bearer $TOKEN" -d '{}')" 201
@@ -249,17 +243,17 @@ check_contains "--private: /events takes the session cookie, no token in the URL
 check "the cookie stream carries only the token's models" "$(grep -c '"model":"other"' <<<"$STREAM")" 0
 check "DELETE /session ends it" "$(code -X DELETE -H "Cookie: $COOKIE" "$BASE/session")" 204
 check "an ended session is 401" "$(code -H "Cookie: $COOKIE" "$BASE/models/lab-1")" 401
-kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+stop_server KILL
 
 # --- JWTs: a JWT key file, refused tokens ---------------------------------------------------------------
 printf 'cli-hs256-secret-0123456789abcdef-0123\n' >"$WORK/jwt.key"
-start_server --no-demo --private --jwt-key "$WORK/jwt.key" --jwt-audience livebind
+run_server --no-demo --private --jwt-key "$WORK/jwt.key" --jwt-audience livebind
 NONE_JWT="eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJleHAiOjQxMDI0NDQ4MDAsInNjb3BlIjoicmVhZCJ9."
 REFUSED=$(curl -si -H "Authorization: Bearer $NONE_JWT" "$BASE/models")
 check_contains "an alg:none JWT is 401" "$REFUSED" "HTTP/1.1 401"
 check_contains "with error=invalid_token" "$REFUSED" 'error="invalid_token"'
 check_contains "saying the algorithm is not the key's" "$REFUSED" 'its algorithm \"none\" is not the key'"'"'s (HS256)'
-kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+stop_server KILL
 printf 'short\n' >"$WORK/short.key"
 check_contains "a short HS256 secret is refused at start" "$("$BINARY" --port 0 --no-demo --jwt-key "$WORK/short.key" 2>&1)" "at least 32 bytes"
 
@@ -281,15 +275,15 @@ kill -KILL "$DEFAULT_PID"; wait "$DEFAULT_PID" 2>/dev/null
 # --- --data: state survives SIGKILL ------------------------------------------------------------------
 check_contains "without --data the start-up says state is in memory" "$(cat "$WORK/server.log")" "state is in memory"
 DATA="$WORK/data"
-start_server --no-demo --data "$DATA"
+run_server --no-demo --data "$DATA"
 check_contains "start-up names the data directory" "$(cat "$WORK/server.log")" "data directory $DATA"
 check "PUT with --data" "$(curl -s -X PUT "$BASE/models/sensor" -H "$JSON" -d '{"temperature":20}')" '{"id":"1","rev":1}'
 check "a form write with --data" "$(curl -s -d 'temperature=21.5' "$BASE/models/sensor")" '{"id":"2","rev":2}'
 curl -s -X POST "$BASE/bindings" -H "$JSON" -d '{"id":"copy","source":"sensor.temperature","target":"sensor.shown"}' >/dev/null
 check "a write through the HTTP-made binding" "$(curl -s -d 'temperature=22' "$BASE/models/sensor")" '{"id":"4","rev":4}'
-kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+stop_server KILL
 check "livebind.sqlite is in the data directory" "$([ -s "$DATA/livebind.sqlite" ] && echo yes)" yes
-start_server --no-demo --data "$DATA"
+run_server --no-demo --data "$DATA"
 check "models survive SIGKILL" "$(curl -s "$BASE/models/sensor")" '{"temperature":22,"shown":22}'
 check_contains "the revision survives" "$(curl -sI "$BASE/models/sensor")" 'ETag: "5"'
 check_contains "HTTP-made bindings survive" "$(curl -s "$BASE/bindings")" '"id":"copy"'
@@ -297,16 +291,16 @@ RESUMED=$(curl -sN --max-time 1 -H 'Last-Event-ID: 3' "$BASE/events" 2>/dev/null
 check_contains "resume across the restart starts after the id" "$RESUMED" $'retry: 2000\n\nid: 4\nevent: set'
 check "resume across the restart has no resync" "$(grep -c 'event: resync' <<<"$RESUMED")" 0
 check "ids continue after the restart" "$(curl -s -d 'temperature=23' "$BASE/models/sensor")" '{"id":"6","rev":6}'
-kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+stop_server
 # A checkpoint every 200 bytes of log: the models are written whole, the log before them dropped.
-start_server --no-demo --data "$DATA" --checkpoint-bytes 200 --retained-events 2
+run_server --no-demo --data "$DATA" --checkpoint-bytes 200 --retained-events 2
 for value in $(seq 30 60); do curl -s -o /dev/null -d "temperature=$value" "$BASE/models/sensor"; done
 check_contains "--checkpoint-bytes checkpoints" "$(curl -s "$BASE/metrics")" 'livebind_log_checkpoints_total '
 check "no checkpoint count of zero" "$(curl -s "$BASE/metrics" | grep -c '^livebind_log_checkpoints_total 0$')" 0
-kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
-start_server --no-demo --data "$DATA"
+stop_server KILL
+run_server --no-demo --data "$DATA"
 check "a checkpoint and the log after it come back" "$(curl -s "$BASE/models/sensor")" '{"temperature":60,"shown":60}'
-kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+stop_server
 check_contains "a --checkpoint-bytes of 0 is refused at start" "$("$BINARY" --port 0 --checkpoint-bytes 0 2>&1)" "--checkpoint-bytes must be"
 echo 'not a database, not at all; padding padding padding padding padding padding padding padding' >"$WORK/bad.sqlite"
 mkdir -p "$WORK/baddata"; cp "$WORK/bad.sqlite" "$WORK/baddata/livebind.sqlite"
@@ -315,7 +309,7 @@ check "a damaged data directory exits non-zero" "$([ $STATUS -ne 0 ] && echo yes
 check_contains "a damaged data directory says so" "$OUTPUT" "is not a SQLite database"
 
 # --- limits (docs/HTTP.md "Limits") ---------------------------------------------------------------
-start_server --no-demo --max-depth 4 --max-model-size 200 --max-patch-operations 2
+run_server --no-demo --max-depth 4 --max-model-size 200 --max-patch-operations 2
 curl -s -X PUT "$BASE/models/lim" -H 'Content-Type: application/json' -d '{"a":{"b":{}}}' >/dev/null
 BEFORE=$(curl -s "$BASE/models/lim")
 DEEP=$(curl -s -w ' %{http_code}' -X PUT "$BASE/models/lim/a/b/c" -H 'Content-Type: application/json' -d '{"d":{"e":1}}')
@@ -329,7 +323,7 @@ OPS=$(curl -s -o /dev/null -w '%{http_code}' -X PATCH "$BASE/models/lim" -H 'Con
 check "--max-patch-operations refuses a longer patch" "$OPS" 422
 check "refused writes change nothing" "$(curl -s "$BASE/models/lim")" "$BEFORE"
 check_contains "a --max-depth over 500 is refused at start" "$("$BINARY" --port 0 --max-depth 501 2>&1)" "--max-depth must be"
-kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+stop_server
 
 # --- TLS (docs/HTTP.md "HTTPS"): a throwaway CA, HTTPS with curl --cacert, reload on SIGHUP ------------
 if command -v openssl >/dev/null; then
@@ -343,12 +337,10 @@ if command -v openssl >/dev/null; then
       openssl x509 -req -in $name.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out $name.pem -days 2 -extfile ext || exit 1
     done ) >/dev/null 2>&1 || { echo "openssl could not make the test certificates"; exit 1; }
   cp "$TLS/first.pem" "$TLS/cert.pem"; cp "$TLS/first.key" "$TLS/key.pem"
-  PORT=$(free_port)
-  BASE="https://127.0.0.1:$PORT"
-  "$BINARY" --host 127.0.0.1 --port "$PORT" --public "$WORK/public" --no-demo --heartbeat 1 \
-    --tls-cert "$TLS/cert.pem" --tls-key "$TLS/key.pem" >"$WORK/server.log" 2>&1 &
-  SERVER_PID=$!
-  for _ in $(seq 1 100); do curl -fs --cacert "$TLS/ca.pem" "$BASE/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  start_server --https "$TLS/ca.pem" --log "$WORK/server.log" "$BINARY" --public "$WORK/public" --no-demo --heartbeat 1 \
+    --tls-cert "$TLS/cert.pem" --tls-key "$TLS/key.pem" || fail "the HTTPS server starts"
+  PORT=$port
+  BASE=$base
   TLSC=(--cacert "$TLS/ca.pem")
   check "HTTPS GET /healthz" "$(curl -s "${TLSC[@]}" "$BASE/healthz")" "{\"status\":\"ok\",\"version\":\"$VERSION\"}"
   check_contains "HTTPS answers carry HSTS" "$(curl -si "${TLSC[@]}" "$BASE/")" "Strict-Transport-Security: max-age=31536000"
@@ -359,7 +351,7 @@ if command -v openssl >/dev/null; then
   STREAM_PID=$!
   for _ in $(seq 1 100); do grep -q 'event: snapshot' "$WORK/tls-stream.txt" && break; sleep 0.1; done
   cp "$TLS/renewed.pem" "$TLS/cert.pem"; cp "$TLS/renewed.key" "$TLS/key.pem"
-  kill -HUP "$SERVER_PID"
+  kill -HUP "$server_pid"
   for _ in $(seq 1 50); do grep -q 'certificate reloaded' "$WORK/server.log" && break; sleep 0.1; done
   check_contains "SIGHUP reloads the certificate" "$(curl -sv "${TLSC[@]}" "$BASE/healthz" 2>&1)" "CN=livebind-renewed"
   curl -s "${TLSC[@]}" -X PUT "$BASE/models/tls/n" -H 'Content-Type: application/json' -d '2' >/dev/null
@@ -369,11 +361,11 @@ if command -v openssl >/dev/null; then
   check_contains "and gets heartbeats through TLS" "$(cat "$WORK/tls-stream.txt")" ': heartbeat'
   kill -KILL "$STREAM_PID" 2>/dev/null; wait "$STREAM_PID" 2>/dev/null
   cp "$TLS/first.key" "$TLS/key.pem"
-  kill -HUP "$SERVER_PID"
+  kill -HUP "$server_pid"
   for _ in $(seq 1 50); do grep -q 'not reloaded' "$WORK/server.log" && break; sleep 0.1; done
   check_contains "a mismatched pair is not reloaded, and the log says why" "$(cat "$WORK/server.log")" "does not belong to the certificate"
   check "the server goes on with the renewed certificate" "$(curl -s "${TLSC[@]}" "$BASE/healthz")" "{\"status\":\"ok\",\"version\":\"$VERSION\"}"
-  kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+  stop_server
   OUTPUT=$("$BINARY" --port 0 --no-demo --tls-cert "$TLS/first.pem" --tls-key "$TLS/renewed.key" 2>&1); STATUS=$?
   check "a key of another certificate stops the start" "$([ $STATUS -ne 0 ] && echo yes)" yes
   check_contains "and says which files" "$OUTPUT" "the key in '$TLS/renewed.key' does not belong to the certificate in '$TLS/first.pem'"
@@ -382,7 +374,7 @@ else
 fi
 
 # --- conformance (docs/HTTP.md "Conformance") ----------------------------------------------------------
-start_server --no-demo
+run_server --no-demo
 JSON='Content-Type: application/json'
 curl -s -o /dev/null -X PUT "$BASE/models/conf" -H "$JSON" -d '{"a":1,"a":2,"big":9007199254740993}'
 check "RFC 8259: of duplicate names the last wins; integers past 2^53 stay exact" "$(curl -s "$BASE/models/conf")" '{"a":2,"big":9007199254740993}'
@@ -392,7 +384,7 @@ check "RFC 8259: a string of other scalars is written, even when canonically equ
 check "RFC 6902: a failing test undoes the whole patch" "$(curl -s -o /dev/null -w '%{http_code}' -X PATCH "$BASE/models/conf" -H 'Content-Type: application/json-patch+json' -d '[{"op":"add","path":"/x","value":1},{"op":"test","path":"/a","value":3}]') $(curl -s -o /dev/null -w '%{http_code}' "$BASE/models/conf/x")" "422 404"
 check "RFC 9110: If-None-Match: * does not replace a model" "$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$BASE/models/conf" -H "$JSON" -H 'If-None-Match: *' -d '{}') $(curl -s "$BASE/models/conf/a")" "412 2"
 check "RFC 9110: If-None-Match: * creates a missing one" "$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$BASE/models/conf2" -H "$JSON" -H 'If-None-Match: *' -d '{}')" 201
-kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+stop_server
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

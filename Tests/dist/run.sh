@@ -11,11 +11,8 @@ DEB=${2:?path to the .deb}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TOOLCHAIN=$(dirname "$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")")
 WORK=$(mktemp -d)
-SERVER_PID=""
-stop_server() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; fi
-  SERVER_PID=""
-}
+# free_port, start_server (sets server_pid, port, base) and stop_server.
+source "$ROOT/Tests/support/server.sh"
 cleanup() { stop_server; rm -rf "$WORK"; }
 trap cleanup EXIT
 
@@ -25,29 +22,22 @@ pass() { PASSED=$((PASSED + 1)); echo "ok   - $1"; }
 fail() { FAILED=$((FAILED + 1)); echo "FAIL - $1"; [ $# -gt 1 ] && echo "       got: $2"; }
 check() { if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "$2 (expected $3)"; fi; }
 check_contains() { case "$2" in *"$3"*) pass "$1" ;; *) fail "$1" "${2:0:300} (expected to contain $3)" ;; esac; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
-# start_server BINARY ARGS…: runs it with an empty environment (no PATH, no LD_LIBRARY_PATH) from $WORK.
-start_server() {
-  local binary=$1; shift
-  PORT=$(free_port)
-  BASE="http://127.0.0.1:$PORT"
-  (cd "$WORK" && exec env -i "$binary" --host 127.0.0.1 --port "$PORT" "$@") >"$WORK/server.log" 2>&1 &
-  SERVER_PID=$!
-  for _ in $(seq 1 100); do curl -fs "$BASE/healthz" >/dev/null 2>&1 && return 0; sleep 0.1; done
-  echo "server did not start:"; cat "$WORK/server.log"; return 1
+# run_server BINARY ARGS…: runs it with an empty environment (no PATH, no LD_LIBRARY_PATH) from $WORK.
+run_server() {
+  start_server --cwd "$WORK" --prefix "env -i" --log "$WORK/server.log" "$@"
 }
 
 # serves_dashboard_write_and_stream LABEL: the running server's built-in files, a write, a stream.
 serves_dashboard_write_and_stream() {
-  check_contains "$1: / is the built-in dashboard" "$(curl -s "$BASE/")" '<script src="/livebind.js"'
-  check "$1: /livebind.js is Public/livebind.js" "$(curl -s "$BASE/livebind.js" | md5sum)" "$(md5sum < "$ROOT/Public/livebind.js")"
-  check "$1: /openapi.json is Public/openapi.json" "$(curl -s "$BASE/openapi.json" | md5sum)" "$(md5sum < "$ROOT/Public/openapi.json")"
-  check "$1: a write" "$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$BASE/models/dist" -H 'Content-Type: application/json' -d '{"n":1}')" 201
-  curl -sN --max-time 2 "$BASE/events?model=dist" >"$WORK/stream.txt" 2>/dev/null
+  check_contains "$1: / is the built-in dashboard" "$(curl -s "$base/")" '<script src="/livebind.js"'
+  check "$1: /livebind.js is Public/livebind.js" "$(curl -s "$base/livebind.js" | md5sum)" "$(md5sum < "$ROOT/Public/livebind.js")"
+  check "$1: /openapi.json is Public/openapi.json" "$(curl -s "$base/openapi.json" | md5sum)" "$(md5sum < "$ROOT/Public/openapi.json")"
+  check "$1: a write" "$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$base/models/dist" -H 'Content-Type: application/json' -d '{"n":1}')" 201
+  curl -sN --max-time 2 "$base/events?model=dist" >"$WORK/stream.txt" 2>/dev/null
   check_contains "$1: the stream has the write" "$(cat "$WORK/stream.txt")" '"model":"dist","rev":1,"value":{"n":1}'
-  (curl -sN --max-time 3 "$BASE/events?model=dist" >"$WORK/stream2.txt" 2>/dev/null &
-   sleep 1; curl -s -d 'n=2' "$BASE/models/dist" >/dev/null; wait)
+  (curl -sN --max-time 3 "$base/events?model=dist" >"$WORK/stream2.txt" 2>/dev/null &
+   sleep 1; curl -s -d 'n=2' "$base/models/dist" >/dev/null; wait)
   check_contains "$1: the stream carries a later change" "$(cat "$WORK/stream2.txt")" '"path":"/n","value":2'
 }
 
@@ -58,8 +48,8 @@ case "$LDD" in *"$TOOLCHAIN"*|*"not found"*) fail "ldd names only system librari
 case "$LDD" in *libswiftCore*|*libFoundation*) fail "the Swift runtime is linked statically" "$LDD" ;; *) pass "the Swift runtime is linked statically" ;; esac
 VERSION=$(env -i "$WORK/livebind-server" --version)
 check "--version is the version constant" "$VERSION" "$(sed -n 's/.*static let string = "\(.*\)"/\1/p' "$ROOT/Sources/LiveBind/LiveBind.swift")"
-start_server "$WORK/livebind-server" --no-demo && serves_dashboard_write_and_stream "binary"
-check "Server header" "$(curl -sI "$BASE/healthz" | tr -d '\r' | sed -n 's/^Server: //p')" "LiveBind/$VERSION"
+run_server "$WORK/livebind-server" --no-demo && serves_dashboard_write_and_stream "binary"
+check "Server header" "$(curl -sI "$base/healthz" | tr -d '\r' | sed -n 's/^Server: //p')" "LiveBind/$VERSION"
 stop_server
 
 # --- the Debian package -------------------------------------------------------------------------
@@ -96,7 +86,7 @@ check "conffiles" "$(dpkg-deb -I "$DEB" conffiles)" "/etc/livebind/livebind.conf
 # The unpacked binary, with the options of the packaged config file (minus the address) and its own data dir.
 OPTIONS=$(sed -n 's/^LIVEBIND_OPTIONS="\(.*\)"/\1/p' "$UNPACKED/etc/livebind/livebind.conf" | sed -e 's/--host [^ ]*//' -e 's/--port [^ ]*//')
 # shellcheck disable=SC2086
-start_server "$UNPACKED/usr/bin/livebind-server" $OPTIONS --data "$WORK/data" && serves_dashboard_write_and_stream "unpacked package"
+run_server "$UNPACKED/usr/bin/livebind-server" $OPTIONS --data "$WORK/data" && serves_dashboard_write_and_stream "unpacked package"
 stop_server
 
 # --- a real install (CI only: it adds a system user and a package to the machine) ---------------
@@ -105,10 +95,8 @@ if [ "${CI:-}" = "true" ] && [ "$(id -u)" = 0 ]; then
     pass "apt-get installs the package (and what it depends on)"
     check "the livebind user exists" "$(getent passwd livebind | cut -d: -f1)" "livebind"
     check "the data directory belongs to livebind" "$(stat -c '%U %a' /var/lib/livebind)" "livebind 700"
-    PORT=$(free_port); BASE="http://127.0.0.1:$PORT"
-    runuser -u livebind -- /usr/bin/livebind-server --data /var/lib/livebind --no-demo --host 127.0.0.1 --port "$PORT" >"$WORK/server.log" 2>&1 &
-    SERVER_PID=$!
-    for _ in $(seq 1 100); do curl -fs "$BASE/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+    start_server --prefix "runuser -u livebind --" --log "$WORK/server.log" /usr/bin/livebind-server \
+      --data /var/lib/livebind --no-demo
     serves_dashboard_write_and_stream "installed package"
     stop_server
     if command -v systemd-analyze >/dev/null; then
