@@ -39,8 +39,8 @@ tools=$root/Benchmarks/.build/tools
 lua=$root/Benchmarks/writes/write.lua
 work=$(mktemp -d /tmp/livebind-cluster.XXXXXX)
 
-source "$root/Benchmarks/servers.sh"
-source "$root/deploy/cluster/lib.sh"
+source "$root/Benchmarks/servers.sh"        # free_port and wait_for_port (Tests/support/server.sh)
+source "$root/deploy/cluster/lib.sh"         # the NATS servers and the nodes, as `make cluster` runs them
 log() { printf '%s\n' "$*" >&2; }
 
 # --- set-up ---------------------------------------------------------------------------------------
@@ -71,7 +71,7 @@ start_livebind() {
     cluster_start_nats "$work/run" 3 || return 1
     sample_pids+=("${cluster_pids[@]}")
     for i in 1 2 3; do
-        port=$(cluster_free_port)
+        free_port port
         cluster_start_node "$server_bin" "$work/run" "n$i" "$port" --no-demo --max-streams $((per_server + 1000))
         ports+=("$port")
     done
@@ -94,16 +94,16 @@ start_livebind() {
 start_nchan() {
     local i port redis_port
     ports=(); sample_pids=()
-    redis_port=$(cluster_free_port)
+    free_port redis_port
     mkdir -p "$work/run/redis"
     # Redis as Nchan's multi-server set-ups run it: in memory, no persistence of its own.
     setsid redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/run/redis" \
         --daemonize no --logfile "$work/run/redis/redis.log" >/dev/null 2>&1 &
     cluster_pids+=($!)
     sample_pids+=($!)
-    cluster_wait_for_port "$redis_port" || { log "redis-server did not start"; return 1; }
+    wait_for_port "$redis_port" || { log "redis-server did not start"; return 1; }
     for i in 1 2 3; do
-        port=$(cluster_free_port)
+        free_port port
         setsid bash "$root/Benchmarks/anchors/run-nchan-cluster.sh" "$work/run/nchan$i" "$port" "$redis_port" \
             >"$work/run/nchan$i.log" 2>&1 &
         cluster_pids+=($!)                      # run-nchan-cluster.sh execs nginx: the master's pid
@@ -111,7 +111,7 @@ start_nchan() {
         ports+=("$port")
     done
     for i in 0 1 2; do
-        cluster_wait_for_port "${ports[i]}" || { log "nginx + Nchan $((i + 1)) did not start:"; tail -5 "$work/run/nchan$((i + 1)).log" >&2; return 1; }
+        wait_for_port "${ports[i]}" || { log "nginx + Nchan $((i + 1)) did not start:"; tail -5 "$work/run/nchan$((i + 1)).log" >&2; return 1; }
     done
     # Nchan answers once its Redis connection is up: publish until one is accepted on every server.
     for i in 0 1 2; do

@@ -69,25 +69,19 @@ PY
 }
 
 # --- servers (each in a session of its own, on a free loopback port, stopped by its pid only) ------
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
+# free_port, start_server and stop_server come from Tests/support/server.sh (through servers.sh).
 start_livebind() {  # config [--data]
     local config=$1 extra=()
-    port=$(free_port)
     if [ "${2:-}" = --data ]; then
         rm -rf "$work/data"; mkdir -p "$work/data"; extra=(--data "$work/data")
     fi
-    setsid "$server_bin" --host 127.0.0.1 --port "$port" --config "$config" \
-        --max-streams $((streams + 1000)) "${extra[@]}" >"$work/livebind.log" 2>&1 &
-    server_pid=$!
-    wait_for_port "$port" || { log "livebind-server did not start:"; tail -5 "$work/livebind.log" >&2; return 1; }
+    start_server --prefix setsid --log "$work/livebind.log" --wait 200 "$server_bin" --config "$config" \
+        --max-streams $((streams + 1000)) "${extra[@]}" || return 1
     raise_share "$server_pid"
 }
 
 start_nchan() {
-    port=$(free_port)
+    free_port port
     rm -rf "$work/nchan"
     setsid bash "$root/Benchmarks/anchors/run-nchan.sh" "$work/nchan" "$port" >"$work/nchan.log" 2>&1 &
     server_pid=$!                                # run-nchan.sh execs nginx: this is the master
@@ -96,7 +90,7 @@ start_nchan() {
 }
 
 start_redis() {
-    port=$(free_port)
+    free_port port
     rm -rf "$work/redis"; mkdir -p "$work/redis"
     setsid redis-server --port "$port" --bind 127.0.0.1 --appendonly yes --appendfsync always \
         --dir "$work/redis" --save '' --daemonize no --logfile "$work/redis.log" >/dev/null 2>&1 &
@@ -106,7 +100,7 @@ start_redis() {
 }
 
 start_floor() {  # [--data [-a]]
-    port=$(free_port)
+    free_port port
     local extra=()
     if [ "${1:-}" = --data ]; then
         rm -rf "$work/floor"; mkdir -p "$work/floor"; extra=(-d "$work/floor/log.sqlite" ${2:+"$2"})
