@@ -140,8 +140,10 @@ class Node(livebind_server.Server):
         self.folder = folder
         self.nats_urls = nats_urls
         self.extra = list(extra)
-        super().__init__(["--no-demo", "--cluster", ",".join(nats_urls), "--node-name", name,
-                          "--cluster-write-timeout", "4", "--heartbeat", "2"] + self.extra,
+        # --no-demo, unless the test asks for the demo (the server refuses the two together).
+        demo = [] if "--demo" in self.extra else ["--no-demo"]
+        super().__init__(demo + ["--cluster", ",".join(nats_urls), "--node-name", name,
+                                 "--cluster-write-timeout", "4", "--heartbeat", "2"] + self.extra,
                          log=ARTIFACTS / f"node-{name}-{os.getpid()}.log", log_header=True, startup=STARTUP,
                          healthy=cluster_connected, probe_timeout=2, stop_timeout=10, name=f"node {name}")
 
