@@ -1,0 +1,204 @@
+extension EventHub {
+    private enum Step {
+        case done(HTTPStreamRead)
+        case resync(ResyncReason, ModelFilter)
+    }
+
+    /// Fills `buffer` for subscriber `id`: its unfinished frame, its preface, then every log frame it
+    /// wants, as many as fit (one send for many events). Suspends it when there is nothing to send.
+    /// Called on a libmicrohttpd worker thread; never twice at once for one subscriber.
+    func read(_ id: Int, into buffer: UnsafeMutableRawBufferPointer,
+              connection: any HTTPStreamConnection) -> HTTPStreamRead {
+        while true {
+            switch step(id, buffer, connection) {
+            case .done(let result):
+                return result
+            case .resync(let reason, let models):
+                if !restart(id, reason: reason, key: snapshotKey(for: models), from: nil) {
+                    _ = restart(id, reason: reason, key: nil, from: encodeSnapshot(models: models))
+                }
+            }
+        }
+    }
+
+    /// Gives subscriber `id` `resync` and snapshots: `fresh` (or one another stream shared meanwhile),
+    /// or without `fresh` only a shared one with content `key`. False when there was none to share.
+    /// Never a snapshot older than an id the stream sent: its ids would go backwards.
+    private func restart(_ id: Int, reason: ResyncReason, key: SnapshotKey?,
+                         from fresh: (frame: EventFrame, key: SnapshotKey)?) -> Bool {
+        let pending: [PendingSnapshot]? = state.withLock { state in
+            guard let subscriber = state.subscribers[id] else { return [] }
+            let notBefore = subscriber.lastSentID
+            let snapshot = if let fresh { adopt(fresh, notBefore: notBefore, in: &state) }
+                           else { key.flatMap { sharedSnapshot(for: $0, notBefore: notBefore, in: &state) } }
+            guard let snapshot else { return nil }
+            subscriber.preface.append(Self.resyncFrame(reason))
+            start(subscriber, at: snapshot, in: &state)
+            state.metrics.resyncs += 1
+            if reason == .lagging { state.metrics.laggingClients += 1 }
+            return snapshotLocations(of: subscriber, id: id, in: &state)
+        }
+        guard let pending else { return false }
+        finishSnapshots(pending)
+        return true
+    }
+
+    private func step(_ id: Int, _ buffer: UnsafeMutableRawBufferPointer,
+                      _ connection: any HTTPStreamConnection) -> Step {
+        state.withLock { state in
+            guard !state.shuttingDown, let subscriber = state.subscribers[id], !subscriber.isCut else { return .done(.end) }
+            if subscriber.connection == nil {
+                subscriber.connection = connection
+                subscriber.directWriter = connection as? any SuspendedStreamWriting
+            }
+            var written = 0
+            var partial: Subscriber.Partial?
+            /// Copies what fits of `frame` from `offset` (without its `id:` line when `withoutID`); false
+            /// (and a partial) when it did not all fit. It leaves `subscriber` alone: capturing it with
+            /// `buffer` would tie the hub's state to the caller's.
+            func emit(_ frame: EventFrame, from offset: Int, withoutID: Bool) -> Bool {
+                var offset = offset
+                let skipped = withoutID ? frame.idLine : nil
+                while offset < frame.bytes.count {
+                    if let skipped, skipped.contains(offset) { offset = skipped.upperBound; continue }
+                    let end = skipped.map { $0.lowerBound > offset ? $0.lowerBound : frame.bytes.count } ?? frame.bytes.count
+                    let count = min(end - offset, buffer.count - written)
+                    frame.bytes.withUnsafeBytes { source in
+                        (buffer.baseAddress! + written).copyMemory(from: source.baseAddress! + offset, byteCount: count)
+                    }
+                    written += count
+                    offset += count
+                    if offset < end {
+                        partial = Subscriber.Partial(frame: frame, offset: offset, withoutID: withoutID)
+                        return false
+                    }
+                }
+                return true
+            }
+            let unfinished = subscriber.partial
+            defer {
+                subscriber.partial = partial
+                state.metrics.bytesSent += written
+                if written > 0 { subscriber.lastWriteRound = state.heartbeatRound }
+            }
+            if let unfinished {
+                if !emit(unfinished.frame, from: unfinished.offset, withoutID: unfinished.withoutID) { return .done(.bytes(written)) }
+            }
+            while !subscriber.preface.isEmpty {
+                let frame = subscriber.preface.removeFirst()
+                let continues = frame.idLine != nil
+                    && (subscriber.preface.first(where: { $0.idLine != nil }).map { $0.sequence == frame.sequence }
+                        ?? groupContinues(frame.sequence, for: subscriber, in: state))
+                let withoutID = !subscriber.takesID(of: frame, continued: continues)
+                if !emit(frame, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
+            }
+            // Revoked: its `auth_revoked` went out with the preface; nothing else may follow.
+            if subscriber.isRevoked { return .done(written > 0 ? .bytes(written) : .end) }
+            // A location's snapshot is being encoded: nothing of what follows it may go first.
+            // `finishSnapshots` wakes the stream.
+            if subscriber.pendingSnapshots > 0 {
+                if written > 0 { return .done(.bytes(written)) }
+                subscriber.isHeldBack = true
+                state.suspended.insert(id, filter: ModelFilter(names: []))
+                connection.suspend()
+                return .done(.suspended)
+            }
+            subscriber.isHeldBack = false
+            // A stream of locations only wants nothing from the shared log: it is never behind it.
+            if subscriber.models.names?.isEmpty == true { subscriber.position = state.endPosition }
+            if subscriber.position < state.basePosition || subscriber.pendingResync != nil {
+                if written > 0 { return .done(.bytes(written)) }
+                // Starting over takes fresh snapshots: with the unsent-bytes budget spent the stream ends
+                // instead, and its client reconnects with `Last-Event-ID`, admitted or refused (503) as
+                // any new stream is.
+                guard hasRoom(in: &state) else {
+                    state.metrics.budgetCuts += 1
+                    return .done(.end)
+                }
+                let reason = subscriber.pendingResync ?? .lagging
+                subscriber.pendingResync = nil
+                return .resync(reason, subscriber.models)
+            }
+            while true {
+                // The stream's own frames and the log's, merged in sequence order. An own frame of a
+                // commit the log does not have yet (a location snapshot taken from the store ahead of
+                // the hub) waits for it, so that no older event can follow it.
+                let next = subscriber.position < state.endPosition ? state.log[subscriber.position - state.basePosition] : nil
+                if let own = subscriber.derived.first, own.sequence <= state.newestSequence,
+                   next.map({ own.sequence <= $0.sequence }) ?? true {
+                    subscriber.derived.removeFirst()
+                    subscriber.derivedBytes -= own.bytes.count
+                    if own.model == nil { subscriber.derivedSnapshotBytes -= own.bytes.count }
+                    let withoutID = !subscriber.takesID(of: own, continued: groupContinues(own.sequence, for: subscriber, in: state))
+                    if !emit(own, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
+                    continue
+                }
+                guard let frame = next else { break }
+                subscriber.position += 1
+                if frame.isCommit && frame.sequence <= subscriber.lastSequence { continue }
+                guard frame.isWanted(by: subscriber.models) else { continue }
+                if frame.isCommit { subscriber.lastSequence = frame.sequence }
+                // A commit has one log frame, and own frames of its id go before it: nothing after it
+                // has its id.
+                let withoutID = !subscriber.takesID(of: frame, continued: false)
+                if !emit(frame, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
+            }
+            if written > 0 { return .done(.bytes(written)) }
+            if let own = subscriber.derived.first { state.awaiting[id] = own.sequence }
+            state.suspended.insert(id, filter: subscriber.models)
+            connection.suspend()
+            return .done(.suspended)
+        }
+    }
+
+    /// Whether a frame `subscriber` sends after the one just taken, with an id line, is already known
+    /// to have `sequence` (so the two close one group). Frames come in sequence order from its own
+    /// frames and from the log, so looking at both heads is enough. A location's snapshot (a frame of
+    /// no model) restates a point and applies at once: it belongs to no group, so it continues none.
+    private func groupContinues(_ sequence: UInt64, for subscriber: Subscriber, in state: State) -> Bool {
+        if let own = subscriber.derived.first, own.idLine != nil, own.model != nil, own.sequence == sequence { return true }
+        guard subscriber.position >= state.basePosition, subscriber.position < state.endPosition,
+              subscriber.models.names?.isEmpty != true else { return false }
+        let frame = state.log[subscriber.position - state.basePosition]
+        return frame.sequence == sequence && frame.isWanted(by: subscriber.models)
+            && !(frame.isCommit && frame.sequence <= subscriber.lastSequence)
+    }
+}
+
+extension EventHub.Subscriber {
+    /// Adds one of the stream's own frames, in sequence order (after those with the same sequence).
+    func queue(_ frame: EventFrame) {
+        var index = derived.endIndex
+        while index > derived.startIndex, derived[index - 1].sequence > frame.sequence { index -= 1 }
+        derived.insert(frame, at: index)
+        derivedBytes += frame.bytes.count
+        if frame.model == nil { derivedSnapshotBytes += frame.bytes.count }
+    }
+
+    /// Drops every own frame.
+    func clearDerived() {
+        derived.removeAll()
+        derivedBytes = 0
+        derivedSnapshotBytes = 0
+    }
+
+    /// A frame sent only in part: how many of its bytes went out, and whether its `id:` line is left out.
+    struct Partial {
+        let frame: EventFrame
+        let offset: Int
+        let withoutID: Bool
+    }
+
+    /// Whether `frame` goes out with its `id:` line; records the id when it does.
+    ///
+    /// Ids close groups: every event since the previous `id:` line belongs to the group the next one
+    /// closes, so a client that drops inside a group resumes before it and gets all of it again. So a
+    /// frame leaves its id out when a frame after it with the same id is known (`continued`), and when
+    /// the stream already sent that id or a later one (a location's snapshot restating a point the
+    /// client has reached, such as a window move's answer). The ids a stream sends strictly increase.
+    func takesID(of frame: EventFrame, continued: Bool) -> Bool {
+        guard frame.idLine != nil, frame.sequence > lastSentID, !continued else { return false }
+        lastSentID = frame.sequence
+        return true
+    }
+}
