@@ -6,9 +6,7 @@ import Testing
 /// server to it, so a route cannot be added without documenting it, nor documented without existing.
 @Suite("OpenAPI document") struct OpenAPIDocumentTests {
     /// The repository's `Public/` folder.
-    static let publicDirectory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Public").path
+    static let publicDirectory = repositoryRoot().appendingPathComponent("Public").path
     /// Methods that are OpenAPI operations (HEAD is served wherever GET is, and not listed).
     static let methods = ["get", "put", "post", "patch", "delete"]
 

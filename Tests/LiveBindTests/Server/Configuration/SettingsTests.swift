@@ -91,8 +91,7 @@ import Testing
 /// the Limits table gives each setting's own default. (The table of flags itself is made from
 /// `--help`; `make test-cli` checks it.)
 @Suite("Settings in the docs") struct SettingsDocsTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    static let root = repositoryRoot()
 
     static func text(_ path: String) throws -> String {
         try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)

@@ -7,8 +7,7 @@ import Testing
 /// it shows (in `json` blocks and in `curl` bodies sent to `POST /bindings`) parses and binds without error,
 /// every definition file it shows loads, and its Swift example is the code below, which runs.
 @Suite("Bindings in the docs") struct BindingsDocTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    static let root = repositoryRoot()
 
     static func document() throws -> String {
         try String(contentsOf: root.appendingPathComponent("docs/Bindings.md"), encoding: .utf8)
@@ -249,7 +248,7 @@ import Testing
         let text = try Self.document()
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         let tested = try #require(Self.lines(of: source, from: "// DOC-BEGIN swift", to: "// DOC-END swift"))
-        let marker = "<!-- swift example: compiled and run by Tests/LiveBindTests/Bindings/BindingsDocTests.swift -->"
+        let marker = "<!-- swift example: compiled and run by Tests/LiveBindTests/Engine/Bindings/BindingsDocTests.swift -->"
         let afterMarker = try #require(text.range(of: marker)).upperBound
         let shown = try #require(Self.lines(of: String(text[afterMarker...]), from: "```swift", to: "```"))
         #expect(Self.dedented(shown) == ["import LiveBind", ""] + Self.dedented(tested))
