@@ -19,8 +19,6 @@ DEB          := dist/livebind_$(VERSION)_amd64.deb
 # e.g. make deb DEB_MAINTAINER='Jane Doe <jane@example.org>' (docs/Deploying.md, "Installing the server").
 export DEB_MAINTAINER ?= LiveBind maintainers <maintainers@livebind.invalid>
 MARIONETTE_VERSION := 3.7.1
-TSAN_BUILD   := .build-tsan
-ASAN_BUILD   := .build-asan
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 
@@ -49,8 +47,18 @@ release: deps-server
 deb: release deps-dist
 	bash deploy/build-deb.sh .build/release/livebind-server $(VERSION) dist
 
-## test: every suite (Swift, thread sanitizer, curl, contract, distribution, browser, cluster); fails if any fails
-test: test-swift test-tsan test-asan test-cli test-contract test-access test-property test-dist test-browser test-cluster
+## test: every suite (Swift, thread and address sanitizers, curl, contract, access, property, distribution,
+##       browser, cluster), each timed; goes on past a failure and fails if any failed
+TEST_SUITES := test-swift test-tsan test-asan test-cli test-contract test-access test-property test-dist test-browser test-cluster
+test:
+	@failed=""; total=$$(date +%s); \
+	for suite in $(TEST_SUITES); do \
+	  start=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$suite || failed="$$failed $$suite"; \
+	  echo "== $$suite: $$(( $$(date +%s) - start )) s"; \
+	done; \
+	echo "== make test: $$(( $$(date +%s) - total )) s$${failed:+; failed:$$failed}"; \
+	[ -z "$$failed" ]
 
 test-swift: deps-server
 	$(SWIFT) build --build-tests
@@ -61,19 +69,22 @@ test-hostile: deps-server
 	$(SWIFT) build --build-tests
 	$(LIMIT) 900 $(SWIFT) test --skip-build --filter HostileSequenceTests
 
-# Every suite under the thread sanitizer. The one suppression is explained in Tests/sanitizers/tsan.supp.
+# Every suite under the thread sanitizer, which instruments LiveBind's own targets (LIVEBIND_SANITIZE in
+# Package.swift): the dependencies are the plain build's, so this compiles LiveBind again and nothing
+# else. The one suppression is explained in Tests/sanitizers/tsan.supp.
 test-tsan: deps-server
-	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_BUILD)
-	TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/tsan.supp $(LIMIT) 1200 \
-	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_BUILD)
+	LIVEBIND_SANITIZE=thread $(SWIFT) build --build-tests
+	LIVEBIND_SANITIZE=thread TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/tsan.supp $(LIMIT) 1200 \
+	  $(SWIFT) test --skip-build
 
-# Every suite under the address sanitizer. The suppressions name only the XCTest runner (leaks) and
-# Foundation's own copies in Process.run (see Tests/sanitizers/).
+# Every suite under the address sanitizer, LiveBind's own targets instrumented as for test-tsan. The
+# suppressions name only the XCTest runner (leaks) and Foundation's own copies in Process.run (see
+# Tests/sanitizers/).
 test-asan: deps-server
-	$(SWIFT) build --build-tests --sanitize=address --scratch-path $(ASAN_BUILD)
-	ASAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/asan.supp \
+	LIVEBIND_SANITIZE=address $(SWIFT) build --build-tests
+	LIVEBIND_SANITIZE=address ASAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/asan.supp \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp $(LIMIT) 1200 \
-	  $(SWIFT) test --skip-build --sanitize=address --scratch-path $(ASAN_BUILD)
+	  $(SWIFT) test --skip-build
 
 ## test-cli: curl against the release binary, and docs/HTTP.md's table of flags is the one --help makes
 test-cli: release
@@ -126,7 +137,7 @@ fuzz: deps-server release deps-python
 	  $(PYTHON) -m pytest -q Tests/property
 
 clean:
-	rm -rf .build $(TSAN_BUILD) .build-* Benchmarks/.build $(VENV) Tests/browser/artifacts dist
+	rm -rf .build .build-* Benchmarks/.build $(VENV) Tests/browser/artifacts dist
 
 # GnuTLS's headers build the certificate callback (CGnuTLS); openssl and curl make and check the TLS
 # tests' throwaway certificates.

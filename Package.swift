@@ -1,6 +1,13 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+// `LIVEBIND_SANITIZE=thread` (or `address`) instruments LiveBind's own targets only (make test-tsan,
+// test-asan): the dependencies stay as the plain build made them, in the same .build, so a sanitizer
+// run compiles LiveBind again and nothing else.
+let sanitizer = Context.environment["LIVEBIND_SANITIZE"].flatMap { $0.isEmpty ? nil : $0 }
+let sanitized: [SwiftSetting] = sanitizer.map { [.unsafeFlags(["-sanitize=\($0)"])] } ?? []
+let sanitizedLink: [LinkerSetting] = sanitizer.map { [.unsafeFlags(["-sanitize=\($0)"])] } ?? []
+
 let package = Package(
     name: "LiveBind",
     platforms: [.macOS(.v15)],
@@ -48,7 +55,8 @@ let package = Package(
                 .product(name: "Collections", package: "swift-collections"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
-            ]
+            ],
+            swiftSettings: sanitized
         ),
         .executableTarget(
             name: "livebind-server",
@@ -56,6 +64,8 @@ let package = Package(
                 "LiveBind",
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: sanitized,
+            linkerSettings: sanitizedLink,
             plugins: ["EmbedPublic"]
         ),
         // Build-time only: turns Public/ into a Swift file of the executable (see Plugins/EmbedPublic).
@@ -64,7 +74,9 @@ let package = Package(
         .testTarget(
             name: "LiveBindTests",
             dependencies: ["LiveBind", .product(name: "JWTKit", package: "jwt-kit")],
-            resources: [.copy("Fixtures")]
+            resources: [.copy("Fixtures")],
+            swiftSettings: sanitized,
+            linkerSettings: sanitizedLink
         ),
     ],
     swiftLanguageModes: [.v6]
