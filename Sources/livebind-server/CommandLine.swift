@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// Reads `livebind-server`'s arguments against the declared settings: `--flag value`, `--flag=value`,
-/// and `--flag` alone for the on/off ones. Every setting is parsed, checked and listed in `--help` from
+/// and `--flag` alone (or `--no-flag`) for the on/off ones; the last one given wins. Every setting is parsed, checked and listed in `--help` from
 /// its one declaration (``Setting``).
 enum CommandLine {
     /// What the arguments ask for.
@@ -39,22 +39,24 @@ enum CommandLine {
                 throw ConfigurationError(flag: argument, reason: "is not an option (they start with --; --help lists them)")
             }
             let body = argument.dropFirst(2)
-            let name = String(body.prefix { $0 != "=" })
-            let attached = body.firstIndex(of: "=").map { String(body[body.index(after: $0)...]) }
+            var name = String(body.prefix { $0 != "=" })
+            var attached = body.firstIndex(of: "=").map { String(body[body.index(after: $0)...]) }
+            // `--no-X` turns off an on/off setting `X`.
+            if find(name) == nil, name.hasPrefix("no-"), attached == nil, let found = find(String(name.dropFirst(3))),
+               !takesValue(found) {
+                name = String(name.dropFirst(3))
+                attached = "off"
+            }
             guard let found = find(name) else {
                 throw ConfigurationError(flag: name, reason: "is not an option (--help lists them)")
             }
-            let takesValue = switch found {
-            case .server(let setting): setting.valueName != nil
-            case .command(let setting): setting.valueName != nil
-            case .cluster(let setting): setting.valueName != nil
-            }
             var value = attached ?? "on"
-            if takesValue && attached == nil {
+            if takesValue(found) && attached == nil {
                 guard index < arguments.count else { throw ConfigurationError(flag: name, reason: "needs a value") }
                 value = arguments[index]
                 index += 1
             }
+            options.given.insert(name)
             switch found {
             case .server(let setting): try setting.set(value, in: &configuration)
             case .command(let setting): try setting.set(value, in: &options)
@@ -73,6 +75,14 @@ enum CommandLine {
         }
         try configuration.validate()
         return .run(configuration, options)
+    }
+
+    private static func takesValue(_ found: Found) -> Bool {
+        switch found {
+        case .server(let setting): setting.valueName != nil
+        case .command(let setting): setting.valueName != nil
+        case .cluster(let setting): setting.valueName != nil
+        }
     }
 
     private static func find(_ name: String) -> Found? {

@@ -6,7 +6,8 @@ import LiveBind
 struct CommandOptions {
     var config: String?
     var demo = false
-    var noDemo = false
+    /// The flags given on the command line (`--demo` or `--no-demo` among them).
+    var given: Set<String> = []
     var tokens: [String] = []
     var tokensFile: String?
     var privateReads = false
@@ -20,8 +21,8 @@ struct CommandOptions {
     static let settings: [Setting<Self>] = [
         Setting("config", "Models", .optionalText(\.config, unit: "FILE", absent: "none"),
                 "A binding-set file (JSON: models and bindings) to load at start."),
-        Setting("demo", "Models", .flag(\.demo), "Run the demo models (the default when no --config is given)."),
-        Setting("no-demo", "Models", .flag(\.noDemo), "Do not run the demo models."),
+        Setting("demo", "Models", .flag(\.demo),
+                "Run the demo models; --no-demo does not (default: the demo runs when no --config is given)."),
         Setting("token", "Access", .list(\.tokens, unit: "TOKEN"),
                 "A bearer token with read and write access to every model (repeatable). Writes then need it."),
         Setting("tokens", "Access", .optionalText(\.tokensFile, unit: "FILE", absent: "none"),
@@ -44,11 +45,13 @@ struct CommandOptions {
 
     /// Throws when options that go together do not.
     func validate() throws(ConfigurationError) {
-        if demo && noDemo { throw ConfigurationError(flag: "demo", reason: "cannot go with --no-demo") }
         if jwtKey == nil && (jwtAudience != nil || jwtIssuer != nil) {
             throw ConfigurationError(flag: jwtAudience != nil ? "jwt-audience" : "jwt-issuer", reason: "needs --jwt-key")
         }
     }
+
+    /// Whether the demo runs: as `--demo`/`--no-demo` said (the last given), else when there is no `--config`.
+    var runsDemo: Bool { given.contains("demo") ? demo : config == nil }
 
     /// The NATS URLs of `--cluster`.
     var clusterServers: [String] {

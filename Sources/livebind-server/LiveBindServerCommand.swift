@@ -43,7 +43,7 @@ enum LiveBindServerCommand {
         let server = try LiveBindServer(configuration: configuration, logger: logger)
         // Definition files and the demo create their models only when the data directory lacks them.
         let app = try Application(registry: server.bindings, configFile: options.config, logger: logger)
-        if options.demo || (options.config == nil && !options.noDemo) { app.startDemo() }
+        if options.runsDemo { app.startDemo() }
         try server.start()
         let host = configuration.network.host
         let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host.contains(":") ? "[\(host)]" : host
