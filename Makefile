@@ -61,6 +61,7 @@ test:
 	[ -z "$$failed" ]
 
 test-swift: deps-server
+	python3 Tests/api/public_api.py --check
 	$(SWIFT) build --build-tests
 	$(LIMIT) 1200 $(SWIFT) test --skip-build
 

@@ -1,6 +1,6 @@
 import Collections
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Commit records") struct CommitRecordTests {
     /// Changes of every kind, with the fields that need escaping or nesting. Made at each use, not kept

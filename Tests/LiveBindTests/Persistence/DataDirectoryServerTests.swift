@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// The server made with `Configuration.dataDirectory`, in process.
 @Suite("Data directory server") struct DataDirectoryServerTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// The data directory's group commit, seen over HTTP: a sync in progress holds the writes it covers and
 /// their events, never a read, and the writes that arrive meanwhile share the next sync.

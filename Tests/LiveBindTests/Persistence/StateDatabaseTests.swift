@@ -1,7 +1,7 @@
 import Collections
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("State database") struct StateDatabaseTests {
     /// A store journaled to a database in `directory`, as a restarted server would open it.

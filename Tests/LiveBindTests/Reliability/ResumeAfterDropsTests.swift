@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 extension ReliabilityTests {
     @Suite("Resuming after dropped connections") struct ResumeAfterDropsTests {

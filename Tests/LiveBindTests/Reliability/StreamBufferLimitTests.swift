@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 extension ReliabilityTests {
     @Suite("Stream buffer limit") struct StreamBufferLimitTests {

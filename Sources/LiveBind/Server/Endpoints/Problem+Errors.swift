@@ -1,6 +1,6 @@
 extension Problem {
     /// THE mapping from any error to a problem. Every error response goes through here.
-    public static func from(_ error: any Error) -> Problem {
+    static func from(_ error: any Error) -> Problem {
         if let error = error as? BlindRefusal { return error.problem }
         if let error = error as? RequestError { return from(error) }
         if let error = error as? StoreError { return from(error) }

@@ -1,18 +1,18 @@
 /// An RFC 9457 problem: the one shape every error takes on the wire (`application/problem+json`).
-public struct Problem: Sendable {
+struct Problem: Sendable {
     /// The HTTP status.
-    public var status: Int
+    var status: Int
     /// A URI naming the kind of problem.
-    public var type: String
+    var type: String
     /// A short summary of the kind.
-    public var title: String
+    var title: String
     /// What went wrong this time, and what to do about it.
-    public var detail: String
+    var detail: String
     /// Extra response headers (`Allow` for a 405, `Retry-After` for a 503).
-    public var headers: HTTPHeaders = HTTPHeaders()
+    var headers: HTTPHeaders = HTTPHeaders()
 
     /// Makes a problem of the given kind (a short slug such as `type-mismatch`).
-    public init(status: Int, kind: String, title: String, detail: String) {
+    init(status: Int, kind: String, title: String, detail: String) {
         self.status = status
         self.type = "urn:livebind:problem:\(kind)"
         self.title = title
@@ -20,7 +20,7 @@ public struct Problem: Sendable {
     }
 
     /// The problem as a response.
-    public var response: HTTPResponse {
+    var response: HTTPResponse {
         var body = "{\"type\":"
         body += Self.quoted(type) + ",\"title\":" + Self.quoted(title)
         body += ",\"status\":\(status),\"detail\":" + Self.quoted(detail) + "}"

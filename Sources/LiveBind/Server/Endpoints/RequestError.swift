@@ -1,5 +1,5 @@
 /// Why a request cannot be answered, independent of the engine: routing, media types, limits.
-public enum RequestError: Error, Equatable, CustomStringConvertible {
+@_spi(Fuzzing) public enum RequestError: Error, Equatable, CustomStringConvertible {
     /// Nothing lives at this path.
     case notFound(path: String)
     /// The path exists but not for this method.

@@ -8,7 +8,7 @@ struct StaticFiles: Sendable {
     /// The directory's canonical path (symlinks resolved), without a trailing slash.
     let root: String
 
-    /// Opens a public directory. The corresponding C function is `realpath`.
+    /// Opens a directory. The corresponding C function is `realpath`.
     init(directory: String) throws(ServerError) {
         guard let resolved = Self.realPath(directory), Self.isDirectory(resolved) else {
             throw .publicDirectoryMissing(directory)

@@ -1,10 +1,10 @@
 /// An ordered list of HTTP header fields with case-insensitive lookup.
-public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// The fields in the order they were added.
-    public private(set) var fields: [(name: String, value: String)] = []
+    private(set) var fields: [(name: String, value: String)] = []
 
     /// An empty header list.
-    public init() {}
+    init() {}
 
     /// Headers from fields in order (the libmicrohttpd bridge collects them straight into one array).
     init(fields: [(name: String, value: String)]) {
@@ -17,28 +17,28 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     /// Headers from literal pairs, in order.
-    public init(dictionaryLiteral elements: (String, String)...) {
+    init(dictionaryLiteral elements: (String, String)...) {
         for (name, value) in elements { add(name, value) }
     }
 
     /// Appends a field, keeping any earlier field with the same name.
-    public mutating func add(_ name: String, _ value: String) {
+    mutating func add(_ name: String, _ value: String) {
         fields.append((name, value))
     }
 
     /// Replaces every field called `name` with one field.
-    public mutating func set(_ name: String, _ value: String) {
+    mutating func set(_ name: String, _ value: String) {
         fields.removeAll { Self.sameName($0.name, name) }
         fields.append((name, value))
     }
 
     /// The first value of the field called `name` (case-insensitive), if any.
-    public subscript(_ name: String) -> String? {
+    subscript(_ name: String) -> String? {
         fields.first { Self.sameName($0.name, name) }?.value
     }
 
     /// Every value of the fields called `name` (case-insensitive), in order.
-    public func values(of name: String) -> [String] {
+    func values(of name: String) -> [String] {
         fields.compactMap { Self.sameName($0.name, name) ? $0.value : nil }
     }
 
@@ -59,7 +59,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     /// Iterates the fields in order.
-    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
+    func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
         fields.makeIterator()
     }
 }

@@ -1,5 +1,5 @@
 /// An HTTP request method such as `GET` or `PATCH`; unknown methods keep their spelling.
-public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+@_spi(Fuzzing) public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The method token as it appeared on the request line.
     public var rawValue: String
 

@@ -1,23 +1,23 @@
 /// A complete HTTP request as the router sees it: the body is fully read.
-public struct HTTPRequest: Sendable {
+struct HTTPRequest: Sendable {
     /// The request method.
-    public var method: HTTPMethod
+    var method: HTTPMethod
     /// The percent-decoded path, without the query string (always starts with `/`).
-    public var path: String
+    var path: String
     /// Query parameters in order; a name may repeat (`?model=a&model=b`).
-    public var query: [(name: String, value: String)]
+    var query: [(name: String, value: String)]
     /// The request's header fields.
-    public var headers: HTTPHeaders
+    var headers: HTTPHeaders
     /// The request body (empty when there was none).
-    public var body: [UInt8]
+    var body: [UInt8]
     /// The client's numeric address, when the server records it (it does when writes are rate-limited
     /// or a proxy is trusted; behind a trusted proxy it is the address the proxy forwarded).
-    public var clientAddress: String?
+    var clientAddress: String?
     /// `https` when the request came over TLS, or through a trusted proxy that says it did; else `http`.
-    public var scheme = "http"
+    var scheme = "http"
 
     /// Makes a request; used by the libmicrohttpd bridge and by tests.
-    public init(method: HTTPMethod, path: String, query: [(name: String, value: String)] = [],
+    init(method: HTTPMethod, path: String, query: [(name: String, value: String)] = [],
                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.method = method
         self.path = path
@@ -27,17 +27,17 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The first value of the query parameter `name`, if present.
-    public func queryValue(_ name: String) -> String? {
+    func queryValue(_ name: String) -> String? {
         query.first { $0.name == name }?.value
     }
 
     /// Every value of the query parameter `name`, in order.
-    public func queryValues(_ name: String) -> [String] {
+    func queryValues(_ name: String) -> [String] {
         query.filter { $0.name == name }.map(\.value)
     }
 
     /// The media type of the body without parameters, lowercased (`application/json`), if given.
-    public var mediaType: String? {
+    var mediaType: String? {
         guard let value = headers["Content-Type"] else { return nil }
         // Usually the type as it should be written: then it is the answer, and no copy is made.
         if !value.isEmpty, value.utf8.allSatisfy({ $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: " ")

@@ -1,7 +1,7 @@
 /// An HTTP response: a status, header fields and either bytes or an open-ended stream.
-public struct HTTPResponse: Sendable {
+struct HTTPResponse: Sendable {
     /// What follows the headers.
-    public enum Body: Sendable {
+    enum Body: Sendable {
         /// A complete body, sent with a `Content-Length`.
         case bytes([UInt8])
         /// An open-ended body produced as the stream has data (Server-Sent Events).
@@ -9,23 +9,23 @@ public struct HTTPResponse: Sendable {
     }
 
     /// The status code, such as 200.
-    public var status: Int
+    var status: Int
     /// The header fields, in order.
-    public var headers: HTTPHeaders
+    var headers: HTTPHeaders
     /// The body.
-    public var body: Body
+    var body: Body
     /// Set when the real answer comes later (see ``DeferredAnswer``).
     var deferred: DeferredAnswer?
 
     /// Makes a response.
-    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: Body = .bytes([])) {
+    init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: Body = .bytes([])) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
     /// A response with a body of the given media type.
-    public static func bytes(_ bytes: [UInt8], status: Int = 200, contentType: String) -> HTTPResponse {
+    static func bytes(_ bytes: [UInt8], status: Int = 200, contentType: String) -> HTTPResponse {
         // Room for what most answers add on the way out (validators, `nosniff`, CORS), so the list is
         // allocated once.
         var headers = HTTPHeaders(capacity: 6)
@@ -34,13 +34,13 @@ public struct HTTPResponse: Sendable {
     }
 
     /// A UTF-8 text response.
-    public static func text(_ text: String, status: Int = 200,
+    static func text(_ text: String, status: Int = 200,
                             contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
         bytes(Array(text.utf8), status: status, contentType: contentType)
     }
 
     /// The body bytes of a complete response (empty for a stream).
-    public var bodyBytes: [UInt8] {
+    var bodyBytes: [UInt8] {
         if case .bytes(let bytes) = body { return bytes }
         return []
     }

@@ -1,5 +1,5 @@
 /// What a stream body produced for one read.
-public enum HTTPStreamRead: Sendable, Equatable {
+enum HTTPStreamRead: Sendable, Equatable {
     /// `count` bytes were written into the buffer.
     case bytes(Int)
     /// Nothing to send now; the stream called `connection.suspend()` and will resume it later.
@@ -12,7 +12,7 @@ public enum HTTPStreamRead: Sendable, Equatable {
 ///
 /// > Important: `suspend()` may only be called from inside `HTTPStreamBody.read(into:connection:)`.
 /// `resume()` may be called from any thread, and only for a connection that is suspended.
-public protocol HTTPStreamConnection: Sendable {
+protocol HTTPStreamConnection: Sendable {
     /// Parks the connection until `resume()`; the server stops polling it.
     func suspend()
     /// Wakes a parked connection; its stream is read again soon after.
@@ -34,7 +34,7 @@ protocol SuspendedStreamWriting: HTTPStreamConnection {
 ///
 /// The server calls `read` when the socket can take more bytes, on one of its worker threads, and
 /// `close` exactly once when the response is finished or the client went away.
-public protocol HTTPStreamBody: AnyObject, Sendable {
+protocol HTTPStreamBody: AnyObject, Sendable {
     /// Fills `buffer` with the next bytes, or suspends, or ends. Called on a libmicrohttpd worker thread.
     func read(into buffer: UnsafeMutableRawBufferPointer, connection: any HTTPStreamConnection) -> HTTPStreamRead
     /// Releases the stream; called once, on a libmicrohttpd worker thread.

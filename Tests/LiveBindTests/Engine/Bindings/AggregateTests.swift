@@ -1,6 +1,6 @@
 import Collections
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Aggregates") struct AggregateTests {
     @Test func aggregatesFollowRandomEditsIncrementally() throws {

@@ -1,6 +1,6 @@
 import Collections
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Array bindings") struct ArrayBindingTests {
     /// Applies a random insert/remove/replace/move to the store's source array and to a plain Swift array.

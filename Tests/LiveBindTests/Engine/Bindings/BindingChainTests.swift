@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Binding chains") struct BindingChainTests {
     /// `c.v0 → c.v1 → … → c.v<links>`, one-way (or two-way) bindings made in that order.

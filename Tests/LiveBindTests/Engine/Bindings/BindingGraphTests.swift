@@ -1,5 +1,5 @@
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Binding graph") struct BindingGraphTests {
     private func searched(_ registry: BindingRegistry) -> Int { registry.state.withLock { $0.graph.searchedStates } }

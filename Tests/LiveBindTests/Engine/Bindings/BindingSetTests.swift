@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Binding sets") struct BindingSetTests {
     static func fixture(_ name: String) throws -> [UInt8] {

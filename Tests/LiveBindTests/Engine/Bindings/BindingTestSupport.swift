@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// Parses JSON text in tests (invalid text is a test bug).
 func bindingJSON(_ text: String) -> JSON {

@@ -1,7 +1,7 @@
 import Collections
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// docs/Bindings.md cannot drift from the code: every built-in transform is documented, every binding entry
 /// it shows (in `json` blocks and in `curl` bodies sent to `POST /bindings`) parses and binds without error,

@@ -1,5 +1,5 @@
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Closure and object bindings") struct ClosureBindingTests {
     struct Reading: Decodable, Equatable, Sendable {

@@ -1,5 +1,5 @@
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Binding cycles") struct CycleTests {
     @Test func cycleOfThreeTwoWayBindingsSettles() throws {

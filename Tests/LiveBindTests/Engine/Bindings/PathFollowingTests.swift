@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// One-way bindings between key paths through a scalar transform follow their source by path
 /// (`Binding+Following.swift`): these pin down that the fast path keeps the feed's behaviour.

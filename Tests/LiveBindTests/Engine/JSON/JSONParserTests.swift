@@ -1,5 +1,5 @@
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// The fast paths of the parser: word-wise string scanning, interned keys, duplicate keys found by
 /// fingerprint, numbers read while they are checked, and containers closed off explicit stacks.

@@ -1,5 +1,5 @@
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("JSON parsing") struct JSONParsingTests {
     @Test func parsesEveryKindOfValue() throws {

@@ -1,5 +1,5 @@
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// RFC 6902 Appendix A examples, plus failure and atomicity cases.
 @Suite("JSON Patch") struct JSONPatchTests {

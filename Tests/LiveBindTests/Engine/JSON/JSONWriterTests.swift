@@ -1,6 +1,6 @@
 import Collections
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// The fast paths of the encoder, held to the text the simple implementation wrote.
 @Suite("JSON writer") struct JSONWriterTests {

@@ -1,6 +1,6 @@
 import Collections
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// Array edits must mutate the stored array in place: their cost must not depend on the array's length.
 @Suite("Arrays mutate in place") struct ArrayInPlaceTests {

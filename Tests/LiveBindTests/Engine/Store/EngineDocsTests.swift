@@ -1,6 +1,6 @@
 import Collections
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// Runs the Quick Start of docs/Engine.md, so that it keeps compiling and doing what it says.
 @Suite("Engine docs") struct EngineDocsTests {

@@ -1,5 +1,5 @@
 import Foundation
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// A value behind an `NSLock`, for tests. (`NSLock` is a pthread mutex, which the thread sanitizer
 /// understands even when contended.)

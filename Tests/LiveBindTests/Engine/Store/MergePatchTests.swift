@@ -1,5 +1,5 @@
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// RFC 7386 Appendix A examples, applied at a member so that non-object targets can be tested too.
 @Suite("Merge patch") struct MergePatchTests {

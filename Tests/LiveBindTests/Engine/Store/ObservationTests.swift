@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Observation") struct ObservationTests {
     @Test func observersHearChangesAtAboveAndBelowTheirPath() throws {

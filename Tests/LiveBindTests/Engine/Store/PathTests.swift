@@ -1,5 +1,5 @@
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Paths") struct PathTests {
     @Test func parsesDottedPaths() throws {

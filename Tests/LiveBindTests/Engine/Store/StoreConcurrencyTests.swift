@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// Hammers one store from several threads; `make test` runs this under the thread sanitizer.
 @Suite("Store concurrency") struct StoreConcurrencyTests {

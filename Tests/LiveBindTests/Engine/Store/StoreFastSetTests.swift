@@ -1,5 +1,5 @@
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// The store's fast path for replacing an existing object member (`JSON+FastSet.swift`) and the shared
 /// delivery batch behind it: the same results and changes as the general path.

@@ -1,6 +1,6 @@
 import Collections
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// A value nested `levels` containers deep: `{"a": {"a": … 1 …}}`.
 func nested(_ levels: Int) -> JSON {

@@ -1,6 +1,6 @@
 import Synchronization
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// A commit log that keeps what the store appends until the test says it is in the shared log (as a
 /// cluster's stream acknowledges), so that a test can roll back what is not.

@@ -1,5 +1,5 @@
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Store") struct StoreTests {
     func makeStore() throws -> Store {

@@ -1,6 +1,6 @@
 import Dispatch
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// Validation rules run inside the store's commit, against the state the write lands on.
 @Suite("Validation inside the commit") struct ValidationRuleTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// Tokens used by the access tests: an admin (everything), a lab writer (models `lab-…`), a reader.
 enum TestTokens {

@@ -1,5 +1,5 @@
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Access policy: tokens files, token comparison, origins") struct AccessPolicyTests {
     @Test func readsATokensFile() throws {

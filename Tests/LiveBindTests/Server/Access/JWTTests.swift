@@ -1,7 +1,7 @@
 import Foundation
 import JWTKit
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// JSON Web Tokens beside static tokens (`--jwt-key`): keys of three kinds, claims mapped to scopes and
 /// model prefixes, time, audience and issuer checks, and streams that end when their token expires.

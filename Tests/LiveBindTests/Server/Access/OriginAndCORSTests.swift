@@ -1,5 +1,5 @@
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Access control: Origin check, CORS, security headers") struct OriginAndCORSTests {
     private func seeded() throws -> Store {

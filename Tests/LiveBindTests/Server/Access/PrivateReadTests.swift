@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Access control: private reads and logs") struct PrivateReadTests {
     private func seeded() throws -> Store {

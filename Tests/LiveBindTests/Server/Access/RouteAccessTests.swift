@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// The one authorization layer: every route in the table declares what it needs, and the check runs
 /// before its handler. Walking the table means a route added later is tested without being listed.

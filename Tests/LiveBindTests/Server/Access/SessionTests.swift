@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// Cookie sessions (`POST /session`): a browser trades its bearer token for an `HttpOnly` cookie, so
 /// that `EventSource` needs no token in its URL.

@@ -1,7 +1,7 @@
 import Foundation
 import JWTKit
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// `--max-sessions-per-credential` and a full `--max-sessions` table: one token holder cannot end
 /// other holders' sessions, however many sessions it makes.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// `--max-streams-per-address`: one client address cannot take every stream. Every test client
 /// connects from 127.0.0.1, so the addresses come from a trusted proxy's `X-Forwarded-For`, as they

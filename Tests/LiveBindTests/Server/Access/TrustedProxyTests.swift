@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// `--trust-proxy`: `X-Forwarded-For` and `X-Forwarded-Proto` count only when the TCP peer is a
 /// trusted proxy; they then give the client's address (write rate limits) and scheme (HSTS and the

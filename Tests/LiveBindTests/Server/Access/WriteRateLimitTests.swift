@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// Write rate limits: per client (bearer token, or address), 429 with `Retry-After`, counted in
 /// `/metrics`; reads and streams go on; the table of clients stays bounded.

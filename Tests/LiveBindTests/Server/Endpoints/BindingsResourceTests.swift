@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Bindings over HTTP") struct BindingsResourceTests {
     typealias Client = TestHTTPClient

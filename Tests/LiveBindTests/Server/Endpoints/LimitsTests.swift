@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// The store's limits over HTTP: each refusal is a problem naming the limit and its flag, and changes nothing.
 @Suite("Limits over HTTP") struct LimitsTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// `Public/openapi.json` is the HTTP contract: these tests hold the route table and the running
 /// server to it, so a route cannot be added without documenting it, nor documented without existing.

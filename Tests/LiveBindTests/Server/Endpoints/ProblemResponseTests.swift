@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// One bad request and the status it must get.
 struct BadRequestCase: CustomTestStringConvertible, Sendable {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Event streams") struct EventStreamTests {
     @Test func streamStartsWithRetryThenOneSnapshotPerModelAtTheCut() throws {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Heartbeats") struct HeartbeatTests {
     @Test func idleStreamsGetHeartbeatsWhateverTheirFilter() throws {

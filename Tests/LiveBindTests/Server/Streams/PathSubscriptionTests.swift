@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Path subscriptions") struct PathSubscriptionTests {
     /// A stream's events up to and including the first whose data contains `marker`.

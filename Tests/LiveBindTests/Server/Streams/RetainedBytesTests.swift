@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// The retained event log is bounded in bytes (`--retained-bytes`) as well as in events.
 @Suite("Retained bytes") struct RetainedBytesTests {

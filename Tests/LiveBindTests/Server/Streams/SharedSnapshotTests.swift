@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// Streams that start at the same cut share one encoded snapshot frame.
 @Suite("Shared snapshot frames") struct SharedSnapshotTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// Holds back the event log's append of one commit, through the hub's test seam, until released.
 final class AppendGate: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// The one timer that ends streams at their credential's expiry.
 @Suite("Stream expiry") struct StreamExpiryTests {

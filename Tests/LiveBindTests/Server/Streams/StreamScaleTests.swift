@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Streams at scale", .serialized) struct StreamScaleTests {
     /// Streams open at once in the big test: client and server share this process, so twice as many sockets.

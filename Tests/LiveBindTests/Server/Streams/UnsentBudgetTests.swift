@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// `--max-unsent-bytes` bounds every frame streams hold unsent, their own window events included.
 @Suite("Unsent-bytes budget") struct UnsentBudgetTests {

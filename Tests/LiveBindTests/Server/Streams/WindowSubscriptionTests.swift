@@ -2,7 +2,7 @@ import DequeModule
 import Foundation
 import Synchronization
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Array windows") struct WindowSubscriptionTests {
     static func rows(_ count: Int) -> JSON {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// What each connection's small memory pool still allows: big request headers, HTTP/1.0 streams, bodies.
 @Suite("Connection memory") struct ConnectionMemoryTests {

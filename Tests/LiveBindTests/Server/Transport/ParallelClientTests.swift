@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 @Suite("Parallel clients") struct ParallelClientTests {
     @Test func concurrentHTTPWritersAreStreamedInOrderExactlyOnceToEveryStream() throws {

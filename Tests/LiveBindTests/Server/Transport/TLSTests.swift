@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Testing
-@testable import LiveBind
+@_spi(Fuzzing) @testable import LiveBind
 
 /// HTTPS served by libmicrohttpd's GnuTLS: reads, writes, static files and event streams over TLS,
 /// `Strict-Transport-Security`, start-up errors for bad certificate files, and certificate reload.
