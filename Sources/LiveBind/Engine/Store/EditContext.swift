@@ -42,10 +42,8 @@ struct EditContext {
 
     /// The error for an edit that would grow the model by `delta`, past `room`.
     func refusal(growingBy delta: Int, limits: StoreLimits) -> StoreError {
-        if modelSize + delta > limits.maxModelBytes {
-            return .limitExceeded(.modelSize, limit: limits.maxModelBytes, actual: modelSize + delta)
-        }
-        return .limitExceeded(.storeSize, limit: limits.maxStoreBytes, actual: totalSize + delta)
+        limits.refusal(modelSize: modelSize + delta, storeSize: totalSize + delta)
+            ?? .limitExceeded(.storeSize, limit: limits.maxStoreBytes, actual: totalSize + delta)
     }
 }
 
@@ -55,11 +53,7 @@ extension StoreState {
     func checkGrowth(to newSize: Int, from oldSize: Int?, limits: StoreLimits) throws(StoreError) -> Int {
         let delta = newSize - (oldSize ?? -StoreLimits.modelOverhead)
         guard delta > 0 else { return delta }
-        if newSize > (oldSize ?? 0), newSize > limits.maxModelBytes {
-            throw .limitExceeded(.modelSize, limit: limits.maxModelBytes, actual: newSize)
-        }
-        let total = totalSize + delta
-        guard total <= limits.maxStoreBytes else { throw .limitExceeded(.storeSize, limit: limits.maxStoreBytes, actual: total) }
+        if let refusal = limits.refusal(modelSize: newSize, storeSize: totalSize + delta) { throw refusal }
         return delta
     }
 }

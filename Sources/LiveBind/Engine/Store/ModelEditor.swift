@@ -115,11 +115,6 @@ public struct ModelEditor {
         try checkWork()
         guard sizeDelta > 0 else { return }
         let modelSize = baseSize + sizeDelta
-        guard modelSize <= limits.maxModelBytes else {
-            throw .limitExceeded(.modelSize, limit: limits.maxModelBytes, actual: modelSize)
-        }
-        guard othersSize + modelSize <= limits.maxStoreBytes else {
-            throw .limitExceeded(.storeSize, limit: limits.maxStoreBytes, actual: othersSize + modelSize)
-        }
+        if let refusal = limits.refusal(modelSize: modelSize, storeSize: othersSize + modelSize) { throw refusal }
     }
 }

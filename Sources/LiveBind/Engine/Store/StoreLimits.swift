@@ -25,6 +25,15 @@ public struct StoreLimits: Sendable, Equatable {
     /// The defaults.
     public init() {}
 
+    /// The refusal of a write that leaves one model at `modelSize` bytes and the store at `storeSize`
+    /// (``maxModelBytes`` first, then ``maxStoreBytes``); nil when both fit. Every size check of the
+    /// store ends here.
+    func refusal(modelSize: Int, storeSize: Int) -> StoreError? {
+        if modelSize > maxModelBytes { return .limitExceeded(.modelSize, limit: maxModelBytes, actual: modelSize) }
+        if storeSize > maxStoreBytes { return .limitExceeded(.storeSize, limit: maxStoreBytes, actual: storeSize) }
+        return nil
+    }
+
     /// How much one write may measure in all (values added plus values replaced or removed): four times
     /// ``maxModelBytes``. It bounds a JSON Patch that copies or moves large values over and over.
     var maxWriteWork: Int { maxModelBytes.multipliedReportingOverflow(by: 4).overflow ? .max : maxModelBytes * 4 }
