@@ -1,7 +1,8 @@
 /// Writes by a caller who may not read the model: with `--private`, a token with `write` but not
-/// `read` on it. Its answers say whether the write applied, and when it did not the kind of refusal
-/// (status and problem type), never a value, length, type, size or revision of what the model holds;
-/// a JSON Patch `test` reads the model, so it is refused outright (403).
+/// `read` on it. Its answers say whether the write applied (with the revision and event id a write
+/// answers), and when it did not the kind of refusal (status and problem type), never a value, length,
+/// type or size of what the model holds; a JSON Patch `test` reads the model, so it is refused outright
+/// (403).
 extension ModelEndpoint {
     /// `PUT`, `DELETE`, `PATCH` or `POST` on `/models/{name}{pointer}`, blind.
     func blindWrite(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
