@@ -17,6 +17,9 @@
    the same array opened in the dashboard at its location (/#open=bench1m/rows): first row, rows held.
 4. The dashboard with 10 and with 10,000 small models: time until the model list is shown, DOM nodes,
    and the time to open one model from the list (click to its value shown).
+Each part runs against a livebind-server of its own (started for it, stopped after it), so no part
+sees another's models; a part that fails gets a "not measured" row with its error (and the exit status
+is 1), the other parts are still measured and printed.
 Prints a markdown table. Numbers only; nothing here asserts a timing.
 """
 import argparse
@@ -31,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -480,25 +484,43 @@ def main():
     (public / "bench" / "bench1m.html").write_text(WINDOW_PAGE.replace("MODEL", "bench1m"))
     (public / "bench" / "first.js").write_text(FIRST_ROW)
 
-    server = Server(["--public", str(public), "--body-limit", "67108864", "--max-model-size", "134217728", "--no-demo"],
-                    binary=args.server).start()
-    driver, profile = open_browser()
+    server_args = ["--public", str(public), "--body-limit", "67108864", "--max-model-size", "134217728", "--no-demo"]
+    parts = set(args.parts.split(","))
+    counts = [int(c) for c in args.dashboard_models.split(",")]
+    # Each part runs against a server of its own, started for it and stopped after it: no part sees
+    # another's models (the dashboard counts every model on the server). One browser for all of them.
+    # The order and the shared random generator are as they were, so every part does the same work.
+    work = [
+        ("granular", lambda server: granular_vs_rerender(driver, server, rng, args.rows, args.changes, args.rerender_samples)),
+        ("stream", lambda server: streaming_frames(driver, server, rng, args.stream_rows, args.rate, args.seconds)),
+        ("virtual", lambda server: virtual_list(driver, server, rng, args.virtual_rows, args.rate, args.seconds)),
+        ("dashboard", lambda server: dashboard(driver, server, counts)),
+        ("window", lambda server: window_list(driver, server, args.window_rows)),
+    ]
+    unknown = parts - {name for name, _ in work}
+    if unknown:
+        parser.error(f"unknown part(s): {', '.join(sorted(unknown))}")
+    results, failures = {}, {}
+    driver = profile = None
     try:
-        parts = set(args.parts.split(","))
-        big = granular_vs_rerender(driver, server, rng, args.rows, args.changes, args.rerender_samples) if "granular" in parts else None
-        live = streaming_frames(driver, server, rng, args.stream_rows, args.rate, args.seconds) if "stream" in parts else None
-        virtual = virtual_list(driver, server, rng, args.virtual_rows, args.rate, args.seconds) if "virtual" in parts else None
-        counts = [int(c) for c in args.dashboard_models.split(",")]
-        board = dashboard(driver, server, counts) if "dashboard" in parts else None
-        windowed = window_list(driver, server, args.window_rows) if "window" in parts else None
-    finally:
-        for cleanup in (driver.quit, server.stop):
+        for name, measure in work:
+            if name not in parts:
+                continue
             try:
-                cleanup()
-            except Exception as error:  # keep cleaning up; say what failed
-                print(f"cleanup: {error}", file=sys.stderr)
-        shutil.rmtree(profile, ignore_errors=True)
+                if driver is None:
+                    driver, profile = open_browser()
+                results[name] = run_part(name, server_args, args.server, measure, driver)
+            except Exception as error:  # report it, and go on with the other parts
+                failures[name] = f"{type(error).__name__}: {error}"
+                print(f"part {name} failed:", file=sys.stderr)
+                traceback.print_exc(file=sys.stderr)
+                driver, profile = reset_browser(driver, profile)
+    finally:
+        if driver is not None:
+            close_browser(driver, profile)
         shutil.rmtree(public, ignore_errors=True)
+    big, live, virtual = results.get("granular"), results.get("stream"), results.get("virtual")
+    board, windowed = results.get("dashboard"), results.get("window")
 
     version = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout.strip()
     print(f"### Browser DOM benchmark ({version}, headless, software rendering)\n")
@@ -527,7 +549,46 @@ def main():
         print(f"| dashboard with {b['models']:,} models: model list shown (from navigation start), DOM nodes | "
               f"{b['shown_ms']:.0f} ms, {b['nodes']:,} elements |")
         print(f"| same: open one model from the filtered list until its value shows | {b['open_ms']:.0f} ms |")
-    return 0
+    for name, problem in failures.items():
+        text = " ".join(problem.split()).replace("|", "/")  # one table cell
+        print(f"| browser part {name}: not measured | failed: {text[:300]} |")
+    return 1 if failures else 0
+
+
+def run_part(name, server_args, binary, measure, driver):
+    """`measure(server)` against a livebind-server started for this part alone, stopped after it (the
+    page is left first, so it does not see the server go)."""
+    server = Server(server_args, binary=binary)
+    try:
+        server.start()
+        print(f"part {name}: livebind-server pid {server.pid} on port {server.port}", file=sys.stderr)
+        return measure(server)
+    finally:
+        try:
+            driver.get("about:blank")
+        except Exception as error:  # the browser may be gone; stop the server all the same
+            print(f"part {name}: leaving the page: {error}", file=sys.stderr)
+        server.stop()
+
+
+def close_browser(driver, profile):
+    try:
+        driver.quit()
+    except Exception as error:  # keep cleaning up; say what failed
+        print(f"cleanup: {error}", file=sys.stderr)
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def reset_browser(driver, profile):
+    """After a failed part: the same browser when it still answers, else none (the next part opens one)."""
+    if driver is None:
+        return None, None
+    try:
+        driver.get("about:blank")
+        return driver, profile
+    except Exception:
+        close_browser(driver, profile)
+        return None, None
 
 
 def print_granular(args, big):
