@@ -95,8 +95,17 @@ public final class BindingSet: Sendable {
         // something else is already wrong, so one load reports every problem.
         let bindings = registry.insertDisabled(prepared, issues: &issues)
         guard issues.isEmpty else { throw .invalidDefinition(issues) }
+        // A model the store refuses (past its limits) undoes the models put before it: nothing applied.
+        var replaced: [(name: String, previous: JSON?)] = []
         for (name, value) in models {
-            do { try registry.store.put(name, value) } catch {
+            let previous = try? registry.store.value(of: name)
+            do {
+                try registry.store.put(name, value)
+                replaced.append((name, previous))
+            } catch {
+                for (name, previous) in replaced.reversed() {
+                    if let previous { _ = try? registry.store.put(name, previous) } else { _ = try? registry.store.drop(name) }
+                }
                 for binding in bindings { try? registry.unbind(id: binding.id) }
                 throw .invalidDefinition([BindingIssue(position: "models.\(name)", reason: error.description)])
             }

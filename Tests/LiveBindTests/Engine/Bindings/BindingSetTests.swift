@@ -53,6 +53,22 @@ import Testing
         #expect(try store.value(of: "panel") == ["keep": true])
     }
 
+    /// Found writing docs/Bindings.md: a model the store refused (past its size limit) left the models
+    /// put before it in the store, though the error said nothing was applied.
+    @Test func aModelTheStoreRefusesUndoesTheModelsBeforeIt() throws {
+        var limits = StoreLimits()
+        limits.maxModelBytes = 100
+        let store = Store(limits: limits)
+        try store.put("kept", ["v": 1])
+        let registry = BindingRegistry(store: store)
+        let definition: JSON = ["models": ["kept": ["v": 2], "small": ["v": 3], "big": ["text": .string(String(repeating: "x", count: 200))]],
+                                "bindings": [["source": "small.v", "target": "kept.w"]]]
+        #expect(throws: BindingError.self) { try BindingSet(definition: definition, registry: registry) }
+        #expect(try store.value(of: "kept") == ["v": 1])
+        #expect(store.modelNames().map(\.name) == ["kept"])
+        #expect(registry.all.isEmpty)
+    }
+
     @Test func specErrorsNameTheMember() throws {
         #expect(throws: BindingError.invalidSpec(position: "target", reason: "required: a string \"model.path\"")) {
             try BindingSpec(json: ["source": "a.b"])
