@@ -28,13 +28,13 @@ extension EventHub {
         return total
     }
 
-    /// Whether streams may be given more frames of their own: the estimate is under the budget, or a
-    /// count finds it so. Called with the lock held.
-    func hasRoom(in state: inout State) -> Bool {
-        guard state.unsentCounted + state.unsentAdded >= settings.maxUnsentBytes else { return true }
+    /// Whether streams may be given more frames of their own, on top of `extra` bytes about to be
+    /// given: the estimate is under the budget, or a count finds it so. Called with the lock held.
+    func hasRoom(in state: inout State, adding extra: Int = 0) -> Bool {
+        guard state.unsentCounted + state.unsentAdded + extra >= settings.maxUnsentBytes else { return true }
         let total = unsentBytes(in: state)
         (state.unsentCounted, state.unsentAdded) = (total, 0)
-        return total < settings.maxUnsentBytes
+        return total + extra < settings.maxUnsentBytes
     }
 
     /// Cuts the fattest streams whose clients read nothing (not suspended, and nothing written since

@@ -53,20 +53,16 @@ extension EventHub {
         // A plain location (no window) gets the same event for the same path: one frame per commit,
         // shared by every stream that follows that path, as whole-model streams share theirs.
         var shared: [Path: EventFrame] = [:]
-        // A window's events are each stream's own: once what every stream holds unsent reaches the
-        // budget, the streams still to serve start over (`resync`, their snapshots made when they
-        // next read) instead of getting one more frame each.
+        // A location's events are each stream's own (a window's always): before each frame is made,
+        // what every stream holds unsent plus this stream's frames so far must be under the budget;
+        // once it is not, this stream and those still to serve start over (`resync`, their snapshots
+        // made when they next read) instead of getting more frames.
         var overBudget = false
         for (position, subscriber) in subscribers.enumerated() {
             let stream = subscriber.stream
             if stream.pendingResync != nil { continue }   // it starts over from fresh snapshots anyway
-            if overBudget || !hasRoom(in: &state) {
-                overBudget = true
-                dropDerived(of: stream, resync: .lagging)
-                woken.append(subscriber.id)
-                continue
-            }
             var frames: [EventFrame] = []
+            var added = 0
             if case .drop = commit.kind {
                 frames.append(logFrame)
                 for index in stream.subscriptions.indices {
@@ -78,7 +74,15 @@ extension EventHub {
                     let path = stream.subscriptions[index].path
                     if stream.subscriptions[index].window == nil {
                         guard !changes.isEmpty else { continue }
-                        if let frame = shared[path] { frames.append(frame); continue }
+                    }
+                    if overBudget || !hasRoom(in: &state, adding: added) {
+                        overBudget = true
+                        break
+                    }
+                    if stream.subscriptions[index].window == nil, let frame = shared[path] {
+                        frames.append(frame)
+                        added += frame.bytes.count
+                        continue
                     }
                     var bytes: [UInt8] = []
                     encodeEvent(of: &stream.subscriptions[index], changes, commit: commit, into: &bytes)
@@ -86,7 +90,13 @@ extension EventHub {
                     let frame = EventFrame(sequence: commit.sequence, model: commit.model, isCommit: false, bytes: bytes)
                     if stream.subscriptions[index].window == nil { shared[path] = frame }
                     frames.append(frame)
+                    added += frame.bytes.count
                 }
+            }
+            if overBudget {
+                dropDerived(of: stream, resync: .lagging)
+                woken.append(subscriber.id)
+                continue
             }
             guard !frames.isEmpty else { continue }
             for frame in frames {
