@@ -49,7 +49,8 @@ final class WriteRateLimiter: Sendable {
             return nil
         }
         guard let wait else { return nil }
-        return max(1, Int(wait.rounded(.up)))
+        // A rate near zero makes the wait too long for an Int: a day is as good as forever for Retry-After.
+        return max(1, Int(min(wait.rounded(.up), 86_400)))
     }
 
     /// Makes room for more clients: drops the buckets that are full again, and then, while more than

@@ -1,8 +1,9 @@
 /// Writes by a caller who may not read the model: with `--private`, a token with `write` but not
 /// `read` on it. Its answers say whether the write applied (with the revision and event id a write
-/// answers), and when it did not the kind of refusal (status and problem type), never a value, length,
-/// type or size of what the model holds; a JSON Patch `test` reads the model, so it is refused outright
-/// (403).
+/// answers), and when it did not, one refusal for every reason the model's content decides (409
+/// `write-refused`): never a value, length, type or size of what the model holds. Refusals decided by the
+/// request alone (its media type, a body that is not JSON) keep their own status. A JSON Patch `test`
+/// reads the model, so it is refused outright (403).
 extension ModelEndpoint {
     /// `PUT`, `DELETE`, `PATCH` or `POST` on `/models/{name}{pointer}`, blind.
     func blindWrite(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
@@ -20,10 +21,13 @@ extension ModelEndpoint {
             }
         } catch {
             guard Self.describesTheModel(error) else { throw error }
-            var problem = Problem.from(error)
-            problem.detail = "the write does not apply to the model as it is; this token may not read \"\(name)\", "
-                + "so the answer says no more"
-            throw BlindRefusal(problem: problem)
+            // One answer for every refusal the model's content decides: their statuses and types told
+            // apart would be a bit per request (a JSON Patch can end in an op that always fails one way,
+            // after a probe that fails another way only when the model is as guessed).
+            throw BlindRefusal(problem: Problem(
+                status: 409, kind: "write-refused", title: "Conflict",
+                detail: "the write does not apply to the model as it is; this token may not read \"\(name)\", "
+                    + "so the answer says no more"))
         }
     }
 

@@ -93,19 +93,28 @@ import Testing
                                                    type: "application/json-patch+json", headers: writer)
                 #expect(test.isProblem(403) && test.text.contains("test reads the model"), "\(guess): \(test.status) \(test.text)")
             }
+            // Each refusal the model's content decides is one answer (409) for a blind writer, so a JSON
+            // Patch that probes, then fails for sure, cannot tell the probe's outcome by the status.
             let refusals: [(String, String, String, Int, [String])] = [
                 ("PUT", "/models/lab-secret/arr/99", "1", 422, ["7", "elements"]),
                 ("PUT", "/models/lab-secret/name/x", "1", 422, ["string", "object"]),
                 ("POST", "/models/lab-secret/pin", "1", 422, ["number"]),
                 ("PUT", "/models/lab-secret/big", "\"" + String(repeating: "x", count: 400) + "\"", 413, ["300", "bytes"]),
+                ("PUT", "/models/lab-secret/nothing/here", "1", 404, ["nothing"]),
             ]
             for (method, target, body, status, hidden) in refusals {
                 let blind = try TestHTTPClient.send(port: port, method, target, body, headers: writer)
-                #expect(blind.isProblem(status), "\(method) \(target): \(blind.status) \(blind.text)")
+                #expect(blind.isProblem(409), "\(method) \(target): \(blind.status) \(blind.text)")
                 let detail = try blind.object()["detail"] as? String ?? ""
                 #expect(detail.contains("says no more") && !hidden.contains { detail.contains($0) }, "\(method) \(target): \(detail)")
                 let seeing = try TestHTTPClient.send(port: port, method, target, body, headers: admin)
                 #expect(seeing.status == status && !seeing.text.contains("says no more"), "\(seeing.text)")
+            }
+            let fail = #"{"op":"move","from":"/zzz","path":"/zzz/a"}"#
+            for probe in [#"{"op":"remove","path":"/arr/2"}"#, #"{"op":"remove","path":"/arr/9"}"#] {
+                let chained = try TestHTTPClient.send(port: port, "PATCH", "/models/lab-secret", "[\(probe),\(fail)]",
+                                                      type: "application/json-patch+json", headers: writer)
+                #expect(chained.isProblem(409), "\(probe): \(chained.status) \(chained.text)")
             }
             let appended = try TestHTTPClient.send(port: port, "POST", "/models/lab-secret/arr", "8", headers: writer)
             #expect(appended.status == 200 && !appended.text.contains("index"), "\(appended.text)")

@@ -39,6 +39,20 @@ import Testing
         #expect(limiter.take(for: "client-999", at: start + .milliseconds(1_000)) != nil)
     }
 
+    /// Found by review: a rate the settings take (0 to 1,000,000) but so small that the wait did not fit
+    /// an Int trapped on the second write (`--write-rate 1e-300`).
+    @Test func aTinyRateWaitsADayNotForever() throws {
+        try withRunningServer(configure: { $0.limits.writeRate = 1e-300 }) { port in
+            func write() throws -> TestHTTPResponse {
+                try TestHTTPClient.request(port: port, "PUT", "/models/m", headers: [("Content-Type", "application/json")], text: "{}")
+            }
+            #expect(try write().status == 201)
+            let refused = try write()
+            #expect(refused.status == 429 && refused.header("Retry-After") == "86400", "\(refused.status) \(refused.text)")
+            #expect(try TestHTTPClient.request(port: port, "GET", "/healthz").status == 200)
+        }
+    }
+
     @Test func overHTTPWritesPastTheRateGet429WhileReadsAndStreamsGoOn() throws {
         let store = Store()
         try store.put("m", ["n": 0])
