@@ -36,7 +36,7 @@ enum CommandLine {
             default: break
             }
             guard argument.hasPrefix("--"), argument.count > 2 else {
-                throw ConfigurationError(flag: argument, reason: "is not an option (they start with --; --help lists them)")
+                throw ConfigurationError(flag: "'\(argument)'", reason: "is not an option (they start with --; --help lists them)")
             }
             let body = argument.dropFirst(2)
             var name = String(body.prefix { $0 != "=" })

@@ -194,5 +194,6 @@ public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
     }
 
     /// Names the setting by its flag: `--max-streams must be at least 1, not 0`.
-    public var description: String { "--\(flag) \(reason)" }
+    /// (An argument that is no flag at all is named as it was given, quoted.)
+    public var description: String { (flag.hasPrefix("'") ? flag : "--" + flag) + " " + reason }
 }
