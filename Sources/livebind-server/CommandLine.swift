@@ -4,8 +4,8 @@ import Glibc
 #endif
 
 /// Reads `livebind-server`'s arguments against the declared settings: `--flag value`, `--flag=value`,
-/// and `--flag` alone (or `--no-flag`) for the on/off ones; the last one given wins. Every setting is parsed, checked and listed in `--help` from
-/// its one declaration (``Setting``).
+/// and `--flag` alone (or `--no-flag`) for the on/off ones; the last one given wins. Every setting is
+/// parsed, checked and listed in `--help` from its one declaration (``Setting``).
 enum CommandLine {
     /// What the arguments ask for.
     enum Parsed {
