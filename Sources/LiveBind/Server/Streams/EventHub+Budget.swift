@@ -41,10 +41,8 @@ extension EventHub {
     /// the heartbeat tick before the last) until the total is under the budget; true when it is.
     /// Called with the lock held.
     func makeRoom(in state: inout State) -> Bool {
-        guard state.unsentCounted + state.unsentAdded >= settings.maxUnsentBytes else { return true }
-        var total = unsentBytes(in: state)
-        (state.unsentCounted, state.unsentAdded) = (total, 0)
-        guard total >= settings.maxUnsentBytes else { return true }
+        if hasRoom(in: &state) { return true }
+        var total = state.unsentCounted   // just counted by `hasRoom`
         defer { state.unsentCounted = total }
         let quietSince = state.heartbeatRound - 2
         let stalled = state.subscribers.filter { id, subscriber in
