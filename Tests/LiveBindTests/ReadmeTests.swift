@@ -36,30 +36,11 @@ import Testing
     }
 
     @Test func readmeShowsTheTestedExample() throws {
-        let here = URL(fileURLWithPath: #filePath)
-        let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        let source = try String(contentsOf: here, encoding: .utf8)
-
-        let tested = try #require(Self.lines(of: source, from: "// README-BEGIN embedding", to: "// README-END embedding"))
-        let marker = "<!-- embedding example: compiled and run by Tests/LiveBindTests/ReadmeTests.swift -->"
-        let afterMarker = try #require(readme.range(of: marker)).upperBound
-        let shown = try #require(Self.lines(of: String(readme[afterMarker...]), from: "```swift", to: "```"))
-        #expect(Self.dedented(shown) == ["import LiveBind", ""] + Self.dedented(tested))
-    }
-
-    /// The lines strictly between the first line containing `start` and the next containing `end`.
-    static func lines(of text: String, from start: String, to end: String) -> [String]? {
-        let all = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        guard let first = all.firstIndex(where: { $0.contains(start) }),
-              let last = all[(first + 1)...].firstIndex(where: { $0.contains(end) }) else { return nil }
-        return Array(all[(first + 1)..<last])
-    }
-
-    /// The lines with their common leading indentation removed.
-    static func dedented(_ lines: [String]) -> [String] {
-        let indent = lines.filter { !$0.allSatisfy(\.isWhitespace) }
-            .map { $0.prefix(while: { $0 == " " }).count }.min() ?? 0
-        return lines.map { $0.allSatisfy(\.isWhitespace) ? "" : String($0.dropFirst(indent)) }
+        let readme = try String(contentsOf: repositoryRoot().appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let example = try #require(DocumentedExample.shownAndTested(
+            document: readme, marker: "<!-- embedding example: compiled and run by Tests/LiveBindTests/ReadmeTests.swift -->",
+            source: source, begin: "// README-BEGIN embedding", end: "// README-END embedding"))
+        #expect(example.shown == example.tested)
     }
 }

@@ -245,27 +245,11 @@ import Testing
     }
 
     @Test func docShowsTheTestedSwiftExample() throws {
-        let text = try Self.document()
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let tested = try #require(Self.lines(of: source, from: "// DOC-BEGIN swift", to: "// DOC-END swift"))
-        let marker = "<!-- swift example: compiled and run by Tests/LiveBindTests/Engine/Bindings/BindingsDocTests.swift -->"
-        let afterMarker = try #require(text.range(of: marker)).upperBound
-        let shown = try #require(Self.lines(of: String(text[afterMarker...]), from: "```swift", to: "```"))
-        #expect(Self.dedented(shown) == ["import LiveBind", ""] + Self.dedented(tested))
-    }
-
-    /// The lines strictly between the first line containing `start` and the next containing `end`.
-    static func lines(of text: String, from start: String, to end: String) -> [String]? {
-        let all = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        guard let first = all.firstIndex(where: { $0.contains(start) }),
-              let last = all[(first + 1)...].firstIndex(where: { $0.contains(end) }) else { return nil }
-        return Array(all[(first + 1)..<last])
-    }
-
-    /// The lines without their common indentation.
-    static func dedented(_ lines: [String]) -> [String] {
-        let indent = lines.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
-            .map { $0.prefix { $0 == " " }.count }.min() ?? 0
-        return lines.map { $0.trimmingCharacters(in: .whitespaces).isEmpty ? "" : String($0.dropFirst(indent)) }
+        let example = try #require(DocumentedExample.shownAndTested(
+            document: try Self.document(),
+            marker: "<!-- swift example: compiled and run by Tests/LiveBindTests/Engine/Bindings/BindingsDocTests.swift -->",
+            source: source, begin: "// DOC-BEGIN swift", end: "// DOC-END swift"))
+        #expect(example.shown == example.tested)
     }
 }
