@@ -49,6 +49,15 @@ class Server(livebind_server.Server):
         return request(self.port, method, path, body, content_type, headers)
 
 
+def memory(pid, field="VmRSS"):
+    """A process's memory in bytes from /proc/PID/status: `VmRSS` (now) or `VmHWM` (its peak)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no {field}")
+
+
 def request(port, method, path, body=None, content_type="application/json", headers=None, timeout=IO_TIMEOUT):
     """One HTTP/1.1 request on its own connection: (status, lower-cased headers, JSON body or text)."""
     data = None

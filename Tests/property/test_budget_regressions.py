@@ -12,17 +12,9 @@ import json
 import socket
 import time
 
-from harness import Server, request
+from harness import Server, memory, request
 
 COUNT = 60
-
-
-def peak_rss(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmHWM")
 
 
 def test_a_location_inside_another_on_one_stream_is_refused():
@@ -49,13 +41,13 @@ def test_one_commit_into_many_locations_of_one_stream_stays_within_the_budget():
         quiet.sendall(f"GET /events?{subs} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
         assert b" 200 " in quiet.recv(64)
         time.sleep(0.3)
-        before = peak_rss(server.process.pid)
+        before = memory(server.process.pid, "VmHWM")
         patch = [{"op": "add", "path": "/k0/v", "value": "x" * 900_000}]
         patch += [{"op": "copy", "from": "/k0/v", "path": f"/k{n}/v"} for n in range(1, 16)]
         status, _, _ = server.call("PATCH", "/models/m", json.dumps(patch).encode(), "application/json-patch+json")
         assert status == 200, status
         time.sleep(0.5)
-        grown = peak_rss(server.process.pid) - before
+        grown = memory(server.process.pid, "VmHWM") - before
         # The commit itself (its 16 values, their log record and event) and the budget (1 MiB) past it.
         assert grown < 96 << 20, f"peak RSS grew {grown >> 20} MiB"
     finally:

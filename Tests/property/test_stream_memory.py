@@ -24,20 +24,12 @@ import socket
 import threading
 import time
 
-from harness import Server, SSEConnection, request
+from harness import Server, SSEConnection, memory, request
 
 STREAMS = 2000
 UNSENT = 128 << 20
 CONNECTION_COST = 64 << 10
 BOUND = UNSENT + STREAMS * CONNECTION_COST + 2 * (16 << 20) + (64 << 20)
-
-
-def rss(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmRSS")
 
 
 def open_silent(port, target, read_first_event=False):
@@ -106,7 +98,7 @@ def test_hostile_streams_stay_within_the_memory_budget():
         reader = Reader(server.port)
         reader.start()
         time.sleep(0.5)
-        before = rss(server.process.pid)
+        before = memory(server.process.pid)
         peak = before
         writes = 0
 
@@ -116,7 +108,7 @@ def test_hostile_streams_stay_within_the_memory_budget():
                 status, _, _ = server.call("PUT", "/models/small/n", str(writes).encode())
                 assert status == 200
                 writes += 1
-            peak = max(peak, rss(server.process.pid))
+            peak = max(peak, memory(server.process.pid))
 
         refused, growth = {}, {}
         for attack, target in [("junk names", lambda i: f"/events?model=big&model=junk{i}"),
@@ -127,7 +119,7 @@ def test_hostile_streams_stay_within_the_memory_budget():
             refused[attack] = 0
             # Each attack from where the last left the server: memory the allocator keeps after one
             # attack's frames are freed is reused by the next, not taken again.
-            before = peak = rss(server.process.pid)
+            before = peak = memory(server.process.pid)
             for index in range(STREAMS):
                 s, status, stream_id = open_silent(server.port, target(index), read_first_event=attack == "window moves")
                 sockets.append(s)
@@ -147,17 +139,17 @@ def test_hostile_streams_stay_within_the_memory_budget():
                         status, _, _ = request(server.port, "PATCH", f"/events/{stream_id}", body)
                         assert status in (204, 404, 503), status
                         refused[attack] += status == 503
-                    peak = max(peak, rss(server.process.pid))
+                    peak = max(peak, memory(server.process.pid))
             if attack == "window events":
                 # A 1 MiB row inside every stream's window: an event of each stream's own, per write.
                 for round in range(3):
                     row = json.dumps({"id": "r0", "pad": chr(ord("a") + round) * (1 << 20)}).encode()
                     status, _, _ = server.call("PUT", "/models/big/rows/0", row)
                     assert status == 200, status
-                    peak = max(peak, rss(server.process.pid))
+                    peak = max(peak, memory(server.process.pid))
             write_some(10)
             time.sleep(2.5)     # a heartbeat tick: the budget cuts the fattest silent streams
-            peak = max(peak, rss(server.process.pid))
+            peak = max(peak, memory(server.process.pid))
             for s in sockets:
                 s.close()
             sockets.clear()
