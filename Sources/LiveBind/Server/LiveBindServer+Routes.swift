@@ -33,14 +33,9 @@ extension LiveBindServer {
         router.add([.get], "/models", access: .scoped) { _, context in models.list(reach: context.grant.reach) }
         router.add([.get, .put, .delete, .patch, .post], "/models/:name/*", access: .scoped(model: .parameter(0))) { request, context in
             let (name, pointer) = (context.parameters[0], context.parameters[1])
-            if request.method != .get, access.writesBlind(context.grant) { return try models.blindWrite(name, pointer, request) }
-            switch request.method {
-            case .put: return try models.put(name, pointer, request)
-            case .delete: return try models.delete(name, pointer, request)
-            case .patch: return try models.patch(name, pointer, request)
-            case .post: return try models.post(name, pointer, request)
-            default: return try models.get(name, pointer)
-            }
+            guard request.method != .get, request.method != .head else { return try models.get(name, pointer) }
+            return access.writesBlind(context.grant) ? try models.blindWrite(name, pointer, request)
+                : try models.write(name, pointer, request)
         }
         let bindingsResource = BindingsResource(registry: bindings, counters: counters, database: database, cluster: cluster)
         router.add([.get, .post], "/bindings", access: .scoped) { request, context in

@@ -13,12 +13,7 @@ extension ModelEndpoint {
             throw AccessError.testNeedsRead(name)
         }
         do {
-            switch request.method {
-            case .put: return try put(name, pointer, request)
-            case .delete: return try delete(name, pointer, request)
-            case .patch: return try patch(name, pointer, request)
-            default: return try post(name, pointer, request, revealsIndex: false)
-            }
+            return try write(name, pointer, request, revealsIndex: false)
         } catch {
             guard Self.describesTheModel(error) else { throw error }
             // One answer for every refusal the model's content decides: their statuses and types told

@@ -44,6 +44,17 @@ struct ModelEndpoint: Sendable {
         return response
     }
 
+    /// `PUT`, `DELETE`, `PATCH` or `POST` on `/models/{name}{pointer}`; an append's answer has its
+    /// `index` when `revealsIndex` (see `post`).
+    func write(_ name: String, _ pointer: String, _ request: HTTPRequest, revealsIndex: Bool = true) throws -> HTTPResponse {
+        switch request.method {
+        case .put: try put(name, pointer, request)
+        case .delete: try delete(name, pointer, request)
+        case .patch: try patch(name, pointer, request)
+        default: try post(name, pointer, request, revealsIndex: revealsIndex)
+        }
+    }
+
     /// `PUT`: creates or replaces a model (201/200), or sets the value at a pointer.
     func put(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
         _ = try RequestBody.mediaType(of: request, accepted: RequestBody.jsonOnly)
