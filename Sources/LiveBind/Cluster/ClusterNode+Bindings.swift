@@ -31,7 +31,7 @@ extension ClusterNode {
     /// it; when another node's message came first, the turn runs the write again once this node has
     /// applied that message.
     func publishBindingChange(_ change: ClusterBindingChange) throws(ClusterError) {
-        guard condition.withLock({ appended.isEmpty }), let store = condition.withLock({ store }) else {
+        guard turns.withLock({ appended.isEmpty }), let store = turns.withLock({ store }) else {
             runAgain = .now
             throw .unavailable("commits of this node were not in the stream yet")
         }
@@ -50,7 +50,7 @@ extension ClusterNode {
                     throw .diverged("binding change stored out of order")
                 }
                 store.advance(through: sequence) {}
-                applied.store(sequence, ordering: .releasing)
+                markApplied(sequence)
                 changedBindings = true
                 if streamLast.load(ordering: .relaxed) < sequence { streamLast.store(sequence, ordering: .relaxed) }
                 record(change)

@@ -38,7 +38,7 @@ extension ClusterNode {
     func takeSnapshotIfDue() {
         let interval = UInt64(configuration.snapshotInterval)
         guard interval > 0, applied.load(ordering: .relaxed) / interval > snapshotRound,
-              let store = condition.withLock({ store }) else { return }
+              let store = turns.withLock({ store }) else { return }
         let cut = store.visibleSnapshot(models: nil)
         let round = cut.sequence / interval
         guard round > snapshotRound else { return }

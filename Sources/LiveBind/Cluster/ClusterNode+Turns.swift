@@ -5,23 +5,24 @@ import Foundation
 extension ClusterNode {
     func takeTurns() {
         while true {
-            condition.lock()
-            while inbox.isEmpty && jobs.isEmpty && appended.isEmpty && !hasRedo && !stopping { condition.wait() }
-            if stopping { return condition.unlock() }
-            // What the stream refused is made again before the next write runs.
-            let job = jobs.isEmpty || hasRedo ? nil : jobs.removeFirst()
-            let pendingOwn = !appended.isEmpty
-            inTurn = job != nil || pendingOwn
-            condition.unlock()
+            let next = turns.withLock { () -> Job?? in
+                while inbox.isEmpty && jobs.isEmpty && appended.isEmpty && !hasRedo && !turns.isStopping { turns.wait() }
+                if turns.isStopping { return .none }
+                // What the stream refused is made again before the next write runs.
+                let job = jobs.isEmpty || hasRedo ? nil : jobs.removeFirst()
+                inTurn = job != nil || !appended.isEmpty
+                return .some(job)
+            }
+            guard case .some(let job) = next else { return }
             applyDelivered()
-            if !inTurn && hasRedo { condition.withLock { inTurn = true } }
-            if condition.withLock({ inTurn }) { turn(job) }
+            if !inTurn && hasRedo { turns.withLock { inTurn = true } }
+            if turns.withLock({ inTurn }) { turn(job) }
             // What waits to be made again has its deadline from its first refusal until it is all in.
             if !hasRedo { redoDeadline = nil }
             takeSnapshotIfDue()
-            condition.withLock {
+            turns.withLock {
                 inTurn = false
-                condition.broadcast()
+                turns.broadcast()
             }
         }
     }
@@ -29,12 +30,12 @@ extension ClusterNode {
     /// Replays every delivered commit not applied yet (rolling back commits of this node not in the
     /// stream: the stream put another one first).
     func applyDelivered() {
-        let delivered = condition.withLock { () -> [Delivered] in
+        let delivered = turns.withLock { () -> [Delivered] in
             defer { inbox.removeAll(keepingCapacity: true) }
             return inbox
         }
         let done = applied.load(ordering: .relaxed)
-        guard let store = condition.withLock({ store }) else { return }
+        guard let store = turns.withLock({ store }) else { return }
         var commits: [Commit] = []
         func replayCommits() -> Bool {
             guard !commits.isEmpty else { return true }
@@ -42,7 +43,7 @@ extension ClusterNode {
             var refused: [Commit] = []
             let (replayed, calls, failure) = store.replay(commits) { [self] in refused = takeAppended() }
             keepRefused(refused, own: nil, ownIn: false)
-            if let last = replayed.last { applied.store(last.sequence, ordering: .releasing) }
+            if let last = replayed.last { markApplied(last.sequence) }
             calls.run(replayed)
             if let failure { diverge(failure) }
             return failure == nil
@@ -56,7 +57,7 @@ extension ClusterNode {
                 var refused: [Commit] = []
                 store.advance(through: sequence) { [self] in refused = takeAppended() }
                 keepRefused(refused, own: nil, ownIn: false)
-                applied.store(sequence, ordering: .releasing)
+                markApplied(sequence)
                 record(change)
                 bindingHandler.withLock { $0 }?(change)
             }
@@ -78,11 +79,11 @@ extension ClusterNode {
             if job == nil { redo() }
             // Commits before `ownStart` were made outside any turn (Swift writes, what `redo` made);
             // the job's own commits are the ones its write made.
-            let ownStart = condition.withLock { appended.count }
+            let ownStart = turns.withLock { appended.count }
             runAgain = nil
             changedBindings = false
             job?.write()
-            let own = condition.withLock { () -> ClosedRange<UInt64>? in
+            let own = turns.withLock { () -> ClosedRange<UInt64>? in
                 guard appended.count > ownStart, let first = appended[ownStart...].first, let last = appended.last else { return nil }
                 return first.sequence...last.sequence
             }
@@ -98,7 +99,7 @@ extension ClusterNode {
                 applyDelivered()
                 continue
             }
-            let commits = condition.withLock { appended }
+            let commits = turns.withLock { appended }
             if commits.isEmpty {
                 guard job != nil else { return }
                 // Nothing to publish (a failed precondition, an equal value): the answer stands only
@@ -161,7 +162,7 @@ extension ClusterNode {
     /// (last writer wins; one that no longer applies is dropped, logged and counted), then the bindings
     /// whose derived commits were refused catch up. Their commits are published by the turn.
     func redo() {
-        guard hasRedo, let store = condition.withLock({ store }) else { return }
+        guard hasRedo, let store = turns.withLock({ store }) else { return }
         if let limit = redoDeadline, ContinuousClock.now >= limit {
             return giveUpRedo("the stream kept moving for \(configuration.writeTimeout)")
         }
@@ -200,7 +201,7 @@ extension ClusterNode {
     func finish(_ job: Job?, _ failure: Failure?) {
         if failure != nil {
             // Not stored, or stored without an answer (then it arrives through the consumer): not made again.
-            let refused = condition.withLock({ appended.isEmpty }) ? [] : rollBack()
+            let refused = turns.withLock({ appended.isEmpty }) ? [] : rollBack()
             if job == nil { keepRefused(refused, own: nil, ownIn: false) }
             switch failure {
             case .unavailable(let reason)?, .diverged(let reason)?: giveUpRedo(reason)
@@ -219,7 +220,7 @@ extension ClusterNode {
 
     /// Rolls back every commit of this node not in the stream; returns them.
     func rollBack() -> [Commit] {
-        guard let store = condition.withLock({ store }) else { return [] }
+        guard let store = turns.withLock({ store }) else { return [] }
         var refused: [Commit] = []
         store.rollBackToDurable { [self] in refused = takeAppended() }
         return refused
@@ -227,7 +228,7 @@ extension ClusterNode {
 
     /// Empties `appended`; returns what it held.
     func takeAppended() -> [Commit] {
-        condition.withLock {
+        turns.withLock {
             defer { appended.removeAll() }
             return appended
         }
@@ -235,9 +236,9 @@ extension ClusterNode {
 
     /// Marks `commits` (the next ones of the stream) durable: clients may see them now.
     func persist(_ commits: [Commit]) {
-        guard let last = commits.last?.sequence, let store = condition.withLock({ store }) else { return }
-        condition.withLock { appended.removeAll { $0.sequence <= last } }
-        applied.store(last, ordering: .releasing)
+        guard let last = commits.last?.sequence, let store = turns.withLock({ store }) else { return }
+        turns.withLock { appended.removeAll { $0.sequence <= last } }
+        markApplied(last)
         if streamLast.load(ordering: .relaxed) < last { streamLast.store(last, ordering: .relaxed) }
         store.logDidPersist(commits).run(commits)
     }
@@ -258,13 +259,12 @@ extension ClusterNode {
     /// Waits until the consumer delivered a commit past the applied one; false at `deadline`.
     func waitForDelivery(until deadline: ContinuousClock.Instant) -> Bool {
         let done = applied.load(ordering: .relaxed)
-        let limit = Date().addingTimeInterval(Self.seconds(deadline - .now))
-        condition.lock()
-        defer { condition.unlock() }
-        while !inbox.contains(where: { $0.sequence > done }) && !stopping {
-            if !condition.wait(until: limit) { return false }
+        return turns.withLock {
+            while !inbox.contains(where: { $0.sequence > done }) && !turns.isStopping {
+                if !turns.wait(until: deadline) { return false }
+            }
+            return !turns.isStopping
         }
-        return !stopping
     }
 
     /// Publishes `commits` in order, each expecting the one before it last in the stream. Returns how

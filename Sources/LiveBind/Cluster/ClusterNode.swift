@@ -22,8 +22,8 @@ import Synchronization
 /// `Nats-Msg-Id`, which the stream deduplicates, until ``ClusterConfiguration/writeTimeout``; then the
 /// write gets ``ClusterError/unavailable(_:)`` (a 503). A node without a connection refuses writes at once.
 final class ClusterNode: CommitLog, @unchecked Sendable {
-    // `@unchecked`: the fields under `condition` are only touched with it locked; `subscription`,
-    // `threads` and `messageCounter` only by the thread that owns them, as marked.
+    // `@unchecked`: the fields under the turn thread's lock are only touched with it held;
+    // `messageCounter` and the other fields marked so only by the turn thread.
     let configuration: ClusterConfiguration
     let nats: NATSConnection
     let logger: Logger
@@ -59,15 +59,18 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         }
     }
 
-    let condition = NSCondition()
+    /// The turn thread; its lock guards `inbox`, `jobs`, `appended`, `inTurn` and `store`.
+    let turns = WorkerThread(named: "lb-cluster-turn")
+    /// The thread reading the stream's ordered consumer into `inbox`.
+    let reader = WorkerThread(named: "lb-cluster-read")
+    /// Told when `applied` moves, for ``start()`` and ``waitUntilApplied(through:timeout:)``.
+    let appliedMoved = WaitSignal()
     var inbox: [Delivered] = []
     var jobs: [Job] = []
     /// Commits the store made and that are not in the stream (nor rolled back) yet, in order.
     var appended: [Commit] = []
     var inTurn = false
-    var stopping = false
     weak var store: Store?
-    var threads: [Thread] = []
     /// Turn thread only: numbers this node's messages for their `Nats-Msg-Id`.
     var messageCounter: UInt64 = 0
     /// Turn thread only: the current turn's deadline, and whether its write must run again (a
@@ -139,25 +142,23 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     // MARK: CommitLog
 
     func attach(to store: Store) {
-        condition.withLock { self.store = store }
+        turns.withLock { self.store = store }
     }
 
     /// Keeps `commit` for the current turn (or a turn of its own when no write is running).
     func append(_ commit: Commit) {
-        condition.lock()
-        appended.append(commit)
-        condition.signal()
-        condition.unlock()
+        turns.withLock { appended.append(commit) }
+        turns.signal()
     }
 
     /// Waits (up to the write timeout and a second) until no write is queued or running.
     func flush() {
-        let deadline = Date().addingTimeInterval(Double(configuration.writeTimeout.components.seconds) + 1)
-        condition.lock()
-        while (inTurn || !jobs.isEmpty || !appended.isEmpty) && !stopping {
-            if !condition.wait(until: deadline) { break }
+        let deadline = ContinuousClock.now + configuration.writeTimeout + .seconds(1)
+        turns.withLock {
+            while (inTurn || !jobs.isEmpty || !appended.isEmpty) && !turns.isStopping {
+                if !turns.wait(until: deadline) { break }
+            }
         }
-        condition.unlock()
     }
 
     // MARK: Running
@@ -176,34 +177,29 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
             try NATSSubscription(nats, stream: configuration.stream, subject: configuration.stream + ".>",
                                  startSequence: applied.load(ordering: .relaxed) + 1)
         }
-        let reader = Thread(named: "lb-cluster-read") { [self] in read(subscription) }
-        let turns = Thread(named: "lb-cluster-turn") { [self] in takeTurns() }
-        condition.withLock { threads = [reader, turns] }
-        reader.start()
-        turns.start()
+        reader.start { [self] in read(subscription) }
+        turns.start { [self] in takeTurns() }
         let target = streamLast.load(ordering: .relaxed)
-        let deadline = ContinuousClock.now + configuration.startTimeout
-        while applied.load(ordering: .acquiring) < target {
-            if let reason = divergence.withLock({ $0 }) { throw .diverged(reason) }
-            if ContinuousClock.now >= deadline {
-                throw .unavailable("loaded \(applied.load(ordering: .relaxed)) of \(target) commits in time")
-            }
-            Thread.sleep(forTimeInterval: 0.01)
+        let loaded = appliedMoved.wait(until: .now + configuration.startTimeout) {
+            applied.load(ordering: .acquiring) >= target || divergence.withLock({ $0 }) != nil
+        }
+        if let reason = divergence.withLock({ $0 }) { throw .diverged(reason) }
+        if !loaded {
+            throw .unavailable("loaded \(applied.load(ordering: .relaxed)) of \(target) commits in time")
         }
         logger.info("cluster: node \(configuration.nodeName) applied the stream \(configuration.stream) through \(target)")
     }
 
-    /// Stops both threads (queued writes get 503), waits for a snapshot being published, and closes
-    /// the connection. Safe to call twice.
+    /// Stops both threads once the current turn is over (writes still queued get 503), waits for a
+    /// snapshot being published, and closes the connection. Safe to call twice.
     func stop() {
-        let (running, waiting) = condition.withLock { () -> ([Thread], [Job]) in
-            stopping = true
-            condition.broadcast()
+        turns.stop()
+        reader.stop()
+        let waiting = turns.withLock { () -> [Job] in
             defer { jobs.removeAll() }
-            return (threads, jobs)
+            return jobs
         }
         for job in waiting { job.done(.unavailable("the server is stopping")) }
-        while running.contains(where: { $0.isExecuting }) { Thread.sleep(forTimeInterval: 0.01) }
         snapshotQueue.sync {}
         nats.close()
     }
@@ -215,12 +211,12 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
             refusedWrites.add(1, ordering: .relaxed)
             return done(.unavailable("this node has no connection to NATS"))
         }
-        let accepted = condition.withLock { () -> Bool in
-            guard !stopping else { return false }
+        let accepted = turns.withLock { () -> Bool in
+            guard !turns.isStopping else { return false }
             jobs.append(Job(write: write, done: done))
-            condition.signal()
             return true
         }
+        if accepted { turns.signal() }
         if !accepted { done(.unavailable("the server is stopping")) }
     }
 
@@ -228,7 +224,7 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
 
     func read(_ subscription: NATSSubscription) {
         let names = [Commit.modelHeader, Commit.revisionHeader, ClusterBindingChange.operationHeader, ClusterBindingChange.idHeader]
-        while !condition.withLock({ stopping }) {
+        while !reader.withLock({ reader.isStopping }) {
             guard let message = subscription.next(timeout: 250, headers: names) else { continue }
             let last = message.sequence + message.pending
             if streamLast.load(ordering: .relaxed) < last { streamLast.store(last, ordering: .relaxed) }
@@ -247,24 +243,27 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
                     return
                 }
             }
-            condition.lock()
-            inbox.append(delivered)
-            condition.signal()
-            condition.unlock()
+            turns.withLock { inbox.append(delivered) }
+            turns.signal()
         }
     }
 
     func diverge(_ reason: String) {
         logger.error("cluster: \(reason); this node takes no more writes")
         divergence.withLock { $0 = $0 ?? reason }
+        appliedMoved.notify()
+    }
+
+    /// Records that the store applied the stream through `sequence`, and wakes who waits for it.
+    func markApplied(_ sequence: UInt64) {
+        applied.store(sequence, ordering: .releasing)
+        appliedMoved.notify()
     }
 
     /// Returns once the store applied `sequence`, when the stream has it, or after `timeout`.
     func waitUntilApplied(through sequence: UInt64, timeout: Duration) {
-        let deadline = ContinuousClock.now + timeout
-        while applied.load(ordering: .acquiring) < sequence, streamLast.load(ordering: .relaxed) >= sequence,
-              ContinuousClock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.005)
+        _ = appliedMoved.wait(until: .now + timeout) {
+            applied.load(ordering: .acquiring) >= sequence || streamLast.load(ordering: .relaxed) < sequence
         }
     }
 

@@ -16,12 +16,10 @@ import Synchronization
 /// `longestGather`): a lone writer, or one arriving at a quiet log, is written at once, and a batch
 /// never waits more than about two syncs' time.
 final class CommitWriter: @unchecked Sendable {
-    // `@unchecked`: the queue's fields are only touched with `condition` locked, the checkpoint's only
-    // on the writer thread, and the connection only through its `Mutex`.
+    // `@unchecked`: the queue's fields are only touched with the worker's lock held, the checkpoint's
+    // only on the writer thread, and the connection only through its lock.
     /// `nil` once the thread ended: the file is closed (and unlocked) before `stop` returns.
-    private let connection: Mutex<StateDatabase.Connection?>
-    /// Only orders critical sections for the thread sanitizer, as ``Store/withState(_:)`` explains.
-    private let lockOrder = Atomic<Int>(0)
+    private let connection: OrderedMutex<StateDatabase.Connection?>
     let retainedEvents: Int
     let checkpointBytes: Int
     /// A test seam: called on the writer thread before each transaction.
@@ -29,17 +27,16 @@ final class CommitWriter: @unchecked Sendable {
     /// Transactions, commits and checkpoints written (for `/metrics`).
     let syncs = Atomic<Int>(0), commits = Atomic<Int>(0), checkpoints = Atomic<Int>(0)
 
-    private let condition = NSCondition()
+    private let worker = WorkerThread(named: "lb-commit-log")
     private var queue: [Commit] = []
     private var spare: [Commit] = []
     private var appended: UInt64 = 0
     private var processed: UInt64 = 0
-    private var stopping = false
-    private var exited = false
+    /// The thread wrote what was queued and closed the file.
+    private var closed = false
     /// While the thread gathers: how many queued commits end the gathering (0: not gathering).
     private var gatherTarget = 0
     private weak var store: Store?
-    private var thread: Thread?
 
     /// Writer thread only: what the next checkpoint must cover.
     private var checkpoint = CheckpointProgress()
@@ -50,57 +47,52 @@ final class CommitWriter: @unchecked Sendable {
 
     init(connection: sending StateDatabase.Connection, retainedEvents: Int, checkpointBytes: Int,
          beforeSync: (@Sendable () -> Void)?) {
-        self.connection = Mutex(connection)
+        self.connection = OrderedMutex(connection)
         self.retainedEvents = retainedEvents
         self.checkpointBytes = checkpointBytes
         self.beforeSync = beforeSync
-        let thread = Thread(named: "lb-commit-log") { [self] in run() }
-        self.thread = thread
-        thread.start()
+        worker.start { [self] in run() }
     }
 
     func attach(to store: Store) {
-        condition.withLock { self.store = store }
+        worker.withLock { self.store = store }
     }
 
     /// Queues `commit`. Called with the store locked: takes only the queue's lock.
     func append(_ commit: Commit) {
-        condition.lock()
-        queue.append(commit)
-        appended = commit.sequence
-        let wake = queue.count == 1 || queue.count == gatherTarget
-        condition.unlock()
+        let wake = worker.withLock { () -> Bool in
+            queue.append(commit)
+            appended = commit.sequence
+            return queue.count == 1 || queue.count == gatherTarget
+        }
         // Signalled after unlocking, so that the woken thread does not block on the lock right away.
-        if wake { condition.signal() }
+        if wake { worker.signal() }
     }
 
     /// Returns once every commit queued so far is written (or failed) and reported to the store.
     func flush() {
-        condition.lock()
-        let target = appended
-        while processed < target && !exited { condition.wait() }
-        condition.unlock()
+        worker.withLock {
+            let target = appended
+            while processed < target && !closed { worker.wait() }
+        }
     }
 
-    /// Writes what is queued, closes the file, then ends the thread.
+    /// Writes what is queued, closes the file, then ends the thread; returns once the file is closed.
     ///
     /// Called on the writer thread itself when the store's last reference went away in one of its
     /// calls to the store: it then writes what is left and closes the file right here, so that the
     /// file is unlocked when the store is gone, wherever that happened.
     func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        guard Thread.current === thread else {
-            while !exited { condition.wait() }
-            return condition.unlock()
-        }
+        guard worker.isCurrent else { return worker.stop() }
+        worker.stop()
         var rest: [Commit] = []
-        swap(&rest, &queue)
-        condition.unlock()
+        worker.withLock { swap(&rest, &queue) }
         if !rest.isEmpty { _ = write(rest, checkpoint: nil) }
         connection.withLock { $0 = nil }
     }
+
+    /// Whether the file is closed (``stop()`` was called and the thread wrote what was queued).
+    var isClosed: Bool { worker.withLock { closed } }
 
     // MARK: The writer thread
 
@@ -119,12 +111,12 @@ final class CommitWriter: @unchecked Sendable {
         }
     }
 
-    /// Closes the file, then lets `stop` return.
+    /// Closes the file, then lets `flush` return.
     private func close() {
         connection.withLock { $0 = nil }
-        condition.withLock {
-            exited = true
-            condition.broadcast()
+        worker.withLock {
+            closed = true
+            worker.broadcast()
         }
     }
 
@@ -138,30 +130,25 @@ final class CommitWriter: @unchecked Sendable {
     }
 
     private func currentStore() -> Store? {
-        condition.withLock { store }
+        worker.withLock { store }
     }
 
     /// Everything queued, once something is and the gathering (see the type's notes) ended; `nil`
     /// when stopping with nothing queued.
     private func nextBatch() -> [Commit]? {
-        condition.lock()
-        defer { condition.unlock() }
-        while queue.isEmpty && !stopping { condition.wait() }
-        guard !queue.isEmpty else { return nil }
-        if let gather, queue.count < gather.commits, !stopping {
-            let left = ContinuousClock().now.duration(to: gather.until)
-            if left > .zero {
-                let deadline = Date(timeIntervalSinceNow: Double(left.components.seconds)
-                                        + Double(left.components.attoseconds) / 1e18)
+        worker.withLock { () -> [Commit]? in
+            while queue.isEmpty && !worker.isStopping { worker.wait() }
+            guard !queue.isEmpty else { return nil }
+            if let gather, queue.count < gather.commits, !worker.isStopping, gather.until > .now {
                 gatherTarget = gather.commits
-                while queue.count < gather.commits && !stopping && condition.wait(until: deadline) {}
+                while queue.count < gather.commits && !worker.isStopping && worker.wait(until: gather.until) {}
                 gatherTarget = 0
             }
+            var batch = spare
+            swap(&batch, &queue)
+            spare = []
+            return batch
         }
-        var batch = spare
-        swap(&batch, &queue)
-        spare = []
-        return batch
     }
 
     /// Marks `batch` processed, keeps its storage for the next one, and returns what the next batch
@@ -171,12 +158,12 @@ final class CommitWriter: @unchecked Sendable {
         let last = batch.last?.sequence ?? 0
         let answered = batch.count
         batch.removeAll(keepingCapacity: true)
-        condition.lock()
-        processed = max(processed, last)
-        spare = batch
-        let waiting = queue.count
-        condition.broadcast()
-        condition.unlock()
+        let waiting = worker.withLock { () -> Int in
+            processed = max(processed, last)
+            swap(&spare, &batch)
+            worker.broadcast()
+            return queue.count
+        }
         return (answered + waiting, now + min(max(took * 2, Self.shortestGather), Self.longestGather))
     }
 
@@ -245,28 +232,29 @@ final class CommitWriter: @unchecked Sendable {
     // MARK: The connection
 
     static let alreadyFailed = "an earlier write could not be made durable; restart the server"
+    static let closedReason = "the data directory is closed (its server stopped)"
 
-    /// Runs `body` with the connection locked.
+    /// Runs `body` with the connection locked. Only before ``stop()``: the file is closed after it.
     func withConnection<R: Sendable, E: Error>(_ body: (inout StateDatabase.Connection) throws(E) -> R) throws(E) -> R {
         try connection.withLock { (connection) throws(E) -> R in
-            _ = lockOrder.load(ordering: .acquiring)
-            defer { lockOrder.store(0, ordering: .releasing) }
             guard connection != nil else { preconditionFailure("the data directory was closed") }
             return try body(&connection!)
         }
     }
 
     /// Runs `body` in one write transaction and commits it (synced to disk before returning). A failure
-    /// rolls back, throws, and marks the database failed: it takes no more writes.
+    /// rolls back, throws, and marks the database failed: it takes no more writes. Throws once the
+    /// file is closed.
     func transaction(_ body: (StateDatabase.Connection) throws(SQLiteError) -> Void) throws(StoreError) {
-        try withConnection { (connection) throws(StoreError) in
+        try connection.withLock { (open) throws(StoreError) in
+            guard let connection = open else { throw .storageFailed(Self.closedReason) }
             if connection.failure != nil { throw .storageFailed(Self.alreadyFailed) }
             do throws(SQLiteError) {
                 try connection.begin.run()
                 try body(connection)
                 try connection.commit.run()
             } catch {
-                connection.failure = error.description
+                open?.failure = error.description
                 if connection.database.isInTransaction { try? connection.rollback.run() }
                 throw .storageFailed(error.description)
             }

@@ -50,6 +50,13 @@ final class StateDatabase: CommitLog, Sendable {
 
     deinit { writer.stop() }
 
+    /// Writes what is queued and closes the file: another process may open the directory then.
+    /// Reads and writes of the database are over; the store's writes must already be refused.
+    func close() { writer.stop() }
+
+    /// Whether ``close()`` was called.
+    var isClosed: Bool { writer.isClosed }
+
     /// WAL with a sync at every commit; the file locked for this process (a second server on the same
     /// directory fails to start instead of corrupting it).
     ///

@@ -71,10 +71,14 @@ public final class LiveBindServer: Sendable {
     /// The bound port while running (the real one when configured with port 0), else 0.
     public var port: Int { Int(running.withLock { $0?.daemon.port } ?? 0) }
 
-    /// Binds and starts serving. Throws when the address is invalid or taken, or when already running.
+    /// Binds and starts serving. Throws when the address is invalid or taken, when already running,
+    /// or when stopping closed its data directory.
     public func start() throws(ServerError) {
         do { try configuration.validate() } catch { throw .invalidConfiguration(error) }
         if let problem = configuration.access.policy.problem() { throw .invalidAccessPolicy(problem) }
+        if database?.isClosed == true {
+            throw .dataDirectoryUnusable("this server was stopped and closed it; make a new LiveBindServer to open it again")
+        }
         let proxies = try TrustedProxies(configuration.network.trustedProxies)
         let certificate = try loadCertificate()
         let hub = EventHub(store: store, settings: .init(
@@ -137,20 +141,36 @@ public final class LiveBindServer: Sendable {
     }
 
     /// Stops in the order libmicrohttpd needs: stop accepting, end every stream (resuming the
-    /// suspended ones), wait briefly for them to close, then stop the daemon. Safe to call twice.
+    /// suspended ones), wait briefly for them to close, then stop the daemon. Every thread and file
+    /// of the server is released when it returns: with a data directory, what was written is on disk
+    /// and the directory is closed (a new server may open it; this one cannot start again, and writes
+    /// to its store throw). Safe to call twice.
     public func stop() {
         guard let current = running.withLock({ current in defer { current = nil }; return current }) else { return }
         current.daemon.quiesce()
         // Writes waiting for the disk get their answers before the daemon stops.
         store.log?.flush()
-        for _ in 0..<500 where current.daemon.deferredAnswers.load(ordering: .relaxed) > 0 { usleep(10_000) }
+        if !current.daemon.waitForDeferredAnswers(timeout: .seconds(5)) {
+            logger.warning("writes still waiting for their answers at shutdown")
+        }
         cluster?.stop()
         current.feed.cancel()
         current.heartbeat?.cancel()
         let left = current.hub.shutdown(deadline: .seconds(5))
         if left > 0 { logger.warning("\(left) streams still open at shutdown") }
         current.daemon.stop()
+        closeDataDirectory()
         logger.info("stopped")
+    }
+
+    /// Writes what is committed and closes the data directory's file, so that another server (or
+    /// process) can open it once ``stop()`` returns. Later writes to the store throw
+    /// ``StoreError/storageFailed(_:)``.
+    private func closeDataDirectory() {
+        guard let database else { return }
+        store.refuseWrites(CommitWriter.closedReason)
+        database.close()
+        logger.info("closed the data directory \(database.directory)")
     }
 
     deinit {

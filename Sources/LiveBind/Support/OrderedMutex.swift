@@ -5,8 +5,11 @@ import Synchronization
 /// `Mutex` takes contended locks in `libswiftSynchronization` (`_lockSlow`), which the thread
 /// sanitizer does not instrument, so under contention it reports false races between critical
 /// sections. The acquire load and release store of `order` inside the lock make the handoff visible
-/// to it (the same device as `Store.withState`); on x86-64 and arm64 they are plain loads and stores.
-/// Every lock of the library whose value more than one thread touches is one of these.
+/// to it; on x86-64 and arm64 they are plain loads and stores.
+///
+/// Every lock of the library is one of these (the store's state, the commit log's connection, each
+/// registry and table), except the lock a ``WorkerThread`` or ``WaitSignal`` sleeps on, which is a
+/// condition's.
 final class OrderedMutex<Value>: Sendable {
     private let mutex: Mutex<Value>
     private let order = Atomic<Int>(0)

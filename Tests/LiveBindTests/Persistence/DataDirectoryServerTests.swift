@@ -13,18 +13,11 @@ import Testing
         configuration.persistence.dataDirectory = directory
         var logger = Logger(label: "livebind.test")
         logger.logLevel = .warning
-        weak var store: Store?
-        let result = try { () throws -> Result in
-            let server = try LiveBindServer(configuration: configuration, logger: logger)
-            store = server.store
-            try server.start()
-            defer { server.stop() }
-            return try body(server, server.port)
-        }()
-        // The next server on this directory can open it once the store (and its database) is gone; a
-        // stopped server's last references (a cancelled timer's handler) may go a moment later.
-        for _ in 0..<500 where store != nil { usleep(10_000) }
-        return result
+        // `stop()` closes the directory: the next server can open it as soon as it returns.
+        let server = try LiveBindServer(configuration: configuration, logger: logger)
+        try server.start()
+        defer { server.stop() }
+        return try body(server, server.port)
     }
 
     /// An operator's `top -H`, `perf` or `/proc/PID/task/*/comm` names the server's own threads.
@@ -120,26 +113,20 @@ import Testing
     /// The example in docs/HTTP.md ("With a data directory"), on a temporary directory and any port.
     @Test func theDocumentedEmbeddingKeepsAWriteAcrossServers() throws {
         try withTemporaryDirectory { directory in
-            weak var weakServer: LiveBindServer?
-            weak var weakStore: Store?
-            do {
-                var configuration = LiveBindServer.Configuration()
-                configuration.persistence.dataDirectory = directory
-                configuration.network.port = 0
-                let server = try LiveBindServer(configuration: configuration)
-                let written = try server.store.put("sensor", ["temperature": 20.5]).result
-                try server.store.waitUntilDurable(through: written.sequence)
-                try server.start()
-                server.stop()
-                weakServer = server
-                weakStore = server.store
-            }
-            // The file stays locked until the store is gone; a stopped server's last references (a
-            // cancelled timer's handler) may be released a moment later, on another thread.
-            for _ in 0..<500 where weakStore != nil || weakServer != nil { usleep(10_000) }
-            #expect(weakStore == nil)
             var configuration = LiveBindServer.Configuration()
             configuration.persistence.dataDirectory = directory
+            configuration.network.port = 0
+            let first = try LiveBindServer(configuration: configuration)
+            let written = try first.store.put("sensor", ["temperature": 20.5]).result
+            try first.store.waitUntilDurable(through: written.sequence)
+            try first.start()
+            first.stop()
+            // The first server is still here, but stopping closed its directory: its store refuses
+            // writes, it does not start again, and the next server opens the directory at once.
+            #expect(throws: StoreError.storageFailed(CommitWriter.closedReason)) {
+                try first.store.put("sensor", ["temperature": 21])
+            }
+            #expect(throws: ServerError.self) { try first.start() }
             let server = try LiveBindServer(configuration: configuration)
             #expect(try server.store.value(of: "sensor") == ["temperature": 20.5])
             #expect(server.store.lastSequence == 1)

@@ -1,46 +1,38 @@
-import Foundation
-
 /// A thread of the store's own that takes over delivering when a writer has run its own calls and
 /// calls of other threads' writes are waiting: a writer never runs observer calls for writes it did
 /// not make (nor for what they caused), so its return does not wait for unrelated bindings.
 ///
 /// Started on the first hand-over; stopped when the store goes away.
 final class DeliveryRelay: @unchecked Sendable {
-    private let condition = NSCondition()
-    /// Guarded by `condition`.
+    // `@unchecked`: `handedOver` and `started` are only touched with the worker's lock held.
+    private let worker = WorkerThread(named: "lb-delivery")
     private var handedOver = false
-    private var stopped = false
     private var started = false
 
     /// Wakes the relay thread (starting it the first time), which then calls `work` once; `work` holds
     /// the store weakly. Called with the store's lock held, which `work` takes: the thread waits for it.
     func handOver(_ work: @escaping @Sendable () -> Void) {
-        condition.lock()
-        handedOver = true
-        if !started {
-            started = true
-            let thread = Thread(named: "lb-delivery") { [self] in run(work) }
-            thread.start()
+        let start = worker.withLock { () -> Bool in
+            handedOver = true
+            defer { started = true }
+            return !started
         }
-        condition.signal()
-        condition.unlock()
+        if start { worker.start { [self] in run(work) } }
+        worker.signal()
     }
 
-    /// Ends the thread once it has nothing to do.
+    /// Ends the thread once it has nothing to do; returns once it has (at once on the thread itself).
     func stop() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
+        worker.stop()
     }
 
     private func run(_ work: @Sendable () -> Void) {
         while true {
-            condition.lock()
-            while !handedOver && !stopped { condition.wait() }
-            let go = handedOver
-            handedOver = false
-            condition.unlock()
+            let go = worker.withLock { () -> Bool in
+                while !handedOver && !worker.isStopping { worker.wait() }
+                defer { handedOver = false }
+                return handedOver
+            }
             guard go else { return }
             work()
         }

@@ -34,6 +34,11 @@ struct DurableState {
     var sequence: UInt64
     /// Set when the log failed: why. Every later write is refused with it.
     var failure: String?
+    /// Set when the log is being closed (its server stopped): why. Later writes are refused with it;
+    /// commits made before still become durable.
+    var closing: String?
+    /// Why a write is refused now, if it is.
+    var refusal: String? { failure ?? closing }
     /// The entries holding a ``DurableView``.
     var pendingEntries: [ModelEntry] = []
     /// Who waits for a sequence to become durable, in the order they came (by sequence, but for a

@@ -90,6 +90,7 @@ extension Store {
             swap(&batch, &state.queue)
             return true
         }
+        deliveryEnded.notify()
     }
 
     /// Calls `box` with `change` (claimed with `claimSingleDelivery`), then delivers whatever was
@@ -103,7 +104,7 @@ extension Store {
     private func finishSingleDelivery() {
         let ended = delivery.compareExchange(
             expected: DeliveryState.delivering | DeliveryState.single, desired: 0, ordering: .acquiringAndReleasing).exchanged
-        if ended { return }
+        if ended { return deliveryEnded.notify() }
         let next: DeliveryBatch? = withState { state in
             delivery.store(DeliveryState.delivering, ordering: .releasing)
             if state.othersWaiting {
@@ -136,11 +137,8 @@ extension Store {
     /// Waits until no delivery is under way (at most `timeout`) and says whether that happened: calls
     /// of other threads' writes may still run on the relay thread after their writers returned.
     func waitUntilDelivered(timeout: Duration = .seconds(10)) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while delivery.load(ordering: .acquiring) != 0 || !withState({ $0.queue.isEmpty }) {
-            guard ContinuousClock.now < deadline else { return false }
-            usleep(1_000)
+        deliveryEnded.wait(until: .now + timeout) {
+            delivery.load(ordering: .acquiring) == 0 && withState { $0.queue.isEmpty }
         }
-        return true
     }
 }

@@ -9,7 +9,7 @@ extension Store {
     @inline(__always)
     func prepareLog(for entry: ModelEntry, _ state: inout StoreState) throws(StoreError) {
         guard log != nil else { return }
-        if let failure = state.durable.failure { throw .storageFailed(failure) }
+        if let refusal = state.durable.refusal { throw .storageFailed(refusal) }
         state.durable.holdView(of: entry)
     }
 
@@ -64,6 +64,12 @@ extension Store {
             return state.durable.waiters.map(\.waiter)
         }
         return DurableCalls(waiters: waiting, failure: .storageFailed(reason))
+    }
+
+    /// Refuses every later write with `reason`, as the log is about to close; what was committed before
+    /// still becomes durable (``CommitLog/flush()`` waits for it).
+    func refuseWrites(_ reason: String) {
+        withState { state in state.durable.closing = state.durable.closing ?? reason }
     }
 
     /// Calls `handler` once every commit up to `sequence` is durable: at once (on this thread) when it

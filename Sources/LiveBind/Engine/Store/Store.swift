@@ -10,9 +10,8 @@ import Synchronization
 /// make; when calls of other threads' writes are waiting after them, the store's delivery thread
 /// runs those, so that a writer never waits for observers of writes it did not make.
 public final class Store: Sendable {
-    let state: Mutex<StoreState>
-    /// Only orders critical sections for the thread sanitizer; see ``withState(_:)``.
-    let lockOrder = Atomic<Int>(0)
+    /// Every model and observer; only through ``withState(_:)``.
+    private let state: OrderedMutex<StoreState>
     /// Takes every commit and makes it durable (see `CommitLog`); nil keeps the store in memory.
     let log: (any CommitLog)?
     /// Who delivers: `DeliveryState` bits. Set and read under the lock, except that the deliverer of a
@@ -22,12 +21,14 @@ public final class Store: Sendable {
     public let limits: StoreLimits
     /// Delivers what other threads' writes queued once a writer has run its own calls.
     let relay = DeliveryRelay()
+    /// Told when a delivery ends, for ``waitUntilDelivered(timeout:)``.
+    let deliveryEnded = WaitSignal()
 
     /// An empty store whose first commit gets sequence `startingSequence + 1`, and whose writes are
     /// checked against `limits` (`maxDepth` must be in `1...StoreLimits.depthCeiling`).
     public init(startingSequence: UInt64 = 0, limits: StoreLimits = StoreLimits()) {
         Self.check(limits)
-        state = Mutex(StoreState(lastSequence: startingSequence))
+        state = OrderedMutex(StoreState(lastSequence: startingSequence))
         log = nil
         self.limits = limits
     }
@@ -36,7 +37,7 @@ public final class Store: Sendable {
     init(restoring models: [ModelSnapshot], lastSequence: UInt64, log: any CommitLog,
          limits: StoreLimits = StoreLimits()) {
         Self.check(limits)
-        state = Mutex(StoreState(restoring: models, lastSequence: lastSequence))
+        state = OrderedMutex(StoreState(restoring: models, lastSequence: lastSequence))
         self.log = log
         self.limits = limits
         log.attach(to: self)
@@ -44,6 +45,12 @@ public final class Store: Sendable {
 
     deinit {
         relay.stop()
+    }
+
+    /// Runs `body` with the store's state locked.
+    @inline(__always)
+    func withState<R: Sendable, E: Error>(_ body: (inout StoreState) throws(E) -> R) throws(E) -> R {
+        try state.withLock { (state) throws(E) -> R in try body(&state) }
     }
 
     private static func check(_ limits: StoreLimits) {
@@ -146,7 +153,7 @@ public final class Store: Sendable {
             if existed, existing?.document == value {
                 return ((false, WriteResult(sequence: state.lastSequence, revision: revision, changed: false)), nil)
             }
-            if log != nil, let failure = state.durable.failure { throw .storageFailed(failure) }
+            if log != nil, let refusal = state.durable.refusal { throw .storageFailed(refusal) }
             let entry = state.makeEntry(for: model)
             try prepareLog(for: entry, &state)
             state.lastSequence += 1

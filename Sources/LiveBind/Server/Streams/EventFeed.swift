@@ -19,11 +19,10 @@ import Foundation
 ///   several events, and the fan-out takes a share of the CPU instead of all of it, so writes are
 ///   still answered promptly. A quiet server sends each event at once.
 final class EventFeed: @unchecked Sendable {
-    // `@unchecked`: `queue`, `stopped`, `sleeping` and `gathering` are only touched with `condition` locked.
+    // `@unchecked`: `queue`, `sleeping` and `gathering` are only touched with the worker's lock held.
     private let hub: EventHub
-    private let condition = NSCondition()
+    private let worker = WorkerThread(named: "lb-event-feed")
     private var queue: [Commit] = []
-    private var stopped = false
     /// The thread waits for a commit: the next one must wake it.
     private var sleeping = false
     /// The thread gathers commits no stream can see yet; a write that finds a stream open (or the
@@ -32,59 +31,54 @@ final class EventFeed: @unchecked Sendable {
     /// The pause after a round, in microseconds per stream it woke; and the longest pause.
     static let pausePerStream = 4
     static let longestPause = 10_000
-    /// How long commits gather while no stream is open, in seconds, and how many at most.
-    static let gatherInterval = 0.002
+    /// How long commits gather while no stream is open, and how many at most.
+    static let gatherInterval = Duration.milliseconds(2)
     static let gatherLimit = 1024
 
     /// Starts the feed's thread.
     init(hub: EventHub) {
         self.hub = hub
-        let thread = Thread(named: "lb-event-feed") { [self] in run() }
-        thread.start()
+        worker.start { [self] in run() }
     }
 
     /// Queues durable commits, in sequence order.
     func publish(_ commits: [Commit]) {
-        condition.lock()
-        guard !stopped else { return condition.unlock() }
-        queue += commits
-        let wake = sleeping
-            || gathering && (queue.count >= Self.gatherLimit || hub.openStreams.load(ordering: .relaxed) > 0)
-        if wake { (sleeping, gathering) = (false, false) }
-        condition.unlock()
+        let wake = worker.withLock { () -> Bool in
+            guard !worker.isStopping else { return false }
+            queue += commits
+            let wake = sleeping
+                || gathering && (queue.count >= Self.gatherLimit || hub.openStreams.load(ordering: .relaxed) > 0)
+            if wake { (sleeping, gathering) = (false, false) }
+            return wake
+        }
         // Signalled after unlocking, so that the woken thread does not block on the lock right away.
-        if wake { condition.signal() }
+        if wake { worker.signal() }
     }
 
-    /// Publishes what is queued, then ends the thread (without waiting for it).
+    /// Publishes what is queued, then ends the thread; returns once it has.
     func stop() {
-        condition.withLock {
-            stopped = true
-            condition.signal()
-        }
+        worker.stop()
     }
 
     private func run() {
         var batch: [Commit] = []
         while true {
-            condition.lock()
-            while queue.isEmpty && !stopped {
-                sleeping = true
-                condition.wait()
+            let more = worker.withLock { () -> Bool in
+                while queue.isEmpty && !worker.isStopping {
+                    sleeping = true
+                    worker.wait()
+                }
+                sleeping = false
+                if !worker.isStopping && queue.count < Self.gatherLimit && hub.openStreams.load(ordering: .relaxed) == 0 {
+                    gathering = true
+                    let deadline = ContinuousClock.now + Self.gatherInterval
+                    while gathering && !worker.isStopping && worker.wait(until: deadline) {}
+                    gathering = false
+                }
+                swap(&batch, &queue)
+                return !batch.isEmpty
             }
-            sleeping = false
-            if !stopped && queue.count < Self.gatherLimit && hub.openStreams.load(ordering: .relaxed) == 0 {
-                gathering = true
-                let deadline = Date(timeIntervalSinceNow: Self.gatherInterval)
-                while gathering && !stopped && condition.wait(until: deadline) {}
-                gathering = false
-            }
-            if queue.isEmpty {
-                condition.unlock()
-                return
-            }
-            swap(&batch, &queue)
-            condition.unlock()
+            guard more else { return }
             let woken = hub.publish(batch.map(EventEncoder.frame(for:)), commits: batch)
             batch.removeAll(keepingCapacity: true)
             if woken > 16 { usleep(UInt32(min(Self.pausePerStream * woken, Self.longestPause))) }

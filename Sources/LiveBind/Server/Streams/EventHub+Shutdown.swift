@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 extension EventHub {
     /// Ends every stream: refuses new ones, resumes the suspended so their readers return
     /// end-of-stream, then waits (up to `deadline`) until all have closed.
@@ -14,13 +10,7 @@ extension EventHub {
             return state.suspended.removeWoken(byModel: nil).compactMap { state.subscribers[$0]?.connection }
         }
         for connection in wake { connection.resume() }
-        let clock = ContinuousClock()
-        let end = clock.now + deadline
-        while clock.now < end {
-            let open = state.withLock { $0.subscribers.count }
-            if open == 0 { return 0 }
-            usleep(2_000)
-        }
-        return state.withLock { $0.subscribers.count }
+        _ = streamsClosed.wait(until: .now + deadline) { openStreams.load(ordering: .acquiring) == 0 }
+        return openStreams.load(ordering: .acquiring)
     }
 }

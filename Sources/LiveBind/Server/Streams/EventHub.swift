@@ -171,6 +171,8 @@ final class EventHub: Sendable {
     /// How many streams are open, as `state.subscribers` has it (written under the lock): the event
     /// feed reads it without the lock to tell whether anyone can see a commit yet.
     let openStreams = Atomic<Int>(0)
+    /// Told when a stream closes, for ``shutdown(deadline:)``.
+    let streamsClosed = WaitSignal()
 
     init(store: Store, settings: Settings) {
         self.store = store
@@ -244,8 +246,9 @@ final class EventHub: Sendable {
             if let subscriber = state.subscribers.removeValue(forKey: id) { detach(id, subscriber, in: &state) }
             state.suspended.remove(id)
             state.awaiting[id] = nil
-            openStreams.store(state.subscribers.count, ordering: .relaxed)
+            openStreams.store(state.subscribers.count, ordering: .releasing)
         }
+        streamsClosed.notify()
         expiry.forget(id)
     }
 

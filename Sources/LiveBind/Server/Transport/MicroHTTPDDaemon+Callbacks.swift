@@ -29,7 +29,8 @@ let accessHandlerTrampoline: MHD_AccessHandlerCallback = {
         // Resumed: the answer is known (the connection is resumed only then).
         guard let response = deferred.response else { return .NO }
         pending.deferred = nil
-        daemon.deferredAnswers.subtract(1, ordering: .relaxed)
+        daemon.deferredAnswers.subtract(1, ordering: .releasing)
+        daemon.deferredAnswered.notify()
         return daemon.queue(response, on: connection, version: version)
     }
     let size = uploadDataSize.pointee

@@ -66,6 +66,13 @@ final class MicroHTTPDDaemon: Sendable {
     /// Connections suspended until their answer is known (writes waiting for the disk): stopping
     /// the daemon with one suspended would abort the process.
     let deferredAnswers = Atomic<Int>(0)
+    /// Told when a suspended connection got its answer.
+    let deferredAnswered = WaitSignal()
+
+    /// Waits (up to `timeout`) until no connection waits for its answer; false when some still do.
+    func waitForDeferredAnswers(timeout: Duration) -> Bool {
+        deferredAnswered.wait(until: .now + timeout) { deferredAnswers.load(ordering: .acquiring) == 0 }
+    }
     private struct State: @unchecked Sendable {   // the handle is only touched under the mutex
         var daemon: OpaquePointer?
         var listenSocket: Int32 = -1

@@ -110,15 +110,10 @@ import Testing
         configuration.streams.retainedBytes = retainedBytes
         var logger = Logger(label: "livebind.test")
         logger.logLevel = .warning
-        weak var store: Store?
-        try {
-            let server = try LiveBindServer(configuration: configuration, logger: logger)
-            store = server.store
-            try server.start()
-            defer { server.stop() }
-            try body(server.port)
-        }()
-        // The next server can open the directory once this one's store (and database) is gone.
-        for _ in 0..<500 where store != nil { usleep(10_000) }
+        // `stop()` closes the directory: the next server can open it as soon as it returns.
+        let server = try LiveBindServer(configuration: configuration, logger: logger)
+        try server.start()
+        defer { server.stop() }
+        try body(server.port)
     }
 }

@@ -1,0 +1,94 @@
+import Foundation
+
+/// A named thread of the library's own and the lock its loop waits on: the owner keeps its queue
+/// under ``withLock(_:)``, wakes the thread with ``signal()``, and ``stop()`` ends the loop and
+/// joins it, without polling.
+///
+/// The loop reads ``isStopping`` (with the lock held) and returns when it is set; ``stop()`` sets it,
+/// wakes every waiter, and returns once the loop has returned — at once when called on the thread
+/// itself (the owner's last reference went away in one of its own calls), whose loop then ends as
+/// soon as it looks.
+final class WorkerThread: @unchecked Sendable {
+    // `@unchecked`: the flags are only touched with `condition` locked; `thread` is set once, in `start`.
+    /// The thread's name, for Foundation and the operating system (15 bytes of it on Linux).
+    let name: String
+    private let condition = NSCondition()
+    private var stopRequested = false
+    private var started = false
+    private var finished = false
+    private var thread: Thread?
+
+    /// A thread called `name`, not started yet.
+    init(named name: String) {
+        self.name = name
+    }
+
+    /// Starts the thread running `body`, once; it is finished when `body` returns.
+    func start(_ body: @escaping @Sendable () -> Void) {
+        let thread = Thread(named: name) { [self] in
+            body()
+            withLock {
+                finished = true
+                condition.broadcast()
+            }
+        }
+        withLock {
+            precondition(!started, "\(name) started twice")
+            started = true
+            self.thread = thread
+        }
+        thread.start()
+    }
+
+    /// Runs `body` with the thread's lock held: the owner's fields the loop reads are only touched here.
+    func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        condition.lock()
+        defer { condition.unlock() }
+        return try body()
+    }
+
+    /// With the lock held: whether ``stop()`` was called. The loop returns when it is.
+    var isStopping: Bool { stopRequested }
+
+    /// With the lock held: sleeps until woken (``signal()``, ``broadcast()``, ``stop()``); the caller
+    /// checks again what it waits for.
+    func wait() {
+        condition.wait()
+    }
+
+    /// With the lock held: sleeps until woken or `deadline`; false when the deadline passed.
+    @discardableResult
+    func wait(until deadline: ContinuousClock.Instant) -> Bool {
+        let left = ContinuousClock.now.duration(to: deadline)
+        guard left > .zero else { return false }
+        let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+        return condition.wait(until: Date(timeIntervalSinceNow: seconds))
+    }
+
+    /// Wakes one waiter. Best called after leaving ``withLock(_:)``, so the woken thread does not
+    /// block on the lock at once.
+    func signal() {
+        condition.signal()
+    }
+
+    /// Wakes every waiter (the loop and threads waiting for its progress).
+    func broadcast() {
+        condition.broadcast()
+    }
+
+    /// Whether the caller is this thread.
+    var isCurrent: Bool {
+        withLock { thread } === Thread.current
+    }
+
+    /// Asks the loop to end, wakes it, and returns once it has ended (at once on the thread itself,
+    /// or when it never started). Safe to call more than once.
+    func stop() {
+        condition.lock()
+        defer { condition.unlock() }
+        stopRequested = true
+        condition.broadcast()
+        guard started, thread !== Thread.current else { return }
+        while !finished { condition.wait() }
+    }
+}
