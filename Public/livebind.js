@@ -930,7 +930,7 @@
       let parsed = null;
       try { parsed = parsePath(path); } catch (e) { /* resolve below says what is wrong */ }
       if (parsed && !parsed.relative) {
-        const limit = Math.min(10000, Math.max(1, Number(el.getAttribute('data-lb-window')) || 300));
+        const limit = Math.max(1, Number(el.getAttribute('data-lb-window')) || 300);
         const { win, release } = useWindow(parsed.model, parsed.tokens, limit);
         const scope = modelScope(parsed.model);
         return bindVirtualEach(el, path, { scope, tokens: parsed.tokens, release, rev: () => (win.mode === 'window' ? win.rev : (models.get(parsed.model) || {}).rev) }, template, win);
@@ -1122,7 +1122,7 @@
       const end = Math.min(win.length, win.offset + win.rows.length);
       if (first >= win.offset && Math.min(last, win.length) <= end) return;
       const visible = last - first;
-      const limit = Math.min(10000, Math.max(win.want.limit, 3 * visible));
+      const limit = windowLimit(Math.max(win.want.limit, 3 * visible));
       const offset = Math.max(0, Math.min(first - Math.floor((limit - visible) / 2), win.length - limit));
       if (offset !== win.want.offset || limit !== win.want.limit || !win.moving) moveWindow(win, offset, limit);
     }
@@ -1483,7 +1483,7 @@
     if (type === 'snapshot' || (type === 'set' && data.path === win.pointer)) {
       const old = win.rows;
       const oldOffset = win.offset;
-      win.rows = Array.isArray(data.value) ? data.value.slice(0, 10000) : [];
+      win.rows = Array.isArray(data.value) ? data.value : [];
       if (data.window) at(data.window); else { win.offset = 0; win.length = win.rows.length; }
       // Rows inserted or removed above the window arrive as a `set` of the shifted rows: by the
       // rows' keys, tell the lists how far their rows moved, so what is in view can stay put.
@@ -1543,6 +1543,22 @@
     for (const list of win.lists) list.changed(rows, edits);
   }
 
+  /** `limit` rows, or fewer when the server's --max-window (once known) is smaller. */
+  function windowLimit(limit) {
+    return connection.maxWindow ? Math.min(limit, connection.maxWindow) : limit;
+  }
+
+  /**
+   * Whether `problem` refused a window of `asked` rows for the server's --max-window: then the limit
+   * is learned (the caller asks again within it). False for any other problem, or a limit no smaller.
+   */
+  function learnWindowLimit(problem, asked) {
+    if (!problem || problem.setting !== 'max-window' || !Number.isInteger(problem.limit) || problem.limit < 1) return false;
+    if (problem.limit >= asked) return false;
+    connection.maxWindow = problem.limit;
+    return true;
+  }
+
   /** Moves the window (PATCH /events/{stream}); one request at a time, the newest wish wins. */
   async function moveWindow(win, offset, limit) {
     win.want = { offset, limit };
@@ -1560,6 +1576,10 @@
         });
         if (!response.ok) {
           const problem = await response.json().catch(() => null);
+          if (learnWindowLimit(problem, l)) {
+            win.want = { offset: win.want.offset, limit: windowLimit(win.want.limit) };
+            continue;
+          }
           raise(null, 'data-lb-window', dotted(win.model, win.tokens), `could not move the window (${response.status}): ${(problem && problem.detail) || response.statusText}`,
             { status: response.status });
           break;
@@ -1770,6 +1790,7 @@
   function applyEvent({ type, data, id }) {
     if (type === 'stream') {
       connection.streamId = data.stream;
+      if (Number.isInteger(data.maxWindow) && data.maxWindow > 0) connection.maxWindow = data.maxWindow;
       return;
     }
     const win = windows.size ? windowOf(data) : null;
@@ -1957,6 +1978,7 @@
     watchdog: 0,
     state: '',
     node: null,       // the cluster node serving the stream (its LiveBind-Node header), null on one server
+    maxWindow: null,  // the most rows of a window (the server's --max-window), once its stream event or a 422 said
     streamId: null,   // the stream's id (its `stream` event), for moving windows
     subs: null,       // whether the server takes ?sub= (null: not known yet)
 
@@ -2053,6 +2075,7 @@
           if (!this.all) whole.add(win.model);
         } else {
           win.mode = 'window';
+          win.want.limit = windowLimit(win.want.limit);
           subs.push(`${win.model}${win.pointer};offset=${win.want.offset};limit=${win.want.limit}`);
         }
       }
@@ -2160,6 +2183,12 @@
       }
       if (!response.ok || !response.body) {
         const problem = await response.json().catch(() => null);
+        if (stream !== this.stream) return;
+        // A window larger than this server's --max-window: ask again within it.
+        if (learnWindowLimit(problem, Math.max(0, ...Array.from(windows.values(), (w) => w.want.limit)))) {
+          this.open(false);
+          return;
+        }
         raise(null, null, null, `the event stream was refused (${response.status}): ${(problem && problem.detail) || response.statusText}`,
           { status: response.status });
         return;

@@ -109,3 +109,21 @@ def test_inserts_and_removes_above_keep_the_view_and_focus(page, server, where):
     wait(page, lambda d: d.execute_script("return LiveBind.subscriptions().windows[0].length") == 20000)
     wait(page, lambda d: d.execute_script(TOP) == "5000", lambda: f"top {page.execute_script(TOP)}")
     assert page.execute_script("return document.activeElement === arguments[0] && arguments[0].closest('tr').__kept === true", field)
+
+
+def test_a_window_larger_than_the_servers_limit_is_asked_within_it(page, public_dir):
+    """The page asks for 200 rows; a server with --max-window 50 refuses that (422 naming the limit):
+    livebind.js asks again within it, learns the limit from the stream, and moves windows within it."""
+    from conftest import Server
+    small = Server(public_dir, ["--max-window", "50"]).start()
+    try:
+        start(page, small, 2000)
+        subs = state(page)["subs"]
+        window = subs["windows"][0]
+        assert window["mode"] == "window" and window["offset"] == 0 and window["rows"] == 50, window
+        page.execute_script("document.getElementById('scroller').scrollTop = 1500 * arguments[0]", ROW)
+        wait(page, lambda d: "1500" in state(d)["ids"] and "row 1500" in state(d)["names"], lambda: f"state {state(page)}")
+        window = page.execute_script("return LiveBind.subscriptions().windows[0]")
+        assert window["offset"] > 1000 and window["rows"] <= 50, window
+    finally:
+        small.stop()

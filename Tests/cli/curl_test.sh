@@ -100,7 +100,7 @@ check "resume has no snapshot" "$(grep -c 'event: snapshot' <<<"$RESUMED")" 0
 curl -sN --max-time 2 "$BASE/events?sub=sensor/readings%3Blast=1&sub=sensor/unit" >"$WORK/sub.txt" 2>/dev/null &
 SUB_PID=$!
 for _ in $(seq 1 50); do grep -q '"path":"/unit"' "$WORK/sub.txt" 2>/dev/null && break; sleep 0.05; done
-STREAM_ID=$(sed -n 's/^data: {"stream":"\([A-Za-z0-9_-]*\)"}$/\1/p' "$WORK/sub.txt")
+STREAM_ID=$(sed -n 's/^data: {"stream":"\([A-Za-z0-9_-]*\)","maxWindow":10000}$/\1/p' "$WORK/sub.txt")
 check "a sub stream names itself first" "$(sed -n 3p "$WORK/sub.txt")" "event: stream"
 check "PATCH /events/{stream} moves a window" "$(curl -s -o /dev/null -w '%{http_code}' -X PATCH \
   "$BASE/events/$STREAM_ID" -H "$JSON" -d '{"sub":"sensor/readings","offset":1,"limit":1}')" 204

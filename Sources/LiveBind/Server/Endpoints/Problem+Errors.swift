@@ -56,8 +56,14 @@ extension Problem {
             return Problem(status: 400, kind: "bad-request", title: "Bad Request", detail: detail)
         case .unknownStream:
             return Problem(status: 404, kind: "not-found", title: "Not Found", detail: detail)
-        case .tooManySubscriptions, .windowTooLarge:
-            return Problem(status: 422, kind: "limit-exceeded", title: "Unprocessable Content", detail: detail)
+        case .tooManySubscriptions(_, let limit):
+            var problem = Problem(status: 422, kind: "limit-exceeded", title: "Unprocessable Content", detail: detail)
+            problem.limit = (setting: "max-subscriptions", value: limit)
+            return problem
+        case .windowTooLarge(_, _, let limit):
+            var problem = Problem(status: 422, kind: "limit-exceeded", title: "Unprocessable Content", detail: detail)
+            problem.limit = (setting: "max-window", value: limit)
+            return problem
         case .conflictingSubscription, .unknownSubscription:
             return Problem(status: 422, kind: "invalid-subscription", title: "Unprocessable Content", detail: detail)
         case .patchNotApplicable:

@@ -10,6 +10,9 @@ struct Problem: Sendable {
     var detail: String
     /// Extra response headers (`Allow` for a 405, `Retry-After` for a 503).
     var headers: HTTPHeaders = HTTPHeaders()
+    /// For a limit a client can keep within: the setting's flag and its value, sent as the extension
+    /// members `"setting"` and `"limit"` (a client lowers its request to `limit` and asks again).
+    var limit: (setting: String, value: Int)?
 
     /// Makes a problem of the given kind (a short slug such as `type-mismatch`).
     init(status: Int, kind: String, title: String, detail: String) {
@@ -23,7 +26,9 @@ struct Problem: Sendable {
     var response: HTTPResponse {
         var body = "{\"type\":"
         body += Self.quoted(type) + ",\"title\":" + Self.quoted(title)
-        body += ",\"status\":\(status),\"detail\":" + Self.quoted(detail) + "}"
+        body += ",\"status\":\(status),\"detail\":" + Self.quoted(detail)
+        if let limit { body += ",\"setting\":" + Self.quoted(limit.setting) + ",\"limit\":\(limit.value)" }
+        body += "}"
         var response = HTTPResponse.text(body, status: status, contentType: "application/problem+json")
         for (name, value) in headers { response.headers.add(name, value) }
         return response

@@ -1,9 +1,10 @@
 /// The events of path subscriptions and windows (`?sub=`): a location's snapshot, its changes, and a
 /// window's `length`. Each is encoded for one stream (a window's coordinates are the stream's own).
 extension EventEncoder {
-    /// The first event of a stream with `sub` values: the id that `PATCH /events/{stream}` takes.
-    static func stream(id: String) -> [UInt8] {
-        Array("event: stream\ndata: {\"stream\":\"\(id)\"}\n\n".utf8)
+    /// The first event of a stream with `sub` values: the id that `PATCH /events/{stream}` takes, and
+    /// the most rows a window may have on this server (`--max-window`).
+    static func stream(id: String, maxWindow: Int) -> [UInt8] {
+        Array("event: stream\ndata: {\"stream\":\"\(id)\",\"maxWindow\":\(maxWindow)}\n\n".utf8)
     }
 
     /// A `snapshot` of one location: `{"model","rev","path","value"[,"exists":false][,"window"]}`.

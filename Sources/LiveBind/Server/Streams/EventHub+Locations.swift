@@ -178,7 +178,7 @@ extension EventHub {
         state.streams[streamID] = id
         subscriber.streamID = streamID
         subscriber.preface.insert(EventFrame(sequence: 0, model: nil, isCommit: false,
-                                             bytes: EventEncoder.stream(id: streamID)), at: 1)
+                                             bytes: EventEncoder.stream(id: streamID, maxWindow: settings.maxWindow)), at: 1)
         for location in subscriber.subscriptions {
             if state.mirrors[location.model] == nil { state.mirrors[location.model] = makeMirror(location.model, subscribers: []) }
             state.mirrors[location.model]!.subscribers.insert(id)

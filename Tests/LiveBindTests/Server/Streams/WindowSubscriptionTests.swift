@@ -223,12 +223,16 @@ import Testing
                 #expect(stream.status == status, "\(query)")
                 if status == 200 {
                     open.append(stream)
-                    _ = try stream.next(2)
+                    // The stream tells the client the limit, so it can keep its windows within it.
+                    let announced = try stream.next(2).first
+                    #expect(announced?.type == "stream" && announced?.data.hasSuffix(#","maxWindow":5}"#) == true)
                 }
                 if status == 422 {
                     let problem = TestHTTPResponse(status: stream.status, headers: stream.headers, body: stream.errorBody)
-                    let detail = try problem.object()["detail"] as? String
-                    #expect(problem.isProblem(422) && detail?.contains("--max-window") == true)
+                    let body = try problem.object()
+                    #expect(problem.isProblem(422) && (body["detail"] as? String)?.contains("--max-window") == true)
+                    // … and so does the refusal, for a client that asked before it knew.
+                    #expect(body["setting"] as? String == "max-window" && body["limit"] as? Int == 5)
                 }
             }
             // Every window that opened still follows the array, the one past any end included.
