@@ -13,7 +13,7 @@
 # Environment: BENCH_QUICK=1 (1,000 subscribers only, one repeat, short idle hold), FANOUT_REPEATS (3),
 # FANOUT_SUBSCRIBERS ("100 1000 5000"), FANOUT_RATES ("1000 0"), FANOUT_IDLE_STREAMS (10000),
 # FANOUT_SERVERS ("livebind nchan ssefloor"), LIVEBIND_SERVER (.build/release/livebind-server),
-# FANOUT_PORT (first of three loopback ports, 18480).
+# (each server on a free loopback port, picked as it starts).
 set -euo pipefail
 cd "$(dirname "$0")/.."                       # the repository root
 root=$(pwd)
@@ -30,9 +30,7 @@ messages=2000
 size=200
 idle_streams=${FANOUT_IDLE_STREAMS:-10000}
 server_bin=${LIVEBIND_SERVER:-$root/.build/release/livebind-server}
-lb_port=${FANOUT_PORT:-18480}
-nchan_port=$((lb_port + 1))
-floor_port=$((lb_port + 2))
+lb_port="" nchan_port="" floor_port=""   # picked by free_port (Tests/support/server.sh) as each starts
 out=${FANOUT_OUT:-$root/Benchmarks/results/fanout}
 tools=$root/Benchmarks/.build/tools
 sources=$root/Benchmarks/tools
@@ -72,15 +70,15 @@ start_livebind() {  # [extra server options]
     "$server_bin" --help 2>&1 | grep -q -- --max-streams && extra+=(--max-streams $((idle_streams + 1000)))
     # The one model the runs use, from a config file: no demo models changing in the background.
     echo '{"models": {"bench": {"log": []}}}' >"$work/bench-config.json"
-    setsid "$server_bin" --host 127.0.0.1 --port "$lb_port" --config "$work/bench-config.json" "${extra[@]}" \
-        >"$work/livebind.log" 2>&1 &
-    server_pid=$!
-    wait_for_port "$lb_port" || { log "livebind-server did not start:"; tail -5 "$work/livebind.log" >&2; return 1; }
+    start_server --prefix setsid --log "$work/livebind.log" "$server_bin" --config "$work/bench-config.json" \
+        "${extra[@]}" || return 1
+    lb_port=$port
     raise_share "$server_pid"
 }
 
 start_nchan() {  # [seconds between pings]
     rm -rf "$work/nchan"
+    free_port nchan_port
     setsid bash "$anchors/run-nchan.sh" "$work/nchan" "$nchan_port" ${1:+"$1"} >"$work/nchan.log" 2>&1 &
     wait_for_port "$nchan_port" || { log "nginx + Nchan did not start:"; tail -5 "$work/nchan.log" >&2; return 1; }
     server_pid=$(cat "$work/nchan/nginx.pid")   # run-nchan.sh execs nginx: the master's pid
@@ -95,6 +93,7 @@ start_nchan_ping() { start_nchan 15; }
 start_livebind_quiet() { start_livebind --heartbeat 3600; }
 
 start_ssefloor() {
+    free_port floor_port
     setsid "$tools/ssefloor" -p "$floor_port" -t 900 >"$work/ssefloor.log" 2>&1 &
     server_pid=$!
     wait_for_port "$floor_port" || { log "ssefloor did not start:"; tail -5 "$work/ssefloor.log" >&2; return 1; }

@@ -13,22 +13,14 @@ SPEC="$ROOT/Public/openapi.json"
 EXAMPLES=${CONTRACT_EXAMPLES:-100}
 SEED=${CONTRACT_SEED:-20261124}
 WORK=$(mktemp -d)
-SERVER_PID=""
-cleanup() {
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; fi
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+source "$ROOT/Tests/support/server.sh"   # free_port, start_server, stop_server
+trap 'stop_server; rm -rf "$WORK"' EXIT
 
 "$BIN/openapi-spec-validator" "$SPEC" || { echo "FAIL - Public/openapi.json is not valid OpenAPI"; exit 1; }
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
-BASE="http://127.0.0.1:$PORT"
 # The built-in files (no --public), so the binary's own copy of the document and the dashboard are checked.
-"$BINARY" --host 127.0.0.1 --port "$PORT" --no-demo --data "$WORK/data" >"$WORK/server.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 1 100); do curl -fs "$BASE/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -fs "$BASE/healthz" >/dev/null || { echo "server did not start:"; cat "$WORK/server.log"; exit 1; }
+start_server --log "$WORK/server.log" "$BINARY" --no-demo --data "$WORK/data" || exit 1
+BASE=$base
 cmp -s <(curl -fs "$BASE/openapi.json") "$SPEC" || { echo "FAIL - the binary serves another openapi.json than Public/"; exit 1; }
 
 # /events never ends, so schemathesis cannot read its body: the Swift suites and the dist test cover it.
@@ -38,5 +30,5 @@ cd "$WORK" && timeout --kill-after=10 600 "$BIN/schemathesis" run "$SPEC" --url 
   --mode "${CONTRACT_MODE:-all}" --max-examples "$EXAMPLES" --seed "$SEED" --generation-database none \
   --exclude-path /events --request-timeout 10 --workers 1 --no-color \
   --report junit --report-dir "$WORK/report" || status=$?
-kill -0 "$SERVER_PID" 2>/dev/null || { echo "FAIL - the server died during the contract run:"; tail -20 "$WORK/server.log"; status=1; }
+kill -0 "$server_pid" 2>/dev/null || { echo "FAIL - the server died during the contract run:"; tail -20 "$WORK/server.log"; status=1; }
 exit $status
