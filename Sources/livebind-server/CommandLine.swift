@@ -15,7 +15,7 @@ enum CommandLine {
     }
 
     /// One of the three lists a flag may come from.
-    private enum Found {
+    enum Found {
         case server(Setting<LiveBindServer.Configuration>)
         case command(Setting<CommandOptions>)
         case cluster(Setting<ClusterConfiguration>)
@@ -26,6 +26,17 @@ enum CommandLine {
         var options = CommandOptions()
         var cluster = ClusterConfiguration(servers: [], nodeName: "")
         var clusterGiven: [String] = []
+        /// Sets one option to `value` (`on`/`off` for an on/off flag).
+        func apply(_ found: Found, _ name: String, _ value: String) throws(ConfigurationError) {
+            options.given.insert(name)
+            switch found {
+            case .server(let setting): try setting.set(value, in: &configuration)
+            case .command(let setting): try setting.set(value, in: &options)
+            case .cluster(let setting):
+                try setting.set(value, in: &cluster)
+                clusterGiven.append(name)
+            }
+        }
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
@@ -41,6 +52,25 @@ enum CommandLine {
             let body = argument.dropFirst(2)
             var name = String(body.prefix { $0 != "=" })
             var attached = body.firstIndex(of: "=").map { String(body[body.index(after: $0)...]) }
+            if name == SettingsFile.flag {
+                if attached == nil {
+                    guard index < arguments.count else { throw ConfigurationError(flag: name, reason: "needs a value") }
+                    attached = arguments[index]
+                    index += 1
+                }
+                options.settingsFile = attached
+                for (key, value) in try SettingsFile.entries(attached!) {
+                    guard let found = find(key) else {
+                        throw ConfigurationError(flag: name, reason: "file '\(attached!)': \(key) is not an option (--help lists them)")
+                    }
+                    do {
+                        try apply(found, key, value)
+                    } catch {
+                        throw ConfigurationError(flag: key, reason: error.reason + " (in --settings '\(attached!)')")
+                    }
+                }
+                continue
+            }
             // `--no-X` turns off an on/off setting `X`.
             if find(name) == nil, name.hasPrefix("no-"), attached == nil, let found = find(String(name.dropFirst(3))),
                !takesValue(found) {
@@ -56,14 +86,7 @@ enum CommandLine {
                 value = arguments[index]
                 index += 1
             }
-            options.given.insert(name)
-            switch found {
-            case .server(let setting): try setting.set(value, in: &configuration)
-            case .command(let setting): try setting.set(value, in: &options)
-            case .cluster(let setting):
-                try setting.set(value, in: &cluster)
-                clusterGiven.append(name)
-            }
+            try apply(found, name, value)
         }
         try options.validate()
         if options.cluster != nil {
@@ -85,7 +108,7 @@ enum CommandLine {
         }
     }
 
-    private static func find(_ name: String) -> Found? {
+    static func find(_ name: String) -> Found? {
         if let setting = LiveBindServer.Configuration.settings.first(where: { $0.flag == name }) { return .server(setting) }
         if let setting = CommandOptions.settings.first(where: { $0.flag == name }) { return .command(setting) }
         if let setting = ClusterConfiguration.settings.first(where: { $0.flag == name }) { return .cluster(setting) }
@@ -121,9 +144,10 @@ enum CommandLine {
                 rows.append((setting.group, flag, setting.help + (notes.isEmpty ? "" : " (" + notes.joined(separator: "; ") + ")")))
             }
         }
-        add(CommandOptions.settings.filter { $0.group == "Models" }, CommandOptions())
+        let first = ["Options", "Models"]
+        add(CommandOptions.settings.filter { first.contains($0.group) }, CommandOptions())
         add(LiveBindServer.Configuration.settings, defaults)
-        add(CommandOptions.settings.filter { $0.group != "Models" }, CommandOptions())
+        add(CommandOptions.settings.filter { !first.contains($0.group) }, CommandOptions())
         add(ClusterConfiguration.settings, ClusterConfiguration(servers: [], nodeName: ""))
         var groups: [String] = []
         for row in rows where !groups.contains(row.group) { groups.append(row.group) }

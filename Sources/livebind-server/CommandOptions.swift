@@ -4,6 +4,7 @@ import LiveBind
 /// credentials the access policy is made of. Declared like the settings (``Setting``), so one parser
 /// and one `--help` serve both.
 struct CommandOptions {
+    var settingsFile: String?
     var config: String?
     var demo = false
     /// The flags given on the command line (`--demo` or `--no-demo` among them).
@@ -19,6 +20,8 @@ struct CommandOptions {
     var cluster: String?
 
     static let settings: [Setting<Self>] = [
+        Setting(SettingsFile.flag, "Options", .optionalText(\.settingsFile, unit: "FILE", absent: "none"),
+                #"Read options from a JSON object: {"port": 8080, "private": true, "token": ["…"]}, keys are the flags without dashes (an array repeats one); options after it win."#),
         Setting("config", "Models", .optionalText(\.config, unit: "FILE", absent: "none"),
                 "A binding-set file (JSON: models and bindings) to load at start."),
         Setting("demo", "Models", .flag(\.demo),

@@ -29,8 +29,9 @@ enum ConfigFile {
         }
     }
 
-    /// The whole file, or nil. The corresponding C functions are `fopen` and `fread`.
-    static func readAll(_ path: String) -> [UInt8]? {
+    /// The whole file, or nil (unreadable, or longer than `limit` bytes). The corresponding C functions
+    /// are `fopen` and `fread`.
+    static func readAll(_ path: String, limit: Int = .max) -> [UInt8]? {
         guard let file = fopen(path, "rb") else { return nil }
         defer { fclose(file) }
         var bytes: [UInt8] = []
@@ -38,6 +39,7 @@ enum ConfigFile {
         while true {
             let count = fread(&chunk, 1, chunk.count, file)
             if count > 0 { bytes += chunk.prefix(count) }
+            if bytes.count > limit { return nil }
             if count < chunk.count { break }
         }
         return ferror(file) == 0 ? bytes : nil

@@ -386,5 +386,31 @@ check "RFC 9110: If-None-Match: * does not replace a model" "$(curl -s -o /dev/n
 check "RFC 9110: If-None-Match: * creates a missing one" "$(curl -s -o /dev/null -w '%{http_code}' -X PUT "$BASE/models/conf2" -H "$JSON" -H 'If-None-Match: *' -d '{}')" 201
 stop_server
 
+# --- a settings file (--settings FILE) -------------------------------------------------------------------
+cat > "$WORK/settings.json" <<'SETTINGS'
+{"demo": false, "max-window": 50, "private": true, "token": ["settings-token-0123456789ab", "second-token-0123456789abcd"]}
+SETTINGS
+run_server --settings "$WORK/settings.json"
+AUTH='Authorization: Bearer second-token-0123456789abcd'
+check "a settings file's on/off option applies (--private: a read needs a token)" "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/models")" 401
+check "its array repeats an option (--token twice: the second token reads)" "$(curl -s -o /dev/null -w '%{http_code}' -H "$AUTH" "$BASE/models")" 200
+curl -s -o /dev/null -X PUT "$BASE/models/rows" -H "$AUTH" -H "$JSON" -d '{"items":[1,2,3]}'
+check_contains "its number applies (--max-window 50)" "$(curl -s -H "$AUTH" "$BASE/events?sub=rows/items%3Blimit=51")" '"setting":"max-window","limit":50}'
+stop_server
+run_server --settings "$WORK/settings.json" --max-window 60
+check_contains "an option after the file wins" "$(curl -s -H "$AUTH" "$BASE/events?sub=rows/items%3Blimit=61")" '"limit":60}'
+stop_server
+echo '{"max-window": 0}' > "$WORK/bad-value.json"
+echo '{"max-windows": 5}' > "$WORK/bad-name.json"
+echo '{"settings": "other.json"}' > "$WORK/nested.json"
+echo '{"token": {"a": 1}}' > "$WORK/bad-type.json"
+for case in "bad-value:--max-window must be at least 1, not 0 (in --settings '$WORK/bad-value.json')" \
+            "bad-name:max-windows is not an option" "nested:settings cannot be given in a settings file" \
+            "bad-type:token takes a string, number or boolean (or an array of them), not object"; do
+  OUTPUT=$("$BINARY" --port 0 --settings "$WORK/${case%%:*}.json" 2>&1); STATUS=$?
+  check "a settings file with ${case%%:*} stops the start with 64" "$STATUS" 64
+  check_contains "and names the option" "$OUTPUT" "${case#*:}"
+done
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]
