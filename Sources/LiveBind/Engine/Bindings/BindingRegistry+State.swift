@@ -48,6 +48,7 @@ struct RegistryState: Sendable {
         var id: String
         var number = nextNumber
         if let given = prepared.spec.id {
+            guard BindingSpec.isValidID(given) else { throw .invalidSpec(position: "id", reason: "must be \(BindingSpec.idRule)") }
             guard bindings[given] == nil else { throw .duplicateID(given) }
             id = given
         } else {

@@ -22,8 +22,21 @@ public struct BindingSpec: Sendable {
     public var validation: Validation?
     /// Apply the transform per element of a source array and mirror the array granularly.
     public var each: Bool
-    /// A chosen id; `nil` lets the registry pick one.
+    /// A chosen id (see ``idRule``); `nil` lets the registry pick one.
     public var id: String?
+
+    /// What a chosen binding id must be: it names the binding in `/bindings/{id}`, in the data
+    /// directory and in a cluster's message headers, so every node and every store must agree on it
+    /// byte for byte.
+    public static let idRule = "1 to 128 characters, none of them a control character or '/', not starting or ending with a space"
+
+    /// Whether `id` follows ``idRule``.
+    public static func isValidID(_ id: String) -> Bool {
+        guard !id.isEmpty, id.unicodeScalars.count <= 128 else { return false }
+        guard let first = id.unicodeScalars.first, let last = id.unicodeScalars.last,
+              !first.properties.isWhitespace, !last.properties.isWhitespace else { return false }
+        return !id.unicodeScalars.contains { $0 == "/" || $0.properties.generalCategory == .control }
+    }
 
     /// A spec from code.
     public init(
@@ -110,8 +123,8 @@ public struct BindingSpec: Sendable {
         }
         var id: String?
         if let value = members["id"] {
-            if let text = value.stringValue, !text.isEmpty { id = text } else {
-                issues.append(BindingIssue(position: at("id"), reason: "must be a non-empty string"))
+            if let text = value.stringValue, Self.isValidID(text) { id = text } else {
+                issues.append(BindingIssue(position: at("id"), reason: "must be a string of \(Self.idRule)"))
             }
         }
         guard issues.isEmpty, let source, let target else { return .failure(BindingIssues(issues)) }

@@ -61,6 +61,34 @@ import Testing
         }
     }
 
+    /// A binding id names the binding in `/bindings/{id}`, the data directory and a cluster's message
+    /// headers (which a NATS client rewrites: CR/LF to spaces, leading whitespace dropped), so ids that
+    /// would not survive all of them byte for byte are refused where the binding is made.
+    @Test func bindingIdsThatWouldNotSurviveEveryHopAreRefused() throws {
+        let store = Store()
+        try store.put("sensor", ["temperature": 20])
+        try withRunningServer(store: store) { port in
+            for id in ["", " x", "x ", "x\n", "a\rb", "a/b", "tab\tid", "\u{7f}", String(repeating: "i", count: 129)] {
+                let body = String(decoding: JSON.object(["id": .string(id), "source": "sensor.temperature", "target": "sensor.copy"]).encoded(), as: UTF8.self)
+                let answer = try Client.send(port: port, "POST", "/bindings", body)
+                #expect(answer.isProblem(422), "\(id.debugDescription)")
+                #expect((try answer.object()["detail"] as? String)?.contains("not starting or ending with a space") == true)
+            }
+            #expect((try Client.getObject(port: port, "/bindings")["bindings"] as? [Any])?.isEmpty == true)
+            for id in ["x y", "température", "b-1.2_3:4", String(repeating: "i", count: 128)] {
+                let body = String(decoding: JSON.object(["id": .string(id), "source": "sensor.temperature", "target": "sensor.copy"]).encoded(), as: UTF8.self)
+                #expect(try Client.send(port: port, "POST", "/bindings", body).status == 201, "\(id)")
+            }
+        }
+        // The same rule in Swift, for ids given in a spec.
+        let registry = BindingRegistry(store: store)
+        let spec = BindingSpec(source: .init(model: "sensor", path: try Path(dotted: "temperature")),
+                               target: .init(model: "sensor", path: try Path(dotted: "copy")), id: "x\n")
+        #expect(throws: BindingError.invalidSpec(position: "id", reason: "must be \(BindingSpec.idRule)")) {
+            try registry.bind(spec)
+        }
+    }
+
     @Test func badBindingRequestsGetProblems() throws {
         let store = Store()
         try store.put("sensor", ["temperature": 20])
