@@ -40,6 +40,8 @@ extension ClusterNode {
         let (headers, body) = change.message
         let all = headers + [("Nats-Msg-Id", "\(configuration.nodeName)-\(bootID)-\(messageCounter)"),
                              ("Nats-Expected-Last-Sequence", String(expected))]
+        let size = NATSConnection.messageSize(headers: all, bodyCount: body.count)
+        if size > nats.maxPayload { throw .tooLarge(bytes: size, limit: nats.maxPayload) }
         while true {
             let left = Int64(Self.seconds(turnDeadline - .now) * 1000)
             guard left > 0 else { throw .unavailable("no answer from the stream in \(configuration.writeTimeout)") }

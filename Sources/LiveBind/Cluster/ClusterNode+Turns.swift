@@ -110,14 +110,21 @@ extension ClusterNode {
                 case nil: return finish(job, .unavailable("the stream did not say how far it is"))
                 }
             }
-            let (stored, outcome) = publish(commits, until: limit)
+            let bodies = commits.map { $0.encodedRecord() }
+            if let largest = oversized(commits, bodies: bodies) {
+                // Never storable: refused whole (the write and what its bindings made), not retried.
+                let tooLarge = refuseOversized(own: own)
+                if tooLarge, let refusedJob = job { return finish(refusedJob, .tooLarge(bytes: largest, limit: nats.maxPayload)) }
+                continue
+            }
+            let (stored, outcome) = publish(commits, bodies: bodies, until: limit)
             if stored > 0 { persist(Array(commits.prefix(stored))) }
             switch outcome {
             case nil:
                 return finish(job, nil)
             case .unavailable(let reason)?:
                 return finish(job, .unavailable(reason))
-            case .diverged:
+            case .diverged, .tooLarge:
                 return finish(job, outcome)
             case .conflict?:
                 conflicts.add(1, ordering: .relaxed)
@@ -195,6 +202,43 @@ extension ClusterNode {
         case conflict
         case unavailable(String)
         case diverged(String)
+        case tooLarge(bytes: Int, limit: Int)
+    }
+
+    /// The bytes the largest of `commits` (with `bodies`, their records) would take as a message, when
+    /// that is more than the NATS servers take in one; nil when every one fits.
+    func oversized(_ commits: [Commit], bodies: [[UInt8]]) -> Int? {
+        let limit = nats.maxPayload
+        // The headers `publish` adds, at their longest.
+        let added = [("Nats-Msg-Id", "\(configuration.nodeName)-\(UInt64.max)-\(UInt64.max)"),
+                     ("Nats-Expected-Last-Sequence", String(UInt64.max))]
+        let largest = zip(commits, bodies).map { commit, body in
+            NATSConnection.messageSize(headers: commit.clusterHeaders + added, bodyCount: body.count)
+        }.max() ?? 0
+        return largest > limit ? largest : nil
+    }
+
+    /// Rolls back every commit not in the stream when one of them can never be stored. Those of the
+    /// running write (sequences `own`: its commit and its bindings') are refused with it when any of
+    /// them is too large (returns true); others that fit are made again by a later turn, and those too
+    /// large (a Swift write, a binding's derived commit) are dropped, logged and counted.
+    func refuseOversized(own: ClosedRange<UInt64>?) -> Bool {
+        let refused = rollBack()
+        let limit = nats.maxPayload
+        func fits(_ commit: Commit) -> Bool {
+            oversized([commit], bodies: [commit.encodedRecord()]) == nil
+        }
+        let isOwn = { (commit: Commit) in own?.contains(commit.sequence) == true }
+        let ownTooLarge = refused.contains { isOwn($0) && !fits($0) }
+        let others = refused.filter { !isOwn($0) }
+        let dropped = others.filter { !fits($0) }
+        if !dropped.isEmpty {
+            logger.warning("cluster: dropped \(dropped.count) commits larger than a message (\(limit) bytes): \(dropped.map(\.model))")
+            droppedWrites.add(dropped.count, ordering: .relaxed)
+        }
+        keepRefused(others.filter(fits), own: nil, ownIn: false)
+        // A write whose commits all fit runs again, now that the oversized commits before it are gone.
+        return ownTooLarge
     }
 
     /// Rolls back what was not stored (when anything is left) and tells the job.
@@ -205,6 +249,7 @@ extension ClusterNode {
             if job == nil { keepRefused(refused, own: nil, ownIn: false) }
             switch failure {
             case .unavailable(let reason)?, .diverged(let reason)?: giveUpRedo(reason)
+            case .tooLarge?: break   // what was kept to make again fits, and is made by a later turn
             default: giveUpRedo("lost the race for the stream")
             }
         }
@@ -214,6 +259,9 @@ extension ClusterNode {
             refusedWrites.add(1, ordering: .relaxed)
             job?.done(.unavailable(reason))
         case .diverged(let reason)?: job?.done(.diverged(reason))
+        case .tooLarge(let bytes, let limit)?:
+            refusedWrites.add(1, ordering: .relaxed)
+            job?.done(.tooLarge(bytes: bytes, limit: limit))
         case .conflict?: job?.done(.unavailable("lost the race for the stream"))
         }
     }
@@ -269,14 +317,13 @@ extension ClusterNode {
 
     /// Publishes `commits` in order, each expecting the one before it last in the stream. Returns how
     /// many were stored, and why the rest were not (nil: all were).
-    func publish(_ commits: [Commit], until deadline: ContinuousClock.Instant) -> (Int, Failure?) {
-        for (position, commit) in commits.enumerated() {
+    func publish(_ commits: [Commit], bodies: [[UInt8]], until deadline: ContinuousClock.Instant) -> (Int, Failure?) {
+        for (position, (commit, body)) in zip(commits, bodies).enumerated() {
             messageCounter += 1
             let headers = commit.clusterHeaders + [
                 ("Nats-Msg-Id", "\(configuration.nodeName)-\(bootID)-\(messageCounter)"),
                 ("Nats-Expected-Last-Sequence", String(commit.sequence - 1)),
             ]
-            let body = commit.encodedRecord()
             while true {
                 let left = Int64(Self.seconds(deadline - .now) * 1000)
                 guard left > 0 else { return (position, .unavailable("no answer from the stream in \(configuration.writeTimeout)")) }

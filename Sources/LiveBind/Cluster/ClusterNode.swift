@@ -117,8 +117,11 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
                                              maxMessages: configuration.maxCommits > 0 ? Int64(configuration.maxCommits) : -1,
                                              maxBytes: -1)
             if configuration.snapshotInterval > 0 {
+                // Unbounded by count: a snapshot is many chunks, and older ones are purged once a newer
+                // one is stored (a stream made by 0.1.0 kept four whole snapshots).
                 _ = try nats.ensureStream(configuration.snapshotStream, subjects: [configuration.snapshotStream + ".>"],
-                                          replicas: configuration.replicas, maxMessages: 4, maxBytes: -1)
+                                          replicas: configuration.replicas, maxMessages: -1, maxBytes: -1)
+                try nats.removeMessageLimit(configuration.snapshotStream)
             }
             return last
         }

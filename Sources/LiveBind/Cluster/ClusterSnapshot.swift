@@ -1,14 +1,14 @@
 import Collections
 
-/// Every model at one sequence of the cluster's stream, as a message of the snapshot stream:
-/// `{"sequence":S,"models":[{"name":…,"rev":…,"value":{…}},…]}`.
+/// Every model at one sequence of the cluster's stream, as the bytes a snapshot's chunks hold (see
+/// ``SnapshotManifest``): `{"sequence":S,"models":[{"name":…,"rev":…,"value":{…}},…]}`.
 struct ClusterSnapshot: Sendable {
     var sequence: UInt64
     var models: [ModelSnapshot]
     /// The bindings made over HTTP at that sequence (`"bindings":[{"id","definition","enabled"}]`).
     var bindings: [(id: String, definition: JSON, enabled: Bool)] = []
 
-    /// The message body.
+    /// The snapshot's bytes.
     func encoded() -> [UInt8] {
         let models = models.map { model -> JSON in
             .object(["name": .string(model.name), "rev": .int(Int(model.revision)), "value": model.value])
@@ -23,7 +23,7 @@ struct ClusterSnapshot: Sendable {
         return bytes
     }
 
-    /// The snapshot a message body holds.
+    /// The snapshot `body` (its chunks joined) holds.
     init(body: [UInt8]) throws(ClusterError) {
         let document: JSON
         do {

@@ -65,6 +65,56 @@ extension NATSConnection {
         return StreamMessage(copying: message, sequence: 0, pending: 0, headers: names)
     }
 
+    /// The message at `sequence` of `stream`, nil when the stream no longer holds it. The corresponding
+    /// C function is `js_GetMsg`.
+    func message(_ stream: String, sequence: UInt64) throws(ClusterError) -> StreamMessage? {
+        var message: OpaquePointer?
+        var code = jsErrCode(rawValue: 0)
+        let status = js_GetMsg(&message, jetStream, stream, sequence, nil, &code)
+        defer { natsMsg_Destroy(message) }
+        if status == NATS_NOT_FOUND || code.rawValue == 10037 { return nil }
+        guard status == NATS_OK, let message else {
+            throw .unavailable("cannot read message \(sequence) of \(stream): \(Self.text(status)) (\(code.rawValue))")
+        }
+        return StreamMessage(copying: message, sequence: sequence, pending: 0, headers: [])
+    }
+
+    /// Removes the messages on `subject` of `stream` before `sequence`. The corresponding C function is
+    /// `js_PurgeStream`.
+    func purge(_ stream: String, subject: String, before sequence: UInt64) throws(ClusterError) {
+        var options = jsOptions()
+        jsOptions_Init(&options)
+        var code = jsErrCode(rawValue: 0)
+        let status = subject.withCString { cSubject in
+            options.Stream.Purge.Subject = cSubject
+            options.Stream.Purge.Sequence = sequence
+            return js_PurgeStream(jetStream, stream, &options, &code)
+        }
+        guard status == NATS_OK else {
+            throw .unavailable("cannot purge \(subject) of \(stream): \(Self.text(status)) (\(code.rawValue))")
+        }
+    }
+
+    /// Lifts the message-count bound of `stream` when it has one (streams made by earlier versions).
+    /// The corresponding C functions are `js_GetStreamInfo` and `js_UpdateStream`.
+    func removeMessageLimit(_ stream: String) throws(ClusterError) {
+        var info: UnsafeMutablePointer<jsStreamInfo>?
+        var code = jsErrCode(rawValue: 0)
+        let status = js_GetStreamInfo(&info, jetStream, stream, nil, &code)
+        defer { jsStreamInfo_Destroy(info) }
+        guard status == NATS_OK, let info, let config = info.pointee.Config else {
+            throw .unavailable("cannot read the stream \(stream): \(Self.text(status))")
+        }
+        guard config.pointee.MaxMsgs >= 0 else { return }
+        config.pointee.MaxMsgs = -1
+        var updated: UnsafeMutablePointer<jsStreamInfo>?
+        let update = js_UpdateStream(&updated, jetStream, config, nil, &code)
+        jsStreamInfo_Destroy(updated)
+        guard update == NATS_OK else {
+            throw .unavailable("cannot update the stream \(stream): \(Self.text(update)) (\(code.rawValue))")
+        }
+    }
+
     /// The stream's last sequence, nil when it does not exist.
     func streamLastSequence(_ name: String) throws(ClusterError) -> UInt64? {
         var info: UnsafeMutablePointer<jsStreamInfo>?

@@ -52,6 +52,18 @@ final class NATSConnection: @unchecked Sendable {
         natsConnection_Destroy(connection)
     }
 
+    /// The most bytes one message may hold, headers and body, on the server this connection is on
+    /// (its `max_payload`; 1 MiB by default). The corresponding C function is `natsConnection_GetMaxPayload`.
+    var maxPayload: Int {
+        Int(natsConnection_GetMaxPayload(connection))
+    }
+
+    /// The bytes a message with `headers` and a body of `bodyCount` bytes counts against ``maxPayload``:
+    /// the body and the header block (`NATS/1.0`, each `Name: Value` line, the blank line).
+    static func messageSize(headers: [(String, String)], bodyCount: Int) -> Int {
+        headers.reduce(12) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 } + bodyCount
+    }
+
     /// Whether the connection is up now (not reconnecting or closed).
     var isConnected: Bool {
         natsConnection_Status(connection) == NATS_CONN_STATUS_CONNECTED

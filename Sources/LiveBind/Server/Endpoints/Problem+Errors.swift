@@ -7,6 +7,9 @@ extension Problem {
         if let error = error as? BindingError { return from(error) }
         if let error = error as? AccessError { return from(error) }
         if let error = error as? ClusterError {
+            if case .tooLarge = error {
+                return Problem(status: 413, kind: "limit-exceeded", title: "Content Too Large", detail: error.description)
+            }
             var problem = Problem(status: 503, kind: "cluster-unavailable", title: "Service Unavailable", detail: error.description)
             problem.headers.add("Retry-After", "1")
             return problem
