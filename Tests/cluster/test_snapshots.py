@@ -40,7 +40,7 @@ def test_a_node_joins_from_a_snapshot_after_the_stream_dropped_old_commits(fresh
     assert joined[2]["n"] == 399 and len(joined[2]["items"]) == 300
     assert request("GET", n3.base + "/models/mirror")[2] == {"n": 399}
     assert request("GET", n3.base + "/bindings/mirror")[2]["source"] == "big.n"
-    # A client resuming from before the node's start gets resync and a fresh snapshot, never a gap.
+    # A client resuming with an id the stream no longer holds gets resync and a fresh snapshot, never a gap.
     reader = EventReader(n3.base, "?model=big", last_event_id=2)
     reader.wait_for(lambda events: any(e == "snapshot" for _, e, _ in events), 10, "resync and a snapshot")
     assert [event for _, event, _ in reader.snapshot()][:2] == ["resync", "snapshot"]
@@ -61,3 +61,35 @@ def test_a_bounded_stream_needs_snapshots():
                              "--cluster-snapshot-interval", "50"], capture_output=True, text=True, timeout=30)
     assert result.returncode != 0
     assert "at least 3 times --cluster-snapshot-interval" in result.stderr
+
+
+def test_a_restarted_node_resumes_ids_from_before_its_start(fresh_cluster):
+    """A client that read up to some id on any node and resumes on a node that restarted since gets
+    exactly the events after it, from the stream, not `resync`."""
+    cluster = fresh_cluster
+    n1, n2, n3 = cluster.nodes
+    assert request("PUT", n1.base + "/models/m", {"n": 0, "log": []})[0] == 201
+    ids = []
+    for value in range(1, 11):
+        status, _, body = request("PUT", [n1, n3][value % 2].base + "/models/m/n", value)
+        assert status == 200
+        ids.append(int(body["id"]))
+    # A binding change between commits takes a sequence of the stream that is no event.
+    assert request("POST", n1.base + "/bindings", {"id": "copy", "source": "m.n", "target": "m.copy"})[0] == 201
+    for value in range(11, 16):
+        status, _, body = request("PUT", n1.base + "/models/m/n", value)
+        assert status == 200
+        ids.append(int(body["id"]))
+    cluster.settle()
+    n2.stop()
+    n2.start()
+    resume_after = ids[4]   # the client saw n = 5
+    reader = EventReader(n2.base, "?model=m", last_event_id=resume_after)
+    reader.wait_for(lambda events: any(e == "set" and d.get("path") == "/n" and d.get("value") == 15 for _, e, d in events),
+                    10, "the events after the resumed id")
+    events = reader.snapshot()
+    reader.close()
+    assert not any(event in ("resync", "snapshot") for _, event, _ in events), events[:3]
+    values = [data["value"] for _, event, data in events if event == "set" and data.get("path") == "/n"]
+    assert values == list(range(6, 16)), values
+    assert all(int(event_id) > resume_after for event_id, _, _ in events if event_id)

@@ -20,8 +20,7 @@ extension LiveBindServer {
     /// try server.start()                                              // bindings made over HTTP are back
     /// ```
     /// Throws ``ServerError/dataDirectoryUnusable(_:)`` when the directory cannot be created, the file is
-    /// not a LiveBind database, or another server uses it. The file stays locked until the store is
-    /// released (the store keeps writing to it after `stop()`).
+    /// not a LiveBind database, or another server uses it. The file stays locked until ``stop()``.
     public convenience init(configuration: Configuration, logger: Logger = Logger(label: "livebind.server")) throws(ServerError) {
         if let cluster = configuration.cluster {
             guard configuration.persistence.dataDirectory == nil else {

@@ -125,6 +125,10 @@ public final class LiveBindServer: Sendable {
             events.stop()
         }
         if let database { hub.seed(history: database.recentCommits().map(EventEncoder.frame(for:))) }
+        if let cluster {
+            let recent = cluster.recentCommits(limit: configuration.streams.retainedEvents)
+            hub.seed(history: recent.commits.map(EventEncoder.frame(for:)), through: recent.through)
+        }
         do throws(ServerError) {
             try daemon.start()
         } catch {
@@ -146,7 +150,9 @@ public final class LiveBindServer: Sendable {
     /// and the directory is closed (a new server may open it; this one cannot start again, and writes
     /// to its store throw). Safe to call twice.
     public func stop() {
-        guard let current = running.withLock({ current in defer { current = nil }; return current }) else { return }
+        guard let current = running.withLock({ current in defer { current = nil }; return current }) else {
+            return closeDataDirectory()
+        }
         current.daemon.quiesce()
         // Writes waiting for the disk get their answers before the daemon stops.
         store.log?.flush()
@@ -167,7 +173,7 @@ public final class LiveBindServer: Sendable {
     /// process) can open it once ``stop()`` returns. Later writes to the store throw
     /// ``StoreError/storageFailed(_:)``.
     private func closeDataDirectory() {
-        guard let database else { return }
+        guard let database, !database.isClosed else { return }
         store.refuseWrites(CommitWriter.closedReason)
         database.close()
         logger.info("closed the data directory \(database.directory)")

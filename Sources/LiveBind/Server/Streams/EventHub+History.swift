@@ -2,21 +2,24 @@ import DequeModule
 
 extension EventHub {
     /// Puts commits made before this hub existed in front of its log, so clients resume across a
-    /// restart with `Last-Event-ID`: `history` is the data directory's event log, oldest first,
-    /// contiguous, read after the hub's feed was registered.
+    /// restart with `Last-Event-ID`: `history` is every commit of the sequences it spans, oldest
+    /// first, through `through` (sequences that are no commit — a cluster's binding changes — have
+    /// none; nil: through its last), read after the hub's feed was registered: the data directory's
+    /// event log, or a cluster stream's last commits.
     ///
     /// Frames the feed already published are kept and not duplicated; the history is used only when it
     /// joins them without a gap. Call before any stream subscribes.
-    func seed(history: [EventFrame]) {
+    func seed(history: [EventFrame], through: UInt64? = nil) {
         state.withLock { state in
             precondition(state.subscribers.isEmpty, "seed the event log before streams subscribe")
             let firstLive = state.log.first { $0.isCommit }?.sequence
             var merged = Deque(history.filter { $0.isCommit && $0.sequence < (firstLive ?? .max) })
             guard let last = merged.last else { return }
+            let covered = max(last.sequence, through ?? 0)
             if let firstLive {
-                guard last.sequence + 1 == firstLive else { return }
+                guard covered + 1 >= firstLive else { return }
             } else {
-                guard last.sequence >= state.newestSequence else { return }
+                guard covered >= state.newestSequence else { return }
             }
             merged.append(contentsOf: state.log)
             let seededBytes = merged.reduce(0) { $0 + $1.bytes.count } - state.logBytes
