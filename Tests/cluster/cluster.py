@@ -94,7 +94,7 @@ class NatsServer(Process):
 server_name: n{self.index}
 listen: 127.0.0.1:{self.port}
 http: 127.0.0.1:{self.monitor}
-jetstream {{ store_dir: "{store}", max_memory_store: 64MB, max_file_store: 1GB }}
+jetstream {{ store_dir: "{store}", max_memory_store: 64MB, max_file_store: 4GB }}
 cluster {{
   name: lbtest
   listen: 127.0.0.1:{self.route_port}

@@ -1,27 +1,36 @@
 import Foundation
 
 // Snapshots of every model in the stream `<stream>_SNAPSHOTS`, in chunks that each fit one NATS
-// message, with a manifest naming them (`SnapshotManifest`): loaded at start, taken between turns.
+// message, with an index and a manifest naming them (`SnapshotManifest`, `SnapshotIndex`): loaded at
+// start, taken between turns.
 extension ClusterNode {
-    /// The models as the last snapshot has them, and its sequence (none: empty at 0). Throws when the
-    /// stream no longer holds every commit after it. Call before ``start()``: the node follows the
-    /// stream from the snapshot's sequence on.
+    /// The models as the last snapshot has them, and its sequence (none: empty at 0). Call before
+    /// ``start()``: the node follows the stream from the snapshot's sequence on.
+    ///
+    /// When the stream no longer holds every commit after the last snapshot (it keeps
+    /// `--cluster-max-commits`, and writes outran the snapshots), it waits for a newer snapshot until
+    /// the start timeout, then throws.
     func loadSnapshot() throws(ClusterError) -> ClusterSnapshot {
-        var snapshot = ClusterSnapshot(sequence: 0, models: [])
         // A stream made a moment ago may still be electing its leader: reads time out until then. A
-        // chunk purged while it is read (two newer snapshots were taken meanwhile) is read again from
+        // chunk deleted while it is read (two newer snapshots were taken meanwhile) is read again from
         // the newest manifest.
         let deadline = ContinuousClock.now + configuration.startTimeout
-        if configuration.snapshotInterval > 0,
-           let body = try Self.retrying(until: deadline, { () throws(ClusterError) -> [UInt8]? in try lastSnapshotBody() }) {
-            snapshot = try ClusterSnapshot(body: body)
+        let snapshot = try Self.retrying(until: deadline) { () throws(ClusterError) -> ClusterSnapshot in
+            let manifest = configuration.snapshotInterval > 0 ? try lastManifest() : nil
+            let bounds = try nats.streamBounds(configuration.stream)
+            func check(_ sequence: UInt64) throws(ClusterError) {
+                guard bounds.last > sequence && bounds.first > sequence + 1 else { return }
+                throw .unavailable("the stream keeps commits from \(bounds.first) on, but the last snapshot is at \(sequence): "
+                    + "raise --cluster-max-commits (or lower --cluster-snapshot-interval) so that the stream keeps "
+                    + "the commits written while a snapshot is taken")
+            }
+            if let manifest { try check(manifest.sequence) }
+            let snapshot = configuration.snapshotInterval > 0 ? try readSnapshot(manifest) : nil
+            try check(snapshot?.sequence ?? 0)
+            return snapshot ?? ClusterSnapshot(sequence: 0, models: [])
         }
-        let bounds = try Self.retrying(until: deadline) { () throws(ClusterError) -> (first: UInt64, last: UInt64) in
-            try nats.streamBounds(configuration.stream)
-        }
-        if bounds.last > snapshot.sequence && bounds.first > snapshot.sequence + 1 {
-            throw .diverged("the stream keeps commits from \(bounds.first) on, but the last snapshot is at "
-                + "\(snapshot.sequence): raise --cluster-max-commits or lower --cluster-snapshot-interval")
+        if snapshot.sequence > 0 {
+            logger.info("cluster: loaded the snapshot at \(snapshot.sequence) (\(snapshot.models.count) models)")
         }
         applied.store(snapshot.sequence, ordering: .relaxed)
         snapshotRound = snapshot.sequence / UInt64(max(1, configuration.snapshotInterval))
@@ -29,9 +38,10 @@ extension ClusterNode {
         return snapshot
     }
 
-    /// Where snapshot manifests are published, and their chunks.
+    /// Where snapshot manifests are published, their chunks, and the nodes' claims on an interval.
     var manifestSubject: String { configuration.snapshotStream + ".manifest" }
     var chunkSubject: String { configuration.snapshotStream + ".chunks" }
+    var claimSubject: String { configuration.snapshotStream + ".claims" }
     /// Where version 0.1.0 published each snapshot whole, in one message.
     var wholeSnapshotSubject: String { configuration.snapshotStream + ".models" }
 
@@ -42,80 +52,176 @@ extension ClusterNode {
         }
     }
 
-    /// The newest snapshot's bytes, its chunks joined (or a whole one of 0.1.0); nil when there is none.
-    func lastSnapshotBody() throws(ClusterError) -> [UInt8]? {
-        guard let manifest = try lastManifest() else {
-            return try nats.lastMessage(configuration.snapshotStream, subject: wholeSnapshotSubject, headers: [])?.body
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(manifest.bytes)
-        for sequence in manifest.chunks {
-            guard let chunk = try nats.message(configuration.snapshotStream, sequence: sequence) else {
-                throw .unavailable("chunk \(sequence) of the snapshot at \(manifest.sequence) is gone")
+    /// The snapshot `manifest` names (without one, a whole snapshot of 0.1.0's); nil when there is none.
+    func readSnapshot(_ manifest: SnapshotManifest?) throws(ClusterError) -> ClusterSnapshot? {
+        guard let manifest else {
+            return try nats.lastMessage(configuration.snapshotStream, subject: wholeSnapshotSubject, headers: []).map {
+                (message) throws(ClusterError) in try ClusterSnapshot(body: message.body)
             }
-            bytes += chunk.body
         }
-        guard bytes.count == manifest.bytes else {
-            throw .diverged("the snapshot at \(manifest.sequence) has \(bytes.count) bytes, its manifest says \(manifest.bytes)")
+        let index = try readIndex(manifest)
+        let bodies = try fetchChunks(index.segments.flatMap(\.chunks), of: manifest)
+        var models: [ModelSnapshot] = []
+        for segment in index.segments {
+            let bytes = try join(segment.chunks, bodies, bytes: segment.bytes, of: manifest)
+            for model in segment.models {
+                guard let value = try? JSON(parsing: Array(bytes[model.offset..<model.offset + model.length]),
+                                            maxDepth: StoreLimits.depthCeiling + 1), case .object = value else {
+                    throw .diverged("model \(model.name) of the snapshot at \(manifest.sequence) cannot be read")
+                }
+                models.append(ModelSnapshot(name: model.name, revision: model.revision, value: value))
+            }
+        }
+        return ClusterSnapshot(sequence: manifest.sequence, models: models, bindings: index.bindings)
+    }
+
+    func readIndex(_ manifest: SnapshotManifest) throws(ClusterError) -> SnapshotIndex {
+        let bodies = try fetchChunks(manifest.chunks, of: manifest)
+        return try SnapshotIndex(bytes: join(manifest.chunks, bodies, bytes: manifest.bytes, of: manifest))
+    }
+
+    /// The bodies of the chunk messages `sequences`, read in one pass of an ordered consumer over the
+    /// chunks (a request per message is several times slower on a busy server).
+    private func fetchChunks(_ sequences: [UInt64], of manifest: SnapshotManifest) throws(ClusterError) -> [UInt64: [UInt8]] {
+        var wanted = Set(sequences)
+        guard let first = wanted.min(), let last = wanted.max() else { return [:] }
+        let subscription = try NATSSubscription(nats, stream: configuration.snapshotStream, subject: chunkSubject,
+                                                startSequence: first)
+        var bodies: [UInt64: [UInt8]] = [:]
+        while !wanted.isEmpty {
+            guard let message = subscription.next(timeout: 5000, headers: []), message.sequence <= last else { break }
+            if wanted.remove(message.sequence) != nil { bodies[message.sequence] = message.body }
+        }
+        if let missing = wanted.min() {
+            throw .unavailable("chunk \(missing) of the snapshot at \(manifest.sequence) is gone")
+        }
+        return bodies
+    }
+
+    /// `chunks`' bodies joined, which must come to `bytes`.
+    private func join(_ chunks: [UInt64], _ bodies: [UInt64: [UInt8]], bytes count: Int,
+                      of manifest: SnapshotManifest) throws(ClusterError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        for sequence in chunks { bytes += bodies[sequence] ?? [] }
+        guard bytes.count == count else {
+            throw .diverged("chunks of the snapshot at \(manifest.sequence) hold \(bytes.count) bytes, not \(count)")
         }
         return bytes
+    }
+
+    /// Notes that `commits` were applied: their models changed (turn thread only).
+    func noteChanged(_ commits: [Commit]) {
+        for commit in commits { changedAt[commit.model] = commit.sequence }
     }
 
     /// Takes a snapshot once the applied sequence entered a new snapshot interval: the cut is taken
     /// here (between turns nothing is pending, so the visible state is the applied one; the documents
     /// are copy-on-write), the encoding and publishing on the snapshot queue.
     ///
-    /// Every node may take one: a node that finds a manifest of this interval already stored stops
-    /// (before and between chunks), and the stream keeps the first manifest of each interval
-    /// (`Nats-Msg-Id` = the interval's number). Once its manifest is stored, the chunks of snapshots
-    /// older than the one before it are purged.
+    /// Every node gets there; the first to store its claim on the interval (`Nats-Msg-Id` = the
+    /// interval's number, which the stream stores once) takes the snapshot. It stores only the models
+    /// that changed since the snapshot before (the others keep their segments), then the index and the
+    /// manifest; then it deletes the chunks the snapshot two before used and the last two no longer do.
+    /// One snapshot at a time: while one is stored, later intervals wait, and the next one is of the
+    /// state then.
     func takeSnapshotIfDue() {
         let interval = UInt64(configuration.snapshotInterval)
         guard interval > 0, applied.load(ordering: .relaxed) / interval > snapshotRound,
-              let store = turns.withLock({ store }) else { return }
+              !snapshotting.load(ordering: .acquiring), let store = turns.withLock({ store }) else { return }
         let cut = store.visibleSnapshot(models: nil)
         let round = cut.sequence / interval
         guard round > snapshotRound else { return }
         snapshotRound = round
+        let names = Set(cut.models.map(\.name))
+        changedAt = changedAt.filter { names.contains($0.key) }
+        let changed = changedAt
         let bindings = httpBindings
+        snapshotting.store(true, ordering: .releasing)
         snapshotQueue.async { [self] in
-            let body = ClusterSnapshot(sequence: cut.sequence, models: cut.models, bindings: bindings).encoded()
+            defer { snapshotting.store(false, ordering: .releasing) }
             do throws(ClusterError) {
-                if try publishSnapshot(body, sequence: cut.sequence, round: round) {
+                let claim = try storeSnapshotMessage(claimSubject, id: "\(configuration.stream)-snapshot-claim-\(round)",
+                                                     body: Array(configuration.nodeName.utf8))
+                guard !claim.duplicate else { return }
+                if try publishSnapshot(cut, bindings: bindings, changedAt: changed, round: round) {
                     snapshotsTaken.add(1, ordering: .relaxed)
                 }
             } catch {
-                logger.warning("cluster: the snapshot at \(cut.sequence) (\(body.count) bytes) was not stored: \(error)")
+                logger.warning("cluster: the snapshot at \(cut.sequence) was not stored: \(error)")
             }
         }
     }
 
-    /// Publishes `body` in chunks, then its manifest; returns whether this node's manifest is the one
-    /// stored for `round` (false: another node's came first).
-    private func publishSnapshot(_ body: [UInt8], sequence: UInt64, round: UInt64) throws(ClusterError) -> Bool {
-        let stream = configuration.snapshotStream
-        func alreadyTaken() throws(ClusterError) -> Bool { (try lastManifest()?.round ?? 0) >= round }
+    /// Stores the snapshot of `cut`: the segments of the last snapshot whose models did not change
+    /// since it (by `changedAt`, the sequence each model last changed at), new segments for the rest,
+    /// the index, then the manifest. Returns false, storing no manifest, when a snapshot of this
+    /// interval or a later one is already stored.
+    private func publishSnapshot(_ cut: (sequence: UInt64, models: [ModelSnapshot]),
+                                 bindings: [(id: String, definition: JSON, enabled: Bool)],
+                                 changedAt: [String: UInt64], round: UInt64) throws(ClusterError) -> Bool {
         let previous = try lastManifest()
+        // A node that caught up late does not put an older snapshot after a newer one.
         if let previous, previous.round >= round { return false }
-        // Room for the chunk's headers within the server's limit.
-        let chunkSize = max(1024, nats.maxPayload - 512)
-        var chunks: [UInt64] = []
-        var start = 0
-        repeat {
-            if !chunks.isEmpty, chunks.count % 16 == 0, try alreadyTaken() { return false }
-            let end = min(start + chunkSize, body.count)
-            let id = "\(configuration.stream)-snapshot-\(round)-\(configuration.nodeName)-\(bootID)-\(chunks.count)"
-            chunks.append(try storeSnapshotMessage(chunkSubject, id: id, body: Array(body[start..<end])).sequence)
-            start = end
-        } while start < body.count
-        let manifest = SnapshotManifest(sequence: sequence, round: round, bytes: body.count, chunks: chunks)
-        let stored = try storeSnapshotMessage(manifestSubject, id: "\(configuration.stream)-snapshot-\(round)",
-                                              body: manifest.encoded())
-        guard !stored.duplicate else { return false }
-        // Keeps the previous snapshot's chunks (a node may be reading them) and everything after them.
-        if let first = previous?.chunks.first {
-            try nats.purge(stream, subject: chunkSubject, before: first)
+        let previousIndex = previous.flatMap { try? readIndex($0) }
+        let current = Dictionary(cut.models.map { ($0.name, $0.revision) }, uniquingKeysWith: { first, _ in first })
+        var segments: [SnapshotIndex.Segment] = []
+        var retired = previous?.chunks ?? []
+        var kept = Set<String>()
+        for segment in previousIndex?.segments ?? [] {
+            let unchanged = segment.models.allSatisfy { model in
+                current[model.name] == model.revision && !kept.contains(model.name)
+                    && (changedAt[model.name] ?? 0) <= previous!.sequence
+            }
+            if unchanged {
+                segments.append(segment)
+                kept.formUnion(segment.models.map(\.name))
+            } else {
+                retired += segment.chunks
+            }
         }
+        // Room for a chunk's headers within the server's limit.
+        let chunkSize = max(1024, nats.maxPayload - 512)
+        var uploaded = 0
+        func upload(_ bytes: [UInt8]) throws(ClusterError) -> [UInt64] {
+            var chunks: [UInt64] = []
+            var start = 0
+            repeat {
+                let end = min(start + chunkSize, bytes.count)
+                uploaded += 1
+                let id = "\(configuration.stream)-snapshot-\(round)-\(configuration.nodeName)-\(bootID)-\(uploaded)"
+                chunks.append(try storeSnapshotMessage(chunkSubject, id: id, body: Array(bytes[start..<end])).sequence)
+                start = end
+            } while start < bytes.count
+            return chunks
+        }
+        // The changed models, packed into segments of about a chunk (a larger model is a segment alone).
+        var pending: [UInt8] = []
+        var entries: [(name: String, revision: UInt64, offset: Int, length: Int)] = []
+        func closeSegment() throws(ClusterError) {
+            guard !entries.isEmpty else { return }
+            segments.append(SnapshotIndex.Segment(chunks: try upload(pending), bytes: pending.count, models: entries))
+            pending = []
+            entries = []
+        }
+        for model in cut.models where !kept.contains(model.name) {
+            let bytes = model.value.encoded()
+            if !pending.isEmpty && pending.count + bytes.count > chunkSize { try closeSegment() }
+            entries.append((model.name, model.revision, pending.count, bytes.count))
+            pending += bytes
+            if pending.count >= chunkSize { try closeSegment() }
+        }
+        try closeSegment()
+        let index = SnapshotIndex(segments: segments, bindings: bindings, retired: retired).encoded()
+        let manifest = SnapshotManifest(sequence: cut.sequence, round: round, bytes: index.count, chunks: try upload(index))
+        if let latest = try lastManifest(), latest.round >= round { return false }
+        _ = try storeSnapshotMessage(manifestSubject, id: "\(configuration.stream)-snapshot-\(round)", body: manifest.encoded())
+        // Nobody reads the snapshot two before any more: what it used and the last two do not goes.
+        let stream = configuration.snapshotStream
+        for sequence in previousIndex?.retired ?? [] { try nats.deleteMessage(stream, sequence: sequence) }
+        try nats.purge(stream, subject: manifestSubject, keep: 2)
+        try nats.purge(stream, subject: claimSubject, keep: 2)
+        if previous == nil { try nats.purge(stream, subject: wholeSnapshotSubject) }
         return true
     }
 

@@ -43,6 +43,7 @@ extension ClusterNode {
             var refused: [Commit] = []
             let (replayed, calls, failure) = store.replay(commits) { [self] in refused = takeAppended() }
             keepRefused(refused, own: nil, ownIn: false)
+            noteChanged(replayed)
             if let last = replayed.last { markApplied(last.sequence) }
             calls.run(replayed)
             if let failure { diverge(failure) }
@@ -286,6 +287,7 @@ extension ClusterNode {
     func persist(_ commits: [Commit]) {
         guard let last = commits.last?.sequence, let store = turns.withLock({ store }) else { return }
         turns.withLock { appended.removeAll { $0.sequence <= last } }
+        noteChanged(commits)
         markApplied(last)
         if streamLast.load(ordering: .relaxed) < last { streamLast.store(last, ordering: .relaxed) }
         store.logDidPersist(commits).run(commits)

@@ -102,6 +102,11 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     let snapshotQueue = DispatchQueue(label: "livebind-cluster-snapshots")
     /// Snapshots published, for `/metrics`.
     let snapshotsTaken = Atomic<Int>(0)
+    /// Whether a snapshot is being encoded or stored (on the snapshot queue).
+    let snapshotting = Atomic<Bool>(false)
+    /// Turn thread only: the sequence each model last changed at, since this node started (a model
+    /// missing changed before the snapshot it loaded), for the next snapshot to keep what did not change.
+    var changedAt: [String: UInt64] = [:]
     let bootID = UInt64.random(in: 1...UInt64.max)
 
     /// Connects to the cluster's NATS servers and makes the stream when missing. Nothing is read

@@ -65,29 +65,28 @@ extension NATSConnection {
         return StreamMessage(copying: message, sequence: 0, pending: 0, headers: names)
     }
 
-    /// The message at `sequence` of `stream`, nil when the stream no longer holds it. The corresponding
-    /// C function is `js_GetMsg`.
-    func message(_ stream: String, sequence: UInt64) throws(ClusterError) -> StreamMessage? {
-        var message: OpaquePointer?
+    /// Removes the message at `sequence` of `stream` (nothing when it is gone already). The corresponding
+    /// C function is `js_DeleteMsg`.
+    func deleteMessage(_ stream: String, sequence: UInt64) throws(ClusterError) {
         var code = jsErrCode(rawValue: 0)
-        let status = js_GetMsg(&message, jetStream, stream, sequence, nil, &code)
-        defer { natsMsg_Destroy(message) }
-        if status == NATS_NOT_FOUND || code.rawValue == 10037 { return nil }
-        guard status == NATS_OK, let message else {
-            throw .unavailable("cannot read message \(sequence) of \(stream): \(Self.text(status)) (\(code.rawValue))")
-        }
-        return StreamMessage(copying: message, sequence: sequence, pending: 0, headers: [])
+        let status = js_DeleteMsg(jetStream, stream, sequence, nil, &code)
+        if status == NATS_OK || status == NATS_NOT_FOUND || code.rawValue == 10037 { return }
+        throw .unavailable("cannot delete message \(sequence) of \(stream): \(Self.text(status)) (\(code.rawValue))")
     }
 
-    /// Removes the messages on `subject` of `stream` before `sequence`. The corresponding C function is
-    /// `js_PurgeStream`.
-    func purge(_ stream: String, subject: String, before sequence: UInt64) throws(ClusterError) {
+    /// Removes the messages on `subject` of `stream` before `sequence`, or all but the last `keep`
+    /// (neither: all of them).
+    /// The corresponding C function is `js_PurgeStream`.
+    func purge(_ stream: String, subject: String, before sequence: UInt64 = 0, keep: UInt64 = 0) throws(ClusterError) {
         var options = jsOptions()
         jsOptions_Init(&options)
+        // Purging hundreds of megabytes of chunks takes the server longer than the default 5 s.
+        options.Wait = 60_000
         var code = jsErrCode(rawValue: 0)
         let status = subject.withCString { cSubject in
             options.Stream.Purge.Subject = cSubject
             options.Stream.Purge.Sequence = sequence
+            options.Stream.Purge.Keep = keep
             return js_PurgeStream(jetStream, stream, &options, &code)
         }
         guard status == NATS_OK else {
