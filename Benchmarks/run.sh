@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make bench`: the engine benchmarks (ordo-one/benchmark), fan-out over HTTP against nginx + Nchan,
 # writes over HTTP against Nchan and Redis, three cluster nodes against three Nchan servers sharing
-# Redis and, when present, the browser benchmark; then ONE markdown
+# Redis, a fourth node joining a cluster at 10/100/250 MB of state and, when present, the browser
+# benchmark; then ONE markdown
 # table with the ratios (also saved to Benchmarks/results/table.md). Needs
 # .build/release/livebind-server (the Makefile builds it first). Everything it uses is in this
 # repository or a Debian package the scripts install when missing.
@@ -52,9 +53,17 @@ if [[ $skip != *" writes "* ]]; then
     WRITES_OUT=$results/writes bash Benchmarks/writes.sh
 fi
 
+join_file=""
 if [[ $skip != *" cluster "* ]]; then
     log "cluster: 3 livebind-server nodes on NATS JetStream vs 3 nginx + Nchan sharing Redis"
     CLUSTER_OUT=$results/cluster bash Benchmarks/cluster.sh
+    log "cluster at size: a fourth node joining three that hold 10, 100 and 250 MB"
+    join_file=$results/cluster-join.txt
+    python=$root/.venv/bin/python
+    [ -x "$python" ] || python=python3
+    LIVEBIND_SERVER=${LIVEBIND_SERVER:-$root/.build/release/livebind-server} \
+        "$python" Benchmarks/cluster/join.py $([ "$quick" = 1 ] && echo 10 100) >"$join_file" 2>"$results/cluster-join.err" \
+        || { echo "cluster join benchmark failed:" >&2; tail -20 "$results/cluster-join.err" >&2; }
 fi
 
 browser_file=""
@@ -75,4 +84,10 @@ args=()
 [[ $skip == *" writes "* ]] || args+=(--writes "$results/writes")
 [[ $skip == *" cluster "* ]] || args+=(--cluster "$results/cluster")
 [ -n "$browser_file" ] && args+=(--browser "$browser_file")
-python3 Benchmarks/scripts/report.py "${args[@]}" | tee "$results/table.md"
+{
+    python3 Benchmarks/scripts/report.py "${args[@]}"
+    if [ -n "$join_file" ] && [ -s "$join_file" ]; then
+        printf '\n### Cluster at size\n'
+        sed -n '/^|/p' "$join_file"
+    fi
+} | tee "$results/table.md"
