@@ -1,27 +1,13 @@
 import Collections
 
-/// Every model at one sequence of the cluster's stream, as the bytes a snapshot's chunks hold (see
-/// ``SnapshotManifest``): `{"sequence":S,"models":[{"name":…,"rev":…,"value":{…}},…]}`.
+/// Every model at one sequence of the cluster's stream: what a node loads at start. Stored as chunks
+/// (``SnapshotManifest``, ``SnapshotIndex``); version 0.1.0 stored it whole in one message,
+/// `{"sequence":S,"models":[{"name":…,"rev":…,"value":{…}},…]}`, which ``init(body:)`` still reads.
 struct ClusterSnapshot: Sendable {
     var sequence: UInt64
     var models: [ModelSnapshot]
     /// The bindings made over HTTP at that sequence (`"bindings":[{"id","definition","enabled"}]`).
     var bindings: [(id: String, definition: JSON, enabled: Bool)] = []
-
-    /// The snapshot's bytes.
-    func encoded() -> [UInt8] {
-        let models = models.map { model -> JSON in
-            .object(["name": .string(model.name), "rev": .int(Int(model.revision)), "value": model.value])
-        }
-        let bindings = bindings.map { binding -> JSON in
-            .object(["id": .string(binding.id), "definition": binding.definition, "enabled": .bool(binding.enabled)])
-        }
-        let document: JSON = .object(["sequence": .int(Int(sequence)), "models": .array(Deque(models)),
-                                      "bindings": .array(Deque(bindings))])
-        var bytes: [UInt8] = []
-        document.encode(into: &bytes)
-        return bytes
-    }
 
     /// The snapshot `body` (its chunks joined) holds.
     init(body: [UInt8]) throws(ClusterError) {
