@@ -43,6 +43,11 @@
     narrowDelay: 1000,
     /** Attempts of a row edit whose row moved (412) before the conflict is shown. */
     rowRetries: 4,
+    /**
+     * Rows past which a `data-lb-each` inside a scrolling container renders as a virtual list on its
+     * own (`data-lb-virtual="off"` keeps it whole); 0: never on its own.
+     */
+    virtualAfter: 200,
   };
 
   // ===========================================================================================
@@ -926,7 +931,8 @@
       raise(el, 'data-lb-each', path, 'data-lb-each needs one <template> child holding exactly one element');
       return null;
     }
-    if (el.hasAttribute('data-lb-virtual') && el.hasAttribute('data-lb-window') && !ctx) {
+    const virtual = el.getAttribute('data-lb-virtual');
+    if (virtual !== null && virtual !== 'off' && el.hasAttribute('data-lb-window') && !ctx) {
       let parsed = null;
       try { parsed = parsePath(path); } catch (e) { /* resolve below says what is wrong */ }
       if (parsed && !parsed.relative) {
@@ -938,16 +944,27 @@
     }
     const r = resolve(el, 'data-lb-each', path, ctx);
     if (!r) return null;
-    if (el.hasAttribute('data-lb-virtual')) return bindVirtualEach(el, path, r, template, null);
-    const proto = template.content.firstElementChild;
-    const anchor = document.createComment(' data-lb-each ' + path + ' ');
-    template.after(anchor);
-    const rows = [];
-
+    if (virtual !== null && virtual !== 'off') return bindVirtualEach(el, path, r, template, null);
     const list = () => {
       const v = r.scope.get(r.tokens);
       return Array.isArray(v) ? v : EMPTY;
     };
+    // A list inside a scrolling container that grows past `virtualAfter` rows becomes a virtual list
+    // (rendering 100,000 rows whole takes a page tens of seconds), unless data-lb-virtual="off".
+    // Only a top-level list (copies' own lists are short), and the container looked up once, when long.
+    let inScroller = null;
+    const tooLong = () => virtual === null && !ctx && config.virtualAfter > 0 && list().length > config.virtualAfter &&
+      (inScroller === null ? (inScroller = scrollerOf(el) !== null) : inScroller);
+    if (tooLong()) return bindVirtualEach(el, path, r, template, null);
+    return bindWholeEach(el, path, r, template, list, tooLong);
+  }
+
+  /** A `data-lb-each` with a copy of the template per element; `tooLong()` true: it turns virtual. */
+  function bindWholeEach(el, path, r, template, list, tooLong) {
+    const proto = template.content.firstElementChild;
+    const anchor = document.createComment(' data-lb-each ' + path + ' ');
+    template.after(anchor);
+    const rows = [];
 
     const makeRow = (index) => makeEachRow(r, list, proto, index);
 
@@ -1042,16 +1059,45 @@
       }
     }
 
-    const watcher = eachWatcher(list, {
-      reconcile, insertAt, removeAt, replaceAt, moveRow,
-      rowAt: (i) => rows[i],
-    });
-    const unwatch = watch(r.scope, r.tokens, watcher, r.release);
-    return () => {
-      unwatch();
+    // Once the array is too long, nothing more is rendered whole: after this change is handled, the
+    // rows go and a virtual list takes over (with the same use of the model: no resubscription).
+    let turned = false;
+    let disposed = false;
+    let virtualCleanup = null;
+    let unwatch = null;
+    function dropAll() {
       for (const row of rows) dropRow(row);
       rows.length = 0;
       anchor.remove();
+    }
+    function turnVirtual() {
+      if (turned) return;
+      turned = true;
+      queueMicrotask(() => {
+        if (disposed) return;
+        if (unwatch) unwatch();
+        dropAll();
+        virtualCleanup = bindVirtualEach(el, path, Object.assign({}, r, { release: null }), template, null);
+      });
+    }
+    const guard = (fn) => (...args) => {
+      if (turned || tooLong()) return turnVirtual();
+      return fn(...args);
+    };
+    const watcher = eachWatcher(list, {
+      reconcile: guard(reconcile), insertAt: guard(insertAt), removeAt: guard(removeAt),
+      replaceAt: guard(replaceAt), moveRow: guard(moveRow),
+      rowAt: (i) => rows[i],
+    });
+    unwatch = watch(r.scope, r.tokens, watcher, null);
+    return () => {
+      disposed = true;
+      if (virtualCleanup) virtualCleanup();
+      else {
+        unwatch();
+        dropAll();
+      }
+      if (r.release) r.release();
     };
   }
 

@@ -1,0 +1,37 @@
+"""A plain data-lb-each inside a scrolling container renders as a virtual list once it holds more than
+200 rows (LiveBind.configure({virtualAfter})): 100,000 rows bound without data-lb-virtual show at once
+instead of freezing the page. data-lb-virtual="off", and lists the page itself scrolls, stay whole."""
+from conftest import open_page, wait
+
+COUNT = """
+const count = (id) => document.querySelectorAll('#' + id + ' > :not(.lb-spacer):not(template)').length;
+const first = (id) => { const el = document.querySelector('#' + id + ' > :not(.lb-spacer):not(template)'); return el && el.textContent; };
+return {plain: count('plain-rows'), plainFirst: first('plain-rows'), growing: count('growing-rows'),
+        growingHeight: document.getElementById('growing').scrollHeight,
+        whole: count('whole-rows'), page: count('page-rows')};
+"""
+
+
+def counts(page):
+    return page.execute_script(COUNT)
+
+
+def test_long_lists_in_a_scrolling_container_render_only_what_is_in_view(page, server):
+    rows = lambda n: list(range(n))  # noqa: E731
+    server.put("/models/auto", {"big": rows(100_000), "growing": rows(10), "kept": rows(300)})
+    open_page(page, server.base, "/t/auto-virtual.html")
+    wait(page, lambda d: counts(d)["plainFirst"] == "0" and counts(d)["whole"] == 300, lambda: f"{counts(page)}")
+    c = counts(page)
+    assert c["plain"] < 100, c                    # 100,000 rows: only those in view (and a margin)
+    assert c["whole"] == 300 and c["page"] == 300, c   # opted out, or scrolled by the page: whole
+    assert c["growing"] == 10, c
+    # A list that grows past 200 rows turns virtual, with the right scroll height for all of them.
+    status, body = server.request("PATCH", "/models/auto", [{"op": "replace", "path": "/growing", "value": rows(500)}],
+                                  content_type="application/json-patch+json")
+    assert status == 200, body
+    wait(page, lambda d: 0 < counts(d)["growing"] < 100 and counts(d)["growingHeight"] >= 500 * 30,
+         lambda: f"{counts(page)}")
+    # It follows changes as any virtual list does.
+    server.put("/models/auto/growing/0", "changed")
+    wait(page, lambda d: d.execute_script("return document.querySelector('#growing-rows > tr:not(.lb-spacer)').textContent") == "changed",
+         lambda: f"{counts(page)}")
