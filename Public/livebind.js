@@ -2476,7 +2476,7 @@
      */
     configure(options) {
       const before = currentToken();
-      for (const key of ['token', 'server', 'debounce', 'heartbeat', 'maxQueue', 'narrowDelay', 'rowRetries']) {
+      for (const key of ['token', 'server', 'debounce', 'heartbeat', 'maxQueue', 'narrowDelay', 'rowRetries', 'virtualAfter']) {
         if (options && Object.prototype.hasOwnProperty.call(options, key)) config[key] = options[key];
       }
       if (options && Object.prototype.hasOwnProperty.call(options, 'server')) session.offered = null;

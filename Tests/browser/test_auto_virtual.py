@@ -35,3 +35,19 @@ def test_long_lists_in_a_scrolling_container_render_only_what_is_in_view(page, s
     server.put("/models/auto/growing/0", "changed")
     wait(page, lambda d: d.execute_script("return document.querySelector('#growing-rows > tr:not(.lb-spacer)').textContent") == "changed",
          lambda: f"{counts(page)}")
+
+
+def test_the_threshold_is_a_setting(page, server):
+    server.put("/models/auto", {"big": [], "growing": [], "kept": list(range(300))})
+    open_page(page, server.base, "/t/auto-virtual.html")
+    wait(page, lambda d: counts(d)["whole"] == 300, lambda: f"{counts(page)}")
+    # Lists bound after configure({virtualAfter}) follow it: 300 rows stay whole under 1,000.
+    page.execute_script("""
+        LiveBind.configure({virtualAfter: 1000});
+        const box = document.createElement('div');
+        box.className = 'scroll';
+        box.innerHTML = '<table><tbody id="late-rows" data-lb-each="auto.kept"><template><tr><td data-lb-text="."></td></tr></template></tbody></table>';
+        document.body.appendChild(box);
+    """)
+    late = "return document.querySelectorAll('#late-rows > tr:not(.lb-spacer)').length"
+    wait(page, lambda d: d.execute_script(late) == 300, lambda: f"{page.execute_script(late)} rows")
