@@ -108,7 +108,10 @@ public struct Setting<Root>: Sendable {
         case .seconds(let path, let range):
             guard let value = Double(text), value.isFinite else { throw refusal("takes seconds, not '\(text)'") }
             guard range.contains(value) else { throw refusal("must be \(Self.describe(range)) seconds, not \(text)") }
-            root[keyPath: path] = .milliseconds(Int64((value * 1000).rounded()))
+            // Kept in whole milliseconds: a positive value that rounds to none would read back as 0.
+            let milliseconds = (value * 1000).rounded()
+            guard milliseconds >= 1 || value == 0 else { throw refusal("takes whole milliseconds, at least 0.001 seconds, not \(text)") }
+            root[keyPath: path] = .milliseconds(Int64(milliseconds))
         case .flag(let path):
             switch text {
             case "on", "true", "yes", "1": root[keyPath: path] = true

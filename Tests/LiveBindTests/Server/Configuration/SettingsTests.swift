@@ -71,6 +71,13 @@ import Testing
             #expect(throws: ConfigurationError.self, "--\(flag) \(text)") { try setting.set(text, in: &configuration) }
         }
         #expect(throws: Never.self) { try configuration.validate() }
+        // Seconds are kept in whole milliseconds: one that rounds to none is refused as it was given.
+        let heartbeat = LiveBindServer.Configuration.settings.first { $0.flag == "heartbeat" }!
+        #expect(throws: ConfigurationError(flag: "heartbeat", reason: "takes whole milliseconds, at least 0.001 seconds, not 0.0004")) {
+            try heartbeat.set("0.0004", in: &configuration)
+        }
+        #expect(throws: Never.self) { try heartbeat.set("0.0006", in: &configuration) }
+        #expect(configuration.streams.heartbeat == .milliseconds(1))
     }
 
     @Test func clusterSettingsGoTogether() {
