@@ -27,7 +27,12 @@ extension TransformRegistry {
             try parameters.allowOnly(["value", "above", "below", "inclusive"])
             let limit = try parameters.number("value")
             let above = parameters["above"] ?? true, below = parameters["below"] ?? false
-            let inclusive = parameters["inclusive"]?.boolValue ?? true
+            let inclusive: Bool
+            switch parameters["inclusive"] {
+            case nil: inclusive = true
+            case .bool(let flag)?: inclusive = flag
+            case let other?: throw parameters.wrongType("inclusive", "true or false", other)
+            }
             return Transform(name: "threshold", forward: { value throws in
                 guard let number = value.doubleValue else {
                     throw BindingError.transformFailed(transform: "threshold", reason: "expected a number, found \(value.typeName)")
@@ -94,6 +99,7 @@ extension TransformRegistry {
                 pairs.append((pair[0], pair[1]))
             }
         case (let table?, nil): throw parameters.wrongType("table", "an object", table)
+        case (nil, let pairs?): throw parameters.wrongType("pairs", "an array of [from, to] pairs", pairs)
         case (nil, nil): throw .invalidParameter(transform: "lookup", parameter: "table", reason: "is required (an object)")
         default: throw .invalidParameter(transform: "lookup", parameter: "pairs", reason: "cannot be combined with table")
         }

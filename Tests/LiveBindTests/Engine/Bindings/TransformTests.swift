@@ -60,6 +60,15 @@ import Testing
         let repeatedKey = TransformSpec("lookup", ["pairs": [[1, "a"], [1, "b"]]])
         #expect(!(try registry.make(repeatedKey).isReversible))
         #expect(try forward(repeatedKey, 1) == "b")
+        // A parameter of the wrong type is named as such, not ignored nor blamed on another one.
+        #expect(throws: BindingError.invalidParameter(transform: "threshold", parameter: "inclusive",
+                                                      reason: "must be true or false, found \"no\"")) {
+            try registry.make(TransformSpec("threshold", ["value": 10, "inclusive": "no"]))
+        }
+        #expect(throws: BindingError.invalidParameter(transform: "lookup", parameter: "pairs",
+                                                      reason: "must be an array of [from, to] pairs, found {\"a\":1}")) {
+            try registry.make(TransformSpec("lookup", ["pairs": ["a": 1]]))
+        }
     }
 
     @Test func aggregatesOfAWholeArray() throws {
