@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A named thread of the library's own and the lock its loop waits on: the owner keeps its queue
 /// under ``withLock(_:)``, wakes the thread with ``signal()``, and ``stop()`` ends the loop and
@@ -9,14 +12,16 @@ import Foundation
 /// itself (the owner's last reference went away in one of its own calls), whose loop then ends as
 /// soon as it looks.
 final class WorkerThread: @unchecked Sendable {
-    // `@unchecked`: the flags are only touched with `condition` locked; `thread` is set once, in `start`.
+    // `@unchecked`: the flags and `threadID` are only touched with `condition` locked.
     /// The thread's name, for Foundation and the operating system (15 bytes of it on Linux).
     let name: String
     private let condition = NSCondition()
     private var stopRequested = false
     private var started = false
     private var finished = false
-    private var thread: Thread?
+    /// The running thread, set as it starts. The `Thread` itself is not kept: it holds its closure,
+    /// which holds this object, and the cycle would keep the owner alive after the thread ended.
+    private var threadID: pthread_t?
 
     /// A thread called `name`, not started yet.
     init(named name: String) {
@@ -26,6 +31,7 @@ final class WorkerThread: @unchecked Sendable {
     /// Starts the thread running `body`, once; it is finished when `body` returns.
     func start(_ body: @escaping @Sendable () -> Void) {
         let thread = Thread(named: name) { [self] in
+            withLock { threadID = pthread_self() }
             body()
             withLock {
                 finished = true
@@ -35,7 +41,6 @@ final class WorkerThread: @unchecked Sendable {
         withLock {
             precondition(!started, "\(name) started twice")
             started = true
-            self.thread = thread
         }
         thread.start()
     }
@@ -78,7 +83,11 @@ final class WorkerThread: @unchecked Sendable {
 
     /// Whether the caller is this thread.
     var isCurrent: Bool {
-        withLock { thread } === Thread.current
+        withLock { isCurrentLocked }
+    }
+
+    private var isCurrentLocked: Bool {
+        threadID.map { pthread_equal($0, pthread_self()) != 0 } ?? false
     }
 
     /// Asks the loop to end, wakes it, and returns once it has ended (at once on the thread itself,
@@ -88,7 +97,7 @@ final class WorkerThread: @unchecked Sendable {
         defer { condition.unlock() }
         stopRequested = true
         condition.broadcast()
-        guard started, thread !== Thread.current else { return }
+        guard started, !isCurrentLocked else { return }
         while !finished { condition.wait() }
     }
 }
