@@ -244,23 +244,26 @@ extension ClusterNode {
 
     /// The stream's commits among its last `limit` sequences up to the applied one, oldest first, for
     /// the event hub's history (a client resuming with an id from before this node started gets the
-    /// events it missed); empty when they cannot be read within a few seconds.
+    /// events it missed), and the sequence they cover every commit through (what was read, when the
+    /// stream did not deliver them all within a few seconds).
     func recentCommits(limit: Int) -> (commits: [Commit], through: UInt64) {
         let through = applied.load(ordering: .acquiring)
-        guard through > 0, limit > 0, let bounds = try? nats.streamBounds(configuration.stream) else { return ([], through) }
+        guard through > 0, limit > 0, let bounds = try? nats.streamBounds(configuration.stream) else { return ([], 0) }
         let from = max(bounds.first, through >= UInt64(limit) ? through - UInt64(limit) + 1 : 1)
         guard from <= through,
               let subscription = try? NATSSubscription(nats, stream: configuration.stream, subject: subject, startSequence: from)
-        else { return ([], through) }
+        else { return ([], 0) }
         let deadline = ContinuousClock.now + .seconds(5)
         var commits: [Commit] = []
         let names = [Commit.modelHeader, Commit.revisionHeader]
-        while ContinuousClock.now < deadline, let message = subscription.next(timeout: 1000, headers: names),
-              message.sequence <= through {
-            guard let commit = try? Commit(message: message) else { return ([], through) }
+        while ContinuousClock.now < deadline {
+            // The commits subject only: a binding change's sequence has no message here.
+            guard let message = subscription.next(timeout: 1000, headers: names) else { break }
+            guard message.sequence <= through else { return (commits, through) }
+            guard let commit = try? Commit(message: message) else { break }
             commits.append(commit)
-            if message.sequence == through || message.pending == 0 { break }
+            if message.sequence == through || message.pending == 0 { return (commits, through) }
         }
-        return (commits, through)
+        return (commits, commits.last?.sequence ?? 0)
     }
 }
