@@ -2,7 +2,6 @@
 (1 MiB by default). A write whose commit (or one of its bindings' commits) cannot fit is refused whole
 with 413 naming the limit, never 503 for ever; snapshots larger than one message are stored in chunks,
 so nodes join and restart from state of any size the store allows."""
-import json
 import os
 import threading
 import time
