@@ -15,7 +15,7 @@ enum CommandLine {
     }
 
     /// One of the three lists a flag may come from.
-    enum Found {
+    private enum Found {
         case server(Setting<LiveBindServer.Configuration>)
         case command(Setting<CommandOptions>)
         case cluster(Setting<ClusterConfiguration>)
@@ -52,25 +52,6 @@ enum CommandLine {
             let body = argument.dropFirst(2)
             var name = String(body.prefix { $0 != "=" })
             var attached = body.firstIndex(of: "=").map { String(body[body.index(after: $0)...]) }
-            if name == SettingsFile.flag {
-                if attached == nil {
-                    guard index < arguments.count else { throw ConfigurationError(flag: name, reason: "needs a value") }
-                    attached = arguments[index]
-                    index += 1
-                }
-                options.settingsFile = attached
-                for (key, value) in try SettingsFile.entries(attached!) {
-                    guard let found = find(key) else {
-                        throw ConfigurationError(flag: name, reason: "file '\(attached!)': \(key) is not an option (--help lists them)")
-                    }
-                    do {
-                        try apply(found, key, value)
-                    } catch {
-                        throw ConfigurationError(flag: key, reason: error.reason + " (in --settings '\(attached!)')")
-                    }
-                }
-                continue
-            }
             // `--no-X` turns off an on/off setting `X`.
             if find(name) == nil, name.hasPrefix("no-"), attached == nil, let found = find(String(name.dropFirst(3))),
                !takesValue(found) {
@@ -87,6 +68,19 @@ enum CommandLine {
                 index += 1
             }
             try apply(found, name, value)
+            // A settings file's options apply where it stands, as if given there.
+            if name == SettingsFile.flag {
+                for (key, setting) in try SettingsFile.entries(value) {
+                    guard let found = find(key) else {
+                        throw ConfigurationError(flag: name, reason: "file '\(value)': \(key) is not an option (--help lists them)")
+                    }
+                    do {
+                        try apply(found, key, setting)
+                    } catch {
+                        throw ConfigurationError(flag: key, reason: error.reason + " (in --settings '\(value)')")
+                    }
+                }
+            }
         }
         try options.validate()
         if options.cluster != nil {
@@ -108,7 +102,7 @@ enum CommandLine {
         }
     }
 
-    static func find(_ name: String) -> Found? {
+    private static func find(_ name: String) -> Found? {
         if let setting = LiveBindServer.Configuration.settings.first(where: { $0.flag == name }) { return .server(setting) }
         if let setting = CommandOptions.settings.first(where: { $0.flag == name }) { return .command(setting) }
         if let setting = ClusterConfiguration.settings.first(where: { $0.flag == name }) { return .cluster(setting) }
