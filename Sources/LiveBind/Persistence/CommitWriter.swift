@@ -32,8 +32,6 @@ final class CommitWriter: @unchecked Sendable {
     private var spare: [Commit] = []
     private var appended: UInt64 = 0
     private var processed: UInt64 = 0
-    /// The thread wrote what was queued and closed the file.
-    private var closed = false
     /// While the thread gathers: how many queued commits end the gathering (0: not gathering).
     private var gatherTarget = 0
     private weak var store: Store?
@@ -73,7 +71,7 @@ final class CommitWriter: @unchecked Sendable {
     func flush() {
         worker.withLock {
             let target = appended
-            while processed < target && !closed { worker.wait() }
+            while processed < target && !worker.hasFinished { worker.wait() }
         }
     }
 
@@ -92,7 +90,7 @@ final class CommitWriter: @unchecked Sendable {
     }
 
     /// Whether the file is closed (``stop()`` was called and the thread wrote what was queued).
-    var isClosed: Bool { worker.withLock { closed } }
+    var isClosed: Bool { worker.withLock { worker.hasFinished } }
 
     // MARK: The writer thread
 
@@ -111,13 +109,9 @@ final class CommitWriter: @unchecked Sendable {
         }
     }
 
-    /// Closes the file, then lets `flush` return.
+    /// Closes the file; the thread then finishes, which lets `flush` and `stop` return.
     private func close() {
         connection.withLock { $0 = nil }
-        worker.withLock {
-            closed = true
-            worker.broadcast()
-        }
     }
 
     /// Tells the store; the calls it returns run once this thread holds no reference to it.

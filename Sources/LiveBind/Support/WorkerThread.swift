@@ -28,8 +28,15 @@ final class WorkerThread: @unchecked Sendable {
         self.name = name
     }
 
-    /// Starts the thread running `body`, once; it is finished when `body` returns.
-    func start(_ body: @escaping @Sendable () -> Void) {
+    /// Starts the thread running `body`, unless it was started before (then returns false and `body`
+    /// is not run); it is finished when `body` returns.
+    @discardableResult
+    func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let first = withLock { () -> Bool in
+            defer { started = true }
+            return !started
+        }
+        guard first else { return false }
         let thread = Thread(named: name) { [self] in
             withLock { threadID = pthread_self() }
             body()
@@ -38,11 +45,8 @@ final class WorkerThread: @unchecked Sendable {
                 condition.broadcast()
             }
         }
-        withLock {
-            precondition(!started, "\(name) started twice")
-            started = true
-        }
         thread.start()
+        return true
     }
 
     /// Runs `body` with the thread's lock held: the owner's fields the loop reads are only touched here.
@@ -54,6 +58,9 @@ final class WorkerThread: @unchecked Sendable {
 
     /// With the lock held: whether ``stop()`` was called. The loop returns when it is.
     var isStopping: Bool { stopRequested }
+
+    /// With the lock held: whether the thread ran and its loop returned.
+    var hasFinished: Bool { finished }
 
     /// With the lock held: sleeps until woken (``signal()``, ``broadcast()``, ``stop()``); the caller
     /// checks again what it waits for.

@@ -4,20 +4,15 @@
 ///
 /// Started on the first hand-over; stopped when the store goes away.
 final class DeliveryRelay: @unchecked Sendable {
-    // `@unchecked`: `handedOver` and `started` are only touched with the worker's lock held.
+    // `@unchecked`: `handedOver` is only touched with the worker's lock held.
     private let worker = WorkerThread(named: "lb-delivery")
     private var handedOver = false
-    private var started = false
 
     /// Wakes the relay thread (starting it the first time), which then calls `work` once; `work` holds
     /// the store weakly. Called with the store's lock held, which `work` takes: the thread waits for it.
     func handOver(_ work: @escaping @Sendable () -> Void) {
-        let start = worker.withLock { () -> Bool in
-            handedOver = true
-            defer { started = true }
-            return !started
-        }
-        if start { worker.start { [self] in run(work) } }
+        worker.withLock { handedOver = true }
+        worker.start { [self] in run(work) }
         worker.signal()
     }
 
