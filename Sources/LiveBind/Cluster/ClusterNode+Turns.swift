@@ -112,10 +112,12 @@ extension ClusterNode {
                 }
             }
             let bodies = commits.map { $0.encodedRecord() }
-            if let largest = oversized(commits, bodies: bodies) {
+            if let oversize = oversized(commits, bodies: bodies) {
                 // Never storable: refused whole (the write and what its bindings made), not retried.
-                let tooLarge = refuseOversized(own: own)
-                if tooLarge, let refusedJob = job { return finish(refusedJob, .tooLarge(bytes: largest, limit: nats.maxPayload)) }
+                let ownTooLarge = refuseOversized(oversize.sequences, own: own)
+                if ownTooLarge, let refusedJob = job {
+                    return finish(refusedJob, .tooLarge(bytes: oversize.largest, limit: nats.maxPayload))
+                }
                 continue
             }
             let (stored, outcome) = publish(commits, bodies: bodies, until: limit)
@@ -206,38 +208,41 @@ extension ClusterNode {
         case tooLarge(bytes: Int, limit: Int)
     }
 
-    /// The bytes the largest of `commits` (with `bodies`, their records) would take as a message, when
-    /// that is more than the NATS servers take in one; nil when every one fits.
-    func oversized(_ commits: [Commit], bodies: [[UInt8]]) -> Int? {
+    /// The commits (by sequence) that would take more bytes as a message than the NATS servers take in
+    /// one, with `bodies` their records, and the bytes the largest of them would take; nil when every
+    /// one fits.
+    func oversized(_ commits: [Commit], bodies: [[UInt8]]) -> (sequences: Set<UInt64>, largest: Int)? {
         let limit = nats.maxPayload
         // The headers `publish` adds, at their longest.
         let added = [("Nats-Msg-Id", "\(configuration.nodeName)-\(UInt64.max)-\(UInt64.max)"),
                      ("Nats-Expected-Last-Sequence", String(UInt64.max))]
-        let largest = zip(commits, bodies).map { commit, body in
-            NATSConnection.messageSize(headers: commit.clusterHeaders + added, bodyCount: body.count)
-        }.max() ?? 0
-        return largest > limit ? largest : nil
+        var sequences = Set<UInt64>()
+        var largest = 0
+        for (commit, body) in zip(commits, bodies) {
+            let size = NATSConnection.messageSize(headers: commit.clusterHeaders + added, bodyCount: body.count)
+            guard size > limit else { continue }
+            sequences.insert(commit.sequence)
+            largest = max(largest, size)
+        }
+        return sequences.isEmpty ? nil : (sequences, largest)
     }
 
-    /// Rolls back every commit not in the stream when one of them can never be stored. Those of the
-    /// running write (sequences `own`: its commit and its bindings') are refused with it when any of
-    /// them is too large (returns true); others that fit are made again by a later turn, and those too
-    /// large (a Swift write, a binding's derived commit) are dropped, logged and counted.
-    func refuseOversized(own: ClosedRange<UInt64>?) -> Bool {
+    /// Rolls back every commit not in the stream when some of them (sequences `tooLarge`) can never be
+    /// stored. Those of the running write (sequences `own`: its commit and its bindings') are refused
+    /// with it when any of them is too large (returns true); others that fit are made again by a later
+    /// turn, and those too large (a Swift write, a binding's derived commit) are dropped, logged and
+    /// counted.
+    func refuseOversized(_ tooLarge: Set<UInt64>, own: ClosedRange<UInt64>?) -> Bool {
         let refused = rollBack()
-        let limit = nats.maxPayload
-        func fits(_ commit: Commit) -> Bool {
-            oversized([commit], bodies: [commit.encodedRecord()]) == nil
-        }
         let isOwn = { (commit: Commit) in own?.contains(commit.sequence) == true }
-        let ownTooLarge = refused.contains { isOwn($0) && !fits($0) }
+        let ownTooLarge = refused.contains { isOwn($0) && tooLarge.contains($0.sequence) }
         let others = refused.filter { !isOwn($0) }
-        let dropped = others.filter { !fits($0) }
+        let dropped = others.filter { tooLarge.contains($0.sequence) }
         if !dropped.isEmpty {
-            logger.warning("cluster: dropped \(dropped.count) commits larger than a message (\(limit) bytes): \(dropped.map(\.model))")
+            logger.warning("cluster: dropped \(dropped.count) commits larger than a message (\(nats.maxPayload) bytes): \(dropped.map(\.model))")
             droppedWrites.add(dropped.count, ordering: .relaxed)
         }
-        keepRefused(others.filter(fits), own: nil, ownIn: false)
+        keepRefused(others.filter { !tooLarge.contains($0.sequence) }, own: nil, ownIn: false)
         // A write whose commits all fit runs again, now that the oversized commits before it are gone.
         return ownTooLarge
     }
