@@ -18,24 +18,9 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "cluster"))
-from cluster import Cluster, Node, make_temp_folder, request  # noqa: E402
+from cluster import Cluster, Node, fill, make_temp_folder, request  # noqa: E402
 
 NODE_ARGS = ("--cluster-snapshot-interval", "200", "--cluster-max-commits", "20000")
-PIECE = "z" * 900_000
-
-
-def fill(nodes, megabytes):
-    sizes, total, index = [1, 16, 4, 8, 2, 12], 0, 0
-    while total < megabytes * 1_000_000:
-        model = f"big{index}"
-        assert request("PUT", nodes[index % 3].base + f"/models/{model}", {"parts": []})[0] == 201
-        for part in range(max(1, sizes[index % len(sizes)] * 1_048_576 // 900_000)):
-            if total >= megabytes * 1_000_000:
-                break
-            status, _, body = request("POST", nodes[part % 3].base + f"/models/{model}/parts", PIECE, timeout=60)
-            assert status == 200, body
-            total += 900_000
-        index += 1
 
 
 class Writers:

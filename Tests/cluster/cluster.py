@@ -246,6 +246,23 @@ class Cluster:
         return wait_until(same, timeout, "every node at the same sequence")
 
 
+def fill(nodes, megabytes):
+    """Puts about `megabytes` of state on the cluster through `nodes`: models big0, big1, … of 1 to 16
+    MiB, each grown by appends of 900 KB (one message each). Returns the models' names."""
+    piece, sizes, total, models = "z" * 900_000, [1, 16, 4, 8, 2, 12], 0, []
+    while total < megabytes * 1_000_000:
+        model = f"big{len(models)}"
+        assert request("PUT", nodes[len(models) % len(nodes)].base + f"/models/{model}", {"parts": []})[0] == 201
+        for part in range(max(1, sizes[len(models) % len(sizes)] * 1_048_576 // 900_000)):
+            if total >= megabytes * 1_000_000:
+                break
+            status, _, body = request("POST", nodes[part % len(nodes)].base + f"/models/{model}/parts", piece, timeout=60)
+            assert status == 200, body
+            total += 900_000
+        models.append(model)
+    return models
+
+
 def request(method, url, body=None, headers=None, timeout=15):
     """One HTTP request; returns (status, headers, decoded JSON body or text)."""
     data = None

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from cluster import request
+from cluster import fill, request
 
 LIMIT = 1024 * 1024
 
@@ -105,17 +105,7 @@ def test_a_rolling_restart_under_writers_with_hundreds_of_megabytes_of_state(fre
     nodes = cluster.nodes
     for node in nodes:
         node.startup = 120   # loading hundreds of megabytes on a machine the whole cluster shares
-    piece = "z" * 900_000
-    sizes = [1, 16, 4, 8, 2, 12]           # MiB per model, cycled until STATE_MB is reached
-    total, index = 0, 0
-    while total < STATE_MB * 1_000_000:
-        model = f"big{index}"
-        assert request("PUT", nodes[index % 3].base + f"/models/{model}", {"parts": []})[0] == 201
-        for part in range(max(1, sizes[index % len(sizes)] * 1_048_576 // 900_000)):
-            status, _, body = request("POST", nodes[part % 3].base + f"/models/{model}/parts", piece, timeout=60)
-            assert status == 200, body
-            total += 900_000
-        index += 1
+    models = fill(nodes, STATE_MB)
     cluster.settle(timeout=120)
 
     acknowledged = {writer: [] for writer in range(8)}
@@ -157,7 +147,7 @@ def test_a_rolling_restart_under_writers_with_hundreds_of_megabytes_of_state(fre
                     if line.startswith("livebind_cluster_snapshots_total"))
     assert snapshots >= 1
     reference = {model: request("GET", nodes[0].base + f"/models/{model}", timeout=60)[2]
-                 for model in [f"big{i}" for i in range(index)] + [f"w{w}" for w in range(8)]}
+                 for model in models + [f"w{w}" for w in range(8)]}
     for node in nodes[1:]:
         for model, expected in reference.items():
             assert request("GET", node.base + f"/models/{model}", timeout=60)[2] == expected, (node.node_name, model)
