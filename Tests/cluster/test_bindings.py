@@ -71,3 +71,53 @@ def test_the_same_binding_id_on_two_nodes_at_once_is_made_once(cluster):
     cluster.settle()
     targets = {bindings_on(node)["twin"]["target"] for node in cluster.nodes}
     assert len(targets) == 1
+
+
+def test_writers_racing_on_a_bound_source_leave_every_target_current(cluster):
+    """Writers on every node race on one bound source (their writes share messages and lose races):
+    every derived change carries the source's latest value before it, and every node ends with the
+    target equal to the source (a write and what its binding derived are one message of the stream)."""
+    import threading
+    n1, n2, n3 = cluster.nodes
+    assert request("PUT", n1.base + "/models/unit-src", {"t": 0})[0] == 201
+    assert request("PUT", n1.base + "/models/unit-dst", {"copy": 0})[0] == 201
+    assert request("POST", n2.base + "/bindings", {"source": "unit-src.t", "target": "unit-dst.copy"})[0] == 201
+    start = cluster.settle()
+    reader = EventReader(n3.base, "", last_event_id=start)
+    stop = threading.Event()
+    answered, refused = [], []
+
+    def writer(number):
+        node, value = cluster.nodes[number % 3], number * 100_000
+        while not stop.is_set():
+            value += 1
+            status, _, body = request("PUT", node.base + "/models/unit-src/t", value)
+            if status == 200:
+                answered.append(int(body["id"]))
+            else:
+                refused.append((status, body))
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(9)]
+    for thread in threads:
+        thread.start()
+    wait_until(lambda: len(answered) >= 300, 30, "300 writes")
+    stop.set()
+    for thread in threads:
+        thread.join()
+    assert not refused, refused[:3]
+    last = cluster.settle()
+    reader.wait_for(lambda events: any(event_id == str(last) for event_id, _, _ in events), 10, "the last event")
+    changes = [(int(event_id), data) for event_id, event, data in reader.snapshot()
+               if event == "set" and data.get("model") in ("unit-src", "unit-dst")]
+    reader.close()
+    assert sum(1 for _, data in changes if data["model"] == "unit-src") >= 300
+    source = 0
+    for event_id, data in changes:
+        if data["model"] == "unit-src":
+            source = data["value"]
+        else:
+            assert data["value"] == source, f"event {event_id} copies {data['value']}, the source was {source}"
+    assert changes[-1][1]["model"] == "unit-dst", "the last write's derived change is missing"
+    final = {request("GET", node.base + "/models/unit-src/t")[2] for node in cluster.nodes}
+    copies = {request("GET", node.base + "/models/unit-dst/copy")[2] for node in cluster.nodes}
+    assert len(final) == 1 and final == copies

@@ -31,7 +31,7 @@ extension ClusterNode {
     /// it; when another node's message came first, the turn runs the write again once this node has
     /// applied that message.
     func publishBindingChange(_ change: ClusterBindingChange) throws(ClusterError) {
-        guard turns.withLock({ appended.isEmpty }), let store = turns.withLock({ store }) else {
+        guard turns.withLock({ appended.isEmpty }) else {
             runAgain = .now
             throw .unavailable("commits of this node were not in the stream yet")
         }
@@ -51,7 +51,6 @@ extension ClusterNode {
                     diverge("binding change \(change.id) was stored at \(sequence), not \(expected + 1)")
                     throw .diverged("binding change stored out of order")
                 }
-                store.advance(through: sequence) {}
                 markApplied(sequence)
                 changedBindings = true
                 if streamLast.load(ordering: .relaxed) < sequence { streamLast.store(sequence, ordering: .relaxed) }

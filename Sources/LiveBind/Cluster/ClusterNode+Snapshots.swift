@@ -27,7 +27,7 @@ extension ClusterNode {
             if let manifest { try check(manifest.sequence) }
             let snapshot = configuration.snapshotInterval > 0 ? try readSnapshot(manifest) : nil
             try check(snapshot?.sequence ?? 0)
-            return snapshot ?? ClusterSnapshot(sequence: 0, models: [])
+            return snapshot ?? ClusterSnapshot(sequence: 0, events: 0, models: [])
         }
         if snapshot.sequence > 0 {
             logger.info("cluster: loaded the snapshot at \(snapshot.sequence) (\(snapshot.models.count) models)")
@@ -72,7 +72,7 @@ extension ClusterNode {
                 models.append(ModelSnapshot(name: model.name, revision: model.revision, value: value))
             }
         }
-        return ClusterSnapshot(sequence: manifest.sequence, models: models, bindings: index.bindings)
+        return ClusterSnapshot(sequence: manifest.sequence, events: manifest.events, models: models, bindings: index.bindings)
     }
 
     func readIndex(_ manifest: SnapshotManifest) throws(ClusterError) -> SnapshotIndex {
@@ -110,9 +110,10 @@ extension ClusterNode {
         return bytes
     }
 
-    /// Notes that `commits` were applied: their models changed (turn thread only).
-    func noteChanged(_ commits: [Commit]) {
-        for commit in commits { changedAt[commit.model] = commit.sequence }
+    /// Notes that `commits` were applied, through the stream's message `sequence`: their models changed
+    /// (turn thread only).
+    func noteChanged(_ commits: [Commit], at sequence: UInt64) {
+        for commit in commits { changedAt[commit.model] = sequence }
     }
 
     /// Takes a snapshot once the applied sequence entered a new snapshot interval: the cut is taken
@@ -129,7 +130,8 @@ extension ClusterNode {
         let interval = UInt64(configuration.snapshotInterval)
         guard interval > 0, applied.load(ordering: .relaxed) / interval > snapshotRound,
               !snapshotting.load(ordering: .acquiring), let store = turns.withLock({ store }) else { return }
-        let cut = store.visibleSnapshot(models: nil)
+        let visible = store.visibleSnapshot(models: nil)
+        let cut = (sequence: applied.load(ordering: .relaxed), events: visible.sequence, models: visible.models)
         let round = cut.sequence / interval
         guard round > snapshotRound else { return }
         snapshotRound = round
@@ -157,7 +159,7 @@ extension ClusterNode {
     /// since it (by `changedAt`, the sequence each model last changed at), new segments for the rest,
     /// the index, then the manifest. Returns false, storing no manifest, when a snapshot of this
     /// interval or a later one is already stored.
-    private func publishSnapshot(_ cut: (sequence: UInt64, models: [ModelSnapshot]),
+    private func publishSnapshot(_ cut: (sequence: UInt64, events: UInt64, models: [ModelSnapshot]),
                                  bindings: [(id: String, definition: JSON, enabled: Bool)],
                                  changedAt: [String: UInt64], round: UInt64) throws(ClusterError) -> Bool {
         let previous = try lastManifest()
@@ -213,7 +215,8 @@ extension ClusterNode {
         }
         try closeSegment()
         let index = SnapshotIndex(segments: segments, bindings: bindings, retired: retired).encoded()
-        let manifest = SnapshotManifest(sequence: cut.sequence, round: round, bytes: index.count, chunks: try upload(index))
+        let manifest = SnapshotManifest(sequence: cut.sequence, events: cut.events, round: round, bytes: index.count,
+                                        chunks: try upload(index))
         if let latest = try lastManifest(), latest.round >= round { return false }
         _ = try storeSnapshotMessage(manifestSubject, id: "\(configuration.stream)-snapshot-\(round)", body: manifest.encoded())
         // Nobody reads the snapshot two before any more: what it used and the last two do not goes.
@@ -242,10 +245,10 @@ extension ClusterNode {
         }
     }
 
-    /// The stream's commits among its last `limit` sequences up to the applied one, oldest first, for
-    /// the event hub's history (a client resuming with an id from before this node started gets the
-    /// events it missed), and the sequence they cover every commit through (what was read, when the
-    /// stream did not deliver them all within a few seconds).
+    /// The stream's commits in its last `limit` messages up to the applied one, oldest first, for the
+    /// event hub's history (a client resuming with an id from before this node started gets the events
+    /// it missed), and the event id they cover every commit through (what was read, when the stream did
+    /// not deliver them all within a few seconds).
     func recentCommits(limit: Int) -> (commits: [Commit], through: UInt64) {
         let through = applied.load(ordering: .acquiring)
         guard through > 0, limit > 0, let bounds = try? nats.streamBounds(configuration.stream) else { return ([], 0) }
@@ -255,14 +258,12 @@ extension ClusterNode {
         else { return ([], 0) }
         let deadline = ContinuousClock.now + .seconds(5)
         var commits: [Commit] = []
-        let names = [Commit.modelHeader, Commit.revisionHeader]
         while ContinuousClock.now < deadline {
-            // The commits subject only: a binding change's sequence has no message here.
-            guard let message = subscription.next(timeout: 1000, headers: names) else { break }
-            guard message.sequence <= through else { return (commits, through) }
-            guard let commit = try? Commit(message: message) else { break }
-            commits.append(commit)
-            if message.sequence == through || message.pending == 0 { return (commits, through) }
+            // The commits subject only: binding changes are not events.
+            guard let message = subscription.next(timeout: 1000, headers: CommitMessage.headerNames),
+                  message.sequence <= through, let list = try? CommitMessage.commits(in: message) else { break }
+            commits += list
+            if message.sequence == through || message.pending == 0 { break }
         }
         return (commits, commits.last?.sequence ?? 0)
     }

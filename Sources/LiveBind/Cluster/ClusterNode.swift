@@ -3,24 +3,25 @@ import Logging
 import Synchronization
 
 /// One node of a cluster: the store's commit log on a NATS JetStream stream that every node writes to
-/// and follows. The stream's sequence is the one order: a commit's sequence (its event id) is its
-/// stream sequence on every node.
+/// and follows. The stream's order is the one order: every node applies its messages in it.
 ///
-/// Writes take turns on one thread (the *turn thread*). A turn applies every commit the stream
-/// delivered so far, runs the write against that state (so `If-Match` and JSON Patch `test` see the
-/// state the write is ordered after), and publishes the commits it made (with the bindings' derived
-/// ones) with `Nats-Expected-Last-Sequence` set to the sequence before each: the stream stores them
-/// only if nothing came in between. Once stored they are durable, and the write is answered. When
-/// another node came first, the commits are rolled back, the node applies what came in, and the write
-/// runs again. What this node made that the stream refused after the write's own commit went in (a
-/// binding's derived commit, a Swift write made outside a request) is not dropped: a turn of its own
-/// catches the binding up or applies the Swift write again on the new state (`keepRefused`, `redo`).
-/// Commits of other nodes arrive through an ordered consumer (a second thread) and are
-/// replayed on the turn thread without running bindings.
+/// Writes take turns on one thread (the *turn thread*). A turn applies every message the stream
+/// delivered so far, runs the writes queued since the last turn against that state (so `If-Match` and
+/// JSON Patch `test` see the state the writes are ordered after), and publishes the commits they made,
+/// with what their bindings derived, as one message (`CommitMessage`: group commit) with
+/// `Nats-Expected-Last-Sequence` set to the last message applied: the stream stores it only if nothing
+/// came in between. Once stored the commits are durable, and the writes are answered. When another
+/// node came first, the commits are rolled back, the node applies what came in, and the writes run
+/// again. A message is applied by every node entirely or not at all: a write and its bindings' commits
+/// are never split. Event ids are the store's sequences, numbered on from message to message; a
+/// message names its first. Swift writes made outside a request that the stream refused are applied
+/// again on the new state by a turn of their own (`keepRefused`, `redo`). Messages of other nodes
+/// arrive through an ordered consumer (a second thread) and are replayed on the turn thread without
+/// running bindings.
 ///
 /// Publishes that get no answer (an election, a lost server) are retried with the same
 /// `Nats-Msg-Id`, which the stream deduplicates, until ``ClusterConfiguration/writeTimeout``; then the
-/// write gets ``ClusterError/unavailable(_:)`` (a 503). A node without a connection refuses writes at once.
+/// writes get ``ClusterError/unavailable(_:)`` (a 503). A node without a connection refuses writes at once.
 final class ClusterNode: CommitLog, @unchecked Sendable {
     // `@unchecked`: the fields under the turn thread's lock are only touched with it held;
     // `messageCounter` and the other fields marked so only by the turn thread.
@@ -29,7 +30,7 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     let logger: Logger
     /// Where commits are published: `<stream>.commits`.
     let subject: String
-    /// The last stream sequence applied to the store.
+    /// The last stream sequence (message) applied to the store.
     let applied = Atomic<UInt64>(0)
     /// The stream's last sequence as last heard of (a delivery and what followed it, or an ack).
     let streamLast = Atomic<UInt64>(0)
@@ -42,18 +43,23 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     struct Job: Sendable {
         /// Makes the write's commits in the store; run again after a lost race.
         let write: @Sendable () -> Void
+        /// Whether the write changes the bindings: it runs in a turn of its own (its change is a
+        /// message of its own, before its commits).
+        let alone: Bool
         /// Told once: nil when the commits are in the stream and applied (or the write made none).
         let done: @Sendable (ClusterError?) -> Void
     }
 
-    /// What the consumer delivered: a commit, or a change to the bindings made over HTTP.
+    /// What the consumer delivered: the stream's message `sequence` with commits (`numbered`: it names
+    /// its first event id, which follows the last one applied; else a message of 0.1, one commit whose
+    /// event id is the stream sequence), or a change to the bindings made over HTTP.
     enum Delivered: Sendable {
-        case commit(Commit)
+        case commits(sequence: UInt64, [Commit], numbered: Bool, node: String?)
         case binding(sequence: UInt64, ClusterBindingChange)
 
         var sequence: UInt64 {
             switch self {
-            case .commit(let commit): commit.sequence
+            case .commits(let sequence, _, _, _): sequence
             case .binding(let sequence, _): sequence
             }
         }
@@ -69,6 +75,9 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     var jobs: [Job] = []
     /// Commits the store made and that are not in the stream (nor rolled back) yet, in order.
     var appended: [Commit] = []
+    /// The sequences of those made outside the turn's writes (Swift writes, what `redo` made, what
+    /// other threads' bindings derived): made again when the stream refuses them.
+    var madeOutside = Set<UInt64>()
     var inTurn = false
     weak var store: Store?
     /// Turn thread only: numbers this node's messages for their `Nats-Msg-Id`.
@@ -80,6 +89,12 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     /// Turn thread only: whether the current write put a binding change in the stream (it must not
     /// run again then).
     var changedBindings = false
+    /// Turn thread only: whether the turn's writes are running (what they commit is theirs).
+    var runningJobs = false
+    /// Turn thread only: the node whose commits came last in the stream, and when each node's last
+    /// came (for the turn order, `waitForTurn`).
+    var lastWriter: String?
+    var writers: [String: ContinuousClock.Instant] = [:]
     enum Rerun { case now, afterDelivery }
     /// Turn thread only: commits of this node the stream refused (another node's commit took their
     /// sequence) that are made again by a turn of their own on the new state: Swift writes made outside
@@ -155,7 +170,11 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
 
     /// Keeps `commit` for the current turn (or a turn of its own when no write is running).
     func append(_ commit: Commit) {
-        turns.withLock { appended.append(commit) }
+        let outside = !(turns.isCurrent && runningJobs)
+        turns.withLock {
+            appended.append(commit)
+            if outside { madeOutside.insert(commit.sequence) }
+        }
         turns.signal()
     }
 
@@ -212,8 +231,9 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         nats.close()
     }
 
-    /// Runs `write` in this node's next turn; `done` is told when its commits are applied or why not.
-    func submit(_ write: @escaping @Sendable () -> Void, done: @escaping @Sendable (ClusterError?) -> Void) {
+    /// Runs `write` in this node's next turn (with the other writes queued by then; `alone`: by itself,
+    /// for a write that changes the bindings); `done` is told when its commits are applied or why not.
+    func submit(alone: Bool = false, _ write: @escaping @Sendable () -> Void, done: @escaping @Sendable (ClusterError?) -> Void) {
         if let reason = divergence.withLock({ $0 }) { return done(.diverged(reason)) }
         guard nats.isConnected else {
             refusedWrites.add(1, ordering: .relaxed)
@@ -221,7 +241,7 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         }
         let accepted = turns.withLock { () -> Bool in
             guard !turns.isStopping else { return false }
-            jobs.append(Job(write: write, done: done))
+            jobs.append(Job(write: write, alone: alone, done: done))
             return true
         }
         if accepted { turns.signal() }
@@ -231,7 +251,7 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     // MARK: The reading thread
 
     func read(_ subscription: NATSSubscription) {
-        let names = [Commit.modelHeader, Commit.revisionHeader, ClusterBindingChange.operationHeader, ClusterBindingChange.idHeader]
+        let names = CommitMessage.headerNames + [ClusterBindingChange.operationHeader, ClusterBindingChange.idHeader]
         while !reader.withLock({ reader.isStopping }) {
             guard let message = subscription.next(timeout: 250, headers: names) else { continue }
             let last = message.sequence + message.pending
@@ -245,7 +265,9 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
                 delivered = .binding(sequence: message.sequence, change)
             } else {
                 do {
-                    delivered = .commit(try Commit(message: message))
+                    delivered = .commits(sequence: message.sequence, try CommitMessage.commits(in: message),
+                                         numbered: message.headers[CommitMessage.sequenceHeader] != nil,
+                                         node: message.headers[CommitMessage.nodeHeader])
                 } catch {
                     diverge(error.description)
                     return
@@ -268,10 +290,12 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         appliedMoved.notify()
     }
 
-    /// Returns once the store applied `sequence`, when the stream has it, or after `timeout`.
-    func waitUntilApplied(through sequence: UInt64, timeout: Duration) {
+    /// Returns once the store applied event `id`, once it applied every message the stream has
+    /// without reaching it (no node made it), or after `timeout`.
+    func waitUntilApplied(event id: UInt64, timeout: Duration) {
+        guard let store = turns.withLock({ store }) else { return }
         _ = appliedMoved.wait(until: .now + timeout) {
-            applied.load(ordering: .acquiring) >= sequence || streamLast.load(ordering: .relaxed) < sequence
+            store.visibleSequence >= id || applied.load(ordering: .acquiring) >= streamLast.load(ordering: .relaxed)
         }
     }
 
@@ -280,10 +304,11 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     /// What `/healthz` and `/metrics` show.
     var status: ClusterStatus {
         let applied = applied.load(ordering: .relaxed), last = streamLast.load(ordering: .relaxed)
+        let event = turns.withLock { store }?.visibleSequence ?? 0
         let connected = nats.isConnected
         let diverged = divergence.withLock { $0 }
         let role = diverged != nil ? "diverged" : !connected ? "disconnected" : last > applied ? "catching-up" : "peer"
-        return ClusterStatus(node: configuration.nodeName, connected: connected && diverged == nil, applied: applied,
+        return ClusterStatus(node: configuration.nodeName, connected: connected && diverged == nil, applied: event,
                              lag: last > applied ? last - applied : 0, role: role)
     }
 }
@@ -293,9 +318,9 @@ struct ClusterStatus: Sendable {
     var node: String
     /// Whether the node can take writes: connected to NATS and following the stream.
     var connected: Bool
-    /// The last stream sequence applied here.
+    /// The last event id applied here.
     var applied: UInt64
-    /// How many commits of the stream are not applied here yet (as far as the node knows).
+    /// How many messages of the stream are not applied here yet (as far as the node knows).
     var lag: UInt64
     /// `peer` (every node takes writes), `catching-up`, `disconnected` or `diverged`.
     var role: String

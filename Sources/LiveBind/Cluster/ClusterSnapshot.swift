@@ -4,7 +4,9 @@ import Collections
 /// (``SnapshotManifest``, ``SnapshotIndex``); version 0.1.0 stored it whole in one message,
 /// `{"sequence":S,"models":[{"name":…,"rev":…,"value":{…}},…]}`, which ``init(body:)`` still reads.
 struct ClusterSnapshot: Sendable {
+    /// The stream sequence it was cut at, and the event id (the last commit's sequence; in 0.1 the same).
     var sequence: UInt64
+    var events: UInt64
     var models: [ModelSnapshot]
     /// The bindings made over HTTP at that sequence (`"bindings":[{"id","definition","enabled"}]`).
     var bindings: [(id: String, definition: JSON, enabled: Bool)] = []
@@ -35,11 +37,12 @@ struct ClusterSnapshot: Sendable {
             }
             bindings.append((id, definition, enabled))
         }
-        self.init(sequence: UInt64(sequence), models: models, bindings: bindings)
+        self.init(sequence: UInt64(sequence), events: UInt64(sequence), models: models, bindings: bindings)
     }
 
-    init(sequence: UInt64, models: [ModelSnapshot], bindings: [(id: String, definition: JSON, enabled: Bool)] = []) {
+    init(sequence: UInt64, events: UInt64, models: [ModelSnapshot], bindings: [(id: String, definition: JSON, enabled: Bool)] = []) {
         self.sequence = sequence
+        self.events = events
         self.models = models
         self.bindings = bindings
     }

@@ -1,20 +1,97 @@
-/// A commit as a message of the cluster's stream: its record (see `Commit+Record.swift`) as the body,
-/// the model and revision as headers; the sequence is the message's stream sequence.
-extension Commit {
+/// The commits of one write turn as one message of the cluster's stream (group commit): every write
+/// that ran in the turn, with what its bindings derived, is stored by every node entirely or not at all.
+///
+/// The header `LiveBind-Sequence` holds the first commit's sequence (its event id); the others follow
+/// it one by one. `LiveBind-Node` names the node that published it. Event ids are the store's, not the stream's: a binding change made over HTTP is a
+/// message with no event id, and one message carries many. The body is each commit in turn, as the
+/// line `c <revision> <model bytes> <record bytes>` and a newline, then the model's name and the
+/// commit's record (see `Commit+Record.swift`).
+///
+/// Version 0.1 published one commit per message, its sequence the message's stream sequence, with the
+/// model and revision in headers (`LiveBind-Model`, `LiveBind-Revision`); such messages are still read.
+enum CommitMessage {
+    static let sequenceHeader = "LiveBind-Sequence"
+    /// The node that published the message.
+    static let nodeHeader = "LiveBind-Node"
     static let modelHeader = "LiveBind-Model"
     static let revisionHeader = "LiveBind-Revision"
+    /// The headers a reader of the stream asks for.
+    static let headerNames = [sequenceHeader, nodeHeader, modelHeader, revisionHeader]
 
-    /// The headers that go with this commit's record.
-    var clusterHeaders: [(String, String)] {
-        [(Self.modelHeader, model), (Self.revisionHeader, String(revision))]
+    /// The body of the message carrying `commits`, with `records` their encoded records.
+    static func body(_ commits: [Commit], records: [[UInt8]]) -> [UInt8] {
+        var body: [UInt8] = []
+        body.reserveCapacity(records.reduce(0) { $0 + $1.count + 32 } + commits.reduce(0) { $0 + $1.model.utf8.count })
+        for (commit, record) in zip(commits, records) {
+            body += "c ".utf8
+            body.appendDecimal(commit.revision)
+            body.append(UInt8(ascii: " "))
+            body.appendDecimal(UInt64(commit.model.utf8.count))
+            body.append(UInt8(ascii: " "))
+            body.appendDecimal(UInt64(record.count))
+            body.append(UInt8(ascii: "\n"))
+            body += commit.model.utf8
+            body += record
+        }
+        return body
     }
 
-    /// The commit `message` carries, or why it carries none this code reads.
-    init(message: StreamMessage) throws(CommitRecordError) {
-        guard let model = message.headers[Self.modelHeader], let revisionText = message.headers[Self.revisionHeader],
-              let revision = UInt64(revisionText) else {
-            throw CommitRecordError(sequence: message.sequence, reason: "the message has no model or revision header")
+    /// The bytes one commit adds to a message body: its line, model name and record.
+    static func size(of commit: Commit, record: [UInt8]) -> Int {
+        commit.model.utf8.count + record.count + 64
+    }
+
+    /// The commits `message` carries, in order, or why it carries none this code reads.
+    static func commits(in message: StreamMessage) throws(CommitRecordError) -> [Commit] {
+        guard let first = message.headers[sequenceHeader] else {
+            guard let model = message.headers[modelHeader], let revisionText = message.headers[revisionHeader],
+                  let revision = UInt64(revisionText) else {
+                throw CommitRecordError(sequence: message.sequence, reason: "the message has no sequence, model or revision header")
+            }
+            return [try Commit(record: message.body, sequence: message.sequence, model: model, revision: revision)]
         }
-        try self.init(record: message.body, sequence: message.sequence, model: model, revision: revision)
+        guard var sequence = UInt64(first), sequence > 0 else {
+            throw CommitRecordError(sequence: message.sequence, reason: "its sequence header is no sequence")
+        }
+        var commits: [Commit] = []
+        let body = message.body
+        var position = 0
+        while position < body.count {
+            func fail(_ reason: String) -> CommitRecordError {
+                CommitRecordError(sequence: sequence, reason: "message \(message.sequence): \(reason)")
+            }
+            guard let end = body[position...].prefix(80).firstIndex(of: UInt8(ascii: "\n")) else { throw fail("a commit line has no end") }
+            let fields = body[position..<end].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+            guard fields.count == 4, fields[0].elementsEqual("c".utf8), let revision = decimal(fields[1]),
+                  let modelCount = decimal(fields[2]).flatMap(Int.init(exactly:)),
+                  let recordCount = decimal(fields[3]).flatMap(Int.init(exactly:)),
+                  modelCount <= body.count - end - 1, recordCount <= body.count - end - 1 - modelCount else {
+                throw fail("a commit line is not one")
+            }
+            let modelStart = end + 1, recordStart = modelStart + modelCount
+            guard let model = String(validating: body[modelStart..<recordStart], as: UTF8.self) else {
+                throw fail("a model name is not UTF-8")
+            }
+            commits.append(try Commit(record: body[recordStart..<recordStart + recordCount], sequence: sequence,
+                                      model: model, revision: revision))
+            sequence += 1
+            position = recordStart + recordCount
+        }
+        guard !commits.isEmpty else { throw CommitRecordError(sequence: sequence, reason: "message \(message.sequence) holds no commit") }
+        return commits
+    }
+
+    /// The decimal number `digits` spells, nil when it spells none (or one past `UInt64`).
+    private static func decimal(_ digits: ArraySlice<UInt8>) -> UInt64? {
+        guard !digits.isEmpty, digits.count <= 20 else { return nil }
+        var value: UInt64 = 0
+        for digit in digits {
+            guard digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") else { return nil }
+            let (times, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = times.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
+            guard !overflow, !carry else { return nil }
+            value = sum
+        }
+        return value
     }
 }

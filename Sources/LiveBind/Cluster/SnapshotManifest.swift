@@ -7,10 +7,13 @@ import Collections
 /// the snapshot stream need nothing the 2.9.10 server lacks.
 ///
 /// The manifest is the last message of `<snapshots>.manifest`:
-/// `{"sequence":S,"round":R,"bytes":B,"chunks":[…]}`.
+/// `{"sequence":S,"events":E,"round":R,"bytes":B,"chunks":[…]}`.
 struct SnapshotManifest: Sendable, Equatable {
     /// The stream sequence the snapshot was cut at.
     var sequence: UInt64
+    /// The event id the snapshot was cut at: the last commit's sequence (without `events`, a manifest
+    /// of 0.1's, in which event ids were stream sequences: `sequence`).
+    var events: UInt64
     /// The snapshot interval it belongs to (`sequence / --cluster-snapshot-interval`).
     var round: UInt64
     /// The index's size: the index chunks' bodies add up to it.
@@ -21,7 +24,7 @@ struct SnapshotManifest: Sendable, Equatable {
     /// The message body.
     func encoded() -> [UInt8] {
         JSON.object([
-            "sequence": .int(Int(sequence)), "round": .int(Int(round)), "bytes": .int(bytes),
+            "sequence": .int(Int(sequence)), "events": .int(Int(events)), "round": .int(Int(round)), "bytes": .int(bytes),
             "chunks": Self.list(chunks),
         ]).encoded()
     }
@@ -33,11 +36,17 @@ struct SnapshotManifest: Sendable, Equatable {
               sequence >= 0, round >= 0, bytes >= 0, let chunks = Self.sequences(document["chunks"]) else {
             throw .diverged("the last snapshot's manifest cannot be read")
         }
-        self.init(sequence: UInt64(sequence), round: UInt64(round), bytes: bytes, chunks: chunks)
+        var events = UInt64(sequence)
+        if let value = document["events"] {
+            guard case .int(let number) = value, number >= 0 else { throw .diverged("the last snapshot's manifest cannot be read") }
+            events = UInt64(number)
+        }
+        self.init(sequence: UInt64(sequence), events: events, round: UInt64(round), bytes: bytes, chunks: chunks)
     }
 
-    init(sequence: UInt64, round: UInt64, bytes: Int, chunks: [UInt64]) {
+    init(sequence: UInt64, events: UInt64, round: UInt64, bytes: Int, chunks: [UInt64]) {
         self.sequence = sequence
+        self.events = events
         self.round = round
         self.bytes = bytes
         self.chunks = chunks

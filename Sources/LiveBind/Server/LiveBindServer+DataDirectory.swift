@@ -34,10 +34,10 @@ extension LiveBindServer {
             } catch {
                 throw .clusterUnavailable(error.description)
             }
-            // Sequences are the stream's: the store starts from the last snapshot and replays the
-            // stream after it now, so that definition files and the app see the cluster's models
-            // before the server starts.
-            let store = Store(restoring: snapshot.models, lastSequence: snapshot.sequence, log: node,
+            // Event ids go on from the last snapshot's: the store starts from it and replays the stream
+            // after it now, so that definition files and the app see the cluster's models before the
+            // server starts.
+            let store = Store(restoring: snapshot.models, lastSequence: snapshot.events, log: node,
                               limits: configuration.limits.store)
             self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: nil, cluster: node)
             // Bindings made over HTTP on any node reach this one through the stream (without catching

@@ -28,7 +28,8 @@ extension LiveBindServer {
     {
         let answer = DeferredAnswer()
         let made = OrderedMutex<HTTPResponse?>(nil)
-        cluster.submit({
+        // A write that changes the bindings puts its change in the stream first: it runs by itself.
+        cluster.submit(alone: request.path.hasPrefix("/bindings"), {
             let response: HTTPResponse
             do {
                 response = try router.route(request)

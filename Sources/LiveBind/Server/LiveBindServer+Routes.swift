@@ -21,7 +21,7 @@ extension LiveBindServer {
         router.add([.get], "/events", access: .scoped(model: .query("model"), queryToken: true)) { [cluster] request, context in
             // A client coming from a node a few commits ahead resumes here once this node has them.
             if let cluster, let id = (request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")).flatMap({ UInt64($0) }) {
-                cluster.waitUntilApplied(through: id, timeout: .seconds(2))
+                cluster.waitUntilApplied(event: id, timeout: .seconds(2))
             }
             return try Self.openStream(request, hub: hub, grant: context.grant, streamsPerAddress: streamsPerAddress)
         }

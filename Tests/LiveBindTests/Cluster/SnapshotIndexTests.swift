@@ -14,8 +14,11 @@ import Testing
         #expect(read.segments.map(\.bytes) == [30, 5])
         #expect(read.segments[0].models.map(\.name) == ["a", "b"] && read.segments[0].models[1].offset == 10)
         #expect(read.bindings.first?.id == "copy" && read.bindings.first?.enabled == false)
-        let manifest = SnapshotManifest(sequence: 4000, round: 20, bytes: 123, chunks: [13, 14])
+        let manifest = SnapshotManifest(sequence: 4000, events: 9000, round: 20, bytes: 123, chunks: [13, 14])
         #expect(try SnapshotManifest(body: manifest.encoded()) == manifest)
+        // A manifest of 0.1 has no event id: its event ids were the stream's sequences.
+        let old = try SnapshotManifest(body: Array(#"{"sequence":40,"round":2,"bytes":3,"chunks":[5]}"#.utf8))
+        #expect(old.events == 40)
     }
 
     @Test func anIndexPointingPastItsSegmentIsRefused() {

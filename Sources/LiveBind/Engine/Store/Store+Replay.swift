@@ -126,21 +126,6 @@ extension Commit.Kind {
 }
 
 extension Store {
-    /// Moves the sequence past `sequence`, a message of a shared log that is not a commit (a binding
-    /// made over HTTP): the next commit gets a later sequence. Rolls back what is pending first, as
-    /// ``replay(_:whileLocked:)`` does.
-    func advance(through sequence: UInt64, whileLocked: () -> Void) {
-        withState { state in
-            if state.lastSequence != state.durable.sequence { state.rollBack(log: log != nil) }
-            whileLocked()
-            guard sequence > state.lastSequence else { return }
-            state.lastSequence = sequence
-            state.durable.sequence = sequence
-        }
-    }
-}
-
-extension Store {
     /// Makes `commit`'s edits again as a new write on the current state (a commit of this store that a
     /// shared log refused, rebased on what the log holds): a set or a replace is last-writer-wins, a
     /// `put` puts the value again, a drop drops the model. Bindings run as for any write. Throws, having

@@ -99,7 +99,10 @@ extension LiveBindServer.Configuration {
 extension ClusterConfiguration {
     /// Every setting of a cluster node with a flag (used with `--cluster`), declared once (see ``Setting``).
     public static let settings: [Setting<Self>] = [
-        .init("node-name", "Cluster", .text(\.nodeName, unit: "NAME", rule: "not empty", valid: { !$0.isEmpty }),
+        // It travels in NATS and HTTP headers, which must carry it byte for byte.
+        .init("node-name", "Cluster", .text(\.nodeName, unit: "NAME", rule: "1-64 printable ASCII characters, no space", valid: { name in
+            !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy { (0x21...0x7E).contains($0) }
+        }),
               "With --cluster: this node's name, sent as LiveBind-Node (default: <hostname>:<port>)."),
         .init("cluster-stream", "Cluster", .text(\.stream, unit: "NAME", rule: "letters, digits, _ and -", valid: { name in
             !name.isEmpty && name.utf8.count <= 64
@@ -108,9 +111,9 @@ extension ClusterConfiguration {
         .init("cluster-write-timeout", "Cluster", .seconds(\.writeTimeout, .leastNonzeroMagnitude...300),
               "With --cluster: seconds a write may wait for the stream (an election, a lost server) before it gets 503."),
         .init("cluster-snapshot-interval", "Cluster", .integer(\.snapshotInterval, 0...Int.max, unit: "N"),
-              "With --cluster: commits between two snapshots of every model (kept in JetStream; a starting node loads the last one); 0 takes none."),
+              "With --cluster: messages of the stream (a message is one write turn's commits) between two snapshots of every model (kept in JetStream; a starting node loads the last one); 0 takes none."),
         .init("cluster-max-commits", "Cluster", .integer(\.maxCommits, 0...Int.max, unit: "N"),
-              "With --cluster: most commits the stream keeps, oldest dropped first (at least 3 snapshot intervals); 0 keeps all. Applies when the stream is made."),
+              "With --cluster: most messages (write turns) the stream keeps, oldest dropped first (at least 3 snapshot intervals); 0 keeps all. Applies when the stream is made."),
     ]
 
     /// Throws when a setting holds a value it does not take (``settings``), when there is no NATS URL,

@@ -59,9 +59,9 @@ enum MetricsEndpoint {
         if let cluster {
             let status = cluster.status
             rows += [
-                ("livebind_cluster_applied_sequence", "gauge", "The last sequence of the cluster's stream applied on this node.",
+                ("livebind_cluster_applied_sequence", "gauge", "The last event id of the cluster applied on this node.",
                  Int(clamping: status.applied)),
-                ("livebind_cluster_lag", "gauge", "Commits of the cluster's stream not applied on this node yet.", Int(clamping: status.lag)),
+                ("livebind_cluster_lag", "gauge", "Messages of the cluster's stream not applied on this node yet.", Int(clamping: status.lag)),
                 ("livebind_cluster_connected", "gauge", "1 while this node is connected to NATS and takes writes, else 0.",
                  status.connected ? 1 : 0),
                 ("livebind_cluster_conflicts_total", "counter", "Writes run again because another node's commit took the sequence first.",

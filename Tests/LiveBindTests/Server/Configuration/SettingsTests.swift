@@ -92,6 +92,17 @@ import Testing
         configuration.persistence.dataDirectory = "/tmp"
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
     }
+
+    /// A node's name travels in NATS and HTTP headers: what a header would not carry byte for byte is refused.
+    @Test func aNodeNameIsPrintableASCIIWithoutSpaces() {
+        var cluster = ClusterConfiguration(servers: ["nats://127.0.0.1:4222"], nodeName: "a")
+        let name = ClusterConfiguration.settings.first { $0.flag == "node-name" }!
+        for bad in ["", " n1", "n1\r\nX-Injected: 1", "n\u{7F}", "nœud", String(repeating: "n", count: 65)] {
+            #expect(throws: ConfigurationError.self, "\(bad)") { try name.set(bad, in: &cluster) }
+        }
+        #expect(throws: Never.self) { try name.set("host-1.example:8080", in: &cluster) }
+        #expect(cluster.nodeName == "host-1.example:8080")
+    }
 }
 
 /// docs/HTTP.md and Public/openapi.json name settings by their flags: each flag they name exists, and
