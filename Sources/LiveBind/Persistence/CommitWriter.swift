@@ -22,6 +22,7 @@ final class CommitWriter: @unchecked Sendable {
     private let connection: OrderedMutex<StateDatabase.Connection?>
     let retainedEvents: Int
     let checkpointBytes: Int
+    let receipts: StateDatabase.ReceiptRetention
     /// A test seam: called on the writer thread before each transaction.
     let beforeSync: (@Sendable () -> Void)?
     /// Transactions, commits and checkpoints written (for `/metrics`).
@@ -44,7 +45,8 @@ final class CommitWriter: @unchecked Sendable {
     static let shortestGather = Duration.microseconds(500), longestGather = Duration.milliseconds(2)
 
     init(connection: sending StateDatabase.Connection, retainedEvents: Int, checkpointBytes: Int,
-         beforeSync: (@Sendable () -> Void)?) {
+         receipts: StateDatabase.ReceiptRetention, beforeSync: (@Sendable () -> Void)?) {
+        self.receipts = receipts
         self.connection = OrderedMutex(connection)
         self.retainedEvents = retainedEvents
         self.checkpointBytes = checkpointBytes
@@ -170,6 +172,7 @@ final class CommitWriter: @unchecked Sendable {
     /// Writes `batch` (and the checkpoint at `cut`, when given) in one transaction.
     private func write(_ batch: [Commit], checkpoint cut: (sequence: UInt64, models: [ModelSnapshot])?) -> Outcome {
         var progress = checkpoint
+        let now = Date().timeIntervalSince1970
         beforeSync?()
         do throws(StoreError) {
             try transaction { (connection) throws(SQLiteError) in
@@ -181,6 +184,7 @@ final class CommitWriter: @unchecked Sendable {
                     try connection.appendCommit.bind(4, record)
                     try connection.appendCommit.run()
                     progress.add(commit, bytes: record.count)
+                    if let receipt = CommitReceipt(commit, created: now) { try Self.write(receipt, connection: connection) }
                 }
                 if let cut {
                     try writeCheckpoint(cut, progress: &progress, through: batch.last?.sequence ?? cut.sequence,
@@ -220,7 +224,23 @@ final class CommitWriter: @unchecked Sendable {
         let keepFrom = last > UInt64(retainedEvents) ? last - UInt64(retainedEvents) : 0
         try connection.trimLog.bind(1, Int64(min(cut.sequence, keepFrom)))
         try connection.trimLog.run()
+        let window = Double(receipts.window.components.seconds)
+        try connection.expireReceipts.bind(1, Int64((Date().timeIntervalSince1970 - window) * 1000))
+        try connection.expireReceipts.run()
+        try connection.trimReceipts.bind(1, Int64(receipts.capacity))
+        try connection.trimReceipts.run()
         progress.checkpointed(through: cut.sequence)
+    }
+
+    /// Writes `receipt` in the running transaction.
+    private static func write(_ receipt: CommitReceipt, connection: StateDatabase.Connection) throws(SQLiteError) {
+        try connection.appendReceipt.bind(1, Int64(receipt.sequence))
+        try connection.appendReceipt.bind(2, receipt.tag)
+        try connection.appendReceipt.bind(3, receipt.model)
+        try connection.appendReceipt.bind(4, Int64(receipt.revision))
+        try connection.appendReceipt.bind(5, Int64(receipt.insertIndex ?? -1))
+        try connection.appendReceipt.bind(6, Int64(receipt.created * 1000))
+        try connection.appendReceipt.run()
     }
 
     // MARK: The connection

@@ -4,6 +4,7 @@ extension StateDatabase {
         let database: SQLiteConnection
         let begin, commit, rollback: SQLiteStatement
         let appendCommit, upsertModel, deleteModel, saveCheckpoint, trimLog: SQLiteStatement
+        let appendReceipt, expireReceipts, trimReceipts: SQLiteStatement
         /// Set when a transaction failed: what happened, for every later write's error.
         var failure: String?
 
@@ -20,6 +21,11 @@ extension StateDatabase {
             saveCheckpoint = try database.prepare(
                 "INSERT INTO meta(key, value) VALUES('checkpoint', ?1) ON CONFLICT(key) DO UPDATE SET value = ?1")
             trimLog = try database.prepare("DELETE FROM log WHERE sequence <= ?1")
+            appendReceipt = try database.prepare(
+                "INSERT INTO receipts(sequence, tag, model, revision, insert_index, created) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+            expireReceipts = try database.prepare("DELETE FROM receipts WHERE created < ?1")
+            trimReceipts = try database.prepare(
+                "DELETE FROM receipts WHERE sequence <= (SELECT sequence FROM receipts ORDER BY sequence DESC LIMIT 1 OFFSET ?1)")
         }
     }
 }

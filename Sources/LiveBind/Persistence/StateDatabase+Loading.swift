@@ -68,6 +68,28 @@ extension StateDatabase {
         }
     }
 
+    /// The receipts of idempotent writes made since `since` (seconds since 1970), oldest first; empty
+    /// when they cannot be read (a retry then runs again).
+    func receipts(since: Double) -> [CommitReceipt] {
+        withConnection { connection in
+            var receipts: [CommitReceipt] = []
+            do {
+                let rows = try connection.database.prepare(
+                    "SELECT sequence, tag, model, revision, insert_index, created FROM receipts WHERE created >= ?1 ORDER BY sequence")
+                try rows.bind(1, Int64(since * 1000))
+                while try rows.step() {
+                    let index = rows.int64(4)
+                    receipts.append(CommitReceipt(tag: rows.text(1), sequence: UInt64(rows.int64(0)), model: rows.text(2),
+                                                  revision: UInt64(rows.int64(3)), insertIndex: index >= 0 ? Int(index) : nil,
+                                                  created: Double(rows.int64(5)) / 1000))
+                }
+            } catch {
+                return []
+            }
+            return receipts
+        }
+    }
+
     /// The newest `retainedEvents` commits of the log, oldest first, for `Last-Event-ID` resumes. Empty
     /// when they cannot be read (clients then get `resync`, never a wrong event).
     func recentCommits() -> [Commit] {

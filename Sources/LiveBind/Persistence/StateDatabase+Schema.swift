@@ -25,6 +25,15 @@ extension StateDatabase {
         PRAGMA user_version = 2;
         """
 
+    /// Receipts of writes sent with `Idempotency-Key` (`CommitReceipt`), written in the transaction of
+    /// their commit and kept for the idempotency window; `insert_index` -1 is none, `created` is in
+    /// milliseconds since 1970. Added to format 2 files as they are opened.
+    static let receiptsTable = """
+        CREATE TABLE IF NOT EXISTS receipts(sequence INTEGER PRIMARY KEY, tag TEXT NOT NULL, model TEXT NOT NULL,
+                                            revision INTEGER NOT NULL, insert_index INTEGER NOT NULL,
+                                            created INTEGER NOT NULL);
+        """
+
     /// Creates the tables in an empty file, upgrades format 1, refuses files of another kind or a newer
     /// format, and makes one write, so an unwritable directory fails now and the exclusive lock is
     /// taken now.
@@ -52,6 +61,7 @@ extension StateDatabase {
                 throw StateDatabaseError.notLiveBind(
                     path: path, reason: "format \(format) was written by a newer LiveBind (this one reads \(formatVersion))")
             }
+            try database.execute(receiptsTable)
             try database.execute(
                 "INSERT INTO meta(key, value) VALUES('format', \(formatVersion)) ON CONFLICT(key) DO UPDATE SET value = \(formatVersion)")
             try database.execute("COMMIT")

@@ -29,7 +29,7 @@ final class StateDatabase: CommitLog, Sendable {
     /// Opens (creating when needed) the data directory and its database, and takes it for this process.
     /// `beforeSync` is a test seam, called on the writer thread before each transaction.
     init(directory: String, retainedEvents: Int, checkpointBytes: Int = StateDatabase.defaultCheckpointBytes,
-         beforeSync: (@Sendable () -> Void)? = nil) throws(StateDatabaseError)
+         receipts: ReceiptRetention = ReceiptRetention(), beforeSync: (@Sendable () -> Void)? = nil) throws(StateDatabaseError)
     {
         try DataDirectory.prepare(directory)
         let path = directory.hasSuffix("/") ? directory + Self.fileName : directory + "/" + Self.fileName
@@ -45,7 +45,13 @@ final class StateDatabase: CommitLog, Sendable {
         self.directory = directory
         self.retainedEvents = max(1, retainedEvents)
         writer = CommitWriter(connection: connection, retainedEvents: max(1, retainedEvents),
-                              checkpointBytes: max(1, checkpointBytes), beforeSync: beforeSync)
+                              checkpointBytes: max(1, checkpointBytes), receipts: receipts, beforeSync: beforeSync)
+    }
+
+    /// How long and how many receipts of idempotent writes are kept (`--idempotency-window`, `--idempotency-keys`).
+    struct ReceiptRetention: Sendable {
+        var window: Duration = .seconds(86_400)
+        var capacity = 100_000
     }
 
     deinit { writer.stop() }

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -75,6 +76,8 @@ extension LiveBindServer {
         do {
             database = try StateDatabase(directory: directory, retainedEvents: configuration.streams.retainedEvents,
                                          checkpointBytes: configuration.persistence.checkpointBytes,
+                                         receipts: .init(window: configuration.limits.idempotencyWindow,
+                                                         capacity: configuration.limits.idempotencyKeys),
                                          beforeSync: configuration.beforeLogSync)
             contents = try database.load()
         } catch {
@@ -83,6 +86,8 @@ extension LiveBindServer {
         let store = Store(restoring: contents.models, lastSequence: contents.lastSequence, log: database,
                           limits: configuration.limits.store)
         self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: database)
+        let window = configuration.limits.idempotencyWindow.components.seconds
+        for receipt in database.receipts(since: Date().timeIntervalSince1970 - Double(window)) { idempotency.learn(receipt) }
     }
 
     /// Microseconds since 1970: the first event id of a server that keeps no history.

@@ -38,9 +38,11 @@ extension LiveBindServer {
             }
             made.withLock { $0 = response }
         }, done: { error in
-            let response = error.map { Problem.from($0).response } ?? made.withLock { $0 }
-            if (response?.status ?? 500) >= 400 { counters.addError() }
-            answer.complete(response ?? Problem.from(ClusterError.unavailable("the write did not run")).response)
+            let ran = made.withLock { $0 }
+            var response = error.map { Problem.from($0).response } ?? ran ?? Problem.from(ClusterError.unavailable("the write did not run")).response
+            if response.status >= 400 { counters.addError() }
+            response.idempotency = ran?.idempotency
+            answer.complete(response)
         })
         return answer.response ?? .deferred(answer)
     }

@@ -4,6 +4,7 @@ extension LiveBindServer {
     func makeRouter(hub: EventHub, access: AccessControl) throws(ServerError) -> Router {
         var router = Router { request, route, parameters in try access.grant(request, route, parameters: parameters) }
         let models = ModelEndpoint(store: store, counters: counters)
+        let idempotent = IdempotentWrites(table: idempotency, store: store, counters: counters)
         let health = access.sessions == nil ? #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
             : #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#
         router.add([.get], "/healthz", access: .open) { [cluster] _, _ in
@@ -34,8 +35,13 @@ extension LiveBindServer {
         router.add([.get, .put, .delete, .patch, .post], "/models/:name/*", access: .scoped(model: .parameter(0))) { request, context in
             let (name, pointer) = (context.parameters[0], context.parameters[1])
             guard request.method != .get, request.method != .head else { return try models.get(name, pointer) }
-            return access.writesBlind(context.grant) ? try models.blindWrite(name, pointer, request)
-                : try models.write(name, pointer, request)
+            let blind = access.writesBlind(context.grant)
+            // What a stored answer shows beyond id and revision (see `IdempotencyTicket.flags`).
+            var flags = request.method == .put && (try? Path(pointer: pointer)) == .root ? "c" : ""
+            if !blind && (request.method == .put || request.method == .post) { flags += "i" }
+            return try idempotent.run(request, context.grant, flags: flags, tagged: true) {
+                blind ? try models.blindWrite(name, pointer, request) : try models.write(name, pointer, request)
+            }
         }
         let bindingsResource = BindingsResource(registry: bindings, counters: counters, database: database, cluster: cluster)
         router.add([.get, .post], "/bindings", access: .scoped) { request, context in
@@ -43,15 +49,15 @@ extension LiveBindServer {
             guard request.method == .post else { return bindingsResource.list(reach: reach) }
             try access.checkRead(context.grant)
             if reach != .everything { try bindingsResource.checkNew(request, reach: reach) }
-            return try bindingsResource.create(request)
+            return try idempotent.run(request, context.grant, flags: "", tagged: false) { try bindingsResource.create(request) }
         }
         router.add([.get, .patch, .delete], "/bindings/:id", access: .scoped) { request, context in
             let id = context.parameters[0]
             try access.checkRead(context.grant)
             try bindingsResource.check(id, reach: context.grant.reach)
             switch request.method {
-            case .patch: return try bindingsResource.update(id, request)
-            case .delete: return try bindingsResource.delete(id)
+            case .patch: return try idempotent.run(request, context.grant, flags: "", tagged: false) { try bindingsResource.update(id, request) }
+            case .delete: return try idempotent.run(request, context.grant, flags: "", tagged: false) { try bindingsResource.delete(id) }
             default: return try bindingsResource.get(id)
             }
         }

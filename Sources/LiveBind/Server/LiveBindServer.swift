@@ -28,6 +28,10 @@ public final class LiveBindServer: Sendable {
     let cluster: ClusterNode?
     /// Whether the bindings kept in the data directory were restored (once, at the first start).
     let bindingsRestored = OrderedMutex(false)
+    /// The answers to writes sent with `Idempotency-Key`.
+    let idempotency: IdempotencyTable
+    /// Numbers the requests (`HTTPRequest.serial`).
+    private let requestSerial = RequestSerial()
 
     /// What exists only while running.
     struct Running: Sendable {
@@ -61,6 +65,8 @@ public final class LiveBindServer: Sendable {
         self.logger = logger
         self.database = database
         self.cluster = cluster
+        idempotency = IdempotencyTable(window: configuration.limits.idempotencyWindow,
+                                       capacity: configuration.limits.idempotencyKeys)
     }
 
     /// The daemon while running.
@@ -215,10 +221,13 @@ public final class LiveBindServer: Sendable {
         let store = store
         let cluster = cluster
         let node = cluster?.configuration.nodeName
+        let idempotency = idempotency
+        let serial = requestSerial
         return MicroHTTPDDaemon.Handlers(
             respond: { received in
                 var forwarded = received
                 if !proxies.isEmpty { proxies.apply(to: &forwarded) }
+                forwarded.serial = serial.next()
                 let request = forwarded
                 counters.add(request: request)
                 var response: HTTPResponse
@@ -237,6 +246,8 @@ public final class LiveBindServer: Sendable {
                     counters.addError()
                     response = Problem.from(error).response
                 }
+                // The ticket of an `Idempotency-Key` is told the answer the client finally gets.
+                let ticket = response.idempotency
                 if isWrite && cluster == nil {
                     response = Self.answerOnceDurable(response, store: store, counters: counters)
                 }
@@ -246,7 +257,10 @@ public final class LiveBindServer: Sendable {
                     deferred.finishing { response in
                         access.finish(&response, for: request)
                         if let node { response.headers.add(Self.nodeHeader, node) }
+                        if let ticket = ticket ?? response.idempotency { idempotency.settle(ticket, response) }
                     }
+                } else if let ticket {
+                    idempotency.settle(ticket, response)
                 }
                 return response
             },
@@ -259,5 +273,14 @@ public final class LiveBindServer: Sendable {
                 if let node { response.headers.add(Self.nodeHeader, node) }
                 return response
             })
+    }
+}
+
+/// Numbers the requests a server answers.
+final class RequestSerial: Sendable {
+    private let last = Atomic<UInt64>(0)
+
+    func next() -> UInt64 {
+        last.add(1, ordering: .relaxed).newValue
     }
 }

@@ -76,6 +76,9 @@ public struct Commit: Sendable {
     /// How deep in a chain of binding writes it was made (0: not by a binding; see `ChangeStamp.depth`).
     /// Bindings read it for their loop guard.
     var depth = 0
+    /// What the write that made it asked the log to keep with it (see ``Store/withCommitTag(_:_:)``);
+    /// nil for most commits.
+    var tag: String?
 
     /// A commit with every field given.
     public init(sequence: UInt64, model: String, revision: UInt64, kind: Kind) {

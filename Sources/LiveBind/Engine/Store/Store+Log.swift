@@ -24,10 +24,22 @@ extension Store {
             for observer in state.durable.observers { observer.call(commits) }
             return
         }
-        let commit = commit()
+        var commit = commit()
         entry.lastCommit = commit.sequence
+        if commit.depth == 0, let tag = Self.commitTag, tag.take() { commit.tag = tag.text }
         log.append(commit)
     }
+
+    /// Runs `body` (one write on this thread); the first commit it makes that no binding made carries
+    /// `tag` into the commit log, which keeps it in the same durable unit (an idempotency receipt: see
+    /// `IdempotencyTable`). Without a log the tag goes nowhere.
+    func withCommitTag<R>(_ tag: String?, _ body: () throws -> R) rethrows -> R {
+        guard let tag, log != nil else { return try body() }
+        return try Self.$commitTag.withValue(CommitTag(tag), operation: body)
+    }
+
+    /// The tag of the write running on this thread, if any.
+    @TaskLocal static var commitTag: CommitTag?
 
     /// The log made `commits` durable (the next ones in sequence order): clients may see them now.
     /// Called on the log's thread, which then runs the returned calls (the waiting writes' and the
@@ -169,5 +181,20 @@ extension StoreState {
             entry.size = model.value.countedSize
             totalSize += entry.size + StoreLimits.modelOverhead
         }
+    }
+}
+
+/// A tag for the first commit of a write (see ``Store/withCommitTag(_:_:)``), taken once.
+final class CommitTag: Sendable {
+    let text: String
+    private let taken = Atomic<Bool>(false)
+
+    init(_ text: String) {
+        self.text = text
+    }
+
+    /// True the first time only.
+    func take() -> Bool {
+        !taken.exchange(true, ordering: .relaxed)
     }
 }

@@ -73,6 +73,10 @@ extension LiveBindServer.Configuration {
               "Writes a client may make at once before --write-rate applies (0: the rate, rounded up)."),
         .init("write-rate-clients", "Limits", .integer(\.limits.writeRateClients, 1...Int.max, unit: "N"),
               "Most clients whose write rate is tracked at once (those idle longest are forgotten first)."),
+        .init("idempotency-window", "Limits", .seconds(\.limits.idempotencyWindow, 1...31_536_000),
+              "Seconds a write's answer is kept for a retry with the same Idempotency-Key."),
+        .init("idempotency-keys", "Limits", .integer(\.limits.idempotencyKeys, 1...100_000_000, unit: "N"),
+              "Most Idempotency-Key answers kept at once (the oldest are forgotten first)."),
     ]
 
     private static let access: [Setting<Self>] = [

@@ -120,6 +120,11 @@ extension LiveBindServer {
             public var writeBurst: Int = 0
             /// Most clients whose write rate is tracked at once; past it, those idle longest are forgotten.
             public var writeRateClients: Int = 10_000
+            /// How long the answer to a write sent with `Idempotency-Key` is kept for a retry with the
+            /// same key (Stripe keeps keys for 24 hours too).
+            public var idempotencyWindow: Duration = .seconds(86_400)
+            /// Most `Idempotency-Key` answers kept at once; past it the oldest are forgotten.
+            public var idempotencyKeys: Int = 100_000
 
             /// The defaults.
             public init() {}

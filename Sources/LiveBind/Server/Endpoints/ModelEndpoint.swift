@@ -192,6 +192,23 @@ struct ModelEndpoint: Sendable {
     /// The answer to every successful write, written straight into its bytes: every write pays it.
     private func written(_ result: WriteResult, status: Int = 200) -> HTTPResponse {
         counters.writes.add(1, ordering: .relaxed)
+        return Self.written(result, status: status)
+    }
+
+    /// The answer to the write whose commit left `receipt` (see `IdempotencyTable`): 201 with
+    /// `Location` when it may have created the model (`flags` has `c`) and did (revision 1), the
+    /// inserted index when its answer shows one (`flags` has `i`).
+    static func answer(_ receipt: CommitReceipt, flags: String) -> IdempotencyTable.Answer {
+        let created = flags.contains("c") && receipt.revision == 1
+        let result = WriteResult(sequence: receipt.sequence, revision: receipt.revision,
+                                 index: flags.contains("i") ? receipt.insertIndex : nil, changed: true)
+        var response = written(result, status: created ? 201 : 200)
+        if created { response.headers.add("Location", "/models/\(receipt.model)") }
+        guard case .bytes(let body) = response.body else { return .init(status: response.status, body: [], headers: []) }
+        return .init(status: response.status, body: body, headers: response.headers.fields.map { ($0.name, $0.value) })
+    }
+
+    private static func written(_ result: WriteResult, status: Int) -> HTTPResponse {
         var body: [UInt8] = []
         body.reserveCapacity(64)
         body += #"{"id":""#.utf8

@@ -15,6 +15,9 @@ struct HTTPRequest: Sendable {
     var clientAddress: String?
     /// `https` when the request came over TLS, or through a trusted proxy that says it did; else `http`.
     var scheme = "http"
+    /// A number the server gives each request it answers (0 until then): a cluster runs a write again
+    /// after a lost race, and its `Idempotency-Key` knows it by this.
+    var serial: UInt64 = 0
 
     /// Makes a request; used by the libmicrohttpd bridge and by tests.
     init(method: HTTPMethod, path: String, query: [(name: String, value: String)] = [],

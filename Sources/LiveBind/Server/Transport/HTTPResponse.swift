@@ -16,6 +16,8 @@ struct HTTPResponse: Sendable {
     var body: Body
     /// Set when the real answer comes later (see ``DeferredAnswer``).
     var deferred: DeferredAnswer?
+    /// The `Idempotency-Key` of the write this answers, told the final answer once it is sent.
+    var idempotency: IdempotencyTicket?
 
     /// Makes a response.
     init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: Body = .bytes([])) {

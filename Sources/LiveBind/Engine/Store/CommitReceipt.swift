@@ -1,0 +1,30 @@
+/// What a tagged commit (see ``Store/withCommitTag(_:_:)``) leaves in a commit log besides itself: the
+/// tag and what an answer to its write is made of, kept after the commit itself is compacted away.
+struct CommitReceipt: Sendable, Equatable {
+    var tag: String
+    var sequence: UInt64
+    var model: String
+    var revision: UInt64
+    /// The index of the commit's first insert, if any (an append's answer names it).
+    var insertIndex: Int?
+    /// When it was made, in seconds since 1970.
+    var created: Double
+
+    init(tag: String, sequence: UInt64, model: String, revision: UInt64, insertIndex: Int?, created: Double) {
+        self.tag = tag
+        self.sequence = sequence
+        self.model = model
+        self.revision = revision
+        self.insertIndex = insertIndex
+        self.created = created
+    }
+
+    /// The receipt `commit` leaves, made at `created`; nil when it has no tag.
+    init?(_ commit: Commit, created: Double) {
+        guard let tag = commit.tag else { return nil }
+        var index: Int?
+        if case .changes(let changes) = commit.kind { index = changes.first { $0.kind == .insert }?.index }
+        self.init(tag: tag, sequence: commit.sequence, model: commit.model, revision: commit.revision,
+                  insertIndex: index, created: created)
+    }
+}

@@ -1,0 +1,141 @@
+import Crypto
+import Foundation
+
+/// One write request's `Idempotency-Key`, scoped to its credential, with the fingerprint of what it
+/// asks (method, path, query, preconditions, media type, body): the same key with another request is
+/// refused, not answered with the first one's answer.
+struct IdempotencyTicket: Sendable {
+    /// The header.
+    static let header = "Idempotency-Key"
+    /// Longest key taken.
+    static let maxKeyLength = 255
+
+    /// The credential's scope and the key: `<scope>:<key>`.
+    let key: String
+    /// The key as the client sent it, for error messages.
+    let displayKey: String
+    /// SHA-256 of the request, hex.
+    let fingerprint: String
+    /// What the answer shows beyond id and revision: `c` when it may be a create (201), `i` when it
+    /// names an inserted index.
+    let flags: String
+    /// The request's serial: a cluster node runs the same request again after a lost race.
+    let owner: UInt64
+
+    /// The ticket of `request` (nil without the header), written with `grant`; `flags` as above.
+    /// Throws 400 for a key that is empty, longer than 255 bytes, or not printable ASCII without spaces.
+    init?(_ request: HTTPRequest, grant: AccessControl.Grant, flags: String) throws(IdempotencyError) {
+        guard let given = request.headers[Self.header] else { return nil }
+        let value = given.trimmingWhitespace()
+        guard !value.isEmpty, value.utf8.count <= Self.maxKeyLength, value.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else {
+            throw .invalid
+        }
+        displayKey = value
+        key = Self.scope(of: grant.credential) + ":" + value
+        var hasher = SHA256()
+        func add(_ text: String) {
+            hasher.update(data: Array(text.utf8))
+            hasher.update(data: [0])
+        }
+        add(request.method.rawValue)
+        add(request.path)
+        for (name, value) in request.query { add(name + "=" + value) }
+        for name in ["Content-Type", "If-Match", "If-None-Match"] { add(request.headers[name] ?? "") }
+        hasher.update(data: request.body)
+        fingerprint = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        self.flags = flags.isEmpty ? "-" : flags
+        owner = request.serial
+    }
+
+    /// Whose keys these are: a JWT's subject, else the token (a static token's secret, a JWT without
+    /// `sub`), else the session; `anyone` for requests without a credential. Hashed: the log keeps it.
+    static func scope(of credential: AccessControl.Credential?) -> String {
+        guard let credential else { return "anyone" }
+        let name: String
+        if let subject = credential.subject {
+            name = "subject " + subject
+        } else if let secret = credential.rateKey {
+            name = "token " + secret
+        } else if let session = credential.session {
+            name = "session " + session.map { String(format: "%02x", $0) }.joined()
+        } else {
+            name = "credential"
+        }
+        return SHA256.hash(data: Array(("livebind idempotency " + name).utf8)).prefix(16)
+            .map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// What the commit log keeps with the write's commit: `<fingerprint> <flags> <key>`.
+    var tag: String { fingerprint + " " + flags + " " + key }
+
+    /// The parts of a tag, nil when it is not one.
+    static func parse(tag: String) -> (fingerprint: String, flags: String, key: String)? {
+        let parts = tag.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].utf8.count == 64, !parts[2].isEmpty else { return nil }
+        return (String(parts[0]), String(parts[1]), String(parts[2]))
+    }
+}
+
+/// Why a request's `Idempotency-Key` cannot be honoured.
+enum IdempotencyError: Error, Equatable, CustomStringConvertible {
+    /// Not a key this server takes (400).
+    case invalid
+    /// The key was used with another request (422).
+    case reused(key: String)
+    /// A request with the key is running (409, retry shortly).
+    case inUse(key: String)
+
+    var description: String {
+        switch self {
+        case .invalid:
+            "Idempotency-Key takes 1 to \(IdempotencyTicket.maxKeyLength) printable ASCII characters without spaces, such as a UUID"
+        case .reused(let key):
+            "Idempotency-Key \(key) was used for another request (method, path, preconditions or body differ): use a new key for a new request"
+        case .inUse(let key):
+            "a request with Idempotency-Key \(key) is running: retry shortly with the same key to get its answer"
+        }
+    }
+
+    var problem: Problem {
+        switch self {
+        case .invalid: return Problem(status: 400, kind: "bad-request", title: "Bad Request", detail: description)
+        case .reused: return Problem(status: 422, kind: "idempotency-key-reused", title: "Unprocessable Content", detail: description)
+        case .inUse:
+            var problem = Problem(status: 409, kind: "idempotency-key-in-use", title: "Conflict", detail: description)
+            problem.headers.add("Retry-After", "1")
+            return problem
+        }
+    }
+}
+
+/// What write routes go through for `Idempotency-Key`.
+struct IdempotentWrites: Sendable {
+    let table: IdempotencyTable
+    let store: Store
+    let counters: ServerCounters
+
+    /// Runs the write `body` once per `Idempotency-Key` (see `IdempotencyTable`): without the header it
+    /// just runs; with a key it already answered (the same request), the first answer comes back with
+    /// `Idempotent-Replayed: true` and nothing runs. When `tagged`, the write's commit carries the
+    /// ticket into the commit log, so that every node and a restart learn the answer; writes whose
+    /// answer is not made from their commit (`/bindings`) are remembered by this node only.
+    func run(_ request: HTTPRequest, _ grant: AccessControl.Grant, flags: String, tagged: Bool,
+             _ body: () throws -> HTTPResponse) throws -> HTTPResponse {
+        guard let ticket = try IdempotencyTicket(request, grant: grant, flags: flags) else { return try body() }
+        if let answer = try table.begin(ticket) {
+            var response = HTTPResponse(status: answer.status, body: .bytes(answer.body))
+            for (name, value) in answer.headers { response.headers.add(name, value) }
+            response.headers.add("Idempotent-Replayed", "true")
+            return response
+        }
+        var response: HTTPResponse
+        do {
+            response = try store.withCommitTag(tagged ? ticket.tag : nil, body)
+        } catch {
+            counters.addError()
+            response = Problem.from(error).response
+        }
+        response.idempotency = ticket
+        return response
+    }
+}
