@@ -43,6 +43,8 @@
     narrowDelay: 1000,
     /** Attempts of a row edit whose row moved (412) before the conflict is shown. */
     rowRetries: 4,
+    /** Retries of a write whose answer was lost (network error, 502/503/504), with the same Idempotency-Key. */
+    writeRetries: 3,
     /**
      * Rows past which a `data-lb-each` inside a scrolling container renders as a virtual list on its
      * own (`data-lb-virtual="off"` keeps it whole); 0: never on its own.
@@ -423,18 +425,41 @@
     return next;
   }
 
+  /** A fresh Idempotency-Key: a retry of the same write sends it again, so the server applies it once. */
+  function idempotencyKey() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    const bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  }
+
+  /**
+   * PUTs `value`. A write whose answer is lost (the network failed, or 502/503/504: a proxy or a
+   * cluster node that could not finish it) may still have been applied: it is sent again, up to
+   * `writeRetries` times, with the same Idempotency-Key, and the server answers a retry of a write it
+   * applied with that write's answer instead of applying it again (an If-Match retry would otherwise
+   * get 412 from its own first try).
+   */
   async function send(url, value, ifMatch) {
     let response;
-    const headers = { 'Content-Type': 'application/json' };
+    const headers = { 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKey() };
     if (ifMatch !== undefined) headers['If-Match'] = '"' + ifMatch + '"';
-    try {
-      response = await fetch(url, {
-        method: 'PUT',
-        headers: withToken(headers),
-        body: JSON.stringify(value),
-      });
-    } catch (e) {
-      throw { status: 0, detail: 'network error: ' + e.message };
+    const sent = JSON.stringify(value);
+    for (let attempt = 0; ; attempt++) {
+      let failure = null;
+      try {
+        response = await fetch(url, { method: 'PUT', headers: withToken(headers), body: sent });
+        if ([502, 503, 504].includes(response.status)) failure = { status: response.status, detail: response.statusText };
+      } catch (e) {
+        failure = { status: 0, detail: 'network error: ' + e.message };
+      }
+      if (!failure) break;
+      if (attempt >= config.writeRetries) {
+        if (failure.status === 0) throw failure;
+        break;
+      }
+      const after = response && failure.status ? Number(response.headers.get('Retry-After')) : NaN;
+      await new Promise((resolve) => setTimeout(resolve, after > 0 ? Math.min(after, 5) * 1000 : 250 * 2 ** attempt));
     }
     const text = await response.text();
     let body = null;
@@ -2476,7 +2501,7 @@
      */
     configure(options) {
       const before = currentToken();
-      for (const key of ['token', 'server', 'debounce', 'heartbeat', 'maxQueue', 'narrowDelay', 'rowRetries', 'virtualAfter']) {
+      for (const key of ['token', 'server', 'debounce', 'heartbeat', 'maxQueue', 'narrowDelay', 'rowRetries', 'writeRetries', 'virtualAfter']) {
         if (options && Object.prototype.hasOwnProperty.call(options, key)) config[key] = options[key];
       }
       if (options && Object.prototype.hasOwnProperty.call(options, 'server')) session.offered = null;

@@ -4,7 +4,8 @@
 the server dropped the stream, while the server itself keeps running and keeps its event history.
 `hold_events()` keeps every byte the server sends on event streams (`GET /events…`) from the browser, the
 connection staying open (a stream gone silent, or one that lags behind the writes), until
-`release_events()` delivers what was held and lets the rest through. A write's answer does not wait for its
+`release_events()` delivers what was held and lets the rest through. `swallow_write_answers()` lets the next
+write reach the server and drops its answer. A write's answer does not wait for its
 event to be streamed, so a test that needs the event among the held bytes waits until `holds()` says so.
 """
 import socket
@@ -22,6 +23,7 @@ class DroppingProxy:
         self.closed = False
         self.holding = False
         self.held = []  # (socket, bytes) held back from event streams, in order
+        self.swallow = 0  # writes whose answers are dropped next
         threading.Thread(target=self._accept, daemon=True).start()
 
     @property
@@ -57,6 +59,12 @@ class DroppingProxy:
                     break
                 if from_browser and data[:1].isalpha():
                     pair["events"] = data.startswith(b"GET /events")  # the request on this connection now
+                    with self.lock:
+                        if self.swallow and data.split(b" ", 1)[0] in (b"PUT", b"POST", b"PATCH", b"DELETE"):
+                            self.swallow -= 1
+                            pair["swallow"] = True
+                if not from_browser and pair.get("swallow"):
+                    break  # the write reached the server; its answer never reaches the browser
                 if not from_browser and pair["events"]:
                     with self.lock:  # held bytes go out before any newer ones
                         if self.holding:
@@ -87,6 +95,12 @@ class DroppingProxy:
             open_sockets = list(self.sockets)
         for s in open_sockets:
             self._close(s)
+
+    def swallow_write_answers(self, count=1):
+        """The next `count` writes reach the server, but their answers are dropped and their connections
+        closed: the browser sees a network error for a write the server applied."""
+        with self.lock:
+            self.swallow += count
 
     def hold_events(self):
         """Stops passing the server's bytes on event streams to the browser; connections stay open."""

@@ -125,6 +125,26 @@ def test_row_edit_after_an_insert_above_writes_the_same_row(page, server, proxy)
     assert field.get_attribute("aria-invalid") is None
 
 
+def test_a_write_whose_answer_is_lost_is_sent_again_and_applied_once(page, server, proxy):
+    start(page, server, proxy.base)
+    page.execute_script(RECORD_PUTS)
+    revision = lambda: next(m["rev"] for m in server.get("/models")["models"] if m["name"] == "list")  # noqa: E731
+    before = revision()
+    proxy.swallow_write_answers(1)  # the server applies the edit; the page gets a network error
+    field = page.find_elements(By.CSS_SELECTOR, "#rows > tr .edit")[1]
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys("again")
+    wait(page, lambda d: any(p["status"] == 200 for p in d.execute_script("return window.puts")),
+         lambda: f"puts {page.execute_script('return window.puts')}")
+    assert server.get("/models/list/rows/1") == {"id": 2, "name": "again"}
+    # Sent again with the same Idempotency-Key (and the same If-Match): answered with the first try's
+    # answer, not applied a second time, not refused as stale.
+    assert revision() == before + 1, (before, revision())
+    assert [p["status"] for p in page.execute_script("return window.puts")] == [200]
+    assert field.get_attribute("aria-invalid") is None
+    assert page.execute_script("return window.lbErrors || []") == []
+
+
 def test_row_edit_without_ids_shows_the_conflict(page, server, proxy):
     start(page, server, proxy.base)
     proxy.hold_events()

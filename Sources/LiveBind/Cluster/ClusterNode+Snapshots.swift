@@ -72,7 +72,9 @@ extension ClusterNode {
                 models.append(ModelSnapshot(name: model.name, revision: model.revision, value: value))
             }
         }
-        return ClusterSnapshot(sequence: manifest.sequence, events: manifest.events, models: models, bindings: index.bindings)
+        var snapshot = ClusterSnapshot(sequence: manifest.sequence, events: manifest.events, models: models, bindings: index.bindings)
+        snapshot.receipts = index.receipts
+        return snapshot
     }
 
     func readIndex(_ manifest: SnapshotManifest) throws(ClusterError) -> SnapshotIndex {
@@ -139,6 +141,7 @@ extension ClusterNode {
         changedAt = changedAt.filter { names.contains($0.key) }
         let changed = changedAt
         let bindings = httpBindings
+        let receipts = receiptSource.withLock { $0 }?(cut.events) ?? []
         snapshotting.store(true, ordering: .releasing)
         snapshotQueue.async { [self] in
             defer { snapshotting.store(false, ordering: .releasing) }
@@ -146,7 +149,7 @@ extension ClusterNode {
                 let claim = try storeSnapshotMessage(claimSubject, id: "\(configuration.stream)-snapshot-claim-\(round)",
                                                      body: Array(configuration.nodeName.utf8))
                 guard !claim.duplicate else { return }
-                if try publishSnapshot(cut, bindings: bindings, changedAt: changed, round: round) {
+                if try publishSnapshot(cut, bindings: bindings, receipts: receipts, changedAt: changed, round: round) {
                     snapshotsTaken.add(1, ordering: .relaxed)
                 }
             } catch {
@@ -160,7 +163,7 @@ extension ClusterNode {
     /// the index, then the manifest. Returns false, storing no manifest, when a snapshot of this
     /// interval or a later one is already stored.
     private func publishSnapshot(_ cut: (sequence: UInt64, events: UInt64, models: [ModelSnapshot]),
-                                 bindings: [(id: String, definition: JSON, enabled: Bool)],
+                                 bindings: [(id: String, definition: JSON, enabled: Bool)], receipts: [CommitReceipt],
                                  changedAt: [String: UInt64], round: UInt64) throws(ClusterError) -> Bool {
         let previous = try lastManifest()
         // A node that caught up late does not put an older snapshot after a newer one.
@@ -214,7 +217,9 @@ extension ClusterNode {
             if pending.count >= chunkSize { try closeSegment() }
         }
         try closeSegment()
-        let index = SnapshotIndex(segments: segments, bindings: bindings, retired: retired).encoded()
+        var made = SnapshotIndex(segments: segments, bindings: bindings, retired: retired)
+        made.receipts = receipts
+        let index = made.encoded()
         let manifest = SnapshotManifest(sequence: cut.sequence, events: cut.events, round: round, bytes: index.count,
                                         chunks: try upload(index))
         if let latest = try lastManifest(), latest.round >= round { return false }

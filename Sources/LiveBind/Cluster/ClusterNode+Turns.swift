@@ -60,6 +60,7 @@ extension ClusterNode {
             let (replayed, calls, failure) = store.replay(commits) { [self] in refused = takeAppended() }
             keepRefused(refused)
             noteChanged(replayed, at: through)
+            learnReceipts(replayed)
             if failure == nil { markApplied(through) }
             calls.run(replayed)
             if let failure { diverge(failure) }
@@ -262,6 +263,13 @@ extension ClusterNode {
         }
     }
 
+    /// Tells the server the receipts of idempotent writes among `commits`, now in the stream.
+    func learnReceipts(_ commits: [Commit]) {
+        guard commits.contains(where: { $0.tag != nil }), let learn = receiptHandler.withLock({ $0 }) else { return }
+        let now = Date().timeIntervalSince1970
+        for commit in commits { if let receipt = CommitReceipt(commit, created: now) { learn(receipt) } }
+    }
+
     /// Whether anything the stream refused waits to be made again (turn thread only).
     var hasRedo: Bool { !toRebase.isEmpty || !toCatchUp.isEmpty }
 
@@ -371,6 +379,7 @@ extension ClusterNode {
         }
         noteChanged(commits, at: sequence)
         noteWriter(configuration.nodeName)
+        learnReceipts(commits)
         if streamLast.load(ordering: .relaxed) < sequence { streamLast.store(sequence, ordering: .relaxed) }
         // Visible before `applied` moves: who waits for an event id reads both.
         let calls = store.logDidPersist(commits)

@@ -109,6 +109,10 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     let catchUpHandler = OrderedMutex<(@Sendable ([Commit]) -> Void)?>(nil)
     /// Turn thread only: the bindings made over HTTP, as the stream left them (for snapshots).
     var httpBindings: [(id: String, definition: JSON, enabled: Bool)] = []
+    /// Learns the receipts of idempotent writes from commits applied here (set by the server).
+    let receiptHandler = OrderedMutex<(@Sendable (CommitReceipt) -> Void)?>(nil)
+    /// The receipts of idempotent writes through an event id, for snapshots (set by the server).
+    let receiptSource = OrderedMutex<(@Sendable (UInt64) -> [CommitReceipt])?>(nil)
     /// Applies another node's binding change to this node's registry (set by the server).
     let bindingHandler = OrderedMutex<(@Sendable (ClusterBindingChange) -> Void)?>(nil)
     /// Turn thread only (and `loadSnapshot` before it starts): the last snapshot interval taken.

@@ -10,6 +10,8 @@ struct ClusterSnapshot: Sendable {
     var models: [ModelSnapshot]
     /// The bindings made over HTTP at that sequence (`"bindings":[{"id","definition","enabled"}]`).
     var bindings: [(id: String, definition: JSON, enabled: Bool)] = []
+    /// The receipts of idempotent writes in their window at the cut.
+    var receipts: [CommitReceipt] = []
 
     /// The snapshot `body` (its chunks joined) holds.
     init(body: [UInt8]) throws(ClusterError) {

@@ -4,8 +4,9 @@
 /// The header `LiveBind-Sequence` holds the first commit's sequence (its event id); the others follow
 /// it one by one. `LiveBind-Node` names the node that published it. Event ids are the store's, not the stream's: a binding change made over HTTP is a
 /// message with no event id, and one message carries many. The body is each commit in turn, as the
-/// line `c <revision> <model bytes> <record bytes>` and a newline, then the model's name and the
-/// commit's record (see `Commit+Record.swift`).
+/// line `c <revision> <model bytes> <record bytes>` (with ` <tag bytes>` when the commit has a tag: an
+/// idempotency receipt) and a newline, then the model's name, the commit's record (see
+/// `Commit+Record.swift`) and its tag.
 ///
 /// Version 0.1 published one commit per message, its sequence the message's stream sequence, with the
 /// model and revision in headers (`LiveBind-Model`, `LiveBind-Revision`); such messages are still read.
@@ -29,16 +30,21 @@ enum CommitMessage {
             body.appendDecimal(UInt64(commit.model.utf8.count))
             body.append(UInt8(ascii: " "))
             body.appendDecimal(UInt64(record.count))
+            if let tag = commit.tag {
+                body.append(UInt8(ascii: " "))
+                body.appendDecimal(UInt64(tag.utf8.count))
+            }
             body.append(UInt8(ascii: "\n"))
             body += commit.model.utf8
             body += record
+            if let tag = commit.tag { body += tag.utf8 }
         }
         return body
     }
 
     /// The bytes one commit adds to a message body: its line, model name and record.
     static func size(of commit: Commit, record: [UInt8]) -> Int {
-        commit.model.utf8.count + record.count + 64
+        commit.model.utf8.count + record.count + (commit.tag?.utf8.count ?? 0) + 80
     }
 
     /// The commits `message` carries, in order, or why it carries none this code reads.
@@ -60,22 +66,26 @@ enum CommitMessage {
             func fail(_ reason: String) -> CommitRecordError {
                 CommitRecordError(sequence: sequence, reason: "message \(message.sequence): \(reason)")
             }
-            guard let end = body[position...].prefix(80).firstIndex(of: UInt8(ascii: "\n")) else { throw fail("a commit line has no end") }
+            guard let end = body[position...].prefix(100).firstIndex(of: UInt8(ascii: "\n")) else { throw fail("a commit line has no end") }
             let fields = body[position..<end].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
-            guard fields.count == 4, fields[0].elementsEqual("c".utf8), let revision = decimal(fields[1]),
+            guard fields.count == 4 || fields.count == 5, fields[0].elementsEqual("c".utf8), let revision = decimal(fields[1]),
                   let modelCount = decimal(fields[2]).flatMap(Int.init(exactly:)),
                   let recordCount = decimal(fields[3]).flatMap(Int.init(exactly:)),
-                  modelCount <= body.count - end - 1, recordCount <= body.count - end - 1 - modelCount else {
+                  let tagCount = fields.count == 5 ? decimal(fields[4]).flatMap(Int.init(exactly:)) : 0,
+                  modelCount <= body.count - end - 1, recordCount <= body.count - end - 1 - modelCount,
+                  tagCount <= body.count - end - 1 - modelCount - recordCount else {
                 throw fail("a commit line is not one")
             }
-            let modelStart = end + 1, recordStart = modelStart + modelCount
-            guard let model = String(validating: body[modelStart..<recordStart], as: UTF8.self) else {
-                throw fail("a model name is not UTF-8")
+            let modelStart = end + 1, recordStart = modelStart + modelCount, tagStart = recordStart + recordCount
+            guard let model = String(validating: body[modelStart..<recordStart], as: UTF8.self),
+                  let tag = String(validating: body[tagStart..<tagStart + tagCount], as: UTF8.self) else {
+                throw fail("a model name or tag is not UTF-8")
             }
-            commits.append(try Commit(record: body[recordStart..<recordStart + recordCount], sequence: sequence,
-                                      model: model, revision: revision))
+            var commit = try Commit(record: body[recordStart..<tagStart], sequence: sequence, model: model, revision: revision)
+            if fields.count == 5 { commit.tag = tag }
+            commits.append(commit)
             sequence += 1
-            position = recordStart + recordCount
+            position = tagStart + tagCount
         }
         guard !commits.isEmpty else { throw CommitRecordError(sequence: sequence, reason: "message \(message.sequence) holds no commit") }
         return commits

@@ -88,6 +88,9 @@ struct SnapshotIndex: Sendable {
     /// Chunks of the snapshot before this one that this one does not use: deleted once the snapshot
     /// after this one is stored (a node may still be reading the one before until then).
     var retired: [UInt64]
+    /// The receipts of idempotent writes still in their window at the cut
+    /// (`[[tag, sequence, model, revision, insertIndex or -1, created ms]]`).
+    var receipts: [CommitReceipt] = []
 
     /// The index's bytes.
     func encoded() -> [UInt8] {
@@ -102,8 +105,12 @@ struct SnapshotIndex: Sendable {
         let bindings = bindings.map { binding -> JSON in
             .object(["id": .string(binding.id), "definition": binding.definition, "enabled": .bool(binding.enabled)])
         }
+        let receipts = receipts.map { receipt -> JSON in
+            .array([.string(receipt.tag), .int(Int(receipt.sequence)), .string(receipt.model), .int(Int(receipt.revision)),
+                    .int(receipt.insertIndex ?? -1), .int(Int(receipt.created * 1000))])
+        }
         return JSON.object(["segments": .array(Deque(segments)), "bindings": .array(Deque(bindings)),
-                            "retired": SnapshotManifest.list(retired)]).encoded()
+                            "retired": SnapshotManifest.list(retired), "receipts": .array(Deque(receipts))]).encoded()
     }
 
     /// The index `bytes` (its chunks joined) holds.
@@ -131,7 +138,17 @@ struct SnapshotIndex: Sendable {
                   case .bool(let enabled)? = entry["enabled"] else { throw unreadable }
             bindings.append((id, definition, enabled))
         }
+        var receipts: [CommitReceipt] = []
+        for entry in document["receipts"]?.arrayValue ?? [] {
+            guard let fields = entry.arrayValue, fields.count == 6, let tag = fields[0].stringValue,
+                  case .int(let sequence) = fields[1], let model = fields[2].stringValue, case .int(let revision) = fields[3],
+                  case .int(let index) = fields[4], case .int(let created) = fields[5], sequence > 0, revision >= 0
+            else { throw unreadable }
+            receipts.append(CommitReceipt(tag: tag, sequence: UInt64(sequence), model: model, revision: UInt64(revision),
+                                          insertIndex: index >= 0 ? index : nil, created: Double(created) / 1000))
+        }
         self.init(segments: segments, bindings: bindings, retired: retired)
+        self.receipts = receipts
     }
 
     init(segments: [Segment], bindings: [(id: String, definition: JSON, enabled: Bool)], retired: [UInt64]) {

@@ -41,6 +41,10 @@ extension LiveBindServer {
             let store = Store(restoring: snapshot.models, lastSequence: snapshot.events, log: node,
                               limits: configuration.limits.store)
             self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: nil, cluster: node)
+            // Answers to idempotent writes: from the snapshot, then from every commit the node applies.
+            for receipt in snapshot.receipts { idempotency.learn(receipt) }
+            node.receiptHandler.withLock { [idempotency] in $0 = { idempotency.learn($0) } }
+            node.receiptSource.withLock { [idempotency] in $0 = { idempotency.receipts(through: $0) } }
             // Bindings made over HTTP on any node reach this one through the stream (without catching
             // up: the node that made the change logged what catching up derived).
             node.setBindingHandler { [weak registry = bindings, logger] change in

@@ -88,7 +88,7 @@ import Testing
             #expect(preflight.status == 204)
             #expect(preflight.header("Access-Control-Allow-Origin") == "http://localhost:3000")
             #expect(preflight.header("Access-Control-Allow-Methods") == "GET, HEAD, PUT, POST, PATCH, DELETE")
-            #expect(preflight.header("Access-Control-Allow-Headers") == "Authorization, Content-Type, If-Match, Last-Event-ID, If-None-Match")
+            #expect(preflight.header("Access-Control-Allow-Headers") == "Authorization, Content-Type, If-Match, Last-Event-ID, If-None-Match, Idempotency-Key")
             #expect(preflight.header("Vary") == "Origin")
             let refused = try TestHTTPClient.request(port: port, "OPTIONS", "/models/lab-1",
                                                      headers: [("Origin", "http://localhost:3001"), ("Access-Control-Request-Method", "PUT")])
