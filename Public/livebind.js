@@ -435,7 +435,8 @@
 
   /**
    * PUTs `value`. A write whose answer is lost (the network failed, or 502/503/504: a proxy or a
-   * cluster node that could not finish it) may still have been applied: it is sent again, up to
+   * cluster node that could not finish it; 409 with Retry-After: an earlier try is still running) may
+   * still have been applied: it is sent again, up to
    * `writeRetries` times, with the same Idempotency-Key, and the server answers a retry of a write it
    * applied with that write's answer instead of applying it again (an If-Match retry would otherwise
    * get 412 from its own first try).
@@ -449,7 +450,10 @@
       let failure = null;
       try {
         response = await fetch(url, { method: 'PUT', headers: withToken(headers), body: sent });
-        if ([502, 503, 504].includes(response.status)) failure = { status: response.status, detail: response.statusText };
+        // 409 with Retry-After: an earlier try with this key is still running (after a 504, say).
+        if ([502, 503, 504].includes(response.status) || (response.status === 409 && response.headers.get('Retry-After'))) {
+          failure = { status: response.status, detail: response.statusText };
+        }
       } catch (e) {
         failure = { status: 0, detail: 'network error: ' + e.message };
       }

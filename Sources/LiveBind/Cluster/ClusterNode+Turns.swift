@@ -32,9 +32,9 @@ extension ClusterNode {
     }
 
     /// With the lock held: the queued writes the next turn runs together, in order: up to `maxBatch`,
-    /// and a write that changes the bindings (`alone`) by itself.
-    func takeBatch(upTo limit: Int = maxBatch) -> [Job] {
-        guard let first = jobs.first, limit > 0 else { return [] }
+    /// and a write that changes the bindings (`alone`) by itself; `joining` a batch, none of those.
+    func takeBatch(upTo limit: Int = maxBatch, joining: Bool = false) -> [Job] {
+        guard let first = jobs.first, limit > 0, !(joining && first.alone) else { return [] }
         let count = first.alone ? 1 : jobs.prefix(limit).prefix { !$0.alone }.count
         defer { jobs.removeFirst(count) }
         return Array(jobs.prefix(count))
@@ -104,7 +104,7 @@ extension ClusterNode {
             let alone = batch.first?.alone ?? false
             if !alone && !batch.isEmpty && waitForTurn(until: limit) {
                 // More writes may have come meanwhile: they go in the same message.
-                turns.withLock { batch += takeBatch(upTo: Self.maxBatch - batch.count) }
+                turns.withLock { batch += takeBatch(upTo: Self.maxBatch - batch.count, joining: true) }
             }
             if !alone { redo() }
             runAgain = nil
@@ -121,6 +121,9 @@ extension ClusterNode {
                 // its way (made again later), or another node's message came first (applied first).
                 conflicts.add(1, ordering: .relaxed)
                 keepRefused(rollBack())
+                guard ContinuousClock.now < limit else {
+                    return finish(batch, .unavailable("the stream kept moving for \(configuration.writeTimeout)"))
+                }
                 guard rerun == .afterDelivery else { continue }
                 guard waitForDelivery(until: limit) else {
                     return finish(batch, .unavailable("the stream kept moving for \(configuration.writeTimeout)"))
@@ -223,8 +226,14 @@ extension ClusterNode {
             keepRefused(others)
         }
         guard !batch.isEmpty else { return nil }
-        // The write fits alone: it runs once what was made outside a turn is in (or dropped).
+        // The write fits alone: it runs once what was made outside a turn is in (or dropped). Once:
+        // what its own bindings derive on another thread counts as made outside, and comes again.
         if hasRedo {
+            guard batch[0].setAside == 0 else {
+                finish(batch, .tooLarge(bytes: encode(refused, expectingLast: UInt64.max).size, limit: nats.maxPayload))
+                return false
+            }
+            batch[0].setAside += 1
             turns.withLock { jobs.insert(contentsOf: batch, at: 0) }
             batch = []
             return nil

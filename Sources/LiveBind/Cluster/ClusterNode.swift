@@ -48,6 +48,8 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         let alone: Bool
         /// Told once: nil when the commits are in the stream and applied (or the write made none).
         let done: @Sendable (ClusterError?) -> Void
+        /// How often it was put back in the queue because commits made outside it did not fit beside it.
+        var setAside = 0
     }
 
     /// What the consumer delivered: the stream's message `sequence` with commits (`numbered`: it names

@@ -42,11 +42,6 @@ enum CommitMessage {
         return body
     }
 
-    /// The bytes one commit adds to a message body: its line, model name and record.
-    static func size(of commit: Commit, record: [UInt8]) -> Int {
-        commit.model.utf8.count + record.count + (commit.tag?.utf8.count ?? 0) + 80
-    }
-
     /// The commits `message` carries, in order, or why it carries none this code reads.
     static func commits(in message: StreamMessage) throws(CommitRecordError) -> [Commit] {
         guard let first = message.headers[sequenceHeader] else {
@@ -84,7 +79,10 @@ enum CommitMessage {
             var commit = try Commit(record: body[recordStart..<tagStart], sequence: sequence, model: model, revision: revision)
             if fields.count == 5 { commit.tag = tag }
             commits.append(commit)
-            sequence += 1
+            // The next commit's sequence, and the one after the last, must exist.
+            let (following, overflow) = sequence.addingReportingOverflow(1)
+            guard !overflow else { throw fail("its sequences run past the largest event id") }
+            sequence = following
             position = tagStart + tagCount
         }
         guard !commits.isEmpty else { throw CommitRecordError(sequence: sequence, reason: "message \(message.sequence) holds no commit") }

@@ -38,7 +38,8 @@ extension LiveBindServer {
             let blind = access.writesBlind(context.grant)
             // What a stored answer shows beyond id and revision (see `IdempotencyTicket.flags`).
             var flags = request.method == .put && (try? Path(pointer: pointer)) == .root ? "c" : ""
-            if !blind && (request.method == .put || request.method == .post) { flags += "i" }
+            if !blind && (request.method == .put || request.method == .post
+                          || request.method == .patch && request.mediaType == RequestBody.mergePatch) { flags += "i" }
             return try idempotent.run(request, context.grant, flags: flags, tagged: true) {
                 blind ? try models.blindWrite(name, pointer, request) : try models.write(name, pointer, request)
             }

@@ -23,6 +23,13 @@ import Testing
         #expect(read.map { $0.encodedRecord() } == Self.commits.map { $0.encodedRecord() })
     }
 
+    @Test func aCommitsTagTravelsWithIt() throws {
+        var tagged = Self.commits
+        tagged[1].tag = "an idempotency receipt's tag"
+        let read = try CommitMessage.commits(in: Self.message(CommitMessage.body(tagged, records: tagged.map { $0.encodedRecord() })))
+        #expect(read.map(\.tag) == [nil, "an idempotency receipt's tag", nil])
+    }
+
     @Test func aMessageOfVersion01IsOneCommitAtItsStreamSequence() throws {
         let headers = [CommitMessage.modelHeader: "sensor", CommitMessage.revisionHeader: "7"]
         let read = try CommitMessage.commits(in: Self.message(Self.commits[0].encodedRecord(), headers: headers))
@@ -36,6 +43,15 @@ import Testing
         }
         #expect(throws: CommitRecordError.self) {
             try CommitMessage.commits(in: Self.message(Array("c 1 1 2\na{}".utf8), headers: [CommitMessage.sequenceHeader: "0"]))
+        }
+        // Sequences that would run past the largest event id: refused (the node diverges), not a crash.
+        let record = Self.commits[2].encodedRecord()
+        let body = Array("c 1 1 \(record.count)\na".utf8) + record
+        #expect(throws: CommitRecordError.self) {
+            try CommitMessage.commits(in: Self.message(body, headers: [CommitMessage.sequenceHeader: String(UInt64.max)]))
+        }
+        #expect(throws: Never.self) {
+            try CommitMessage.commits(in: Self.message(body, headers: [CommitMessage.sequenceHeader: String(UInt64.max - 1)]))
         }
     }
 

@@ -5,7 +5,7 @@ struct CommitReceipt: Sendable, Equatable {
     var sequence: UInt64
     var model: String
     var revision: UInt64
-    /// The index of the commit's first insert, if any (an append's answer names it).
+    /// The index of the commit's last insert, if any (an insert's answer names it).
     var insertIndex: Int?
     /// When it was made, in seconds since 1970.
     var created: Double
@@ -23,7 +23,7 @@ struct CommitReceipt: Sendable, Equatable {
     init?(_ commit: Commit, created: Double) {
         guard let tag = commit.tag else { return nil }
         var index: Int?
-        if case .changes(let changes) = commit.kind { index = changes.first { $0.kind == .insert }?.index }
+        if case .changes(let changes) = commit.kind { index = changes.last { $0.kind == .insert }?.index }
         self.init(tag: tag, sequence: commit.sequence, model: commit.model, revision: commit.revision,
                   insertIndex: index, created: created)
     }

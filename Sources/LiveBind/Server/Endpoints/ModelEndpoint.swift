@@ -44,19 +44,19 @@ struct ModelEndpoint: Sendable {
         return response
     }
 
-    /// `PUT`, `DELETE`, `PATCH` or `POST` on `/models/{name}{pointer}`; an append's answer has its
+    /// `PUT`, `DELETE`, `PATCH` or `POST` on `/models/{name}{pointer}`; an insert's answer has its
     /// `index` when `revealsIndex` (see `post`).
     func write(_ name: String, _ pointer: String, _ request: HTTPRequest, revealsIndex: Bool = true) throws -> HTTPResponse {
         switch request.method {
-        case .put: try put(name, pointer, request)
+        case .put: try put(name, pointer, request, revealsIndex: revealsIndex)
         case .delete: try delete(name, pointer, request)
-        case .patch: try patch(name, pointer, request)
+        case .patch: try patch(name, pointer, request, revealsIndex: revealsIndex)
         default: try post(name, pointer, request, revealsIndex: revealsIndex)
         }
     }
 
     /// `PUT`: creates or replaces a model (201/200), or sets the value at a pointer.
-    func put(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    func put(_ name: String, _ pointer: String, _ request: HTTPRequest, revealsIndex: Bool = true) throws -> HTTPResponse {
         _ = try RequestBody.mediaType(of: request, accepted: RequestBody.jsonOnly)
         let path = try Path(pointer: pointer)
         let value = try RequestBody.parseJSON(request)
@@ -67,7 +67,9 @@ struct ModelEndpoint: Sendable {
             if created { response.headers.add("Location", "/models/\(name)") }
             return response
         }
-        return written(try store.set(value, at: path, in: name, ifRevision: revision))
+        var result = try store.set(value, at: path, in: name, ifRevision: revision)
+        if !revealsIndex { result.index = nil }
+        return written(result)
     }
 
     /// `DELETE`: drops a model, or removes a member or array element.
@@ -79,13 +81,15 @@ struct ModelEndpoint: Sendable {
     }
 
     /// `PATCH`: RFC 7386 merge patch at the pointer, or RFC 6902 JSON Patch on the model.
-    func patch(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    func patch(_ name: String, _ pointer: String, _ request: HTTPRequest, revealsIndex: Bool = true) throws -> HTTPResponse {
         let type = try RequestBody.mediaType(of: request, accepted: [RequestBody.mergePatch, RequestBody.jsonPatch])
         let body = try RequestBody.parseJSON(request)
         let path = try Path(pointer: pointer)
         let revision = try condition(request, name, at: path)
         if type == RequestBody.mergePatch {
-            return written(try store.mergePatch(body, at: path, in: name, ifRevision: revision))
+            var result = try store.mergePatch(body, at: path, in: name, ifRevision: revision)
+            if !revealsIndex { result.index = nil }
+            return written(result)
         }
         guard path == .root else {
             throw RequestError.badRequest("a JSON Patch applies to the whole model: PATCH /models/\(name) with paths inside the operations")

@@ -2,14 +2,18 @@ import Collections
 import Foundation
 
 /// The answers to writes sent with `Idempotency-Key`, by key, for ``window`` (at most ``capacity``
-/// keys, the oldest forgotten first): a retry with the same key and the same request gets the first
-/// answer again, without writing again (docs/HTTP.md, "Idempotent writes").
+/// keys): a retry with the same key and the same request gets the first answer again, without writing
+/// again (docs/HTTP.md, "Idempotent writes").
 ///
 /// A write that committed leaves a receipt in the commit log (``IdempotencyTicket/tag``, carried by
 /// its commit: SQLite's `receipts` table in the same transaction, the cluster's stream in the same
 /// message), from which every node (and a restarted one) learns its answer: the answer holds wherever
 /// the log does. A write that committed nothing (a refusal, an equal value) is answered again only by
 /// the node that answered it, until it restarts.
+///
+/// Past ``capacity`` the oldest finished answer goes first, but a credential holding more than an
+/// eighth of the table loses its own oldest instead, so one client cannot push everyone else's keys
+/// out; a request still running keeps its key.
 final class IdempotencyTable: Sendable {
     /// A stored answer: what the first request got.
     struct Answer: Sendable {
@@ -28,16 +32,30 @@ final class IdempotencyTable: Sendable {
         var fingerprint: String
         var state: State
         var created: Date
+        var isRunning: Bool { if case .running = state { true } else { false } }
     }
+
+    /// Keys in the order their entries were made, with when (an entry made again is told apart by its date).
+    private typealias Order = Deque<(key: String, created: Date)>
 
     private struct Table {
         var entries: [String: Entry] = [:]
-        /// Keys in the order their entries were made, with when (an entry made again is found by its date).
-        var order: Deque<(key: String, created: Date)> = []
+        var order = Order()
+        var byScope: [Substring: Order] = [:]
+        /// How many entries each credential holds.
+        var held: [Substring: Int] = [:]
+
+        mutating func remove(_ key: String) {
+            guard entries.removeValue(forKey: key) != nil else { return }
+            let scope = IdempotencyTable.scope(of: key)
+            held[scope] = held[scope, default: 1] > 1 ? held[scope, default: 1] - 1 : nil
+        }
     }
 
     let window: Duration
     let capacity: Int
+    /// How many keys one credential may hold before its own oldest go first.
+    let fairShare: Int
     /// How long a running request holds its key before another may take it (it got lost).
     static let abandonedAfter: TimeInterval = 600
     private let table = OrderedMutex(Table())
@@ -45,13 +63,14 @@ final class IdempotencyTable: Sendable {
     init(window: Duration, capacity: Int) {
         self.window = window
         self.capacity = max(1, capacity)
+        fairShare = max(1, capacity / 8)
     }
 
     private var windowSeconds: TimeInterval {
         TimeInterval(window.components.seconds) + TimeInterval(window.components.attoseconds) / 1e18
     }
 
-    /// Whether the request `ticket` names runs (true: its key is now held by it), or gets the first
+    /// Whether the request `ticket` names runs (nil: its key is now held by it), or gets the first
     /// answer again (returned); throws when the key was used for another request (422) or one with it
     /// is running (409).
     func begin(_ ticket: IdempotencyTicket, now: Date = Date()) throws(IdempotencyError) -> Answer? {
@@ -64,9 +83,8 @@ final class IdempotencyTable: Sendable {
                 case .done(let answer, _):
                     return answer
                 case .running(let owner):
-                    if owner != ticket.owner && now.timeIntervalSince(entry.created) < Self.abandonedAfter {
-                        throw .inUse(key: ticket.displayKey)
-                    }
+                    if owner == ticket.owner { return nil }
+                    if now.timeIntervalSince(entry.created) < Self.abandonedAfter { throw .inUse(key: ticket.displayKey) }
                 }
             }
             insert(&table, ticket.key, Entry(fingerprint: ticket.fingerprint, state: .running(owner: ticket.owner), created: now))
@@ -76,10 +94,9 @@ final class IdempotencyTable: Sendable {
 
     /// Records what the request of `ticket` was finally answered: kept when another try would get the
     /// same (not a 5xx, not a 429), else the key is free again.
-    func settle(_ ticket: IdempotencyTicket, _ response: HTTPResponse, now: Date = Date()) {
-        let keep = response.status < 500 && response.status != 429
+    func settle(_ ticket: IdempotencyTicket, _ response: HTTPResponse) {
         var answer: Answer?
-        if keep, case .bytes(let body) = response.body {
+        if response.status < 500 && response.status != 429, case .bytes(let body) = response.body {
             let names = ["Content-Type", "ETag", ModelEndpoint.eventIDHeader, "Location", "Retry-After"]
             answer = Answer(status: response.status, body: body,
                             headers: names.compactMap { name in response.headers[name].map { (name, $0) } })
@@ -89,25 +106,25 @@ final class IdempotencyTable: Sendable {
             if let answer {
                 table.entries[ticket.key]?.state = .done(answer, receipt: nil)
             } else {
-                table.entries[ticket.key] = nil
+                table.remove(ticket.key)
             }
         }
     }
 
     /// Learns the answer of a write from its receipt in the commit log (made here or on another node).
     /// A running request with the same key then gets it when it runs again.
-    func learn(_ receipt: CommitReceipt) {
+    func learn(_ receipt: CommitReceipt, now: Date = Date()) {
         guard let parsed = IdempotencyTicket.parse(tag: receipt.tag) else { return }
-        let created = Date(timeIntervalSince1970: receipt.created)
         let window = windowSeconds
-        guard Date().timeIntervalSince(created) < window else { return }
+        guard now.timeIntervalSince(parsed.created) < window else { return }
         let answer = ModelEndpoint.answer(receipt, flags: parsed.flags)
         table.withLock { table in
-            if let entry = table.entries[parsed.key], case .done = entry.state, entry.fingerprint == parsed.fingerprint {
+            if let entry = table.entries[parsed.key], !entry.isRunning, entry.fingerprint == parsed.fingerprint {
                 table.entries[parsed.key]?.state = .done(answer, receipt: receipt)
                 return
             }
-            insert(&table, parsed.key, Entry(fingerprint: parsed.fingerprint, state: .done(answer, receipt: receipt), created: created))
+            insert(&table, parsed.key, Entry(fingerprint: parsed.fingerprint, state: .done(answer, receipt: receipt),
+                                             created: parsed.created))
         }
     }
 
@@ -123,23 +140,63 @@ final class IdempotencyTable: Sendable {
         }
     }
 
-    /// How many keys it holds (for `/metrics`).
+    /// How many keys it holds (for tests and `/metrics`).
     var count: Int { table.withLock { $0.entries.count } }
 
+    fileprivate static func scope(of key: String) -> Substring {
+        key.prefix { $0 != ":" }
+    }
+
     private func insert(_ table: inout Table, _ key: String, _ entry: Entry) {
-        table.entries[key] = entry
+        let scope = Self.scope(of: key)
+        if table.entries.updateValue(entry, forKey: key) == nil { table.held[scope, default: 0] += 1 }
         table.order.append((key, entry.created))
-        while table.entries.count > capacity, let oldest = table.order.popFirst() {
-            if table.entries[oldest.key]?.created == oldest.created { table.entries[oldest.key] = nil }
+        table.byScope[scope, default: []].append((key, entry.created))
+        if table.entries.count > capacity {
+            // The credential's own oldest when it holds more than its share, else the table's oldest.
+            if table.held[scope, default: 0] > fairShare {
+                var own = table.byScope.removeValue(forKey: scope) ?? []
+                Self.evictOldest(&own, &table)
+                table.byScope[scope] = own
+            } else {
+                var order = table.order
+                table.order = []
+                Self.evictOldest(&order, &table)
+                table.order = order
+            }
         }
-        // Entries made again leave their old place behind: drop those from the front.
-        while let first = table.order.first, table.entries[first.key]?.created != first.created { table.order.removeFirst() }
+        compact(&table)
+    }
+
+    /// Drops the oldest finished entry `order` names (running ones stay, moved to the back).
+    private static func evictOldest(_ order: inout Order, _ table: inout Table) {
+        for _ in 0..<order.count {
+            guard let oldest = order.popFirst() else { return }
+            guard let entry = table.entries[oldest.key], entry.created == oldest.created else { continue }
+            if entry.isRunning {
+                order.append(oldest)
+                continue
+            }
+            table.remove(oldest.key)
+            return
+        }
+    }
+
+    /// Keeps the orders from growing past twice the entries: what was dropped or made again leaves
+    /// items behind.
+    private func compact(_ table: inout Table) {
+        guard table.order.count > 2 * table.entries.count + 64 else { return }
+        let entries = table.entries
+        table.order = table.order.filter { entries[$0.key]?.created == $0.created }
+        var scopes: [Substring: Order] = [:]
+        for item in table.order { scopes[Self.scope(of: item.key), default: []].append(item) }
+        table.byScope = scopes
     }
 
     private func expire(_ table: inout Table, now: Date, window: TimeInterval) {
         while let first = table.order.first, now.timeIntervalSince(first.created) >= window {
             table.order.removeFirst()
-            if table.entries[first.key]?.created == first.created { table.entries[first.key] = nil }
+            if table.entries[first.key]?.created == first.created { table.remove(first.key) }
         }
     }
 }

@@ -21,6 +21,8 @@ struct IdempotencyTicket: Sendable {
     let flags: String
     /// The request's serial: a cluster node runs the same request again after a lost race.
     let owner: UInt64
+    /// When the request came: the receipt's age is counted from it on every node.
+    let created: Date
 
     /// The ticket of `request` (nil without the header), written with `grant`; `flags` as above.
     /// Throws 400 for a key that is empty, longer than 255 bytes, or not printable ASCII without spaces.
@@ -31,7 +33,7 @@ struct IdempotencyTicket: Sendable {
             throw .invalid
         }
         displayKey = value
-        key = Self.scope(of: grant.credential) + ":" + value
+        key = Self.scope(of: grant.credential, token: AccessControl.bearer(request)) + ":" + value
         var hasher = SHA256()
         func add(_ text: String) {
             hasher.update(data: Array(text.utf8))
@@ -45,11 +47,13 @@ struct IdempotencyTicket: Sendable {
         fingerprint = hasher.finalize().map { String(format: "%02x", $0) }.joined()
         self.flags = flags.isEmpty ? "-" : flags
         owner = request.serial
+        created = Date()
     }
 
     /// Whose keys these are: a JWT's subject, else the token (a static token's secret, a JWT without
-    /// `sub`), else the session; `anyone` for requests without a credential. Hashed: the log keeps it.
-    static func scope(of credential: AccessControl.Credential?) -> String {
+    /// `sub`, presented as `token`), else the session; `anyone` for requests without a credential.
+    /// Hashed: the log keeps it.
+    static func scope(of credential: AccessControl.Credential?, token: String?) -> String {
         guard let credential else { return "anyone" }
         let name: String
         if let subject = credential.subject {
@@ -59,20 +63,20 @@ struct IdempotencyTicket: Sendable {
         } else if let session = credential.session {
             name = "session " + session.map { String(format: "%02x", $0) }.joined()
         } else {
-            name = "credential"
+            name = "bearer " + (token ?? "")
         }
         return SHA256.hash(data: Array(("livebind idempotency " + name).utf8)).prefix(16)
             .map { String(format: "%02x", $0) }.joined()
     }
 
-    /// What the commit log keeps with the write's commit: `<fingerprint> <flags> <key>`.
-    var tag: String { fingerprint + " " + flags + " " + key }
+    /// What the commit log keeps with the write's commit: `<fingerprint> <flags> <created ms> <key>`.
+    var tag: String { fingerprint + " " + flags + " " + String(Int64(created.timeIntervalSince1970 * 1000)) + " " + key }
 
     /// The parts of a tag, nil when it is not one.
-    static func parse(tag: String) -> (fingerprint: String, flags: String, key: String)? {
-        let parts = tag.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].utf8.count == 64, !parts[2].isEmpty else { return nil }
-        return (String(parts[0]), String(parts[1]), String(parts[2]))
+    static func parse(tag: String) -> (fingerprint: String, flags: String, created: Date, key: String)? {
+        let parts = tag.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0].utf8.count == 64, let milliseconds = Int64(parts[2]), !parts[3].isEmpty else { return nil }
+        return (String(parts[0]), String(parts[1]), Date(timeIntervalSince1970: Double(milliseconds) / 1000), String(parts[3]))
     }
 }
 
