@@ -22,7 +22,7 @@ MARIONETTE_VERSION := 3.7.1
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 
-.PHONY: run build release deb test test-swift test-tsan test-asan test-firefox test-browser test-cli test-hostile \
+.PHONY: run build release deb test test-swift test-tsan test-asan test-firefox test-browser test-clients test-cli test-hostile \
         test-contract test-access test-property test-dist test-cluster bench fuzz clean deps-server deps-browser deps-python deps-dist \
         cluster deps-cluster
 
@@ -48,8 +48,8 @@ deb: release deps-dist
 	bash deploy/build-deb.sh .build/release/livebind-server $(VERSION) dist
 
 ## test: every suite (Swift, thread and address sanitizers, curl, contract, access, property, distribution,
-##       browser, cluster), each timed; goes on past a failure and fails if any failed
-TEST_SUITES := test-swift test-tsan test-asan test-cli test-contract test-access test-property test-dist test-browser test-cluster
+##       clients, browser, cluster), each timed; goes on past a failure and fails if any failed
+TEST_SUITES := test-swift test-tsan test-asan test-cli test-contract test-access test-property test-clients test-dist test-browser test-cluster
 test:
 	@failed=""; total=$$(date +%s); \
 	for suite in $(TEST_SUITES); do \
@@ -106,6 +106,11 @@ test-access: release deps-python
 ##                protocol on a live release server: fixed seed, PROPERTY_EXAMPLES (default 60) runs
 test-property: release deps-python
 	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 900 $(PYTHON) -m pytest -q Tests/property
+
+## test-clients: the Python client (clients/python) against a release server: mirrors converge through
+##               drops, silences, restarts and resyncs; writes back, conflicts, the offline queue
+test-clients: release deps-python
+	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 600 $(PYTHON) -m pytest -q Tests/clients
 
 ## test-dist: the static binary runs without the toolchain; the .deb passes lintian, unpacks and serves
 test-dist: deb

@@ -1,0 +1,272 @@
+"""The Python client (clients/python) against a real livebind-server: whatever the server does to the
+models, and whatever happens to the connection (dropped, silent, the server killed and restarted with
+its data, ids too old to resume), a mirror ends equal to the server's documents; local writes reach
+the server once, or roll back with a conflict; writes made while the server is away wait in a file
+and are applied once, in order, when it is back — even across a restart of the client."""
+import json
+import random
+import threading
+import time
+
+import pytest
+
+from client_harness import DroppingProxy, Server
+from livebind_client import Client, ConflictError
+
+
+def call(server, method, path, body=None, content_type="application/json"):
+    client = Client(server.base)
+    return client.request(method, path, body, content_type=content_type)
+
+
+def wait_until(condition, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def server_value(server, target):
+    model, _, pointer = target.partition("/")
+    status, _, value = call(server, "GET", f"/models/{model}" + (f"/{pointer}" if pointer else ""))
+    return value if status == 200 else None
+
+
+def converged(mirror, server, targets):
+    return all(mirror.value(t) == server_value(server, t) for t in targets)
+
+
+def random_write(server, rng, counter):
+    """One write of a random kind to `orders` (or `sensor`): inserts, removes, replaces, moves, sets,
+    a whole-model PUT now and then, a drop and re-create rarely."""
+    items = server_value(server, "orders/items") or []
+    choice = rng.random()
+    if choice < 0.3 or not items:
+        call(server, "POST", "/models/orders/items", {"id": f"o{counter}", "qty": rng.randint(1, 9)})
+    elif choice < 0.45:
+        call(server, "DELETE", f"/models/orders/items/{rng.randrange(len(items))}")
+    elif choice < 0.6:
+        call(server, "PUT", f"/models/orders/items/{rng.randrange(len(items))}/qty", rng.randint(1, 99))
+    elif choice < 0.7:
+        patch = [{"op": "move", "from": f"/items/{rng.randrange(len(items))}", "path": f"/items/{rng.randrange(len(items))}"}]
+        call(server, "PATCH", "/models/orders", patch, content_type="application/json-patch+json")
+    elif choice < 0.85:
+        call(server, "PUT", "/models/sensor/t", round(rng.uniform(10, 30), 2))
+    elif choice < 0.95:
+        call(server, "PATCH", "/models/sensor", {"meta": {"unit": rng.choice(["C", "F"]), "n": counter}},
+             content_type="application/merge-patch+json")
+    elif choice < 0.98:
+        call(server, "PUT", "/models/orders", {"items": items[: len(items) // 2]})
+    else:
+        call(server, "DELETE", "/models/sensor")
+        call(server, "PUT", "/models/sensor", {"t": 0})
+
+
+def seed(server):
+    assert call(server, "PUT", "/models/sensor", {"t": 20.5, "meta": {"unit": "C"}})[0] == 201
+    assert call(server, "PUT", "/models/orders", {"items": []})[0] == 201
+
+
+TARGETS = ["sensor", "orders/items"]
+
+
+@pytest.mark.parametrize("seed_value", [1, 2, 3])
+def test_a_mirror_follows_every_kind_of_change(server, seed_value):
+    seed(server)
+    client = Client(server.base)
+    mirror = client.mirror(TARGETS)
+    try:
+        assert mirror.wait_until_synced(10)
+        rng = random.Random(seed_value)
+        for counter in range(150):
+            random_write(server, rng, counter)
+            if counter % 25 == 24:
+                wait_until(lambda: converged(mirror, server, TARGETS), 10, "the mirror to converge")
+        wait_until(lambda: converged(mirror, server, TARGETS), 10, "the mirror to converge")
+        assert mirror.error is None
+    finally:
+        mirror.close()
+
+
+def test_dropped_connections_resume_exactly(server, proxy):
+    seed(server)
+    mirror = Client(proxy.base).mirror(TARGETS)
+    try:
+        assert mirror.wait_until_synced(10)
+        rng = random.Random(7)
+        for counter in range(120):
+            random_write(server, rng, counter)
+            if counter % 15 == 7:
+                opened = mirror.connections
+                proxy.drop()
+                proxy.resume()
+                wait_until(lambda: mirror.connections > opened, 10, "the mirror to connect again")
+        wait_until(lambda: converged(mirror, server, TARGETS), 15, "the mirror to converge after drops")
+        assert mirror.reconnects >= 8
+    finally:
+        mirror.close()
+
+
+def test_the_server_killed_and_restarted_with_its_data(server):
+    seed(server)
+    mirror = Client(server.base).mirror(TARGETS)
+    try:
+        assert mirror.wait_until_synced(10)
+        rng = random.Random(11)
+        for round_number in range(3):
+            for counter in range(30):
+                random_write(server, rng, round_number * 100 + counter)
+            server.kill()
+            server.start()
+            for counter in range(10):
+                random_write(server, rng, round_number * 100 + 50 + counter)
+            wait_until(lambda: converged(mirror, server, TARGETS), 20, "the mirror to converge after a restart")
+    finally:
+        mirror.close()
+
+
+def test_ids_too_old_to_resume_get_resync_and_fresh_snapshots(folder):
+    server = Server(["--retained-events", "5"]).start()
+    proxy = DroppingProxy(server.port)
+    try:
+        seed(server)
+        mirror = Client(proxy.base).mirror(TARGETS)
+        assert mirror.wait_until_synced(10)
+        proxy.drop()
+        rng = random.Random(3)
+        for counter in range(60):
+            random_write(server, rng, counter)
+        proxy.resume()
+        wait_until(lambda: converged(mirror, server, TARGETS), 15, "the mirror to converge after resync")
+        mirror.close()
+    finally:
+        proxy.close()
+        server.close()
+
+
+def test_a_silent_connection_is_noticed_within_two_heartbeats(folder):
+    server = Server(["--heartbeat", "1"]).start()
+    proxy = DroppingProxy(server.port)
+    try:
+        seed(server)
+        mirror = Client(proxy.base).mirror(TARGETS, heartbeat=1)
+        assert mirror.wait_until_synced(10)
+        before = mirror.reconnects
+        proxy.hold_events()          # the stream stays open but nothing comes through
+        started = time.monotonic()
+        wait_until(lambda: mirror.reconnects > before, 6, "the mirror to drop the silent stream")
+        assert time.monotonic() - started < 4
+        proxy.release_events()
+        call(server, "PUT", "/models/sensor/t", 99)
+        wait_until(lambda: mirror.value("sensor/t") == 99, 10, "the mirror to follow again")
+        mirror.close()
+    finally:
+        proxy.close()
+        server.close()
+
+
+def test_local_writes_reach_the_server_or_roll_back_on_conflict(server, proxy):
+    seed(server)
+    one, two = Client(proxy.base).mirror(TARGETS), Client(server.base).mirror(TARGETS)
+    try:
+        assert one.wait_until_synced(10) and two.wait_until_synced(10)
+        answer = one.set("sensor/t", 31)
+        assert answer["rev"] and server_value(server, "sensor/t") == 31
+        wait_until(lambda: two.value("sensor/t") == 31, 10, "the other mirror")
+        # Another writer moves the model on while `one` has not heard of it: its write, made against
+        # the revision it has, is refused, and its local value rolled back.
+        wait_until(lambda: one.revision("sensor") == answer["rev"], 10, "the first mirror to hear its write")
+        proxy.hold_events()
+        call(server, "PUT", "/models/sensor/meta/unit", "K")
+        with pytest.raises(ConflictError) as refused:
+            one.set("sensor/t", 32)
+        assert refused.value.status == 412
+        assert one.value("sensor/t") == 31
+        proxy.release_events()
+        wait_until(lambda: one.value("sensor") == server_value(server, "sensor"), 10, "the rolled-back mirror")
+        # A write into a mirrored location.
+        call(server, "POST", "/models/orders/items", {"id": "a", "qty": 1})
+        wait_until(lambda: two.value("orders/items") == [{"id": "a", "qty": 1}], 10, "the location")
+        two.set("orders/items/0/qty", 5)
+        assert server_value(server, "orders/items") == [{"id": "a", "qty": 5}]
+        wait_until(lambda: converged(one, server, TARGETS) and converged(two, server, TARGETS), 10, "both mirrors")
+    finally:
+        one.close()
+        two.close()
+
+
+def test_offline_writes_wait_in_a_file_and_are_applied_once_in_order(server, proxy, folder):
+    seed(server)
+    queue = str(folder / "writes.jsonl")
+    client = Client(proxy.base, queue=queue, retries=1)
+    mirror = client.mirror(TARGETS)
+    assert mirror.wait_until_synced(10)
+    proxy.drop()                                   # the server is out of reach
+    for value in range(5):
+        assert mirror.set("sensor/t", 100 + value, if_match=False) is None
+    assert mirror.value("sensor/t") == 104         # applied here already
+    assert [entry["body"] for entry in client.queued()] == [100, 101, 102, 103, 104]
+    mirror.close()
+    # The app restarts: a new client reads the same file. The first write's answer is lost on the way
+    # back; it is sent again with its key and applied once.
+    revision = lambda: next(m["rev"] for m in call(server, "GET", "/models")[2]["models"] if m["name"] == "sensor")  # noqa: E731
+    before = revision()
+    proxy.resume()
+    proxy.swallow_write_answers(1)
+    again = Client(proxy.base, queue=queue, retries=3)
+    mirror = again.mirror(TARGETS)
+    try:
+        wait_until(lambda: not again.queued(), 15, "the queue to drain")
+        assert server_value(server, "sensor/t") == 104
+        assert revision() == before + 5, (before, revision())
+        assert again.rejected == []
+        wait_until(lambda: converged(mirror, server, TARGETS), 10, "the mirror")
+    finally:
+        mirror.close()
+
+
+def test_a_queued_write_the_server_refuses_is_set_aside(server, proxy, folder):
+    seed(server)
+    queue = str(folder / "writes.jsonl")
+    client = Client(proxy.base, queue=queue, retries=0)
+    mirror = client.mirror(TARGETS)
+    assert mirror.wait_until_synced(10)
+    proxy.drop()
+    assert mirror.set("sensor/t", 1) is None       # made against the revision the mirror had
+    call(server, "PUT", "/models/sensor/t", 2)      # meanwhile the server moves on
+    proxy.resume()
+    wait_until(lambda: not client.queued(), 15, "the queue to drain")
+    assert [status for status, _, _ in client.rejected] == [412]
+    wait_until(lambda: mirror.value("sensor/t") == 2, 10, "the mirror to show the server's value")
+    mirror.close()
+
+
+def test_writers_racing_through_mirrors_converge(server):
+    seed(server)
+    mirrors = [Client(server.base).mirror(TARGETS) for _ in range(3)]
+    try:
+        for mirror in mirrors:
+            assert mirror.wait_until_synced(10)
+        outcomes = []
+
+        def writer(mirror, number):
+            for step in range(20):
+                try:
+                    mirror.set("sensor/t", number * 100 + step)
+                    outcomes.append("ok")
+                except ConflictError:
+                    outcomes.append("conflict")
+
+        threads = [threading.Thread(target=writer, args=(m, n)) for n, m in enumerate(mirrors)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert "ok" in outcomes
+        for mirror in mirrors:
+            wait_until(lambda: converged(mirror, server, TARGETS), 10, "every mirror to converge")
+    finally:
+        for mirror in mirrors:
+            mirror.close()

@@ -1,0 +1,165 @@
+"""HTTP to a LiveBind server: requests, writes that are retried safely (`Idempotency-Key`), and an
+offline queue of writes kept in a file, replayed in order when the server answers again."""
+import http.client
+import json
+import os
+import random
+import ssl
+import threading
+import time
+import urllib.parse
+import uuid
+
+from .errors import ConflictError, LiveBindError
+
+RETRYABLE = (502, 503, 504)
+
+
+class Client:
+    """A connection to one LiveBind server (`base`: http(s)://host:port).
+
+    `token`: a bearer token or JWT sent with every request. `queue`: a file for writes made while the
+    server cannot be reached (JSON lines; replayed in order by `flush_queue`, and by a mirror whenever
+    its stream connects). `retries`: how often a write whose answer was lost is sent again, with the
+    same `Idempotency-Key`, so the server applies it once. `ssl_context` for https (e.g. a private CA).
+    """
+
+    def __init__(self, base, token=None, queue=None, timeout=10, retries=3, ssl_context=None):
+        parts = urllib.parse.urlsplit(base)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {base!r}")
+        self.scheme, self.host = parts.scheme, parts.hostname
+        self.port = parts.port or (443 if parts.scheme == "https" else 80)
+        self.token = token
+        self.timeout = timeout
+        self.retries = retries
+        self.ssl_context = ssl_context or (ssl.create_default_context() if parts.scheme == "https" else None)
+        self.queue_path = queue
+        self._queue_lock = threading.Lock()
+        # Writes from the queue the server refused (status, problem, the write): the application decides.
+        self.rejected = []
+
+    def connect(self, timeout=None):
+        timeout = self.timeout if timeout is None else timeout
+        if self.scheme == "https":
+            return http.client.HTTPSConnection(self.host, self.port, timeout=timeout, context=self.ssl_context)
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def headers(self, extra=None):
+        headers = {"Accept": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        headers.update(extra or {})
+        return headers
+
+    def request(self, method, path, body=None, headers=None, content_type="application/json"):
+        """One request; returns (status, lower-cased headers, parsed JSON or text). Raises OSError or
+        http.client.HTTPException when the server cannot be reached."""
+        data = None
+        all_headers = self.headers(headers)
+        if body is not None:
+            data = json.dumps(body).encode()
+            all_headers["Content-Type"] = content_type
+        connection = self.connect()
+        try:
+            connection.request(method, path, body=data, headers=all_headers)
+            response = connection.getresponse()
+            raw = response.read()
+            answer_headers = {name.lower(): value for name, value in response.getheaders()}
+        finally:
+            connection.close()
+        text = raw.decode("utf-8", "replace")
+        parsed = text
+        if "json" in answer_headers.get("content-type", "") and text:
+            parsed = json.loads(text)
+        return response.status, answer_headers, parsed
+
+    def write(self, method, path, body=None, if_match=None, key=None, content_type="application/json"):
+        """A write (`PUT`, `POST`, `PATCH`, `DELETE` on `path`, such as "/models/sensor/t"): returns the
+        server's answer ({"id", "rev"[, "index"]}). It is sent with an `Idempotency-Key` (`key`, else a
+        new one) and sent again with it when the answer is lost (a network error, 502/503/504, or 409
+        with Retry-After: the first try still runs), up to `retries` times. Raises ConflictError for
+        412 (stale `if_match`), 409 and 422, LiveBindError for other refusals, and OSError when the
+        server could not be reached at all."""
+        key = key or str(uuid.uuid4())
+        headers = {"Idempotency-Key": key}
+        if if_match is not None:
+            headers["If-Match"] = f'"{if_match}"'
+        attempt = 0
+        while True:
+            wait = None
+            try:
+                status, answer_headers, answer = self.request(method, path, body, headers, content_type)
+                if status in RETRYABLE or (status == 409 and "retry-after" in answer_headers):
+                    wait = float(answer_headers.get("retry-after", 0) or 0) or None
+                    failure = LiveBindError(status, answer)
+                elif status < 300:
+                    return answer
+                elif status in (409, 412, 422):
+                    raise ConflictError(status, answer)
+                else:
+                    raise LiveBindError(status, answer)
+            except (OSError, http.client.HTTPException) as error:
+                failure = error
+            if attempt >= self.retries:
+                raise failure
+            time.sleep(min(wait or 0.25 * 2 ** attempt, 5) * random.uniform(0.75, 1.25))
+            attempt += 1
+
+    # --- the offline queue ------------------------------------------------------------------------
+
+    def enqueue(self, method, path, body=None, if_match=None, key=None):
+        """Keeps a write for later (in order, in the queue file); returns its key."""
+        if not self.queue_path:
+            raise ValueError("this client has no queue file")
+        entry = {"key": key or str(uuid.uuid4()), "method": method, "path": path, "body": body, "if_match": if_match}
+        with self._queue_lock:
+            with open(self.queue_path, "a", encoding="utf-8") as file:
+                file.write(json.dumps(entry) + "\n")
+                file.flush()
+                os.fsync(file.fileno())
+        return entry["key"]
+
+    def queued(self):
+        """The writes waiting in the queue file, oldest first."""
+        if not self.queue_path or not os.path.exists(self.queue_path):
+            return []
+        with open(self.queue_path, encoding="utf-8") as file:
+            return [json.loads(line) for line in file if line.strip()]
+
+    def flush_queue(self):
+        """Sends the queued writes in order, each with its own key (a write sent before a crash is not
+        applied twice). Stops at the first that cannot reach the server (it stays first); a write the
+        server refuses is dropped from the queue and kept in `rejected`. Returns how many were sent."""
+        sent = 0
+        with self._queue_lock:
+            entries = self.queued()
+            while entries:
+                entry = entries[0]
+                try:
+                    self.write(entry["method"], entry["path"], entry["body"], entry["if_match"], entry["key"])
+                except LiveBindError as error:
+                    self.rejected.append((error.status, error.problem, entry))
+                except (OSError, http.client.HTTPException):
+                    break
+                entries.pop(0)
+                sent += 1
+                self._rewrite_queue(entries)
+        return sent
+
+    def _rewrite_queue(self, entries):
+        temporary = self.queue_path + ".tmp"
+        with open(temporary, "w", encoding="utf-8") as file:
+            for entry in entries:
+                file.write(json.dumps(entry) + "\n")
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, self.queue_path)
+
+    def mirror(self, targets, **options):
+        """A `Mirror` of `targets` (model names, or "model/pointer" locations), started."""
+        from .mirror import Mirror
+        return Mirror(self, targets, **options)
+
+    def close(self):
+        """Nothing to release: each request has its own connection."""

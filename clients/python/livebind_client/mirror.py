@@ -1,0 +1,298 @@
+"""A live copy of models, or of locations inside them, kept equal to the server's through
+`GET /events`: snapshots, then every change applied in order; exact resume with `Last-Event-ID` after a
+dropped connection; `resync` handled; a silent connection (no heartbeat in two intervals) dropped and
+made again, with backoff and jitter."""
+import copy
+import http.client
+import json
+import random
+import threading
+import urllib.parse
+
+from . import pointer as jsonpointer
+from .errors import ConflictError, LiveBindError
+
+CHANGES = ("set", "insert", "remove", "replace", "move", "length")
+
+
+def split_target(target):
+    """("model", "/pointer") of "model" or "model/pointer/…"."""
+    model, slash, rest = target.partition("/")
+    if not model:
+        raise ValueError(f"not a model or location: {target!r}")
+    return model, ("/" + rest) if slash else ""
+
+
+def model_path(model, pointer):
+    tokens = jsonpointer.split(pointer)
+    quoted = [urllib.parse.quote(t.replace("~", "~0").replace("/", "~1"), safe="~") for t in tokens]
+    return "/models/" + urllib.parse.quote(model, safe="") + "".join("/" + t for t in quoted)
+
+
+class Mirror:
+    """Mirrors `targets` of `client`'s server: model names ("sensor") and locations ("orders/items",
+    "sensor/meta/unit"). Starts a thread at once; `close()` ends it.
+
+    `heartbeat`: the server's `--heartbeat` in seconds; a stream silent for two of them is dropped
+    and made again. `on_change(mirror, events)` is called on the mirror's thread after each group of
+    events is applied (keep it short)."""
+
+    def __init__(self, client, targets, heartbeat=15, on_change=None):
+        self.client = client
+        self.heartbeat = heartbeat
+        self.on_change = on_change
+        self.models = []          # mirrored whole
+        self.locations = []       # (model, pointer) mirrored
+        for target in targets:
+            model, pointer = split_target(target)
+            (self.locations.append((model, pointer)) if pointer else self.models.append(model))
+        self.lock = threading.RLock()
+        self.documents = {}       # model → {"rev", "value"}; a dropped or missing model has none
+        self.places = {}          # (model, pointer) → {"rev", "value", "exists"}
+        self.last_id = None
+        self.synced = threading.Event()
+        self.error = None         # a refusal that stopped the mirror (bad target, no access)
+        self.reconnects = 0       # streams that ended and were made again
+        self.connections = 0      # streams opened (answered 200)
+        self._closed = threading.Event()
+        self._connection = None
+        self._thread = threading.Thread(target=self._run, name="livebind-mirror", daemon=True)
+        self._thread.start()
+
+    # --- reading --------------------------------------------------------------------------------
+
+    def wait_until_synced(self, timeout=None):
+        """Waits until the mirror holds a snapshot of every target; returns whether it does."""
+        return self.synced.wait(timeout)
+
+    def _holder(self, model, pointer):
+        """(the mirrored place or model document holding model/pointer, the tokens inside it), or None."""
+        tokens = jsonpointer.split(pointer)
+        for (place_model, place_pointer), place in self.places.items():
+            place_tokens = jsonpointer.split(place_pointer)
+            if place_model == model and tokens[:len(place_tokens)] == place_tokens:
+                return place, tokens[len(place_tokens):]
+        document = self.documents.get(model)
+        return (document, tokens) if document is not None else None
+
+    def value(self, target):
+        """A copy of the target's value: a mirrored model or location, or anything inside one (None
+        when it does not exist)."""
+        model, pointer = split_target(target)
+        with self.lock:
+            found = self._holder(model, pointer)
+            if found is None or not found[0].get("exists", True):
+                return None
+            try:
+                return copy.deepcopy(jsonpointer.get(found[0]["value"], found[1]))
+            except (KeyError, IndexError, ValueError, TypeError):
+                return None
+
+    def revision(self, target):
+        """The model's revision as the mirror last heard it, where the target is mirrored (0: unknown)."""
+        model, pointer = split_target(target)
+        with self.lock:
+            found = self._holder(model, pointer)
+            return found[0]["rev"] if found else 0
+
+    # --- writing --------------------------------------------------------------------------------
+
+    def set(self, target, value, if_match=True):
+        """Sets `target` ("model/pointer" inside something mirrored) to `value`: here at once, then on
+        the server with `If-Match` (the revision the mirror has; `if_match=False`: last writer wins) and
+        an `Idempotency-Key`. Returns the server's answer. When the server refuses it (another write
+        came first), the local value is rolled back and ConflictError raised. When the server cannot
+        be reached and the client has a queue file, the write waits there (the value stays) and None is
+        returned; it is sent, in order, when the stream connects again."""
+        model, pointer = split_target(target)
+        with self.lock:
+            revision = self.revision(target) if if_match else None
+            undo = self._apply_local(model, pointer, value)
+        path = model_path(model, pointer)
+        try:
+            return self.client.write("PUT", path, value, if_match=revision)
+        except LiveBindError:
+            with self.lock:
+                undo()
+            raise
+        except (OSError, http.client.HTTPException):
+            if not self.client.queue_path:
+                with self.lock:
+                    undo()
+                raise
+            self.client.enqueue("PUT", path, value, if_match=revision)
+            return None
+
+    def _apply_local(self, model, pointer, value):
+        """Applies a local set (lock held); returns what undoes it if the stream has not moved on."""
+        found = self._holder(model, pointer)
+        if found is None:
+            raise ValueError(f"{model}{pointer} is not inside anything this mirror holds")
+        holder, tokens = found
+        before = copy.deepcopy(holder)
+        holder["value"] = jsonpointer.set_at(holder["value"] if holder.get("exists", True) else None, tokens,
+                                             copy.deepcopy(value))
+        if "exists" in holder:
+            holder["exists"] = True
+
+        def undo():
+            if holder["rev"] == before["rev"]:
+                holder.update(before)
+        return undo
+
+    def close(self):
+        """Ends the stream and the thread."""
+        self._closed.set()
+        connection = self._connection
+        if connection is not None:
+            try:
+                connection.sock and connection.sock.shutdown(2)
+            except OSError:
+                pass
+        self._thread.join(10)
+
+    # --- the stream -----------------------------------------------------------------------------
+
+    def _query(self):
+        parts = [("model", m) for m in self.models]
+        parts += [("sub", m + p) for m, p in self.locations]
+        return urllib.parse.urlencode(parts)
+
+    def _run(self):
+        failures = 0
+        while not self._closed.is_set():
+            heard = False
+            try:
+                if self.client.queue_path:
+                    self.client.flush_queue()
+                heard = self._stream()
+            except LiveBindError as error:
+                if error.status in (400, 401, 403, 404, 422):
+                    self.error = error
+                    return
+            except (OSError, http.client.HTTPException, ValueError):
+                pass
+            if self._closed.is_set():
+                return
+            failures = 0 if heard else failures + 1
+            self.reconnects += 1
+            delay = min(10.0, 0.2 * 2 ** min(failures, 6)) * random.uniform(0.5, 1.5)
+            self._closed.wait(delay)
+
+    def _stream(self):
+        """Reads one connection's events until it ends; returns whether an event was applied."""
+        connection = self.client.connect(timeout=2 * self.heartbeat + 1)
+        self._connection = connection
+        heard = False
+        try:
+            headers = self.client.headers({"Accept": "text/event-stream"})
+            if self.last_id:
+                headers["Last-Event-ID"] = self.last_id
+            connection.request("GET", "/events?" + self._query(), headers=headers)
+            response = connection.getresponse()
+            if response.status != 200:
+                body = response.read().decode("utf-8", "replace")
+                try:
+                    body = json.loads(body)
+                except ValueError:
+                    pass
+                raise LiveBindError(response.status, body)
+            self.connections += 1
+            pending, fields = [], {}
+            while not self._closed.is_set():
+                raw = response.fp.readline()
+                if not raw:
+                    break
+                line = raw.decode("utf-8").rstrip("\r\n")
+                if line.startswith(":"):
+                    continue
+                if line:
+                    name, _, value = line.partition(":")
+                    value = value[1:] if value.startswith(" ") else value
+                    fields[name] = fields[name] + "\n" + value if name == "data" and name in fields else value
+                    continue
+                if fields:
+                    heard |= self._dispatch(fields, pending)
+                fields = {}
+        finally:
+            self._connection = None
+            connection.close()
+        return heard
+
+    def _dispatch(self, fields, pending):
+        event = fields.get("event", "message")
+        data = json.loads(fields["data"]) if "data" in fields else None
+        if event == "stream":
+            return False
+        if event == "auth_revoked":
+            raise OSError("the stream's credential ended")
+        applied = []
+        with self.lock:
+            if event == "resync":
+                self.documents.clear()
+                self.places.clear()
+                self.synced.clear()
+                pending.clear()
+            elif event == "snapshot" and data and "path" in data:
+                self._apply(event, data)       # a location's snapshot restates it: at once
+                applied.append((event, data))
+            elif data is not None:
+                pending.append((event, data))
+            if "id" in fields:
+                for item in pending:
+                    self._apply(*item)
+                applied += pending
+                pending.clear()
+                self.last_id = fields["id"]
+                # The first group holds the snapshots of every model there is: the others do not exist.
+                for model in self.models:
+                    self.documents.setdefault(model, None)
+            if self._holds_every_target():
+                self.synced.set()
+        if applied and self.on_change:
+            self.on_change(self, applied)
+        return bool(applied)
+
+    def _holds_every_target(self):
+        return all(m in self.documents for m in self.models) and all(p in self.places for p in self.locations)
+
+    def _apply(self, event, data):
+        model = data.get("model")
+        if event == "snapshot":
+            if "path" in data:
+                self.places[(model, data["path"])] = {"rev": data.get("rev", 0), "value": data.get("value"),
+                                                      "exists": data.get("exists", True)}
+            else:
+                self.documents[model] = {"rev": data["rev"], "value": data["value"]}
+        elif event == "drop":
+            self.documents.pop(model, None)
+            if model in self.models:
+                self.documents[model] = None
+            for (place_model, _), place in self.places.items():
+                if place_model == model:
+                    place.update(rev=data.get("rev", 0), value=None, exists=False)
+        elif event == "batch":
+            for change in data["changes"]:
+                self._change(model, change["kind"], change, data["rev"])
+        elif event in CHANGES:
+            self._change(model, event, data, data["rev"])
+
+    def _change(self, model, kind, change, revision):
+        document = self.documents.get(model)
+        if document is not None:
+            document["value"] = jsonpointer.apply(document["value"], kind, change)
+            document["rev"] = revision
+        path = change.get("path", "")
+        for (place_model, place_pointer), place in self.places.items():
+            if place_model != model:
+                continue
+            if path == place_pointer and kind == "set":
+                place.update(value=copy.deepcopy(change.get("value")), exists=change.get("exists", True))
+            elif path == place_pointer and kind == "remove" and "index" not in change:
+                place.update(value=None, exists=False)
+            elif path == place_pointer or path.startswith(place_pointer + "/"):
+                relative = dict(change, path=path[len(place_pointer):])
+                place["value"] = jsonpointer.apply(place["value"], kind, relative)
+            else:
+                continue
+            place["rev"] = revision
