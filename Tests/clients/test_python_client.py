@@ -105,6 +105,7 @@ def test_dropped_connections_resume_exactly(server, proxy):
                 wait_until(lambda: mirror.connections > opened, 10, "the mirror to connect again")
         wait_until(lambda: converged(mirror, server, TARGETS), 15, "the mirror to converge after drops")
         assert mirror.reconnects >= 8
+        assert mirror.resyncs == 0       # resumed exactly each time, not from fresh snapshots
     finally:
         mirror.close()
 
@@ -270,3 +271,59 @@ def test_writers_racing_through_mirrors_converge(server):
     finally:
         for mirror in mirrors:
             mirror.close()
+
+
+def test_large_documents_and_events_arrive_whole(server):
+    """Events larger than the server's write buffer come in several HTTP chunks."""
+    big = {"rows": [{"id": n, "text": "x" * 200} for n in range(1500)]}     # about 330 kB
+    assert call(server, "PUT", "/models/big", big)[0] == 201
+    mirror = Client(server.base).mirror(["big"])
+    try:
+        assert mirror.wait_until_synced(10)
+        assert mirror.value("big") == big
+        replacement = [{"id": n, "text": "y" * 300} for n in range(800)]
+        assert call(server, "PUT", "/models/big/rows", replacement)[0] == 200
+        wait_until(lambda: mirror.value("big/rows") == replacement, 10, "the large set")
+    finally:
+        mirror.close()
+
+
+def test_a_location_write_is_not_refused_for_changes_elsewhere_in_the_model(server):
+    seed(server)
+    mirror = Client(server.base).mirror(["orders/items"])
+    try:
+        assert mirror.wait_until_synced(10)
+        call(server, "PUT", "/models/orders/note", "elsewhere")     # a location does not hear this
+        assert mirror.set("orders/items", [{"id": "z", "qty": 3}])["rev"]
+        assert server_value(server, "orders/items") == [{"id": "z", "qty": 3}]
+    finally:
+        mirror.close()
+
+
+def test_names_that_need_escaping_round_trip(server):
+    odd = {"a/b": 1, "t~x": 2, "sp ace": 3, "pct%20": 4, "ünï": 5}
+    assert call(server, "PUT", "/models/odd", odd)[0] == 201
+    mirror = Client(server.base).mirror(["odd"])
+    try:
+        assert mirror.wait_until_synced(10)
+        for key, value in odd.items():
+            escaped = key.replace("~", "~0").replace("/", "~1")
+            assert mirror.value(f"odd/{escaped}") == value
+            mirror.set(f"odd/{escaped}", value * 10)
+        wait_until(lambda: mirror.value("odd") == {k: v * 10 for k, v in odd.items()}, 10, "the mirror")
+        assert server_value(server, "odd") == {k: v * 10 for k, v in odd.items()}
+    finally:
+        mirror.close()
+
+
+def test_a_line_torn_by_a_crash_is_skipped_and_the_rest_is_sent(server, folder):
+    seed(server)
+    queue = folder / "writes.jsonl"
+    entry = {"key": "k-1", "method": "PUT", "path": "/models/sensor/t", "body": 7, "if_match": None}
+    queue.write_text(json.dumps(entry) + "\n" + '{"key": "k-2", "method": "PU')
+    client = Client(server.base, queue=str(queue))
+    assert [e["key"] for e in client.queued()] == ["k-1"]
+    assert client.flush_queue() == 1
+    assert server_value(server, "sensor/t") == 7 and client.queued() == []
+    client.enqueue("PUT", "/models/sensor/t", 8)
+    assert client.flush_queue() == 1 and server_value(server, "sensor/t") == 8

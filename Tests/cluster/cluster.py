@@ -301,7 +301,7 @@ class EventReader:
         fields = {}
         try:
             while True:
-                line = self.response.fp.readline()
+                line = self.response.readline()  # readline() takes the HTTP chunks apart
                 if not line:
                     break
                 line = line.decode().rstrip("\n")

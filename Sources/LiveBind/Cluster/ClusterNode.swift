@@ -184,6 +184,16 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         turns.signal()
     }
 
+    /// Keeps `commits` for the current turn as one unit: a turn publishes them in one message.
+    func append(contentsOf commits: [Commit]) {
+        let outside = !(turns.isCurrent && runningJobs)
+        turns.withLock {
+            appended += commits
+            if outside { madeOutside.formUnion(commits.map(\.sequence)) }
+        }
+        turns.signal()
+    }
+
     /// Waits (up to the write timeout and a second) until no write is queued or running.
     func flush() {
         let deadline = ContinuousClock.now + configuration.writeTimeout + .seconds(1)

@@ -69,6 +69,18 @@ final class CommitWriter: @unchecked Sendable {
         if wake { worker.signal() }
     }
 
+    /// Queues `commits` as one unit: the thread takes them in one batch.
+    func append(contentsOf commits: [Commit]) {
+        guard let last = commits.last else { return }
+        let wake = worker.withLock { () -> Bool in
+            let wasEmpty = queue.isEmpty
+            queue += commits
+            appended = last.sequence
+            return wasEmpty || (gatherTarget > 0 && queue.count >= gatherTarget)
+        }
+        if wake { worker.signal() }
+    }
+
     /// Returns once every commit queued so far is written (or failed) and reported to the store.
     func flush() {
         worker.withLock {

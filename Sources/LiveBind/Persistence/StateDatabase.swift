@@ -86,6 +86,8 @@ final class StateDatabase: CommitLog, Sendable {
 
     func append(_ commit: Commit) { writer.append(commit) }
 
+    func append(contentsOf commits: [Commit]) { writer.append(contentsOf: commits) }
+
     func flush() { writer.flush() }
 
     // MARK: The connection

@@ -14,7 +14,8 @@ extension LiveBindServer {
     /// Other writes (`POST /session`, `PATCH /events/{stream}`) need no turn, and work while the node
     /// is cut off from NATS.
     static func changesModels(_ request: HTTPRequest) -> Bool {
-        request.path.hasPrefix("/models/") || request.path == "/bindings" || request.path.hasPrefix("/bindings/")
+        request.path == "/models" || request.path.hasPrefix("/models/") || request.path == "/bindings"
+            || request.path.hasPrefix("/bindings/")
     }
 
     /// The header naming the cluster node that answered.

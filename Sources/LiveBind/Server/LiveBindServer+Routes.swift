@@ -31,7 +31,14 @@ extension LiveBindServer {
             try Self.moveWindow(request, stream: context.parameters[0], hub: hub, reach: context.grant.reach)
             return HTTPResponse(status: 204)
         }
-        router.add([.get], "/models", access: .scoped) { _, context in models.list(reach: context.grant.reach) }
+        router.add([.get, .patch], "/models", access: .scoped) { request, context in
+            guard request.method == .patch else { return models.list(reach: context.grant.reach) }
+            // Preconditions and JSON Patch tests read the models: a write to several needs `read` too.
+            try access.checkRead(context.grant)
+            return try idempotent.run(request, context.grant, flags: "", tagged: false) {
+                try models.patchSeveral(request, reach: context.grant.reach)
+            }
+        }
         router.add([.get, .put, .delete, .patch, .post], "/models/:name/*", access: .scoped(model: .parameter(0))) { request, context in
             let (name, pointer) = (context.parameters[0], context.parameters[1])
             guard request.method != .get, request.method != .head else { return try models.get(name, pointer) }

@@ -1,5 +1,7 @@
 """HTTP to a LiveBind server: requests, writes that are retried safely (`Idempotency-Key`), and an
 offline queue of writes kept in a file, replayed in order when the server answers again."""
+import email.utils
+import fcntl
 import http.client
 import json
 import os
@@ -13,6 +15,19 @@ import uuid
 from .errors import ConflictError, LiveBindError
 
 RETRYABLE = (502, 503, 504)
+# Refusals that mean the write will never apply as it is: a queued write so refused is set aside.
+REFUSALS = (400, 404, 409, 412, 422)
+
+
+def retry_after(value):
+    """Seconds from a Retry-After value (seconds or an HTTP date), None when there is none."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, when.timestamp() - time.time()) if when else None
 
 
 class Client:
@@ -35,7 +50,7 @@ class Client:
         self.retries = retries
         self.ssl_context = ssl_context or (ssl.create_default_context() if parts.scheme == "https" else None)
         self.queue_path = queue
-        self._queue_lock = threading.Lock()
+        self._queue_lock = threading.RLock()
         # Writes from the queue the server refused (status, problem, the write): the application decides.
         self.rejected = []
 
@@ -91,7 +106,10 @@ class Client:
             try:
                 status, answer_headers, answer = self.request(method, path, body, headers, content_type)
                 if status in RETRYABLE or (status == 409 and "retry-after" in answer_headers):
-                    wait = float(answer_headers.get("retry-after", 0) or 0) or None
+                    try:
+                        wait = retry_after(answer_headers.get("retry-after"))
+                    except (TypeError, ValueError, OverflowError):
+                        wait = None
                     failure = LiveBindError(status, answer)
                 elif status < 300:
                     return answer
@@ -113,32 +131,33 @@ class Client:
         if not self.queue_path:
             raise ValueError("this client has no queue file")
         entry = {"key": key or str(uuid.uuid4()), "method": method, "path": path, "body": body, "if_match": if_match}
-        with self._queue_lock:
-            with open(self.queue_path, "a", encoding="utf-8") as file:
-                file.write(json.dumps(entry) + "\n")
-                file.flush()
-                os.fsync(file.fileno())
+        with self._locked_queue():
+            entries = self._read_queue()
+            entries.append(entry)
+            self._rewrite_queue(entries)
         return entry["key"]
 
     def queued(self):
         """The writes waiting in the queue file, oldest first."""
-        if not self.queue_path or not os.path.exists(self.queue_path):
-            return []
-        with open(self.queue_path, encoding="utf-8") as file:
-            return [json.loads(line) for line in file if line.strip()]
+        with self._locked_queue():
+            return self._read_queue()
 
-    def flush_queue(self):
+    def flush_queue(self, stop=None):
         """Sends the queued writes in order, each with its own key (a write sent before a crash is not
-        applied twice). Stops at the first that cannot reach the server (it stays first); a write the
-        server refuses is dropped from the queue and kept in `rejected`. Returns how many were sent."""
+        applied twice). Stops at the first that cannot reach the server, or that the server cannot take
+        now (429, 5xx, 401, 403: it stays first), and when `stop` (a threading.Event) is set; a write the
+        server refuses for good (400, 404, 409, 412, 422) is dropped from the queue and kept in
+        `rejected`. Returns how many were sent."""
         sent = 0
-        with self._queue_lock:
-            entries = self.queued()
-            while entries:
+        with self._locked_queue():
+            entries = self._read_queue()
+            while entries and not (stop and stop.is_set()):
                 entry = entries[0]
                 try:
                     self.write(entry["method"], entry["path"], entry["body"], entry["if_match"], entry["key"])
                 except LiveBindError as error:
+                    if error.status not in REFUSALS:
+                        break
                     self.rejected.append((error.status, error.problem, entry))
                 except (OSError, http.client.HTTPException):
                     break
@@ -146,6 +165,39 @@ class Client:
                 sent += 1
                 self._rewrite_queue(entries)
         return sent
+
+    def _locked_queue(self):
+        """The queue file's lock, across threads and processes (a `flock` on `<queue>.lock`)."""
+        if not self.queue_path:
+            raise ValueError("this client has no queue file")
+        client = self
+
+        class Locked:
+            def __enter__(self):
+                client._queue_lock.acquire()
+                self.file = open(client.queue_path + ".lock", "a")
+                fcntl.flock(self.file, fcntl.LOCK_EX)
+
+            def __exit__(self, *_):
+                fcntl.flock(self.file, fcntl.LOCK_UN)
+                self.file.close()
+                client._queue_lock.release()
+        return Locked()
+
+    def _read_queue(self):
+        """The queue file's writes; a line that is not one (torn by a crash while it was written) is skipped."""
+        if not os.path.exists(self.queue_path):
+            return []
+        entries = []
+        with open(self.queue_path, encoding="utf-8", errors="replace") as file:
+            for line in file:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(entry, dict) and {"key", "method", "path"} <= entry.keys():
+                    entries.append(entry)
+        return entries
 
     def _rewrite_queue(self, entries):
         temporary = self.queue_path + ".tmp"

@@ -8,9 +8,11 @@ import json
 import random
 import threading
 import urllib.parse
+import uuid
 
 from . import pointer as jsonpointer
-from .errors import ConflictError, LiveBindError
+from .client import retry_after
+from .errors import LiveBindError
 
 CHANGES = ("set", "insert", "remove", "replace", "move", "length")
 
@@ -54,8 +56,10 @@ class Mirror:
         self.error = None         # a refusal that stopped the mirror (bad target, no access)
         self.reconnects = 0       # streams that ended and were made again
         self.connections = 0      # streams opened (answered 200)
+        self.resyncs = 0          # times the server said to start over
         self._closed = threading.Event()
         self._connection = None
+        self._local = []          # local writes not answered yet, which a refusal may undo
         self._thread = threading.Thread(target=self._run, name="livebind-mirror", daemon=True)
         self._thread.start()
 
@@ -97,59 +101,115 @@ class Mirror:
 
     # --- writing --------------------------------------------------------------------------------
 
-    def set(self, target, value, if_match=True):
+    def set(self, target, value, if_match=None):
         """Sets `target` ("model/pointer" inside something mirrored) to `value`: here at once, then on
-        the server with `If-Match` (the revision the mirror has; `if_match=False`: last writer wins) and
-        an `Idempotency-Key`. Returns the server's answer. When the server refuses it (another write
-        came first), the local value is rolled back and ConflictError raised. When the server cannot
-        be reached and the client has a queue file, the write waits there (the value stays) and None is
-        returned; it is sent, in order, when the stream connects again."""
+        the server with an `Idempotency-Key` and, for a location inside a whole mirrored model, `If-Match`
+        (the revision the mirror has; `if_match=True` or `False` to choose; a location alone does not hear
+        the model's other changes, so its revision is not the model's latest). Returns the server's
+        answer. When the server refuses it, the local value is rolled back (unless a newer change to
+        that place came from the stream meanwhile) and ConflictError raised. When the server cannot be
+        reached and the client has a queue file, or older writes still wait there, the write goes to
+        the queue (the value stays) and None is returned; the queue is sent, in order, whenever it can be."""
         model, pointer = split_target(target)
         with self.lock:
+            whole = model in self.models
+            if if_match is None:
+                if_match = whole
             revision = self.revision(target) if if_match else None
             undo = self._apply_local(model, pointer, value)
         path = model_path(model, pointer)
+        key = str(uuid.uuid4())
+        queue = self.client.queue_path
+        if queue and self.client.queued():
+            self.client.enqueue("PUT", path, value, if_match=revision, key=key)
+            undo(forget=True)
+            refused = len(self.client.rejected)
+            self.client.flush_queue(self._closed)
+            if len(self.client.rejected) > refused:
+                self.refresh()
+            return None
         try:
-            return self.client.write("PUT", path, value, if_match=revision)
+            answer = self.client.write("PUT", path, value, if_match=revision, key=key)
+            undo(forget=True)
+            return answer
         except LiveBindError:
-            with self.lock:
-                undo()
+            if not undo():
+                self.refresh()
             raise
         except (OSError, http.client.HTTPException):
-            if not self.client.queue_path:
-                with self.lock:
-                    undo()
+            if not queue:
+                undo()
                 raise
-            self.client.enqueue("PUT", path, value, if_match=revision)
+            self.client.enqueue("PUT", path, value, if_match=revision, key=key)
+            undo(forget=True)
             return None
 
     def _apply_local(self, model, pointer, value):
-        """Applies a local set (lock held); returns what undoes it if the stream has not moved on."""
+        """Applies a local set (lock held); returns what undoes it: it puts the place's old value back
+        unless the stream changed that place (or around it) since."""
         found = self._holder(model, pointer)
         if found is None:
             raise ValueError(f"{model}{pointer} is not inside anything this mirror holds")
         holder, tokens = found
-        before = copy.deepcopy(holder)
+        try:
+            old, existed = copy.deepcopy(jsonpointer.get(holder["value"], tokens)), True
+        except (KeyError, IndexError, ValueError, TypeError):
+            old, existed = None, False
         holder["value"] = jsonpointer.set_at(holder["value"] if holder.get("exists", True) else None, tokens,
                                              copy.deepcopy(value))
-        if "exists" in holder:
-            holder["exists"] = True
+        record = {"model": model, "path": jsonpointer.split(pointer), "stale": False}
+        self._local.append(record)
 
-        def undo():
-            if holder["rev"] == before["rev"]:
-                holder.update(before)
+        def undo(forget=False):
+            """Whether it could: not when the stream changed the place since (then `refresh`).
+            `forget`: the write went through (or waits in the queue): nothing to undo any more."""
+            with self.lock:
+                self._local = [kept for kept in self._local if kept is not record]
+                if forget:
+                    return True
+                if record["stale"]:
+                    return False
+                if existed:
+                    holder["value"] = jsonpointer.set_at(holder["value"], tokens, old)
+                elif tokens:
+                    parent, last = jsonpointer.parent_and_last(holder["value"], tokens)
+                    if isinstance(parent, dict):
+                        parent.pop(last, None)
+                return True
         return undo
+
+    def refresh(self):
+        """Starts over from fresh snapshots (a new stream without `Last-Event-ID`): after a refused
+        local write that could not be undone in place, or refused queued writes."""
+        with self.lock:
+            self.last_id = None
+            connection = self._connection
+        if connection is not None and connection.sock is not None:
+            try:
+                connection.sock.shutdown(2)
+            except OSError:
+                pass
+
+    def _touched(self, model, tokens=None):
+        """The stream changed `model` at `tokens` (None: all of it): local writes there can no longer be undone."""
+        for record in self._local:
+            if record["model"] != model:
+                continue
+            shorter = min(len(record["path"]), len(tokens)) if tokens is not None else 0
+            if tokens is None or record["path"][:shorter] == tokens[:shorter]:
+                record["stale"] = True
 
     def close(self):
         """Ends the stream and the thread."""
         self._closed.set()
-        connection = self._connection
-        if connection is not None:
+        with self.lock:
+            connection = self._connection
+        if connection is not None and connection.sock is not None:
             try:
-                connection.sock and connection.sock.shutdown(2)
+                connection.sock.shutdown(2)
             except OSError:
                 pass
-        self._thread.join(10)
+        self._thread.join(2 * self.heartbeat + 5)
 
     # --- the stream -----------------------------------------------------------------------------
 
@@ -161,28 +221,45 @@ class Mirror:
     def _run(self):
         failures = 0
         while not self._closed.is_set():
-            heard = False
+            heard, wait = False, None
+            if self.client.queue_path:
+                refused = len(self.client.rejected)
+                try:
+                    self.client.flush_queue(self._closed)
+                except (OSError, ValueError):
+                    pass    # the queue is sent again next time; the stream goes on meanwhile
+                if len(self.client.rejected) > refused:
+                    with self.lock:
+                        self.last_id = None     # what the refused writes showed here goes: fresh snapshots
             try:
-                if self.client.queue_path:
-                    self.client.flush_queue()
                 heard = self._stream()
             except LiveBindError as error:
                 if error.status in (400, 401, 403, 404, 422):
                     self.error = error
                     return
-            except (OSError, http.client.HTTPException, ValueError):
+                wait = error.problem.get("retry_after")
+            except (OSError, http.client.HTTPException):
                 pass
+            except Exception:    # noqa: BLE001 - an event this code could not apply: start over from snapshots
+                with self.lock:
+                    self.documents.clear()
+                    self.places.clear()
+                    self.last_id = None
+                    self.synced.clear()
             if self._closed.is_set():
                 return
             failures = 0 if heard else failures + 1
             self.reconnects += 1
-            delay = min(10.0, 0.2 * 2 ** min(failures, 6)) * random.uniform(0.5, 1.5)
+            delay = wait or min(10.0, 0.2 * 2 ** min(failures, 6)) * random.uniform(0.5, 1.5)
             self._closed.wait(delay)
 
     def _stream(self):
         """Reads one connection's events until it ends; returns whether an event was applied."""
         connection = self.client.connect(timeout=2 * self.heartbeat + 1)
-        self._connection = connection
+        with self.lock:
+            if self._closed.is_set():
+                return False
+            self._connection = connection
         heard = False
         try:
             headers = self.client.headers({"Accept": "text/event-stream"})
@@ -195,12 +272,14 @@ class Mirror:
                 try:
                     body = json.loads(body)
                 except ValueError:
-                    pass
+                    body = {"detail": body}
+                if isinstance(body, dict):
+                    body["retry_after"] = retry_after(response.getheader("Retry-After"))
                 raise LiveBindError(response.status, body)
             self.connections += 1
             pending, fields = [], {}
             while not self._closed.is_set():
-                raw = response.fp.readline()
+                raw = response.readline()       # the body is chunked: readline() takes the chunks apart
                 if not raw:
                     break
                 line = raw.decode("utf-8").rstrip("\r\n")
@@ -215,7 +294,8 @@ class Mirror:
                     heard |= self._dispatch(fields, pending)
                 fields = {}
         finally:
-            self._connection = None
+            with self.lock:
+                self._connection = None
             connection.close()
         return heard
 
@@ -229,6 +309,9 @@ class Mirror:
         applied = []
         with self.lock:
             if event == "resync":
+                self.resyncs += 1
+                for record in self._local:
+                    record["stale"] = True
                 self.documents.clear()
                 self.places.clear()
                 self.synced.clear()
@@ -250,7 +333,10 @@ class Mirror:
             if self._holds_every_target():
                 self.synced.set()
         if applied and self.on_change:
-            self.on_change(self, applied)
+            try:
+                self.on_change(self, applied)
+            except Exception:    # noqa: BLE001 - the application's callback must not stop the mirror
+                pass
         return bool(applied)
 
     def _holds_every_target(self):
@@ -258,6 +344,8 @@ class Mirror:
 
     def _apply(self, event, data):
         model = data.get("model")
+        if event in ("snapshot", "drop"):
+            self._touched(model)
         if event == "snapshot":
             if "path" in data:
                 self.places[(model, data["path"])] = {"rev": data.get("rev", 0), "value": data.get("value"),
@@ -278,6 +366,7 @@ class Mirror:
             self._change(model, event, data, data["rev"])
 
     def _change(self, model, kind, change, revision):
+        self._touched(model, jsonpointer.split(change.get("path", "")))
         document = self.documents.get(model)
         if document is not None:
             document["value"] = jsonpointer.apply(document["value"], kind, change)

@@ -4,7 +4,7 @@ import copy
 
 def split(pointer):
     """The tokens of a JSON Pointer ("" is the root)."""
-    if pointer in ("", "/"):
+    if pointer == "":
         return []
     if not pointer.startswith("/"):
         raise ValueError(f"not a JSON Pointer: {pointer!r}")

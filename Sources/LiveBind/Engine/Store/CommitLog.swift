@@ -21,6 +21,9 @@ protocol CommitLog: AnyObject, Sendable {
     /// > Important: Called on the writing thread with the store locked: it must not wait for I/O and
     /// must not call the store.
     func append(_ commit: Commit)
+    /// Takes `commits`, the next ones in sequence order, as one unit: made durable together (the
+    /// same rules as ``append(_:)``).
+    func append(contentsOf commits: [Commit])
     /// Returns once everything appended so far is durable or has failed. Must not be called with the
     /// store locked.
     func flush()

@@ -30,6 +30,27 @@ extension Store {
         log.append(commit)
     }
 
+    /// Called with the lock held by a write to several models, once their `commits` (consecutive) are
+    /// applied: the log gets them as one unit, which it makes durable together.
+    func appendUnitToLog(_ commits: [(Commit, ModelEntry)], _ state: borrowing StoreState) {
+        guard !commits.isEmpty else { return }
+        guard let log else {
+            guard !state.durable.observers.isEmpty else { return }
+            let made = commits.map(\.0)
+            for observer in state.durable.observers { observer.call(made) }
+            return
+        }
+        var unit: [Commit] = []
+        unit.reserveCapacity(commits.count)
+        for (commit, entry) in commits {
+            var commit = commit
+            entry.lastCommit = commit.sequence
+            if unit.isEmpty, let tag = Self.commitTag, tag.take() { commit.tag = tag.text }
+            unit.append(commit)
+        }
+        log.append(contentsOf: unit)
+    }
+
     /// Runs `body` (one write on this thread); the first commit it makes that no binding made carries
     /// `tag` into the commit log, which keeps it in the same durable unit (an idempotency receipt: see
     /// `IdempotencyTable`). Without a log the tag goes nowhere.

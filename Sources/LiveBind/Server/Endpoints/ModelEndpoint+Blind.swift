@@ -19,7 +19,7 @@ extension ModelEndpoint {
             // One answer for every refusal the model's content decides: their statuses and types told
             // apart would be a bit per request (a JSON Patch can end in an op that always fails one way,
             // after a probe that fails another way only when the model is as guessed).
-            throw BlindRefusal(problem: Problem(
+            throw ProblemError(problem: Problem(
                 status: 409, kind: "write-refused", title: "Conflict",
                 detail: "the write does not apply to the model as it is; this token may not read \"\(name)\", "
                     + "so the answer says no more"))
@@ -35,9 +35,4 @@ extension ModelEndpoint {
         default: return false
         }
     }
-}
-
-/// A refused blind write: the problem with a detail that names nothing of the model.
-struct BlindRefusal: Error {
-    let problem: Problem
 }

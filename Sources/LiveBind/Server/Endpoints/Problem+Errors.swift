@@ -1,7 +1,7 @@
 extension Problem {
     /// THE mapping from any error to a problem. Every error response goes through here.
     static func from(_ error: any Error) -> Problem {
-        if let error = error as? BlindRefusal { return error.problem }
+        if let error = error as? ProblemError { return error.problem }
         if let error = error as? IdempotencyError { return error.problem }
         if let error = error as? RequestError { return from(error) }
         if let error = error as? StoreError { return from(error) }

@@ -53,3 +53,9 @@ struct Problem: Sendable {
         return out + "\""
     }
 }
+
+/// A problem an endpoint made itself, thrown to the one place that answers errors: a blind write's
+/// refusal (whose detail names nothing of the model), a write to several models naming the model.
+struct ProblemError: Error {
+    let problem: Problem
+}

@@ -8,6 +8,7 @@ final class HeldLog: CommitLog, Sendable {
     private let held = OrderedMutex<[Commit]>([])
     func attach(to store: Store) {}
     func append(_ commit: Commit) { held.withLock { $0.append(commit) } }
+    func append(contentsOf commits: [Commit]) { held.withLock { $0 += commits } }
     func flush() {}
     /// The commits appended and not yet taken.
     func take() -> [Commit] { held.withLock { commits in defer { commits.removeAll() }; return commits } }

@@ -1,0 +1,98 @@
+/// A write to several models at once: every edit applies, or none does.
+extension Store {
+    /// One model's part of ``write(_:)``: the edits to make to `model` (which must exist), only if its
+    /// revision is `ifRevision` when given.
+    public struct ModelEdits {
+        public var model: String
+        public var ifRevision: UInt64?
+        public var edit: (inout ModelEditor) throws(StoreError) -> Void
+
+        public init(_ model: String, ifRevision: UInt64? = nil, _ edit: @escaping (inout ModelEditor) throws(StoreError) -> Void) {
+            self.model = model
+            self.ifRevision = ifRevision
+            self.edit = edit
+        }
+    }
+
+    /// Edits several models atomically: every model's preconditions hold and every edit applies
+    /// (validation rules and limits included, the store's size counted with all of them), or nothing
+    /// changes and the error names the model. Each model that changed gets a commit of its own, with
+    /// consecutive sequences, made under one lock and handed to the commit log as one unit (one
+    /// transaction on disk, one message in a cluster): no reader ever sees some of them without the
+    /// others. Returns each model's result, in order. A model may appear once.
+    ///
+    /// > Important: the edits run while the store is locked: they must not call the store.
+    @discardableResult
+    public func write(_ edits: [ModelEdits]) throws(ModelWriteError) -> [WriteResult] {
+        var seen = Set<String>()
+        for part in edits where !seen.insert(part.model).inserted {
+            throw ModelWriteError(model: part.model, error: .invalidValue("model \(part.model) is named twice in one write"))
+        }
+        let (results, pending) = try withState { (state) throws(ModelWriteError) -> ([WriteResult], DeliveryBatch?) in
+            var editors: [(entry: ModelEntry, revision: UInt64, editor: ModelEditor)] = []
+            var grown = 0
+            func undoAll() {
+                for index in editors.indices.reversed() {
+                    editors[index].editor.rollback()
+                    swap(&editors[index].editor.document, &editors[index].entry.document)
+                }
+            }
+            for part in edits {
+                do throws(StoreError) {
+                    let entry = try state.entry(of: part.model)
+                    let revision = try state.revision(of: entry, ifRevision: part.ifRevision)
+                    try prepareLog(for: entry, &state)
+                    var editor = ModelEditor(document: .null, changes: [], undoLog: [], limits: limits,
+                                             rules: state.rules(of: part.model) ?? [], baseSize: entry.size,
+                                             othersSize: state.totalSize + grown - entry.size)
+                    swap(&editor.document, &entry.document)
+                    do throws(StoreError) {
+                        try part.edit(&editor)
+                    } catch {
+                        editor.rollback()
+                        swap(&editor.document, &entry.document)
+                        throw error
+                    }
+                    grown += editor.sizeDelta
+                    editors.append((entry, revision, editor))
+                } catch {
+                    undoAll()
+                    throw ModelWriteError(model: part.model, error: error)
+                }
+            }
+            var results: [WriteResult] = []
+            var commits: [(Commit, ModelEntry)] = []
+            for (entry, revision, editor) in editors {
+                var editor = editor
+                swap(&editor.document, &entry.document)
+                guard !editor.changes.isEmpty else {
+                    results.append(WriteResult(sequence: state.lastSequence, revision: revision, changed: false))
+                    continue
+                }
+                state.lastSequence += 1
+                entry.revision = revision + 1
+                entry.size += editor.sizeDelta
+                state.totalSize += editor.sizeDelta
+                if !entry.observers.isEmpty {
+                    for change in editor.changes { state.enqueue(change, for: entry) }
+                }
+                let commit = Commit(sequence: state.lastSequence, model: entry.name, revision: revision + 1, kind: .changes(editor.changes))
+                if !state.commitObservers.isEmpty { state.enqueue(commit) }
+                commits.append((commit, entry))
+                results.append(WriteResult(sequence: state.lastSequence, revision: revision + 1, index: editor.appendedIndex, changed: true))
+            }
+            appendUnitToLog(commits, state)
+            return (results, claimDelivery(&state))
+        }
+        if let pending { deliver(pending) }
+        return results
+    }
+}
+
+/// Why a write to several models changed nothing: `error`, in `model`.
+public struct ModelWriteError: Error, Equatable, CustomStringConvertible {
+    public var model: String
+    public var error: StoreError
+
+    public var description: String { "\(model): \(error)" }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+@_spi(Fuzzing) @testable import LiveBind
+
+/// `PATCH /models` and `Store.write(_:)`: one write to several models, all or nothing.
+@Suite("Writes to several models") struct SeveralModelsTests {
+    typealias Client = TestHTTPClient
+
+    @Test func everyModelChangesOrNone() throws {
+        let store = Store()
+        try store.put("a", ["n": 1])
+        try store.put("b", ["list": [1]])
+        let results = try store.write([
+            Store.ModelEdits("a", ifRevision: 1) { (editor: inout ModelEditor) throws(StoreError) in try editor.set(2, at: Path(["n"])) },
+            Store.ModelEdits("b") { (editor: inout ModelEditor) throws(StoreError) in _ = try editor.append(2, to: Path(["list"])) },
+        ])
+        #expect(results.map(\.sequence) == [3, 4] && results.map(\.revision) == [2, 2] && results[1].index == 1)
+        // The second model's edit fails: the first one's is undone, nothing is committed.
+        #expect(throws: ModelWriteError(model: "b", error: .indexOutOfRange(path: Path(["list"]), index: 9, count: 2))) {
+            try store.write([
+                Store.ModelEdits("a") { (editor: inout ModelEditor) throws(StoreError) in try editor.set(3, at: Path(["n"])) },
+                Store.ModelEdits("b") { (editor: inout ModelEditor) throws(StoreError) in try editor.remove(at: Path(["list", "9"])) },
+            ])
+        }
+        #expect(try store.value(of: "a") == ["n": 2] && store.lastSequence == 4)
+        // A stale revision, a missing model, a model named twice.
+        #expect(throws: ModelWriteError(model: "a", error: .revisionMismatch(expected: 1, actual: 2))) {
+            try store.write([Store.ModelEdits("b") { _ in }, Store.ModelEdits("a", ifRevision: 1) { _ in }])
+        }
+        #expect(throws: ModelWriteError(model: "c", error: .modelNotFound("c"))) { try store.write([Store.ModelEdits("c") { _ in }]) }
+        #expect(throws: ModelWriteError.self) { try store.write([Store.ModelEdits("a") { _ in }, Store.ModelEdits("a") { _ in }]) }
+        #expect(store.lastSequence == 4)
+    }
+
+    @Test func theStoreSizeCountsEveryModelOfTheWrite() throws {
+        var limits = StoreLimits()
+        limits.maxStoreBytes = 2 * (StoreLimits.modelOverhead + 2) + 100
+        let store = Store(limits: limits)
+        try store.put("a", [:])
+        try store.put("b", [:])
+        let text = JSON.string(String(repeating: "x", count: 60))
+        // Each edit alone fits; together they do not.
+        #expect(throws: ModelWriteError.self) {
+            try store.write([
+                Store.ModelEdits("a") { (editor: inout ModelEditor) throws(StoreError) in try editor.set(text, at: Path(["t"])) },
+                Store.ModelEdits("b") { (editor: inout ModelEditor) throws(StoreError) in try editor.set(text, at: Path(["t"])) },
+            ])
+        }
+        #expect(try store.value(of: "a") == [:] && store.value(of: "b") == [:])
+    }
+
+    @Test func overHTTPTheAnswerNamesEachModelAndAProblemNamesTheModel() throws {
+        let store = Store()
+        try store.put("sensor", ["t": 20])
+        try store.put("orders", ["items": []])
+        try withRunningServer(store: store) { port in
+            let written = try Client.send(port: port, "PATCH", "/models",
+                                          #"{"sensor":{"merge":{"t":21},"ifMatch":1},"orders":{"patch":[{"op":"add","path":"/items/-","value":{"id":1}}]}}"#)
+            #expect(written.status == 200, "\(written.text)")
+            #expect(written.text == #"{"id":"4","models":{"sensor":{"id":"3","rev":2},"orders":{"id":"4","rev":2}}}"#)
+            #expect(written.header("LiveBind-Event-ID") == "4")
+            let stale = try Client.send(port: port, "PATCH", "/models", #"{"orders":{"merge":{"x":1}},"sensor":{"merge":{"t":0},"ifMatch":1}}"#)
+            #expect(stale.status == 412 && stale.text.contains("model sensor"))
+            let failing = try Client.send(port: port, "PATCH", "/models",
+                                          #"{"sensor":{"merge":{"t":0}},"orders":{"patch":[{"op":"test","path":"/items/0/id","value":2}]}}"#)
+            #expect(failing.status == 422 && failing.text.contains("model orders"))
+            #expect(try Client.request(port: port, "GET", "/models/sensor").text == #"{"t":21}"#)
+            for body in [#"[]"#, #"{}"#, #"{"sensor":{}}"#, #"{"sensor":{"merge":{},"patch":[]}}"#, #"{"sensor":{"merge":{},"ifMatch":"1"}}"#] {
+                #expect(try Client.send(port: port, "PATCH", "/models", body).status == 400, "\(body)")
+            }
+            #expect(try Client.send(port: port, "PATCH", "/models", #"{"nope":{"merge":{}}}"#).status == 404)
+        }
+    }
+}
