@@ -3,10 +3,14 @@ extension Store {
     /// One model's part of ``write(_:)``: the edits to make to `model` (which must exist), only if its
     /// revision is `ifRevision` when given.
     public struct ModelEdits {
+        /// The model to edit; it must exist.
         public var model: String
+        /// The revision the model must be at (nil: any).
         public var ifRevision: UInt64?
+        /// The edits, as for ``Store/write(_:ifRevision:_:)``.
         public var edit: (inout ModelEditor) throws(StoreError) -> Void
 
+        /// `edit` for `model`, only at revision `ifRevision` when given.
         public init(_ model: String, ifRevision: UInt64? = nil, _ edit: @escaping (inout ModelEditor) throws(StoreError) -> Void) {
             self.model = model
             self.ifRevision = ifRevision
@@ -91,8 +95,11 @@ extension Store {
 
 /// Why a write to several models changed nothing: `error`, in `model`.
 public struct ModelWriteError: Error, Equatable, CustomStringConvertible {
+    /// The model whose precondition or edit failed.
     public var model: String
+    /// Why.
     public var error: StoreError
 
+    /// "model: reason".
     public var description: String { "\(model): \(error)" }
 }
