@@ -96,6 +96,13 @@ ROUTES = [
     # Models: reads (docs "Writing and reading models", "Access control").
     Row("GET", "/models", "/models", "read", [], 200, "GET /models"),
     Row("POST", "/models", "/models", "405", [], 405, body={}),
+    # Several models at once: every model named must be reachable, and with --private readable too.
+    Row("PATCH", "/models", "/models", "write", ["lab-w", "other-w"], 200, "PATCH /models",
+        {"lab-w": {"merge": {"y": 5}}, "other-w": {"merge": {"y": 6}}}, setup=reset_scratch, reads=True,
+        note="several models"),
+    Row("PATCH", "/models", "/models", "write", [LAB], 422, "PATCH /models",
+        {"lab-secret": {"patch": [{"op": "test", "path": "/v", "value": "guess"}]}}, reads=True,
+        note="a failing JSON Patch test among several"),
     Row("GET", "/models/lab-secret", M, "read", [LAB], 200, "GET /models/{name}", reveals=[LAB]),
     Row("HEAD", "/models/lab-secret", M, "read", [LAB], 200),
     Row("GET", "/models/other-secret", M, "read", [OTHER], 200, "GET /models/{name}", reveals=[OTHER]),
