@@ -151,6 +151,8 @@ def test_past_the_window_and_past_the_key_limit_a_key_is_forgotten():
         for key, value in [("a", 1), ("b", 2), ("c", 3)]:
             assert post(server, key, value)[0] == 200
         assert post(server, "c", 3)[1].get("idempotent-replayed") == "true"
+        metrics = server.call("GET", "/metrics")[2]
+        assert "\nlivebind_idempotency_keys 2\n" in metrics, metrics
         # Three keys, room for two: the oldest was forgotten, so its retry writes again.
         assert post(server, "a", 1)[1].get("idempotent-replayed") is None
         assert items(server) == [1, 2, 3, 1]

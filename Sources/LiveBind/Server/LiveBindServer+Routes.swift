@@ -11,11 +11,11 @@ extension LiveBindServer {
             guard let cluster else { return .bytes(Array(health.utf8), contentType: "application/json") }
             return Self.clusterHealth(cluster.status, sessions: access.sessions != nil)
         }
-        router.add([.get], "/metrics", access: .scoped) { [counters, store, database, cluster] _, context in
+        router.add([.get], "/metrics", access: .scoped) { [counters, store, database, cluster, idempotency] _, context in
             // They count every model's events and streams: a token limited to some models may not read them.
             if access.policy.privateReads, context.grant.reach != .everything { throw AccessError.metricsNeedEveryModel }
             return MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
-                                   log: database?.writer, cluster: cluster)
+                                   log: database?.writer, cluster: cluster, idempotencyKeys: idempotency.count)
         }
         let streamsPerAddress = configuration.streams.maxStreamsPerAddress > 0
             ? AddressQuota(limit: configuration.streams.maxStreamsPerAddress, countsLoopback: configuration.countsLoopbackStreams) : nil

@@ -1,9 +1,10 @@
 /// `GET /metrics` in the Prometheus text exposition format.
 enum MetricsEndpoint {
     static func render(hub: EventHubMetrics, counters: ServerCounters, models: Int, log: CommitWriter?,
-                       cluster: ClusterNode? = nil) -> HTTPResponse {
+                       cluster: ClusterNode? = nil, idempotencyKeys: Int = 0) -> HTTPResponse {
         var rows: [(name: String, type: String, help: String, value: Int)] = [
             ("livebind_open_streams", "gauge", "Event streams open now.", hub.openStreams),
+            ("livebind_idempotency_keys", "gauge", "Idempotency-Key answers kept (at most --idempotency-keys).", idempotencyKeys),
             ("livebind_models", "gauge", "Models in the store.", models),
             ("livebind_retained_events", "gauge", "Events kept for Last-Event-ID resumes.", hub.retainedEvents),
             ("livebind_retained_bytes", "gauge", "Bytes of the retained events, shared by every stream (at most --retained-bytes).",
