@@ -4,11 +4,12 @@ import Testing
 /// One message of the cluster's stream carrying a turn's commits (`CommitMessage`); the stream itself
 /// is exercised against real NATS servers in Tests/cluster.
 @Suite("Cluster commit messages") struct CommitMessageTests {
-    static let commits = [
+    // Made on each use: a static stored value of the test type is reported by LeakSanitizer.
+    static var commits: [Commit] { [
         Commit(sequence: 41, model: "sensor", revision: 7, kind: .changes([Change(kind: .set, path: Path(["t"]), value: 21.5)])),
         Commit(sequence: 42, model: "a b\nc", revision: 1, kind: .snapshot(["x": [1, 2]])),
         Commit(sequence: 43, model: "gone", revision: 3, kind: .drop),
-    ]
+    ] }
 
     static func message(_ body: [UInt8], headers: [String: String] = [CommitMessage.sequenceHeader: "41"]) -> StreamMessage {
         StreamMessage(sequence: 9, pending: 0, subject: "lb.commits", headers: headers, body: body)
