@@ -133,7 +133,7 @@ extension LiveBindServer {
     func logStateLocation() {
         if let cluster {
             let settings = cluster.configuration
-            logger.info("cluster node \(settings.nodeName): state in the JetStream stream \(settings.stream) (\(settings.replicas) replicas), event ids are its sequences; writes are answered once in the stream")
+            logger.info("cluster node \(settings.nodeName): state in the JetStream stream \(settings.stream) (\(settings.replicas) replicas), event ids the same on every node; writes are answered once in the stream")
         } else if let database {
             logger.info("""
                 data directory \(database.directory): \(store.modelNames().count) models, \

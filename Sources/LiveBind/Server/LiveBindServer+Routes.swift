@@ -4,7 +4,7 @@ extension LiveBindServer {
     func makeRouter(hub: EventHub, access: AccessControl) throws(ServerError) -> Router {
         var router = Router { request, route, parameters in try access.grant(request, route, parameters: parameters) }
         let models = ModelEndpoint(store: store, counters: counters)
-        let idempotent = IdempotentWrites(table: idempotency, store: store, counters: counters)
+        let idempotent = IdempotentWrites(table: idempotency, store: store)
         let health = access.sessions == nil ? #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
             : #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#
         router.add([.get], "/healthz", access: .open) { [cluster] _, _ in

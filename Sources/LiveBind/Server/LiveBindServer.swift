@@ -246,8 +246,10 @@ public final class LiveBindServer: Sendable {
                     counters.addError()
                     response = Problem.from(error).response
                 }
-                // The ticket of an `Idempotency-Key` is told the answer the client finally gets.
+                // The ticket of an `Idempotency-Key` is told the answer the client finally gets. Its
+                // request's refusal was answered rather than thrown (a cluster turn counts its own).
                 let ticket = response.idempotency
+                if ticket != nil && cluster == nil && response.status >= 400 { counters.addError() }
                 if isWrite && cluster == nil {
                     response = Self.answerOnceDurable(response, store: store, counters: counters)
                 }

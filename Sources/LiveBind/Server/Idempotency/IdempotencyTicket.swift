@@ -116,7 +116,6 @@ enum IdempotencyError: Error, Equatable, CustomStringConvertible {
 struct IdempotentWrites: Sendable {
     let table: IdempotencyTable
     let store: Store
-    let counters: ServerCounters
 
     /// Runs the write `body` once per `Idempotency-Key` (see `IdempotencyTable`): without the header it
     /// just runs; with a key it already answered (the same request), the first answer comes back with
@@ -136,7 +135,7 @@ struct IdempotentWrites: Sendable {
         do {
             response = try store.withCommitTag(tagged ? ticket.tag : nil, body)
         } catch {
-            counters.addError()
+            // Answered, not thrown, so that the ticket goes with it (the server counts the error).
             response = Problem.from(error).response
         }
         response.idempotency = ticket

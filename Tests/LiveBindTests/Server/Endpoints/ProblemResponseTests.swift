@@ -37,7 +37,7 @@ struct BadRequestCase: CustomTestStringConvertible, Sendable {
         .init("unknown path", "GET", "/models/m/nope", type: nil, status: 404),
         .init("set under a missing parent", "PUT", "/models/m/x/y", "1", status: 404),
         .init("unknown route", "GET", "/nothing-here", type: nil, status: 404),
-        .init("PUT on the model list", "PUT", "/models", "{}", status: 405, allow: "GET, HEAD"),
+        .init("PUT on the model list", "PUT", "/models", "{}", status: 405, allow: "GET, HEAD, PATCH"),
         .init("POST on healthz", "POST", "/healthz", "{}", status: 405, allow: "GET, HEAD"),
         .init("no body length", "PUT", "/models/m/a", nil, status: 411),
         .init("form on PUT", "PUT", "/models/m/a", type: "application/x-www-form-urlencoded", "a=1", status: 415),
