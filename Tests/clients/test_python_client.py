@@ -309,7 +309,9 @@ def test_names_that_need_escaping_round_trip(server):
         for key, value in odd.items():
             escaped = key.replace("~", "~0").replace("/", "~1")
             assert mirror.value(f"odd/{escaped}") == value
-            mirror.set(f"odd/{escaped}", value * 10)
+            answer = mirror.set(f"odd/{escaped}", value * 10)
+            # The next write goes with If-Match: the revision this write made, once the mirror has it.
+            wait_until(lambda: mirror.revision("odd") >= answer["rev"], 10, "the mirror to hear its write")
         wait_until(lambda: mirror.value("odd") == {k: v * 10 for k, v in odd.items()}, 10, "the mirror")
         assert server_value(server, "odd") == {k: v * 10 for k, v in odd.items()}
     finally:
