@@ -14,7 +14,7 @@ public enum ClusterError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unavailable(let reason):
-            "the cluster's log is not available (\(reason)): retry shortly; the write may have been stored (a later read shows it): a write to /models retried with the same Idempotency-Key gets its answer instead of being written again"
+            "the cluster's log is not available (\(reason)): retry shortly; the write may have been stored (a later read shows it): a write to /models/{name}… retried with the same Idempotency-Key gets its answer instead of being written again"
         case .diverged(let reason):
             "this node stopped following the cluster's log (\(reason)): restart it"
         case .tooLarge(let bytes, let limit):

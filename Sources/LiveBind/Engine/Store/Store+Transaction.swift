@@ -19,7 +19,9 @@ extension Store {
     }
 
     /// Edits several models atomically: every model's preconditions hold and every edit applies
-    /// (validation rules and limits included, the store's size counted with all of them), or nothing
+    /// (validation rules and limits included; the store's size is checked as each model's edits are
+    /// made, with the models before it in `edits`, and the work one write may measure is shared by all
+    /// of them), or nothing
     /// changes and the error names the model. Each model that changed gets a commit of its own, with
     /// consecutive sequences, made under one lock and handed to the commit log as one unit (one
     /// transaction on disk, one message in a cluster): no reader ever sees some of them without the
@@ -34,7 +36,8 @@ extension Store {
         }
         let (results, pending) = try withState { (state) throws(ModelWriteError) -> ([WriteResult], DeliveryBatch?) in
             var editors: [(entry: ModelEntry, revision: UInt64, editor: ModelEditor)] = []
-            var grown = 0
+            // The store's growth and the work measured so far, across the models: one write's budget.
+            var grown = 0, spent = 0
             func undoAll() {
                 for index in editors.indices.reversed() {
                     editors[index].editor.rollback()
@@ -49,6 +52,7 @@ extension Store {
                     var editor = ModelEditor(document: .null, changes: [], undoLog: [], limits: limits,
                                              rules: state.rules(of: part.model) ?? [], baseSize: entry.size,
                                              othersSize: state.totalSize + grown - entry.size)
+                    editor.measured = spent
                     swap(&editor.document, &entry.document)
                     do throws(StoreError) {
                         try part.edit(&editor)
@@ -58,6 +62,7 @@ extension Store {
                         throw error
                     }
                     grown += editor.sizeDelta
+                    spent = editor.measured
                     editors.append((entry, revision, editor))
                 } catch {
                     undoAll()

@@ -36,7 +36,7 @@ extension ModelEndpoint {
                     try editor.mergePatch(merge, at: .root)
                 })
             } else if case .array(let list)? = fields["patch"] {
-                operations += list.count
+                operations += max(1, list.count)    // a model is at least one operation: a bound on how many
                 jsonPatched.insert(name)
                 let patch = JSON.array(list)
                 edits.append(Store.ModelEdits(name, ifRevision: revision) { (editor: inout ModelEditor) throws(StoreError) in

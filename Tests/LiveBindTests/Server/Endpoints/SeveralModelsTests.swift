@@ -49,6 +49,44 @@ import Testing
         #expect(try store.value(of: "a") == [:] && store.value(of: "b") == [:])
     }
 
+    /// The work one write may measure (four times the model size limit) is shared by its models.
+    @Test func oneWritesWorkBudgetCoversEveryModel() throws {
+        var limits = StoreLimits()
+        limits.maxModelBytes = 1_000
+        let store = Store(limits: limits)
+        try store.put("a", [:])
+        try store.put("b", [:])
+        let text = JSON.string(String(repeating: "x", count: 700))
+        func churn(_ editor: inout ModelEditor) throws(StoreError) {
+            for _ in 0..<4 { try editor.set(text, at: Path(["t"])) }   // about 2,800 bytes measured
+        }
+        #expect(throws: Never.self) { try store.write([Store.ModelEdits("a") { (editor: inout ModelEditor) throws(StoreError) in try churn(&editor) }]) }
+        #expect(throws: ModelWriteError.self) {
+            try store.write([Store.ModelEdits("a") { (editor: inout ModelEditor) throws(StoreError) in try churn(&editor) },
+                             Store.ModelEdits("b") { (editor: inout ModelEditor) throws(StoreError) in try churn(&editor) }])
+        }
+    }
+
+    /// With a data directory the models of one write are on disk together: a new server has both.
+    @Test func withADataDirectoryTheWriteIsKeptWhole() throws {
+        try withTemporaryDirectory { directory in
+            var configuration = LiveBindServer.Configuration()
+            configuration.persistence.dataDirectory = directory
+            let first = try LiveBindServer(configuration: configuration)
+            try first.store.put("a", ["n": 0])
+            try first.store.put("b", ["n": 0])
+            let results = try first.store.write([
+                Store.ModelEdits("a") { (editor: inout ModelEditor) throws(StoreError) in try editor.set(1, at: Path(["n"])) },
+                Store.ModelEdits("b") { (editor: inout ModelEditor) throws(StoreError) in try editor.set(2, at: Path(["n"])) },
+            ])
+            try first.store.waitUntilDurable(through: results[1].sequence)
+            first.stop()
+            let second = try LiveBindServer(configuration: configuration)
+            #expect(try second.store.value(of: "a") == ["n": 1] && second.store.value(of: "b") == ["n": 2])
+            #expect(second.store.lastSequence == results[1].sequence)
+        }
+    }
+
     @Test func overHTTPTheAnswerNamesEachModelAndAProblemNamesTheModel() throws {
         let store = Store()
         try store.put("sensor", ["t": 20])
