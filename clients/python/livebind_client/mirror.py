@@ -183,6 +183,11 @@ class Mirror:
         local write that could not be undone in place, or refused queued writes."""
         with self.lock:
             self.last_id = None
+        self._end_stream()
+
+    def _end_stream(self):
+        """Shuts the open stream's socket down: its thread's read returns at once."""
+        with self.lock:
             connection = self._connection
         if connection is not None and connection.sock is not None:
             try:
@@ -202,13 +207,7 @@ class Mirror:
     def close(self):
         """Ends the stream and the thread."""
         self._closed.set()
-        with self.lock:
-            connection = self._connection
-        if connection is not None and connection.sock is not None:
-            try:
-                connection.sock.shutdown(2)
-            except OSError:
-                pass
+        self._end_stream()
         self._thread.join(2 * self.heartbeat + 5)
 
     # --- the stream -----------------------------------------------------------------------------
