@@ -4,7 +4,8 @@ The invariant: whatever sequence of writes, retries, key reuses, restarts and cr
 every write sent with an `Idempotency-Key` is applied at most once; a retry with the same key and the
 same request gets the first answer again (status and body, `Idempotent-Replayed: true`) and changes
 nothing; the same key with another request is 422 and changes nothing; and the model is exactly what
-applying each first write once gives. hypothesis's `RuleBasedStateMachine` drives a live
+applying each first write once gives, and the bindings made over HTTP exactly what making, switching and
+deleting each once gives. hypothesis's `RuleBasedStateMachine` drives a live
 `livebind-server --data` (restarted with SIGTERM and with SIGKILL: an answered write is on disk, and
 so is its key). The example tests below push the limits (`--idempotency-window`, `--idempotency-keys`),
 race one key from many threads, and keep two credentials' keys apart.
@@ -30,13 +31,18 @@ class IdempotentWrites(RuleBasedStateMachine):
         self.server = Server().start()
         status, _, body = self.server.call("PUT", "/models/ledger", {"items": [], "total": 0})
         assert status == 201, body
+        assert self.server.call("PUT", "/models/view", {})[0] == 201
+        assert self.server.call("PUT", "/models/journal", {"lines": []})[0] == 201
         self.expected = {"items": [], "total": 0}
+        self.journal = []
+        self.bindings = {}       # id → enabled, of the bindings made over HTTP
+        self.made = 0
         self.first = {}          # key → ((method, path, body), (status, answer))
 
     def teardown(self):
         self.server.close()
 
-    def send(self, key, method, path, body):
+    def send(self, key, method, path, body, expected=200):
         headers = {"Idempotency-Key": key} if key else {}
         status, headers, answer = self.server.call(method, path, body, headers=headers)
         request = (method, path, body)
@@ -48,7 +54,7 @@ class IdempotentWrites(RuleBasedStateMachine):
             else:
                 assert status == 422 and answer["type"].endswith("idempotency-key-reused"), (status, answer)
             return False
-        assert status == 200, (status, answer)
+        assert status == expected, (status, answer)
         if key:
             self.first[key] = (request, (status, answer))
         return True
@@ -65,6 +71,42 @@ class IdempotentWrites(RuleBasedStateMachine):
         value += self.expected["total"]
         if self.send(key, "PUT", "/models/ledger/total", value):
             self.expected["total"] = value
+
+    @rule(key=st.sampled_from(KEYS + [None]), value=st.integers(0, 3))
+    def append_to_both(self, key, value):
+        # PATCH /models: one unit over two models; its answer names both.
+        body = {"ledger": {"patch": [{"op": "add", "path": "/items/-", "value": value}]},
+                "journal": {"patch": [{"op": "add", "path": "/lines/-", "value": value}]}}
+        if self.send(key, "PATCH", "/models", body):
+            self.expected["items"].append(value)
+            self.journal.append(value)
+
+    @rule(key=st.sampled_from(KEYS + [None]))
+    def make_binding(self, key):
+        # No id: the server names it, so a write applied twice would make a second binding.
+        self.made += 1
+        entry = {"source": "ledger.total", "target": f"view.copy{self.made}"}
+        if self.send(key, "POST", "/bindings", entry, expected=201):
+            self.bindings[self.first[key][1][1]["id"] if key else self.listed()[-1]] = True
+
+    @rule(key=st.sampled_from(KEYS + [None]), which=st.integers(0, 5), enabled=st.booleans())
+    def switch_binding(self, key, which, enabled):
+        if self.bindings:
+            id = sorted(self.bindings)[which % len(self.bindings)]
+            if self.send(key, "PATCH", f"/bindings/{id}", {"enabled": enabled}):
+                self.bindings[id] = enabled
+
+    @rule(key=st.sampled_from(KEYS + [None]), which=st.integers(0, 5))
+    def delete_binding(self, key, which):
+        if self.bindings:
+            id = sorted(self.bindings)[which % len(self.bindings)]
+            if self.send(key, "DELETE", f"/bindings/{id}", None):
+                del self.bindings[id]
+
+    def listed(self):
+        status, _, listing = self.server.call("GET", "/bindings")
+        assert status == 200, listing
+        return [binding["id"] for binding in listing["bindings"]]
 
     @rule(which=st.integers(0, len(KEYS) - 1))
     def retry(self, which):
@@ -86,6 +128,17 @@ class IdempotentWrites(RuleBasedStateMachine):
     def model_is_each_first_write_once(self):
         status, _, document = self.server.call("GET", "/models/ledger")
         assert status == 200 and document == self.expected, f"{document} != {self.expected}"
+
+    @invariant()
+    def journal_is_each_first_write_once(self):
+        status, _, lines = self.server.call("GET", "/models/journal/lines")
+        assert status == 200 and lines == self.journal, f"{lines} != {self.journal}"
+
+    @invariant()
+    def bindings_are_each_first_change_once(self):
+        _, _, listing = self.server.call("GET", "/bindings")
+        made = {binding["id"]: binding["enabled"] for binding in listing["bindings"]}
+        assert made == self.bindings, f"{made} != {self.bindings}"
 
 
 IdempotentWrites.TestCase.settings = settings(

@@ -10,6 +10,8 @@ enum ClusterBindingChange: Sendable, Equatable {
 
     static let operationHeader = "LiveBind-Binding"
     static let idHeader = "LiveBind-Binding-ID"
+    /// The idempotency tag of the request that made the change (see `AnswerReceipt`): printable ASCII.
+    static let tagHeader = "LiveBind-Tag"
 
     var id: String {
         switch self {

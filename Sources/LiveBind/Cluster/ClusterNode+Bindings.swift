@@ -16,7 +16,7 @@ extension ClusterNode {
     }
 
     /// Sets what applies other nodes' binding changes to this node's registry. Call before ``start()``.
-    func setBindingHandler(_ handler: @escaping @Sendable (ClusterBindingChange) -> Void) {
+    func setBindingHandler(_ handler: @escaping @Sendable (ClusterBindingChange, _ tag: String?, _ sequence: UInt64) -> Void) {
         bindingHandler.withLock { $0 = handler }
     }
 
@@ -29,8 +29,10 @@ extension ClusterNode {
     /// Puts `change` in the stream before the write that makes it applies it here: called on the turn
     /// thread by a write (`/bindings`) once it checked the change. Throws when the stream does not take
     /// it; when another node's message came first, the turn runs the write again once this node has
-    /// applied that message.
-    func publishBindingChange(_ change: ClusterBindingChange) throws(ClusterError) {
+    /// applied that message. `tag`: the idempotency tag of the request (see `AnswerReceipt`), which
+    /// every node gets with the change. Returns the stream's sequence of the change.
+    @discardableResult
+    func publishBindingChange(_ change: ClusterBindingChange, tag: String? = nil) throws(ClusterError) -> UInt64 {
         guard turns.withLock({ appended.isEmpty }) else {
             runAgain = .now
             throw .unavailable("commits of this node were not in the stream yet")
@@ -38,7 +40,7 @@ extension ClusterNode {
         messageCounter += 1
         let expected = applied.load(ordering: .relaxed)
         let (headers, body) = change.message
-        let all = headers + [("Nats-Msg-Id", "\(configuration.nodeName)-\(bootID)-\(messageCounter)"),
+        let all = headers + (tag.map { [(ClusterBindingChange.tagHeader, $0)] } ?? []) + [("Nats-Msg-Id", "\(configuration.nodeName)-\(bootID)-\(messageCounter)"),
                              ("Nats-Expected-Last-Sequence", String(expected))]
         let size = NATSConnection.messageSize(headers: all, bodyCount: body.count)
         if size > nats.maxPayload { throw .tooLarge(bytes: size, limit: nats.maxPayload) }
@@ -55,7 +57,7 @@ extension ClusterNode {
                 changedBindings = true
                 if streamLast.load(ordering: .relaxed) < sequence { streamLast.store(sequence, ordering: .relaxed) }
                 record(change)
-                return
+                return sequence
             case .wrongLastSequence:
                 runAgain = .afterDelivery
                 throw .unavailable("another node wrote first")

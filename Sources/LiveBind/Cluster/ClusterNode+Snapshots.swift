@@ -74,6 +74,7 @@ extension ClusterNode {
         }
         var snapshot = ClusterSnapshot(sequence: manifest.sequence, events: manifest.events, models: models, bindings: index.bindings)
         snapshot.receipts = index.receipts
+        snapshot.answers = index.answers
         return snapshot
     }
 
@@ -141,7 +142,7 @@ extension ClusterNode {
         changedAt = changedAt.filter { names.contains($0.key) }
         let changed = changedAt
         let bindings = httpBindings
-        let receipts = receiptSource.withLock { $0 }?(cut.events) ?? []
+        let receipts = receiptSource.withLock { $0 }?(cut.events, cut.sequence) ?? ([], [])
         snapshotting.store(true, ordering: .releasing)
         snapshotQueue.async { [self] in
             defer { snapshotting.store(false, ordering: .releasing) }
@@ -163,7 +164,8 @@ extension ClusterNode {
     /// the index, then the manifest. Returns false, storing no manifest, when a snapshot of this
     /// interval or a later one is already stored.
     private func publishSnapshot(_ cut: (sequence: UInt64, events: UInt64, models: [ModelSnapshot]),
-                                 bindings: [(id: String, definition: JSON, enabled: Bool)], receipts: [CommitReceipt],
+                                 bindings: [(id: String, definition: JSON, enabled: Bool)],
+                                 receipts: (commits: [CommitReceipt], answers: [JSON]),
                                  changedAt: [String: UInt64], round: UInt64) throws(ClusterError) -> Bool {
         let previous = try lastManifest()
         // A node that caught up late does not put an older snapshot after a newer one.
@@ -218,7 +220,8 @@ extension ClusterNode {
         }
         try closeSegment()
         var made = SnapshotIndex(segments: segments, bindings: bindings, retired: retired)
-        made.receipts = receipts
+        made.receipts = receipts.commits
+        made.answers = receipts.answers
         let index = made.encoded()
         let manifest = SnapshotManifest(sequence: cut.sequence, events: cut.events, round: round, bytes: index.count,
                                         chunks: try upload(index))

@@ -77,14 +77,14 @@ extension ClusterNode {
                 next = (list.last?.sequence ?? first) + 1
                 through = sequence
                 noteWriter(node)
-            case .binding(let sequence, let change):
+            case .binding(let sequence, let change, let tag):
                 guard replayCommits() else { return }
                 var refused: [Commit] = []
                 store.rollBackToDurable { [self] in refused = takeAppended() }
                 keepRefused(refused)
                 markApplied(sequence)
                 record(change)
-                bindingHandler.withLock { $0 }?(change)
+                bindingHandler.withLock { $0 }?(change, tag, sequence)
             }
         }
         _ = replayCommits()

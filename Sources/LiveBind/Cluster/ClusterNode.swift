@@ -54,15 +54,16 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
 
     /// What the consumer delivered: the stream's message `sequence` with commits (`numbered`: it names
     /// its first event id, which follows the last one applied; else a message of 0.1, one commit whose
-    /// event id is the stream sequence), or a change to the bindings made over HTTP.
+    /// event id is the stream sequence), or a change to the bindings made over HTTP (with the
+    /// idempotency tag of the request that made it, if any).
     enum Delivered: Sendable {
         case commits(sequence: UInt64, [Commit], numbered: Bool, node: String?)
-        case binding(sequence: UInt64, ClusterBindingChange)
+        case binding(sequence: UInt64, ClusterBindingChange, tag: String?)
 
         var sequence: UInt64 {
             switch self {
             case .commits(let sequence, _, _, _): sequence
-            case .binding(let sequence, _): sequence
+            case .binding(let sequence, _, _): sequence
             }
         }
     }
@@ -113,10 +114,12 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     var httpBindings: [(id: String, definition: JSON, enabled: Bool)] = []
     /// Learns the receipts of idempotent writes from commits applied here (set by the server).
     let receiptHandler = OrderedMutex<(@Sendable (CommitReceipt) -> Void)?>(nil)
-    /// The receipts of idempotent writes through an event id, for snapshots (set by the server).
-    let receiptSource = OrderedMutex<(@Sendable (UInt64) -> [CommitReceipt])?>(nil)
-    /// Applies another node's binding change to this node's registry (set by the server).
-    let bindingHandler = OrderedMutex<(@Sendable (ClusterBindingChange) -> Void)?>(nil)
+    /// The receipts of idempotent writes through an event id and a stream sequence, for snapshots
+    /// (set by the server): those of commits, and those of binding changes as the server encodes them.
+    let receiptSource = OrderedMutex<(@Sendable (UInt64, UInt64) -> (commits: [CommitReceipt], answers: [JSON]))?>(nil)
+    /// Applies another node's binding change to this node's registry (set by the server), with the
+    /// idempotency tag of the request that made it and the stream's message that carried it.
+    let bindingHandler = OrderedMutex<(@Sendable (ClusterBindingChange, _ tag: String?, _ sequence: UInt64) -> Void)?>(nil)
     /// Turn thread only (and `loadSnapshot` before it starts): the last snapshot interval taken.
     var snapshotRound: UInt64 = 0
     /// Encodes and publishes snapshots, so that no write waits for them.
@@ -212,8 +215,8 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         // The bindings made over HTTP that the snapshot holds, before the commits after it.
         if let handler = bindingHandler.withLock({ $0 }) {
             for binding in httpBindings {
-                handler(.create(id: binding.id, definition: binding.definition))
-                if !binding.enabled { handler(.setEnabled(id: binding.id, enabled: false)) }
+                handler(.create(id: binding.id, definition: binding.definition), nil, 0)
+                if !binding.enabled { handler(.setEnabled(id: binding.id, enabled: false), nil, 0) }
             }
         }
         let subscription = try Self.retrying(until: .now + configuration.startTimeout) { () throws(ClusterError) -> NATSSubscription in
@@ -267,7 +270,8 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     // MARK: The reading thread
 
     func read(_ subscription: NATSSubscription) {
-        let names = CommitMessage.headerNames + [ClusterBindingChange.operationHeader, ClusterBindingChange.idHeader]
+        let names = CommitMessage.headerNames + [ClusterBindingChange.operationHeader, ClusterBindingChange.idHeader,
+                                                  ClusterBindingChange.tagHeader]
         while !reader.withLock({ reader.isStopping }) {
             guard let message = subscription.next(timeout: 250, headers: names) else { continue }
             let last = message.sequence + message.pending
@@ -278,7 +282,7 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
                     diverge("message \(message.sequence) is no binding change this code reads")
                     return
                 }
-                delivered = .binding(sequence: message.sequence, change)
+                delivered = .binding(sequence: message.sequence, change, tag: message.headers[ClusterBindingChange.tagHeader])
             } else {
                 do {
                     delivered = .commits(sequence: message.sequence, try CommitMessage.commits(in: message),

@@ -12,6 +12,8 @@ struct ClusterSnapshot: Sendable {
     var bindings: [(id: String, definition: JSON, enabled: Bool)] = []
     /// The receipts of idempotent writes in their window at the cut.
     var receipts: [CommitReceipt] = []
+    /// The receipts of idempotent `/bindings` writes, as the server encodes them (`AnswerReceipt`).
+    var answers: [JSON] = []
 
     /// The snapshot `body` (its chunks joined) holds.
     init(body: [UInt8]) throws(ClusterError) {

@@ -91,6 +91,9 @@ struct SnapshotIndex: Sendable {
     /// The receipts of idempotent writes still in their window at the cut
     /// (`[[tag, sequence, model, revision, insertIndex or -1, created ms]]`).
     var receipts: [CommitReceipt] = []
+    /// The receipts of idempotent `/bindings` writes still in their window, as the server encodes
+    /// them (`AnswerReceipt`).
+    var answers: [JSON] = []
 
     /// The index's bytes.
     func encoded() -> [UInt8] {
@@ -110,7 +113,8 @@ struct SnapshotIndex: Sendable {
                     .int(receipt.insertIndex ?? -1), .int(Int(receipt.created * 1000))])
         }
         return JSON.object(["segments": .array(Deque(segments)), "bindings": .array(Deque(bindings)),
-                            "retired": SnapshotManifest.list(retired), "receipts": .array(Deque(receipts))]).encoded()
+                            "retired": SnapshotManifest.list(retired), "receipts": .array(Deque(receipts)),
+                            "answers": .array(Deque(answers))]).encoded()
     }
 
     /// The index `bytes` (its chunks joined) holds.
@@ -149,6 +153,7 @@ struct SnapshotIndex: Sendable {
         }
         self.init(segments: segments, bindings: bindings, retired: retired)
         self.receipts = receipts
+        answers = Array(document["answers"]?.arrayValue ?? [])
     }
 
     init(segments: [Segment], bindings: [(id: String, definition: JSON, enabled: Bool)], retired: [UInt64]) {

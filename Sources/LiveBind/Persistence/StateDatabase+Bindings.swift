@@ -5,6 +5,13 @@ extension StateDatabase {
         var definition: JSON
     }
 
+    /// The receipt of a `/bindings` write sent with `Idempotency-Key`, kept with its change: the
+    /// server's encoding of its answer (`AnswerReceipt`), made at `created` (seconds since 1970).
+    struct AnswerRecord: Sendable {
+        var receipt: JSON
+        var created: Double
+    }
+
     /// The bindings made over HTTP in creation order, and the enabled flags set over HTTP (by binding id).
     func bindings() -> (created: [StoredBinding], enabled: [(id: String, enabled: Bool)]) {
         withConnection { connection in
@@ -26,14 +33,33 @@ extension StateDatabase {
         }
     }
 
-    /// Keeps a binding made over HTTP.
-    func saveBinding(id: String, definition: JSON) throws(StoreError) {
+    /// The receipts of `/bindings` writes made since `since` (seconds since 1970), oldest first; empty
+    /// when they cannot be read (a retry then runs again).
+    func answers(since: Double) -> [JSON] {
+        withConnection { connection in
+            var answers: [JSON] = []
+            do {
+                let rows = try connection.database.prepare("SELECT receipt FROM answers WHERE created >= ?1 ORDER BY position")
+                try rows.bind(1, Int64(since * 1000))
+                while try rows.step() {
+                    if let receipt = try? JSON(parsing: rows.bytes(0)) { answers.append(receipt) }
+                }
+            } catch {
+                return []
+            }
+            return answers
+        }
+    }
+
+    /// Keeps a binding made over HTTP, and the receipt of the request that made it.
+    func saveBinding(id: String, definition: JSON, answer: AnswerRecord? = nil) throws(StoreError) {
         try transaction { (connection) throws(SQLiteError) in
             let insert = try connection.database.prepare(
                 "INSERT INTO bindings(id, definition) VALUES(?1, ?2) ON CONFLICT(id) DO UPDATE SET definition = ?2")
             try insert.bind(1, id)
             try insert.bind(2, definition.encoded())
             try insert.run()
+            try keep(answer, connection)
         }
     }
 
@@ -48,14 +74,39 @@ extension StateDatabase {
         }
     }
 
-    /// Forgets a binding removed over HTTP, and its enabled flag.
-    func deleteBinding(id: String) throws(StoreError) {
+    /// Keeps the receipt of a `/bindings` write on its own (one whose change is already kept, and
+    /// would change nothing when made again).
+    func saveAnswer(_ answer: AnswerRecord) throws(StoreError) {
+        try transaction { (connection) throws(SQLiteError) in try keep(answer, connection) }
+    }
+
+    /// Forgets a binding removed over HTTP, and its enabled flag; keeps the receipt of the request.
+    func deleteBinding(id: String, answer: AnswerRecord? = nil) throws(StoreError) {
         try transaction { (connection) throws(SQLiteError) in
             for sql in ["DELETE FROM bindings WHERE id = ?1", "DELETE FROM binding_states WHERE id = ?1"] {
                 let delete = try connection.database.prepare(sql)
                 try delete.bind(1, id)
                 try delete.run()
             }
+            try keep(answer, connection)
         }
+    }
+
+    /// Writes `answer` in the running transaction, and drops receipts past the idempotency window or
+    /// beyond its capacity.
+    private func keep(_ answer: AnswerRecord?, _ connection: Connection) throws(SQLiteError) {
+        guard let answer else { return }
+        let insert = try connection.database.prepare("INSERT INTO answers(created, receipt) VALUES(?1, ?2)")
+        try insert.bind(1, Int64(answer.created * 1000))
+        try insert.bind(2, answer.receipt.encoded())
+        try insert.run()
+        let retention = writer.receipts
+        let expire = try connection.database.prepare("DELETE FROM answers WHERE created < ?1")
+        try expire.bind(1, Int64((answer.created - Double(retention.window.components.seconds)) * 1000))
+        try expire.run()
+        let trim = try connection.database.prepare(
+            "DELETE FROM answers WHERE position <= (SELECT position FROM answers ORDER BY position DESC LIMIT 1 OFFSET ?1)")
+        try trim.bind(1, Int64(retention.capacity))
+        try trim.run()
     }
 }

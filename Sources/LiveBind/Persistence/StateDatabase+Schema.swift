@@ -27,11 +27,15 @@ extension StateDatabase {
 
     /// Receipts of writes sent with `Idempotency-Key` (`CommitReceipt`), written in the transaction of
     /// their commit and kept for the idempotency window; `insert_index` -1 is none, `created` is in
-    /// milliseconds since 1970. Added to format 2 files as they are opened.
+    /// milliseconds since 1970. `answers` keeps the receipts of `/bindings` writes (the answer itself,
+    /// `StateDatabase.AnswerRecord`), written in the transaction of their change. Added to format 2
+    /// files as they are opened.
     static let receiptsTable = """
         CREATE TABLE IF NOT EXISTS receipts(sequence INTEGER PRIMARY KEY, tag TEXT NOT NULL, model TEXT NOT NULL,
                                             revision INTEGER NOT NULL, insert_index INTEGER NOT NULL,
                                             created INTEGER NOT NULL);
+        CREATE TABLE IF NOT EXISTS answers(position INTEGER PRIMARY KEY AUTOINCREMENT, created INTEGER NOT NULL,
+                                           receipt BLOB NOT NULL);
         """
 
     /// Creates the tables in an empty file, upgrades format 1, refuses files of another kind or a newer

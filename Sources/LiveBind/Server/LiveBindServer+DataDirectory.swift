@@ -43,18 +43,22 @@ extension LiveBindServer {
             self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: nil, cluster: node)
             // Answers to idempotent writes: from the snapshot, then from every commit the node applies.
             for receipt in snapshot.receipts { idempotency.learn(receipt) }
+            for answer in snapshot.answers { if let receipt = AnswerReceipt(json: answer) { idempotency.learn(receipt) } }
             node.receiptHandler.withLock { [idempotency] in $0 = { idempotency.learn($0) } }
-            node.receiptSource.withLock { [idempotency] in $0 = { idempotency.receipts(through: $0) } }
+            node.receiptSource.withLock { [idempotency] in
+                $0 = { events, sequence in
+                    let receipts = idempotency.receipts(through: events, sequence: sequence)
+                    return (receipts.commits, receipts.answers.map(\.json))
+                }
+            }
             // Bindings made over HTTP on any node reach this one through the stream (without catching
-            // up: the node that made the change logged what catching up derived).
-            node.setBindingHandler { [weak registry = bindings, logger] change in
+            // up: the node that made the change logged what catching up derived), with the answer to a
+            // retry of the request that made them.
+            node.setBindingHandler { [weak registry = bindings, logger, idempotency] change, tag, sequence in
                 guard let registry else { return }
                 do throws(BindingError) {
-                    switch change {
-                    case .create(let id, let definition): try registry.makeReplayed(definition, id: id)
-                    case .setEnabled(let id, let enabled): try registry.setEnabledReplayed(id: id, enabled)
-                    case .delete(let id): try registry.unbind(id: id)
-                    }
+                    let response = try BindingsResource.replay(change, into: registry)
+                    if let receipt = AnswerReceipt(tag: tag, response: response, sequence: sequence) { idempotency.learn(receipt) }
                 } catch {
                     logger.warning("cluster: binding change \(change.id) from the stream does not apply here: \(error)")
                 }
@@ -91,7 +95,9 @@ extension LiveBindServer {
                           limits: configuration.limits.store)
         self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: database)
         let window = configuration.limits.idempotencyWindow.components.seconds
-        for receipt in database.receipts(since: Date().timeIntervalSince1970 - Double(window)) { idempotency.learn(receipt) }
+        let since = Date().timeIntervalSince1970 - Double(window)
+        for receipt in database.receipts(since: since) { idempotency.learn(receipt) }
+        for answer in database.answers(since: since) { if let receipt = AnswerReceipt(json: answer) { idempotency.learn(receipt) } }
     }
 
     /// Microseconds since 1970: the first event id of a server that keeps no history.

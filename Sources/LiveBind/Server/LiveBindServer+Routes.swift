@@ -35,7 +35,7 @@ extension LiveBindServer {
             guard request.method == .patch else { return models.list(reach: context.grant.reach) }
             // Preconditions and JSON Patch tests read the models: a write to several needs `read` too.
             try access.checkRead(context.grant)
-            return try idempotent.run(request, context.grant, flags: "", tagged: false) {
+            return try idempotent.run(request, context.grant, flags: "s", tagged: true) {
                 try models.patchSeveral(request, reach: context.grant.reach)
             }
         }
@@ -51,21 +51,22 @@ extension LiveBindServer {
                 blind ? try models.blindWrite(name, pointer, request) : try models.write(name, pointer, request)
             }
         }
-        let bindingsResource = BindingsResource(registry: bindings, counters: counters, database: database, cluster: cluster)
+        let bindingsResource = BindingsResource(registry: bindings, counters: counters, database: database, cluster: cluster,
+                                                idempotency: idempotency)
         router.add([.get, .post], "/bindings", access: .scoped) { request, context in
             let reach = context.grant.reach
             guard request.method == .post else { return bindingsResource.list(reach: reach) }
             try access.checkRead(context.grant)
             if reach != .everything { try bindingsResource.checkNew(request, reach: reach) }
-            return try idempotent.run(request, context.grant, flags: "", tagged: false) { try bindingsResource.create(request) }
+            return try idempotent.runRecording(request, context.grant) { tag in try bindingsResource.create(request, tag: tag) }
         }
         router.add([.get, .patch, .delete], "/bindings/:id", access: .scoped) { request, context in
             let id = context.parameters[0]
             try access.checkRead(context.grant)
             try bindingsResource.check(id, reach: context.grant.reach)
             switch request.method {
-            case .patch: return try idempotent.run(request, context.grant, flags: "", tagged: false) { try bindingsResource.update(id, request) }
-            case .delete: return try idempotent.run(request, context.grant, flags: "", tagged: false) { try bindingsResource.delete(id) }
+            case .patch: return try idempotent.runRecording(request, context.grant) { tag in try bindingsResource.update(id, request, tag: tag) }
+            case .delete: return try idempotent.runRecording(request, context.grant) { tag in try bindingsResource.delete(id, tag: tag) }
             default: return try bindingsResource.get(id)
             }
         }

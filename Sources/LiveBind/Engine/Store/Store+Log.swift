@@ -1,3 +1,4 @@
+import Collections
 import Dispatch
 import Synchronization
 
@@ -31,8 +32,11 @@ extension Store {
     }
 
     /// Called with the lock held by a write to several models, once their `commits` (consecutive) are
-    /// applied: the log gets them as one unit, which it makes durable together.
-    func appendUnitToLog(_ commits: [(Commit, ModelEntry)], _ state: borrowing StoreState) {
+    /// applied: the log gets them as one unit, which it makes durable together. The write's tag, on
+    /// the first commit, gets every model's result after a newline (``unitResults(_:)``), from which
+    /// its answer can be made again.
+    func appendUnitToLog(_ commits: [(Commit, ModelEntry)], _ state: borrowing StoreState,
+                         results: @autoclosure () -> [(model: String, result: WriteResult)]) {
         guard !commits.isEmpty else { return }
         guard let log else {
             guard !state.durable.observers.isEmpty else { return }
@@ -45,7 +49,7 @@ extension Store {
         for (commit, entry) in commits {
             var commit = commit
             entry.lastCommit = commit.sequence
-            if unit.isEmpty, let tag = Self.commitTag, tag.take() { commit.tag = tag.text }
+            if unit.isEmpty, let tag = Self.commitTag, tag.take() { commit.tag = tag.text + "\n" + Self.unitResults(results()) }
             unit.append(commit)
         }
         log.append(contentsOf: unit)
@@ -61,6 +65,25 @@ extension Store {
 
     /// The tag of the write running on this thread, if any.
     @TaskLocal static var commitTag: CommitTag?
+
+    /// A write to several models' results, as its tag carries them: `[[model, sequence, revision], …]`.
+    static func unitResults(_ results: [(model: String, result: WriteResult)]) -> String {
+        let list = results.map { JSON.array([.string($0.model), .int(Int($0.result.sequence)), .int(Int($0.result.revision))]) }
+        return String(decoding: JSON.array(Deque(list)).encoded(), as: UTF8.self)
+    }
+
+    /// The results ``unitResults(_:)`` wrote, nil when `text` holds none.
+    static func unitResults(parsing text: Substring) -> [(model: String, result: WriteResult)]? {
+        guard let list = (try? JSON(parsing: Array(text.utf8)))?.arrayValue else { return nil }
+        var results: [(model: String, result: WriteResult)] = []
+        for entry in list {
+            guard let fields = entry.arrayValue, fields.count == 3, let model = fields[0].stringValue,
+                  case .int(let sequence) = fields[1], case .int(let revision) = fields[2], sequence >= 0, revision >= 0
+            else { return nil }
+            results.append((model, WriteResult(sequence: UInt64(sequence), revision: UInt64(revision), changed: true)))
+        }
+        return results
+    }
 
     /// The log made `commits` durable (the next ones in sequence order): clients may see them now.
     /// Called on the log's thread, which then runs the returned calls (the waiting writes' and the

@@ -90,7 +90,7 @@ extension Store {
                 commits.append((commit, entry))
                 results.append(WriteResult(sequence: state.lastSequence, revision: revision + 1, index: editor.appendedIndex, changed: true))
             }
-            appendUnitToLog(commits, state)
+            appendUnitToLog(commits, state, results: zip(edits, results).map { ($0.model, $1) })
             return (results, claimDelivery(&state))
         }
         if let pending { deliver(pending) }

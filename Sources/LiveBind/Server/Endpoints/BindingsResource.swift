@@ -12,6 +12,8 @@ struct BindingsResource: Sendable {
     let database: StateDatabase?
     /// On a cluster node: the stream every change goes to first, so that every node makes it.
     var cluster: ClusterNode? = nil
+    /// Where the answers to writes sent with `Idempotency-Key` are learned.
+    let idempotency: IdempotencyTable
 
     /// `GET /bindings`: `{"bindings":[…]}` in creation order, those whose models the caller reaches.
     func list(reach: AccessControl.Reach = .everything) -> HTTPResponse {
@@ -50,28 +52,29 @@ struct BindingsResource: Sendable {
     }
 
     /// `POST /bindings`: creates a binding (201) and applies the current source value to its target.
-    func create(_ request: HTTPRequest) throws -> HTTPResponse {
+    /// `tag`: the request's idempotency tag, kept with the change (see `AnswerReceipt`).
+    func create(_ request: HTTPRequest, tag: String? = nil) throws -> HTTPResponse {
         _ = try RequestBody.mediaType(of: request, accepted: RequestBody.jsonOnly)
         var entry = try RequestBody.parseJSON(request)
-        if let cluster { entry = try publishCreation(entry, to: cluster) }
+        var sequence: UInt64 = 0
+        if let cluster { (entry, sequence) = try publishCreation(entry, to: cluster, tag: tag) }
         let binding = try registry.bind(json: entry)
+        let response = Self.created(binding)
+        let receipt = AnswerReceipt(tag: tag, response: response, sequence: sequence)
         if let database, case .object(var members) = entry {
             members["id"] = .string(binding.id)
             do {
-                try database.saveBinding(id: binding.id, definition: .object(members))
+                try database.saveBinding(id: binding.id, definition: .object(members), answer: receipt?.record)
             } catch {
                 try? registry.unbind(id: binding.id)
                 throw error
             }
         }
-        counters.writes.add(1, ordering: .relaxed)
-        var response = json(binding.json, status: 201)
-        response.headers.add("Location", "/bindings/\(binding.id)")
-        return response
+        return answered(response, receipt)
     }
 
     /// `PATCH /bindings/{id}` with `{"enabled": false}` (or true).
-    func update(_ id: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    func update(_ id: String, _ request: HTTPRequest, tag: String? = nil) throws -> HTTPResponse {
         _ = try RequestBody.mediaType(of: request, accepted: [RequestBody.json, RequestBody.mergePatch])
         guard case .object(let members) = try RequestBody.parseJSON(request) else {
             throw RequestError.malformedBody(#"send an object such as {"enabled": false}"#)
@@ -83,30 +86,69 @@ struct BindingsResource: Sendable {
             throw RequestError.malformedBody(#"send {"enabled": true} or {"enabled": false}"#)
         }
         guard registry.binding(id: id) != nil else { throw BindingError.bindingNotFound(id) }
-        try cluster?.publishBindingChange(.setEnabled(id: id, enabled: enabled))
+        let sequence = try cluster?.publishBindingChange(.setEnabled(id: id, enabled: enabled), tag: tag) ?? 0
         try database?.saveEnabled(id: id, enabled)
         try registry.setEnabled(id: id, enabled)
-        counters.writes.add(1, ordering: .relaxed)
-        return try get(id)
+        let response = try get(id)
+        let receipt = AnswerReceipt(tag: tag, response: response, sequence: sequence)
+        // Its own transaction, after the flag's: made again, the change would change nothing.
+        if let database, let receipt { try database.saveAnswer(receipt.record) }
+        return answered(response, receipt)
     }
 
     /// `DELETE /bindings/{id}`: removes the binding; answers its last state.
-    func delete(_ id: String) throws -> HTTPResponse {
+    func delete(_ id: String, tag: String? = nil) throws -> HTTPResponse {
         guard let binding = registry.binding(id: id) else { throw BindingError.bindingNotFound(id) }
-        let last = binding.json
-        try cluster?.publishBindingChange(.delete(id: id))
-        try database?.deleteBinding(id: id)
+        let response = json(binding.json)
+        let sequence = try cluster?.publishBindingChange(.delete(id: id), tag: tag) ?? 0
+        let receipt = AnswerReceipt(tag: tag, response: response, sequence: sequence)
+        try database?.deleteBinding(id: id, answer: receipt?.record)
         try registry.unbind(id: id)
+        return answered(response, receipt)
+    }
+
+    /// Counts the write and learns its receipt: a retry with its key gets `response`, on this node
+    /// now, and (the receipt being kept with the change) after a restart and on every node.
+    private func answered(_ response: HTTPResponse, _ receipt: AnswerReceipt?) -> HTTPResponse {
         counters.writes.add(1, ordering: .relaxed)
-        return json(last)
+        if let receipt { idempotency.learn(receipt) }
+        return response
+    }
+
+    /// Applies a change another cluster node made (from the stream, without catching up) to `registry`;
+    /// returns what that node answered, as this node would have (its `fireCount` and `lastError`).
+    static func replay(_ change: ClusterBindingChange, into registry: BindingRegistry) throws(BindingError) -> HTTPResponse {
+        switch change {
+        case .create(let id, let definition):
+            try registry.makeReplayed(definition, id: id)
+            guard let binding = registry.binding(id: id) else { throw .bindingNotFound(id) }
+            return created(binding)
+        case .setEnabled(let id, let enabled):
+            try registry.setEnabledReplayed(id: id, enabled)
+            guard let binding = registry.binding(id: id) else { throw .bindingNotFound(id) }
+            return .bytes(binding.json.encoded(), contentType: RequestBody.json)
+        case .delete(let id):
+            guard let binding = registry.binding(id: id) else { throw .bindingNotFound(id) }
+            let last = binding.json
+            try registry.unbind(id: id)
+            return .bytes(last.encoded(), contentType: RequestBody.json)
+        }
+    }
+
+    /// The answer to a binding's creation: 201, its description and where it lives.
+    private static func created(_ binding: Binding) -> HTTPResponse {
+        var response = HTTPResponse.bytes(binding.json.encoded(), status: 201, contentType: RequestBody.json)
+        response.headers.add("Location", "/bindings/\(binding.id)")
+        return response
     }
 
     /// Checks a new binding's definition, gives it an id when it has none, and puts it in the cluster's
-    /// stream; returns the definition with its id, which this node then makes as every other node does.
-    private func publishCreation(_ entry: JSON, to cluster: ClusterNode) throws -> JSON {
+    /// stream with `tag`; returns the definition with its id, which this node then makes as every
+    /// other node does, and the stream's sequence of the change.
+    private func publishCreation(_ entry: JSON, to cluster: ClusterNode, tag: String?) throws -> (JSON, UInt64) {
         let spec = try BindingSpec(json: entry)
         _ = try registry.prepare(spec)
-        guard case .object(var members) = entry else { return entry }
+        guard case .object(var members) = entry else { return (entry, 0) }
         var id = spec.id ?? ""
         if id.isEmpty {
             var number = registry.all.count + 1
@@ -115,8 +157,8 @@ struct BindingsResource: Sendable {
         }
         if registry.binding(id: id) != nil { throw BindingError.duplicateID(id) }
         members["id"] = .string(id)
-        try cluster.publishBindingChange(.create(id: id, definition: .object(members)))
-        return .object(members)
+        let sequence = try cluster.publishBindingChange(.create(id: id, definition: .object(members)), tag: tag)
+        return (.object(members), sequence)
     }
 
     private func json(_ value: JSON, status: Int = 200) -> HTTPResponse {

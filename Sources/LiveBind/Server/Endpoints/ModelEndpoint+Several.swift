@@ -61,10 +61,15 @@ extension ModelEndpoint {
             throw ProblemError(problem: problem)
         }
         counters.writes.add(1, ordering: .relaxed)
+        return Self.severalWritten(zip(edits, results).map { ($0.model, $1) })
+    }
+
+    /// The answer to a write to several models: `{"id": last event id, "models": {name: {"id","rev"}}}`.
+    static func severalWritten(_ results: [(model: String, result: WriteResult)]) -> HTTPResponse {
         var models: OrderedDictionary<String, JSON> = [:]
         var last: UInt64 = 0
-        for (part, result) in zip(edits, results) {
-            models[part.model] = .object(["id": .string(String(result.sequence)), "rev": .int(Int(result.revision))])
+        for (model, result) in results {
+            models[model] = .object(["id": .string(String(result.sequence)), "rev": .int(Int(result.revision))])
             last = max(last, result.sequence)
         }
         let body = JSON.object(["id": .string(String(last)), "models": .object(models)])

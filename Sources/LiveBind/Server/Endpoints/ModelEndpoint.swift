@@ -201,8 +201,13 @@ struct ModelEndpoint: Sendable {
 
     /// The answer to the write whose commit left `receipt` (see `IdempotencyTable`): 201 with
     /// `Location` when it may have created the model (`flags` has `c`) and did (revision 1), the
-    /// inserted index when its answer shows one (`flags` has `i`).
+    /// inserted index when its answer shows one (`flags` has `i`); a write to several models' answer
+    /// (`flags` has `s`) from the results its tag carries.
     static func answer(_ receipt: CommitReceipt, flags: String) -> IdempotencyTable.Answer {
+        if flags.contains("s"), let newline = receipt.tag.firstIndex(of: "\n"),
+           let results = Store.unitResults(parsing: receipt.tag[receipt.tag.index(after: newline)...]) {
+            return IdempotencyTable.Answer(severalWritten(results)) ?? .init(status: 200, body: [], headers: [])
+        }
         let created = flags.contains("c") && receipt.revision == 1
         let result = WriteResult(sequence: receipt.sequence, revision: receipt.revision,
                                  index: flags.contains("i") ? receipt.insertIndex : nil, changed: true)

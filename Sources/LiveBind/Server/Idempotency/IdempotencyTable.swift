@@ -8,8 +8,9 @@ import Foundation
 /// A write that committed leaves a receipt in the commit log (``IdempotencyTicket/tag``, carried by
 /// its commit: SQLite's `receipts` table in the same transaction, the cluster's stream in the same
 /// message), from which every node (and a restarted one) learns its answer: the answer holds wherever
-/// the log does. A write that committed nothing (a refusal, an equal value) is answered again only by
-/// the node that answered it, until it restarts.
+/// the log does; a `/bindings` write keeps its answer with its change (``AnswerReceipt``). A write
+/// that committed nothing (a refusal, an equal value) is answered again only by the node that answered
+/// it, until it restarts.
 ///
 /// Past ``capacity`` the oldest finished answer goes first, but a credential holding more than an
 /// eighth of the table loses its own oldest instead, so one client cannot push everyone else's keys
@@ -20,12 +21,33 @@ final class IdempotencyTable: Sendable {
         var status: Int
         var body: [UInt8]
         var headers: [(String, String)]
+
+        init(status: Int, body: [UInt8], headers: [(String, String)]) {
+            self.status = status
+            self.body = body
+            self.headers = headers
+        }
+
+        /// What of `response` is given again: nil when another try would not get the same (a 5xx, a
+        /// 429, an answer that is no bytes).
+        init?(_ response: HTTPResponse) {
+            guard response.status < 500 && response.status != 429, case .bytes(let body) = response.body else { return nil }
+            let names = ["Content-Type", "ETag", ModelEndpoint.eventIDHeader, "Location", "Retry-After"]
+            self.init(status: response.status, body: body,
+                      headers: names.compactMap { name in response.headers[name].map { (name, $0) } })
+        }
     }
 
     private enum State {
         /// A request with this key is running (`owner`: its serial; a cluster runs it again after a lost race).
         case running(owner: UInt64)
-        case done(Answer, receipt: CommitReceipt?)
+        /// Answered; `receipt`: what the log keeps of it, when it came from there.
+        case done(Answer, receipt: Receipt?)
+    }
+
+    private enum Receipt {
+        case commit(CommitReceipt)
+        case answer(AnswerReceipt)
     }
 
     private struct Entry {
@@ -95,12 +117,7 @@ final class IdempotencyTable: Sendable {
     /// Records what the request of `ticket` was finally answered: kept when another try would get the
     /// same (not a 5xx, not a 429), else the key is free again.
     func settle(_ ticket: IdempotencyTicket, _ response: HTTPResponse) {
-        var answer: Answer?
-        if response.status < 500 && response.status != 429, case .bytes(let body) = response.body {
-            let names = ["Content-Type", "ETag", ModelEndpoint.eventIDHeader, "Location", "Retry-After"]
-            answer = Answer(status: response.status, body: body,
-                            headers: names.compactMap { name in response.headers[name].map { (name, $0) } })
-        }
+        let answer = Answer(response)
         table.withLock { table in
             guard let entry = table.entries[ticket.key], case .running(let owner) = entry.state, owner == ticket.owner else { return }
             if let answer {
@@ -115,9 +132,19 @@ final class IdempotencyTable: Sendable {
     /// A running request with the same key then gets it when it runs again.
     func learn(_ receipt: CommitReceipt, now: Date = Date()) {
         guard let parsed = IdempotencyTicket.parse(tag: receipt.tag) else { return }
-        let window = windowSeconds
-        guard now.timeIntervalSince(parsed.created) < window else { return }
-        let answer = ModelEndpoint.answer(receipt, flags: parsed.flags)
+        learn(parsed, ModelEndpoint.answer(receipt, flags: parsed.flags), .commit(receipt), now: now)
+    }
+
+    /// Learns the answer of a `/bindings` write from its receipt (made here or on another node); a
+    /// running request with the same key (this one's, too) then has its answer.
+    func learn(_ receipt: AnswerReceipt, now: Date = Date()) {
+        guard let parsed = IdempotencyTicket.parse(tag: receipt.tag) else { return }
+        learn(parsed, receipt.answer, .answer(receipt), now: now)
+    }
+
+    private func learn(_ parsed: (fingerprint: String, flags: String, created: Date, key: String), _ answer: Answer,
+                       _ receipt: Receipt, now: Date) {
+        guard now.timeIntervalSince(parsed.created) < windowSeconds else { return }
         table.withLock { table in
             if let entry = table.entries[parsed.key], !entry.isRunning, entry.fingerprint == parsed.fingerprint {
                 table.entries[parsed.key]?.state = .done(answer, receipt: receipt)
@@ -129,14 +156,22 @@ final class IdempotencyTable: Sendable {
     }
 
     /// The receipts of the answers it holds that came from the commit log, oldest first (for a
-    /// cluster snapshot), through event id `sequence`.
-    func receipts(through sequence: UInt64) -> [CommitReceipt] {
+    /// cluster snapshot): those of commits through event id `events`, and those of `/bindings`
+    /// changes through the stream's message `sequence`.
+    func receipts(through events: UInt64, sequence: UInt64) -> (commits: [CommitReceipt], answers: [AnswerReceipt]) {
         table.withLock { table in
-            table.order.compactMap { item -> CommitReceipt? in
+            var commits: [CommitReceipt] = []
+            var answers: [AnswerReceipt] = []
+            for item in table.order {
                 guard let entry = table.entries[item.key], entry.created == item.created,
-                      case .done(_, let receipt?) = entry.state, receipt.sequence <= sequence else { return nil }
-                return receipt
+                      case .done(_, let receipt?) = entry.state else { continue }
+                switch receipt {
+                case .commit(let commit) where commit.sequence <= events: commits.append(commit)
+                case .answer(let answer) where answer.sequence <= sequence: answers.append(answer)
+                default: break
+                }
             }
+            return (commits, answers)
         }
     }
 

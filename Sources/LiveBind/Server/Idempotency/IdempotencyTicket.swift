@@ -17,7 +17,8 @@ struct IdempotencyTicket: Sendable {
     /// SHA-256 of the request, hex.
     let fingerprint: String
     /// What the answer shows beyond id and revision: `c` when it may be a create (201), `i` when it
-    /// names an inserted index.
+    /// names an inserted index, `s` when it is a write to several models (`PATCH /models`, whose tag
+    /// the store completes with every model's result).
     let flags: String
     /// The request's serial: a cluster node runs the same request again after a lost race.
     let owner: UInt64
@@ -72,9 +73,10 @@ struct IdempotencyTicket: Sendable {
     /// What the commit log keeps with the write's commit: `<fingerprint> <flags> <created ms> <key>`.
     var tag: String { fingerprint + " " + flags + " " + String(Int64(created.timeIntervalSince1970 * 1000)) + " " + key }
 
-    /// The parts of a tag, nil when it is not one.
+    /// The parts of a tag, nil when it is not one (what the store added after a newline is not part of it).
     static func parse(tag: String) -> (fingerprint: String, flags: String, created: Date, key: String)? {
-        let parts = tag.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
+        let head = tag.prefix { $0 != "\n" }
+        let parts = head.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0].utf8.count == 64, let milliseconds = Int64(parts[2]), !parts[3].isEmpty else { return nil }
         return (String(parts[0]), String(parts[1]), Date(timeIntervalSince1970: Double(milliseconds) / 1000), String(parts[3]))
     }
@@ -120,11 +122,23 @@ struct IdempotentWrites: Sendable {
     /// Runs the write `body` once per `Idempotency-Key` (see `IdempotencyTable`): without the header it
     /// just runs; with a key it already answered (the same request), the first answer comes back with
     /// `Idempotent-Replayed: true` and nothing runs. When `tagged`, the write's commit carries the
-    /// ticket into the commit log, so that every node and a restart learn the answer; writes whose
-    /// answer is not made from their commit (`/bindings`) are remembered by this node only.
+    /// ticket into the commit log, so that every node and a restart learn the answer; else the answer
+    /// is remembered by this node until it restarts.
     func run(_ request: HTTPRequest, _ grant: AccessControl.Grant, flags: String, tagged: Bool,
              _ body: () throws -> HTTPResponse) throws -> HTTPResponse {
-        guard let ticket = try IdempotencyTicket(request, grant: grant, flags: flags) else { return try body() }
+        try run(request, grant, flags: flags) { ticket in try store.withCommitTag(tagged ? ticket?.tag : nil, body) }
+    }
+
+    /// Runs the `/bindings` write `body` once per `Idempotency-Key`, as above; `body` gets the ticket's
+    /// tag (nil without the header) to keep with its change, as an ``AnswerReceipt``.
+    func runRecording(_ request: HTTPRequest, _ grant: AccessControl.Grant,
+                      _ body: (_ tag: String?) throws -> HTTPResponse) throws -> HTTPResponse {
+        try run(request, grant, flags: "") { ticket in try body(ticket?.tag) }
+    }
+
+    private func run(_ request: HTTPRequest, _ grant: AccessControl.Grant, flags: String,
+                     _ body: (IdempotencyTicket?) throws -> HTTPResponse) throws -> HTTPResponse {
+        guard let ticket = try IdempotencyTicket(request, grant: grant, flags: flags) else { return try body(nil) }
         if let answer = try table.begin(ticket) {
             var response = HTTPResponse(status: answer.status, body: .bytes(answer.body))
             for (name, value) in answer.headers { response.headers.add(name, value) }
@@ -133,7 +147,7 @@ struct IdempotentWrites: Sendable {
         }
         var response: HTTPResponse
         do {
-            response = try store.withCommitTag(tagged ? ticket.tag : nil, body)
+            response = try body(ticket)
         } catch {
             // Answered, not thrown, so that the ticket goes with it (the server counts the error).
             response = Problem.from(error).response

@@ -67,11 +67,30 @@ import Testing
         table.learn(receipt)
         let answer = try #require(try table.begin(try Self.ticket("k", serial: 9)))
         #expect(answer.status == 200 && String(decoding: answer.body, as: UTF8.self) == #"{"id":"42","rev":7,"index":3}"#)
-        #expect(table.receipts(through: 42).map(\.sequence) == [42] && table.receipts(through: 41).isEmpty)
+        #expect(table.receipts(through: 42, sequence: 0).commits.map(\.sequence) == [42] && table.receipts(through: 41, sequence: 0).commits.isEmpty)
         // A receipt older than the window (by the time in its tag) teaches nothing.
         let old = IdempotencyTable(window: .seconds(60), capacity: 10)
         old.learn(receipt, now: Date().addingTimeInterval(120))
         #expect(old.count == 0)
+    }
+
+    /// A `/bindings` write's receipt holds its answer: kept as JSON (a data directory, a snapshot) and
+    /// read back whole, it teaches a running request with the key (this node's own) its answer.
+    @Test func anAnswerReceiptTravelsWholeAndTakesOverTheRunningRequest() throws {
+        let table = IdempotencyTable(window: .seconds(60), capacity: 10)
+        let ticket = try Self.ticket("b")
+        #expect(try table.begin(ticket) == nil)
+        var made = HTTPResponse.bytes(Array(#"{"id":"b1","enabled":true}"#.utf8), status: 201, contentType: "application/json")
+        made.headers.add("Location", "/bindings/b1")
+        let receipt = try #require(AnswerReceipt(tag: ticket.tag, response: made, sequence: 7))
+        let copy = try #require(AnswerReceipt(json: try JSON(parsing: receipt.json.encoded())))
+        #expect(copy.tag == receipt.tag && copy.sequence == 7 && copy.answer.body == receipt.answer.body)
+        table.learn(copy)
+        let answer = try #require(try table.begin(try Self.ticket("b", serial: 2)))
+        #expect(answer.status == 201 && answer.headers.contains { $0 == ("Location", "/bindings/b1") })
+        #expect(table.receipts(through: 0, sequence: 7).answers.count == 1 && table.receipts(through: 0, sequence: 6).answers.isEmpty)
+        #expect(AnswerReceipt(tag: ticket.tag, response: Self.answered(503), sequence: 8) == nil)
+        #expect(AnswerReceipt(json: .array([.string("x")])) == nil)
     }
 
     @Test func keysThatAreNoKeysAreRefused() {
