@@ -1,0 +1,219 @@
+/// What an arranged view shows of an array: the elements a filter keeps, in the order of its sort
+/// keys, from `offset`, at most `limit` of them: Cocoa's `NSArrayController` (`filterPredicate`,
+/// `sortDescriptors`) over a LiveBind array.
+///
+/// Its written form (``init(where:order:offset:limit:)``, the `sub=…;where=…;order=…` of a stream, a
+/// view in a definition file) is in docs/Bindings.md, "Views":
+/// `where=and(status:eq:open,total:ge:100)`, `order=-time,id`.
+public struct ViewQuery: Sendable, Hashable {
+    /// Which elements the view keeps; nil keeps every one.
+    public var filter: ViewPredicate?
+    /// The order: the first key decides, ties go to the next; elements equal in every key keep their
+    /// order in the array (a stable sort). No keys: the array's order.
+    public var order: [SortKey]
+    /// How many arranged elements are skipped.
+    public var offset: Int
+    /// Most elements shown (nil: all).
+    public var limit: Int?
+
+    /// One sort key: a key path in the element, ascending or descending.
+    public struct SortKey: Sendable, Hashable {
+        public var path: ElementPath
+        public var descending: Bool
+
+        public init(_ path: ElementPath, descending: Bool = false) {
+            self.path = path
+            self.descending = descending
+        }
+    }
+
+    /// A view with every part given.
+    public init(filter: ViewPredicate? = nil, order: [SortKey] = [], offset: Int = 0, limit: Int? = nil) {
+        self.filter = filter
+        self.order = order
+        self.offset = offset
+        self.limit = limit
+    }
+
+    /// Most terms (comparisons) a filter holds, most levels of `and`/`or`/`not` it nests, and most sort keys.
+    public static let maxTerms = 64
+    public static let maxNesting = 16
+    public static let maxSortKeys = 8
+
+    /// Whether `element` is in the view.
+    func keeps(_ element: JSON) -> Bool {
+        filter?.holds(for: element) ?? true
+    }
+
+    /// The element's sort keys, in ``order``'s order.
+    func sortValues(of element: JSON) -> [JSON?] {
+        order.map { $0.path.value(in: element) }
+    }
+
+    /// How two elements' sort keys compare (nil: equal in every key).
+    func compare(_ left: [JSON?], _ right: [JSON?]) -> Bool? {
+        for (index, key) in order.enumerated() {
+            let order = ViewOrdering.compare(left[index], right[index])
+            if order != 0 { return key.descending ? order > 0 : order < 0 }
+        }
+        return nil
+    }
+}
+
+/// A key path inside an array element: its member names (`customer.name` is `["customer", "name"]`),
+/// with array indexes written as numbers; no names: the element itself.
+public struct ElementPath: Sendable, Hashable, CustomStringConvertible {
+    public var names: [String]
+
+    public init(_ names: [String]) {
+        self.names = names
+    }
+
+    /// The value at the path in `element`, nil when there is none.
+    public func value(in element: JSON) -> JSON? {
+        var current = element
+        for name in names {
+            switch current {
+            case .object(let members):
+                guard let next = members[name] else { return nil }
+                current = next
+            case .array(let elements):
+                guard let index = Int(name), index >= 0, index < elements.count else { return nil }
+                current = elements[index]
+            default:
+                return nil
+            }
+        }
+        return current
+    }
+
+    public var description: String { names.joined(separator: ".") }
+}
+
+/// A filter over array elements: comparisons of an element's key path with values, combined with
+/// `and`, `or` and `not`. It only reads the element: no code runs.
+public indirect enum ViewPredicate: Sendable, Hashable {
+    /// What a comparison tests.
+    public enum Operator: String, Sendable, Hashable, CaseIterable {
+        /// Equal as JSON (`1` equals `1.0`).
+        case eq, ne
+        /// Numbers with numbers, strings with strings (by Unicode scalars); anything else is false.
+        case lt, le, gt, ge
+        /// An array holding the value, or a string holding the string.
+        case contains
+        /// A string starting with the string.
+        case prefix
+        /// A string holding the string, ignoring case (a search box).
+        case match
+        /// Equal to one of the values.
+        case `in`
+    }
+
+    case compare(ElementPath, Operator, [JSON])
+    case and([ViewPredicate])
+    case or([ViewPredicate])
+    case not(ViewPredicate)
+
+    /// Whether `element` passes.
+    public func holds(for element: JSON) -> Bool {
+        switch self {
+        case .and(let parts): return parts.allSatisfy { $0.holds(for: element) }
+        case .or(let parts): return parts.contains { $0.holds(for: element) }
+        case .not(let part): return !part.holds(for: element)
+        case .compare(let path, let op, let values):
+            guard let found = path.value(in: element) else { return op == .ne }
+            guard let value = values.first else { return false }
+            switch op {
+            case .eq: return found == value
+            case .ne: return found != value
+            case .lt, .le, .gt, .ge:
+                guard let order = ViewOrdering.compareSameKind(found, value) else { return false }
+                switch op {
+                case .lt: return order < 0
+                case .le: return order <= 0
+                case .gt: return order > 0
+                default: return order >= 0
+                }
+            case .contains:
+                switch (found, value) {
+                case (.array(let elements), _): return elements.contains(value)
+                case (.string(let text), .string(let part)): return text.unicodeScalars.contains(part.unicodeScalars)
+                default: return false
+                }
+            case .prefix:
+                guard case .string(let text) = found, case .string(let start) = value else { return false }
+                return text.unicodeScalars.starts(with: start.unicodeScalars)
+            case .match:
+                guard case .string(let text) = found, case .string(let part) = value else { return false }
+                return text.lowercased().unicodeScalars.contains(part.lowercased().unicodeScalars)
+            case .in:
+                return values.contains(found)
+            }
+        }
+    }
+}
+
+/// The one order of JSON values that sorting uses: missing < null < false < true < numbers < strings
+/// < arrays < objects; numbers by value, strings by Unicode scalars, arrays element by element,
+/// objects by their encoded text.
+enum ViewOrdering {
+    static func compare(_ left: JSON?, _ right: JSON?) -> Int {
+        guard let left else { return right == nil ? 0 : -1 }
+        guard let right else { return 1 }
+        if let order = compareSameKind(left, right) { return order }
+        let (a, b) = (rank(left), rank(right))
+        if a != b { return a < b ? -1 : 1 }
+        switch (left, right) {
+        case (.bool(let x), .bool(let y)): return x == y ? 0 : (x ? 1 : -1)
+        case (.array(let x), .array(let y)):
+            for (p, q) in zip(x, y) {
+                let order = compare(p, q)
+                if order != 0 { return order }
+            }
+            return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+        case (.object, .object):
+            return compareScalars(left.description, right.description)
+        default: return 0
+        }
+    }
+
+    /// Numbers with numbers and strings with strings; nil for other pairs.
+    static func compareSameKind(_ left: JSON, _ right: JSON) -> Int? {
+        switch (left, right) {
+        case (.int(let x), .int(let y)): return x == y ? 0 : (x < y ? -1 : 1)
+        case (.string(let x), .string(let y)): return compareScalars(x, y)
+        default:
+            guard let x = left.doubleValue, let y = right.doubleValue else { return nil }
+            return x == y ? 0 : (x < y ? -1 : 1)
+        }
+    }
+
+    private static func compareScalars(_ x: String, _ y: String) -> Int {
+        if x.unicodeScalars.elementsEqual(y.unicodeScalars) { return 0 }
+        return x.unicodeScalars.lexicographicallyPrecedes(y.unicodeScalars) ? -1 : 1
+    }
+
+    private static func rank(_ value: JSON) -> Int {
+        switch value {
+        case .null: 0
+        case .bool: 1
+        case .int, .double: 2
+        case .string: 3
+        case .array: 4
+        case .object: 5
+        }
+    }
+}
+
+extension Sequence where Element == Unicode.Scalar {
+    /// Whether `part` occurs in it.
+    fileprivate func contains(_ part: String.UnicodeScalarView) -> Bool {
+        let whole = Array(self), wanted = Array(part)
+        guard !wanted.isEmpty else { return true }
+        guard wanted.count <= whole.count else { return false }
+        for start in 0...(whole.count - wanted.count) where whole[start] == wanted[0] {
+            if whole[start..<start + wanted.count].elementsEqual(wanted) { return true }
+        }
+        return false
+    }
+}
