@@ -1,6 +1,6 @@
 // swift-tools-version: 6.0
 // libFuzzer targets for LiveBind's parsers and grammars (JSON, paths, patches, forms, bearer tokens, cookies,
-// binding entries, `sub=` values and windows, tokens and config files, `Last-Event-ID`, `If-Match`), patch
+// binding entries, `sub=` values, windows and views, tokens and config files, `Last-Event-ID`, `If-Match`), patch
 // application and sequences of store writes. Built by `Tests/fuzz/run.sh` (`make fuzz`) with
 // `-sanitize=fuzzer,address`; a package of its own so the library's build stays plain.
 import PackageDescription
@@ -27,6 +27,10 @@ let package = Package(
         ]),
         .executableTarget(name: "FuzzSubscription", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzConfig", dependencies: [
+            "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
+            .product(name: "Collections", package: "swift-collections"),
+        ]),
+        .executableTarget(name: "FuzzView", dependencies: [
             "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
             .product(name: "Collections", package: "swift-collections"),
         ]),

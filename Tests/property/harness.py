@@ -5,6 +5,7 @@ Nothing here knows hypothesis: `test_stream_protocol.py` drives it. Everything i
 have timeouts, loops have deadlines, and the server is stopped by the pid this harness started.
 """
 import copy
+import functools
 import json
 import os
 import pathlib
@@ -339,15 +340,20 @@ def apply_change(root, kind, parts, change):
 
 class Location:
     """A `sub=model/pointer[;window]` of a stream. `window` is None, ("first", n), ("last", n) or
-    ("offset", k, n)."""
+    ("offset", k, n); `view` is None or a `View` (`sub=model/pointer;where=…;order=…`)."""
 
-    def __init__(self, model, pointer, window=None):
-        self.model, self.pointer, self.window = model, pointer, window
+    def __init__(self, model, pointer, window=None, view=None):
+        self.model, self.pointer, self.window, self.view = model, pointer, window, view
         self.parts = pointer_parts(pointer)
 
     @property
     def name(self):
-        return self.model + self.pointer
+        return self.model + self.pointer + (";" + self.view.text if self.view else "")
+
+    @property
+    def windowed(self):
+        """Whether its events carry "window": a window's, or a view's (its offset and match count)."""
+        return self.window is not None or self.view is not None
 
     def query_value(self):
         text = self.name
@@ -369,6 +375,11 @@ class Location:
         """What the location shows when its model is `document` (MISSING: no model): a dict
         {"exists", "value"} plus "window" {"offset","length"} for a window."""
         value = MISSING if document is MISSING else lookup(document, self.parts)
+        if self.view is not None:
+            if value is MISSING:
+                return {"exists": False, "value": None, "window": None}
+            shown, matched = self.view.arrange(value if isinstance(value, list) else [])
+            return {"exists": True, "value": shown, "window": {"offset": self.view.offset, "length": matched}}
         if self.window is None:
             return {"exists": value is not MISSING, "value": None if value is MISSING else value}
         if value is MISSING:
@@ -380,6 +391,83 @@ class Location:
 
     def __repr__(self):
         return self.query_value()
+
+
+class View:
+    """A view of an array (`;where=…;order=…;offset=;limit=`, docs/Bindings.md "Views") and its oracle:
+    `keep(element)` and `keys` [(getter, descending)] written in Python, not read from the text."""
+
+    def __init__(self, text, keep, keys, offset=0, limit=10_000):
+        self.text, self.keep, self.keys, self.offset, self.limit = text, keep, keys, offset, limit
+
+    def arrange(self, elements):
+        """(the shown rows, how many elements match), as the server must arrange them."""
+        kept = [e for e in elements if self.keep(e)]
+
+        def compare(a, b):
+            for get, descending in self.keys:
+                order = json_order(get(a), get(b))
+                if order:
+                    return -order if descending else order
+            return 0
+        kept.sort(key=functools.cmp_to_key(compare))   # stable: ties keep the array's order
+        return kept[self.offset:self.offset + self.limit], len(kept)
+
+    def __repr__(self):
+        return self.text
+
+
+def member(name):
+    return lambda e: e.get(name, MISSING) if isinstance(e, dict) else MISSING
+
+
+def json_kind(value):
+    if value is MISSING:
+        return -1
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        return 1
+    if isinstance(value, (int, float)):
+        return 2
+    return {str: 3, list: 4, dict: 5}[type(value)]
+
+
+def json_equal(a, b):
+    """JSON equality (true is not 1, as in Python)."""
+    if json_kind(a) != json_kind(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return a == b
+
+
+def json_order(a, b):
+    """The server's one order of JSON values: missing < null < false < true < numbers < strings <
+    arrays < objects (by their compact text)."""
+    ka, kb = json_kind(a), json_kind(b)
+    if ka != kb:
+        return -1 if ka < kb else 1
+    if ka == 4:
+        for x, y in zip(a, b):
+            order = json_order(x, y)
+            if order:
+                return order
+        return (len(a) > len(b)) - (len(a) < len(b))
+    if ka == 5:
+        a, b = json.dumps(a, separators=(",", ":")), json.dumps(b, separators=(",", ":"))
+    if ka <= 0:
+        return 0
+    return (a > b) - (a < b)
+
+
+def same_kind_order(a, b):
+    """lt/le/gt/ge compare numbers with numbers and strings with strings only."""
+    if json_kind(a) == json_kind(b) and json_kind(a) in (2, 3):
+        return (a > b) - (a < b)
+    return None
 
 
 def query_string(models, locations, sub_models=()):
@@ -398,7 +486,7 @@ def apply_location_event(state, location, event, data):
     if kind in ("snapshot",) or (kind == "set" and path == location.parts):
         exists = data.get("exists", True)
         new = {"exists": exists, "value": copy.deepcopy(data["value"]) if exists else None}
-        if location.window is not None:
+        if location.windowed:
             new["window"] = data.get("window")
             if "window" not in data:
                 raise ProtocolViolation(f"a window's {kind} without 'window': {data}")
@@ -406,7 +494,7 @@ def apply_location_event(state, location, event, data):
     if state is None:
         raise ApplyError(f"{kind} for {location} before its snapshot")
     if kind == "length":
-        if location.window is None:
+        if not location.windowed:
             raise ProtocolViolation(f"'length' for a location without a window: {data}")
         state["window"] = data["window"]
         return state
@@ -426,7 +514,7 @@ def apply_location_event(state, location, event, data):
         if not state["exists"]:
             raise ApplyError(f"{change['kind']} below {location}, which does not exist: {data}")
         state["value"] = apply_change(state["value"], change["kind"], relative, change)
-    if location.window is not None:
+    if location.windowed:
         if "window" not in data:
             raise ProtocolViolation(f"a window's {kind} without 'window': {data}")
         state["window"] = data["window"]
@@ -597,7 +685,9 @@ class StreamClient:
         return self.models is None or model in self.models
 
     def _location_for(self, model, data):
-        candidates = [loc for loc in self.locations if loc.model == model]
+        # A view's events name it; no other location's do.
+        candidates = [loc for loc in self.locations if loc.model == model
+                      and (loc.view.text if loc.view else None) == data.get("view")]
         if "changes" in data and data["changes"]:
             path = data["changes"][0]["path"]
         else:

@@ -57,7 +57,8 @@ import urllib.parse
 from hypothesis import HealthCheck, event, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from harness import MISSING, Location, ProtocolViolation, Server, StreamClient, UnclosedGroup
+from harness import (MISSING, Location, ProtocolViolation, Server, StreamClient, UnclosedGroup, View, json_equal,
+                     member, same_kind_order)
 
 MODELS = ["sensor", "orders", "panel"]
 FENCE = "fence"
@@ -128,6 +129,26 @@ windows = st.one_of(
 )
 
 
+v, id_ = member("v"), member("id")
+
+
+def itself(e):
+    return e
+
+
+# Views of `items` (rows are {"id", "v"} objects or bare scalars), each with a Python oracle.
+VIEWS = [
+    View("where=v:eq:a", lambda e: json_equal(v(e), "a"), []),
+    View("order=-id;limit=3", lambda e: True, [(id_, True)], limit=3),
+    View("where=or(.:gt:2,v:ge:1);order=v,-id;offset=1;limit=2",
+         lambda e: (same_kind_order(e, 2) or 0) > 0 or (same_kind_order(v(e), 1) or 0) >= 0 and same_kind_order(v(e), 1) is not None,
+         [(v, False), (id_, True)], offset=1, limit=2),
+    View("where=not(v:in:(a,b,null));order=.;limit=4",
+         lambda e: not (v(e) is not MISSING and any(json_equal(v(e), x) for x in ("a", "b", None))), [(itself, False)], limit=4),
+    View("where=.:match:A;offset=1", lambda e: isinstance(e, str) and "a" in e.lower(), [], offset=1),
+]
+
+
 def nested(a, b):
     return a[:len(b)] == b or b[:len(a)] == a
 
@@ -143,10 +164,14 @@ def stream_specs(draw):
     locations = []
     for _ in range(draw(st.integers(0, 3))):
         model = draw(st.sampled_from([m for m in MODELS if m not in whole]) if len(whole) < 3 else st.nothing())
-        pointer = draw(st.sampled_from(POINTERS))
-        window = draw(st.one_of(st.none(), windows)) if pointer == "/items" else None
-        location = Location(model, pointer, window)
-        if any(l.model == model and nested(l.parts, location.parts) for l in locations):
+        pointer = draw(st.sampled_from(POINTERS + ["/items"] * 3))   # arrays: windows and views
+        kind = draw(st.sampled_from(["plain", "window", "view", "view"])) if pointer == "/items" else "plain"
+        window = draw(windows) if kind == "window" else None
+        view = draw(st.sampled_from(VIEWS)) if kind == "view" else None
+        location = Location(model, pointer, window, view)
+        # Views are told apart by their events' "view"; other locations of a model do not nest.
+        if any(l.name == location.name for l in locations) or view is None and any(
+                l.model == model and l.view is None and nested(l.parts, location.parts) for l in locations):
             continue
         locations.append(location)
     return whole + [FENCE], tuple(as_sub), locations
@@ -249,7 +274,7 @@ class StreamProtocol(RuleBasedStateMachine):
     def open_pair(self, spec):
         whole, as_sub, locations = spec
         n = len(self.clients)
-        twin_locations = [Location(l.model, l.pointer, l.window) for l in locations]
+        twin_locations = [Location(l.model, l.pointer, l.window, l.view) for l in locations]
         client = StreamClient(f"client{n}", self.port, whole, locations, LEGACY, self.on_group, as_sub)
         twin = StreamClient(f"twin{n}", self.port, whole, twin_locations, LEGACY, self.on_group, as_sub)
         client.open()
@@ -315,12 +340,13 @@ class StreamProtocol(RuleBasedStateMachine):
         client.close()
         twin.close()
 
-    @precondition(lambda self: any(c.locations for c, _ in self.clients))
+    @precondition(lambda self: any(l.view is None for c, _ in self.clients for l in c.locations))
     @rule(which=st.integers(0, MAX_CLIENTS - 1), position=st.integers(0, 3), window=windows)
     def move_window(self, which, position, window):
-        candidates = [c for c, _ in self.clients if c.locations]
+        candidates = [c for c, _ in self.clients if any(l.view is None for l in c.locations)]
         client = candidates[which % len(candidates)]
-        location = client.locations[position % len(client.locations)]
+        movable = [l for l in client.locations if l.view is None]   # a view's window is part of it
+        location = movable[position % len(movable)]
         deadline = time.monotonic() + WAIT
         while client.stream_id is None and time.monotonic() < deadline:
             client.pump(wait=0.05)
@@ -475,7 +501,7 @@ def _compare_location(what, shown, expected, location, transcript=()):
     same = shown["exists"] == expected["exists"]
     if same and expected["exists"]:
         same = shown["value"] == expected["value"]
-        if location.window is not None:
+        if location.windowed:
             same = same and shown.get("window") == expected["window"]
     if not same:
         raise ProtocolViolation(f"{what}: {location} shows {json.dumps(shown)} but the server has "

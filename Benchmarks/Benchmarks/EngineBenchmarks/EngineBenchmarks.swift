@@ -42,4 +42,5 @@ let benchmarks: @Sendable () -> Void = {
     registerPatchBenchmarks()
     registerBindingBenchmarks()
     registerJSONBenchmarks()
+    registerViewBenchmarks()
 }

@@ -31,6 +31,12 @@
         }
     }
 
+    /// The shown rows of a view of `elements` by a full filter and stable sort, and how many match:
+    /// what an `ArrangedArray` must hold.
+    public static func arrangedByFullSort(_ elements: [JSON], _ query: ViewQuery) -> (rows: [JSON], matching: Int) {
+        query.arrangedByFullSort(elements)
+    }
+
     /// Parses one `sub` value as `GET /events` does, with windows of at most `maxWindow` rows.
     public static func location(_ text: String, maxWindow: Int) throws(RequestError) -> Location {
         let subscription = try Subscription.parse(text, maxWindow: maxWindow)

@@ -119,10 +119,13 @@ extension LiveBindServer {
             if locations.filter({ $0.name == location.name }).count > 1 {
                 throw RequestError.conflictingSubscription(location.name, "is given twice; one window per location and stream")
             }
+            // A view's events are its own rows, in its own coordinates: views of one array, and a view
+            // beside a location that holds its array, each get what is theirs.
+            if location.view != nil { continue }
             // One inside another would get every change twice, and a snapshot of each: 60 nested
             // locations made one commit cost their stream 60 copies of it.
             if let outer = locations.first(where: { $0.model == location.model && $0.name != location.name
-                && $0.path.isPrefix(of: location.path) }) {
+                && $0.view == nil && $0.path.isPrefix(of: location.path) }) {
                 throw RequestError.conflictingSubscription(location.name,
                     "is inside \(outer.name), which this stream already has: its changes come with it")
             }

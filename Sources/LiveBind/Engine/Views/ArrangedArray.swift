@@ -74,7 +74,7 @@ public final class ArrangedArray {
                 let row = content.row(at: index)
                 let arrangedIndex = row.kept ? arrangedIndex(of: row) : nil
                 removeContent(at: index)
-                if let arrangedIndex { left(arrangedIndex, row: row, &out) }
+                if let arrangedIndex { left(arrangedIndex, was: row.value, &out) }
                 return out.changes
             case .replace:
                 guard let index = change.index, let value = change.value, index >= 0, index < content.count else { break }
@@ -154,7 +154,7 @@ public final class ArrangedArray {
     private func update(_ row: ArrangedRow, to value: JSON, inner: Change?, _ out: inout Output) {
         let keeps = query.keeps(value)
         let sortValues = query.sortValues(of: value)
-        let wasKept = row.kept
+        let wasKept = row.kept, old = row.value
         switch (wasKept, keeps) {
         case (false, false):
             row.value = value
@@ -169,14 +169,14 @@ public final class ArrangedArray {
             setKept(row, false)
             row.value = value
             row.sortValues = sortValues
-            left(index, row: row, &out)
+            left(index, was: old, &out)
         case (true, true):
             row.value = value
             guard sortValues != row.sortValues else {
                 changedInPlace(arrangedIndex(of: row), row: row, inner: inner, &out)
                 return
             }
-            reorder(row, &out) { row.sortValues = sortValues }
+            reorder(row, was: old, changed: true, &out) { row.sortValues = sortValues }
         }
     }
 
@@ -189,20 +189,20 @@ public final class ArrangedArray {
             content.insert(row, at: to)
             return
         }
-        reorder(row, &out) {
+        reorder(row, was: row.value, changed: false, &out) {
             _ = content.remove(at: from)
             content.insert(row, at: to)
         }
     }
 
     /// Takes kept `row` out of the view, runs `change` (which moves it), and puts it back: a `move`
-    /// (and a `replace`) when it was shown and still is, else what leaving and entering do to the
+    /// (and a `replace` when `changed`, its value) when it was shown and still is, else what leaving and entering do to the
     /// shown rows. The shown range is the same before and after: the count does not change.
-    private func reorder(_ row: ArrangedRow, _ out: inout Output, _ change: () -> Void) {
+    private func reorder(_ row: ArrangedRow, was old: JSON, changed: Bool, _ out: inout Output, _ change: () -> Void) {
         let mark = out.changes.count
         let from = unarrange(row)
         setKept(row, false)
-        left(from, row: row, &out)
+        left(from, was: old, &out)
         change()
         setKept(row, true)
         let to = arrange(row)
@@ -213,8 +213,8 @@ public final class ArrangedArray {
             out.changes.removeSubrange(mark...)   // the shown rows are the same
         } else if shown.contains(from) && shown.contains(to) {
             out.changes.removeSubrange(mark...)
-            if from != to { out.move(from - shown.lowerBound, to - shown.lowerBound, row.value) }
-            else { out.replace(to - shown.lowerBound, row.value) }
+            if from != to { out.move(from - shown.lowerBound, to - shown.lowerBound, row.value, changed: changed) }
+            else if changed { out.replace(to - shown.lowerBound, row.value) }
         }
     }
 
@@ -229,20 +229,20 @@ public final class ArrangedArray {
             return
         }
         if index >= offset + limit { return }
-        // Shown before: offset ..< min(count - 1, offset + limit).
-        if count - 1 >= offset + limit { out.remove(limit - 1) }
+        // Shown before: offset ..< min(count - 1, offset + limit); the last one is now one further.
+        if count - 1 >= offset + limit { out.remove(limit - 1, key: element(at: offset + limit)) }
         if index >= offset { out.insert(index - offset, element(at: index)) }
         else if offset < count { out.insert(0, element(at: offset)) }
     }
 
-    /// A row left the arranged order from `index` (the rows after it moved one up).
-    private func left(_ index: Int, row: ArrangedRow, _ out: inout Output) {
+    /// A row (`old`, as it was shown) left the arranged order from `index` (the rows after it moved one up).
+    private func left(_ index: Int, was old: JSON, _ out: inout Output) {
         let count = matchCount, offset = query.offset   // count: without it
         if index >= offset + (query.limit ?? Int.max - offset) { return }
         if index >= offset {
-            out.remove(index - offset)
+            out.remove(index - offset, key: old)
         } else if offset < count + 1 {
-            out.remove(0)
+            out.remove(0, key: element(at: offset - 1))   // the first row shown moved one up, out of the window
         } else {
             return
         }
@@ -269,23 +269,23 @@ private struct Output {
         changes.append(Change(kind: .insert, path: path, value: value, index: index, key: Change.key(of: value)))
     }
 
-    mutating func remove(_ index: Int) {
+    mutating func remove(_ index: Int, key row: JSON) {
         // An insert at the same place just before it (a row that entered the window's last place
         // and was pushed out again in one reorder) cancels out.
         if let last = changes.last, last.kind == .insert, last.index == index {
             changes.removeLast()
             return
         }
-        changes.append(Change(kind: .remove, path: path, index: index))
+        changes.append(Change(kind: .remove, path: path, index: index, key: Change.key(of: row)))
     }
 
     mutating func replace(_ index: Int, _ value: JSON) {
         changes.append(Change(kind: .replace, path: path, value: value, index: index, key: Change.key(of: value)))
     }
 
-    mutating func move(_ from: Int, _ to: Int, _ value: JSON) {
+    mutating func move(_ from: Int, _ to: Int, _ value: JSON, changed: Bool) {
         changes.append(Change(kind: .move, path: path, from: from, to: to, key: Change.key(of: value)))
-        changes.append(Change(kind: .replace, path: path, value: value, index: to, key: Change.key(of: value)))
+        if changed { changes.append(Change(kind: .replace, path: path, value: value, index: to, key: Change.key(of: value))) }
     }
 
     mutating func inside(_ index: Int, _ change: Change) {

@@ -50,6 +50,15 @@ public struct ViewQuery: Sendable, Hashable {
         order.map { $0.path.value(in: element) }
     }
 
+    /// The shown rows of `elements` by filtering and stably sorting all of them: what an
+    /// ``ArrangedArray`` must hold, computed the slow way (tests and fuzzing compare the two).
+    func arrangedByFullSort(_ elements: [JSON]) -> (rows: [JSON], matching: Int) {
+        let kept = elements.enumerated().filter { keeps($0.element) }.map { ($0.offset, $0.element, sortValues(of: $0.element)) }
+        let sorted = kept.sorted { a, b in compare(a.2, b.2) ?? (a.0 < b.0) }.map(\.1)
+        let start = min(offset, sorted.count)
+        return (Array(sorted[start..<(limit.map { min(sorted.count, start + $0) } ?? sorted.count)]), sorted.count)
+    }
+
     /// How two elements' sort keys compare (nil: equal in every key).
     func compare(_ left: [JSON?], _ right: [JSON?]) -> Bool? {
         for (index, key) in order.enumerated() {

@@ -53,6 +53,8 @@ extension LiveBindServer.Configuration {
               "Most sub values (locations and windows) on one event stream (422 past it)."),
         .init("max-window", "Streams", .integer(\.streams.maxWindow, 1...Int.max, unit: "N"),
               "Most rows in one window of an event stream (sub=…;first=N, last=N, limit=N; 422 past it)."),
+        .init("max-views", "Streams", .integer(\.streams.maxViews, 1...Int.max, unit: "N"),
+              "Most distinct views (sub=…;where=…;order=…) the streams show at once, each keeping its array arranged; a stream asking for another gets 503."),
     ]
 
     private static let limits: [Setting<Self>] = [

@@ -158,6 +158,9 @@ extension LiveBindServer {
             public var maxSubscriptions: Int = 64
             /// Most rows one window (`sub=…;first=N`, `last=N`, `limit=N`) may show; more get 422.
             public var maxWindow: Int = 10_000
+            /// Most distinct views (`sub=…;where=…;order=…`) shown at once, each holding its array
+            /// arranged (memory in proportion to its length); a stream asking for another gets 503.
+            public var maxViews: Int = 256
 
             /// The defaults.
             public init() {}

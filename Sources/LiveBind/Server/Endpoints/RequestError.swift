@@ -24,6 +24,8 @@
     case weakPrecondition(String)
     /// Too many event streams are open.
     case tooManyStreams(limit: Int)
+    /// The streams show `--max-views` distinct views already.
+    case tooManyViews(limit: Int)
     /// The streams together hold `--max-unsent-bytes` unsent, even after cutting those that read nothing.
     case unsentBytesSpent(limit: Int)
     /// The client's address holds `--max-streams-per-address` event streams already.
@@ -76,6 +78,8 @@
         case .invalidPrecondition(let value):
             "If-Match must be a quoted revision such as \"3\" (from the ETag), not \(value)"
         case .tooManyStreams(let limit): "too many event streams open (limit \(limit)); retry later or raise --max-streams"
+        case .tooManyViews(let limit):
+            "the streams show \(limit) distinct views already (--max-views); retry later, or share a view another stream shows"
         case .unsentBytesSpent(let limit):
             "the open event streams hold \(limit) bytes unsent (--max-unsent-bytes); retry later"
         case .tooManyStreamsFromAddress(let limit):

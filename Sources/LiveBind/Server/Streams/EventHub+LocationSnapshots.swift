@@ -34,7 +34,8 @@ extension EventHub {
         subscriber.subscriptions[index].reported = location.current
         let key = LocationSnapshots.Key(model: model, path: location.path, sequence: sequence,
                                         rows: location.window.map { $0.rows(length: location.current.length) },
-                                        window: location.window == nil ? nil : location.current)
+                                        window: location.window == nil && location.view == nil ? nil : location.current,
+                                        view: location.viewText)
         if let frame = state.locationSnapshots.frame(for: key) {
             state.metrics.snapshotsShared += 1
             subscriber.queue(frame)
@@ -55,7 +56,7 @@ extension EventHub {
             EventEncoder.appendLocationSnapshot(model: snapshot.key.model, revision: snapshot.revision,
                                                 sequence: snapshot.key.sequence, path: snapshot.key.path,
                                                 value: snapshot.value, exists: snapshot.exists,
-                                                window: snapshot.key.window, into: &bytes)
+                                                window: snapshot.key.window, view: snapshot.key.view, into: &bytes)
             return EventFrame(sequence: snapshot.key.sequence, model: nil, isCommit: false, bytes: bytes)
         }
         let wake: [any HTTPStreamConnection] = state.withLock { state in

@@ -33,26 +33,46 @@ extension EventHub {
                 } catch {
                     // The mirror and the commits disagree: start it again from the store and give
                     // its streams fresh snapshots rather than events made from a wrong state.
+                    let views = mirror.views
                     mirror = makeMirror(commit.model, subscribers: mirror.subscribers)
+                    mirror.views = views
+                    for view in views.values {
+                        view.reset(in: mirror)
+                        view.pending = []
+                    }
                     for subscriber in subscribers { dropDerived(of: subscriber.stream, resync: .lagging) }
                     wakeAll(subscribers.map(\.id), in: &state, into: &wake)
                     return
                 }
-                forEachLocation { location, out in location.changes(for: change, in: mirror, into: &out) }
+                for view in mirror.views.values { view.take(change, in: mirror) }
+                forEachLocation { location, out in
+                    if location.view == nil { location.changes(for: change, in: mirror, into: &out) }
+                }
             }
         case .snapshot(let value):
             mirror.document = value
-            forEachLocation { location, out in location.reset(in: mirror, into: &out) }
+            for view in mirror.views.values { view.reset(in: mirror) }
+            forEachLocation { location, out in if location.view == nil { location.reset(in: mirror, into: &out) } }
         case .drop:
             mirror.document = nil
+            for view in mirror.views.values { view.reset(in: mirror) }
             forEachLocation { location, _ in _ = location.currentValue(in: mirror) }
         }
+        // A view's changes were made once, for every stream that shows it.
+        forEachLocation { location, out in
+            guard let query = location.view, let view = mirror.views[SharedView.Key(path: location.path, query: query)] else { return }
+            out = view.pending
+            location.current = view.position
+        }
+        for view in mirror.views.values { view.pending = [] }
         mirror.revision = commit.revision
         mirror.sequence = commit.sequence
         var woken: [Int] = []
         // A plain location (no window) gets the same event for the same path: one frame per commit,
         // shared by every stream that follows that path, as whole-model streams share theirs.
         var shared: [Path: EventFrame] = [:]
+        // A view's events are shared by the streams that wrote it alike (its events name it as written).
+        var sharedViews: [String: EventFrame] = [:]
         // A location's events are each stream's own (a window's always): before each frame is made,
         // what every stream holds unsent plus this stream's frames so far must be under the budget;
         // once it is not, this stream and those still to serve start over (`resync`, their snapshots
@@ -72,23 +92,26 @@ extension EventHub {
                 for index in stream.subscriptions.indices where stream.subscriptions[index].model == commit.model {
                     let changes = outputs[position][index]
                     let path = stream.subscriptions[index].path
-                    if stream.subscriptions[index].window == nil {
+                    let viewKey = stream.subscriptions[index].view == nil ? nil : stream.subscriptions[index].name
+                    let plain = stream.subscriptions[index].window == nil && viewKey == nil
+                    if plain {
                         guard !changes.isEmpty else { continue }
                     }
                     if overBudget || !hasRoom(in: &state, adding: added) {
                         overBudget = true
                         break
                     }
-                    if stream.subscriptions[index].window == nil, let frame = shared[path] {
+                    if let frame = plain ? shared[path] : viewKey.flatMap({ sharedViews[$0] }) {
                         frames.append(frame)
                         added += frame.bytes.count
+                        stream.subscriptions[index].reported = stream.subscriptions[index].current
                         continue
                     }
                     var bytes: [UInt8] = []
                     encodeEvent(of: &stream.subscriptions[index], changes, commit: commit, into: &bytes)
                     guard !bytes.isEmpty else { continue }
                     let frame = EventFrame(sequence: commit.sequence, model: commit.model, isCommit: false, bytes: bytes)
-                    if stream.subscriptions[index].window == nil { shared[path] = frame }
+                    if plain { shared[path] = frame } else if let viewKey { sharedViews[viewKey] = frame }
                     frames.append(frame)
                     added += frame.bytes.count
                 }
@@ -118,13 +141,13 @@ extension EventHub {
     /// `length` event when only the window's array length or offset moved.
     private func encodeEvent(of location: inout Subscription, _ changes: [LocationChange], commit: Commit,
                              into bytes: inout [UInt8]) {
-        let window = location.window == nil ? nil : location.current
+        let window = location.window == nil && location.view == nil ? nil : location.current
         if !changes.isEmpty {
             EventEncoder.appendLocationChanges(changes, model: commit.model, revision: commit.revision,
-                                               sequence: commit.sequence, window: window, into: &bytes)
+                                               sequence: commit.sequence, window: window, view: location.viewText, into: &bytes)
         } else if let window, window != location.reported {
             EventEncoder.appendLength(model: commit.model, revision: commit.revision, sequence: commit.sequence,
-                                      path: location.path, window: window, into: &bytes)
+                                      path: location.path, window: window, view: location.viewText, into: &bytes)
         }
         location.reported = location.current
     }
@@ -182,6 +205,14 @@ extension EventHub {
         for location in subscriber.subscriptions {
             if state.mirrors[location.model] == nil { state.mirrors[location.model] = makeMirror(location.model, subscribers: []) }
             state.mirrors[location.model]!.subscribers.insert(id)
+            if let query = location.view {
+                let key = SharedView.Key(path: location.path, query: query)
+                if state.mirrors[location.model]!.views[key] == nil {
+                    state.mirrors[location.model]!.views[key] = SharedView(key, document: state.mirrors[location.model]!.document)
+                    state.viewCount += 1
+                }
+                state.mirrors[location.model]!.views[key]!.streams += 1
+            }
         }
         return snapshotLocations(of: subscriber, id: id, in: &state)
     }
@@ -219,10 +250,28 @@ extension EventHub {
         wakeAll(ready, in: &state, into: &wake)
     }
 
+    /// Throws when `locations` would take the streams past `--max-views` distinct views.
+    func checkViews(_ locations: [Subscription], in state: State) throws(RequestError) {
+        var added = Set<SharedView.Key>()
+        for location in locations {
+            guard let query = location.view else { continue }
+            let key = SharedView.Key(path: location.path, query: query)
+            if state.mirrors[location.model]?.views[key] == nil { added.insert(key) }
+        }
+        if !added.isEmpty && state.viewCount + added.count > settings.maxViews { throw .tooManyViews(limit: settings.maxViews) }
+    }
+
     /// Forgets a closed stream's id and its hold on the mirrors; a mirror no stream needs is dropped.
     func detach(_ id: Int, _ subscriber: Subscriber, in state: inout State) {
         if let streamID = subscriber.streamID { state.streams[streamID] = nil }
         for location in subscriber.subscriptions {
+            if let query = location.view, let view = state.mirrors[location.model]?.views[SharedView.Key(path: location.path, query: query)] {
+                view.streams -= 1
+                if view.streams == 0 {
+                    state.mirrors[location.model]?.views[view.key] = nil
+                    state.viewCount -= 1
+                }
+            }
             state.mirrors[location.model]?.subscribers.remove(id)
             if state.mirrors[location.model]?.subscribers.isEmpty == true { state.mirrors[location.model] = nil }
         }
@@ -241,6 +290,9 @@ extension EventHub {
                 throw RequestError.unknownSubscription(name)
             }
             try authorize(subscriber.subscriptions[index].model)
+            if subscriber.subscriptions[index].view != nil {
+                throw RequestError.conflictingSubscription(name, "is a view: its offset and limit are part of it (open a stream with the view you want)")
+            }
             // A client that moves its window again and again without reading must not pile snapshots
             // up: past its buffer limit, what it holds is dropped and its next read starts over with
             // `resync` and fresh snapshots (made then, with the window where it is by then). Below it,

@@ -99,6 +99,7 @@ extension EventHub {
                 state.metrics.rejectedStreams += 1
                 throw .tooManyStreams(limit: settings.maxStreams)
             }
+            if announced { try checkViews(locations, in: state) }
             guard let subscriber = make(&state) else { return nil }
             state.nextID += 1
             state.subscribers[state.nextID] = subscriber

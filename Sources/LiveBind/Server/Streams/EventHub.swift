@@ -27,6 +27,8 @@ final class EventHub: Sendable {
         var maxSubscriptions: Int = 64
         /// Most rows in one window.
         var maxWindow: Int = 10_000
+        /// Most distinct views shown at once.
+        var maxViews: Int = 256
         var retryMilliseconds: Int = 2000
         /// A test seam: called with each frame before `publish` appends it, outside the lock, on the
         /// thread delivering commits. Nil (one branch per event) except in tests that hold an append back.
@@ -132,6 +134,8 @@ final class EventHub: Sendable {
         var subscribers: [Int: Subscriber] = [:]
         /// The models streams subscribe to locations in, as published so far.
         var mirrors: [String: ModelMirror] = [:]
+        /// The views the mirrors hold (`--max-views`).
+        var viewCount = 0
         /// Streams with `sub` values, by their `stream` id.
         var streams: [String: Int] = [:]
         var suspended = SuspendedStreams()

@@ -13,6 +13,8 @@ struct ModelMirror {
     var sequence: UInt64
     /// The streams with a location in this model.
     var subscribers: Set<Int> = []
+    /// The views of its arrays that streams show.
+    var views: [SharedView.Key: SharedView] = [:]
 
     /// The value at `path`, nil when there is none.
     func value(at path: Path) -> JSON? {

@@ -72,6 +72,8 @@ struct LocationSnapshots {
         var rows: Range<Int>?
         /// A window's position, as the event reports it.
         var window: Window.Position?
+        /// A view's parameters (its rows are its own).
+        var view: String? = nil
     }
 
     private struct Entry {

@@ -62,6 +62,11 @@ extension Subscription {
     /// it exists; `null` when it does not.
     mutating func currentValue(in mirror: ModelMirror) -> (value: JSON, exists: Bool) {
         let value = mirror.value(at: path)
+        if let view {
+            guard let shared = mirror.views[SharedView.Key(path: path, query: view)] else { return (.array([]), false) }
+            current = shared.position
+            return (.array(Deque(shared.arranged.rows)), value != nil)
+        }
         guard let window else { return (value ?? .null, value != nil) }
         guard case .array(let elements)? = value else {
             current = Window.Position(offset: window.rows(length: 0).lowerBound, length: 0)

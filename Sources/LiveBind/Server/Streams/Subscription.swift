@@ -1,7 +1,9 @@
 /// One location a stream subscribes to with `?sub=`: a model, a JSON Pointer into it, and perhaps a
 /// window of rows when the location is an array. Guarded by the event hub's lock once registered.
 ///
-/// The written form is `model[/pointer][;first=N|;last=N|;offset=K;limit=N]`: `sensor/readings;last=50`.
+/// The written form is `model[/pointer][;first=N|;last=N|;offset=K;limit=N]`: `sensor/readings;last=50`;
+/// with `;where=…` or `;order=…` it is a view of the array (``ViewQuery``):
+/// `orders/items;where=status:eq:open;order=-time;limit=50`.
 struct Subscription: Sendable, Equatable {
     /// The model the location is in.
     let model: String
@@ -9,6 +11,12 @@ struct Subscription: Sendable, Equatable {
     let path: Path
     /// The rows a window shows; nil for a plain subscription (every change at or below the location).
     var window: Window?
+    /// The view of the array at the location, when it is one: its rows are those the query arranges,
+    /// shared with every stream that subscribes to the same view (`SharedView`).
+    var view: ViewQuery?
+    /// The view's parameters as the client wrote them (`where=…;order=…;limit=…`): its events carry
+    /// them as `"view"`, so that a client tells its views of one array apart.
+    var viewText: String?
     /// The window as the stream last reported it (`"window"` of its latest event).
     var reported = Window.Position(offset: 0, length: 0)
     /// The window as the changes applied so far left it (equal to `reported` between commits).
@@ -17,28 +25,37 @@ struct Subscription: Sendable, Equatable {
     /// (a window moved again, the stream started over) is dropped, not sent.
     var snapshotGeneration = 0
 
-    /// The `sub` value this subscription answers to in `PATCH /events/{stream}`: model and pointer.
-    var name: String { model + path.pointer }
+    /// The `sub` value this subscription answers to in `PATCH /events/{stream}`: model and pointer
+    /// (and a view's parameters).
+    var name: String { model + path.pointer + (viewText.map { ";" + $0 } ?? "") }
 
     /// Parses one `sub` value; `maxWindow` bounds a window's rows. Throws 400 for a malformed value and
     /// 422 for a window larger than `maxWindow`.
     static func parse(_ text: String, maxWindow: Int) throws(RequestError) -> Subscription {
         var rest = Substring(text)
         var parameters: [(name: String, value: Int)] = []
-        // Parameters are taken from the end only while they are `;name=digits` with a known name,
+        var viewParts: [String: String] = [:]
+        var viewStart: Substring.Index?
+        // Parameters are taken from the end only while they are `;name=value` with a known name,
         // so a member name holding `;` still works as long as it does not look like one.
         while let semicolon = rest.lastIndex(of: ";") {
             let parameter = rest[rest.index(after: semicolon)...]
             let parts = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, Window.parameterNames.contains(String(parts[0])) else { break }
+            guard parts.count == 2, Window.parameterNames.contains(String(parts[0])) || Self.viewNames.contains(String(parts[0]))
+            else { break }
+            guard !parameters.contains(where: { $0.name == parts[0] }), viewParts[String(parts[0])] == nil else {
+                throw .invalidSubscription(text, "\(parts[0]) is given twice")
+            }
+            viewStart = rest.index(after: semicolon)
+            rest = rest[..<semicolon]
+            if Self.viewNames.contains(String(parts[0])) {
+                viewParts[String(parts[0])] = String(parts[1])
+                continue
+            }
             guard parts[1].allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(parts[1]) else {
                 throw .invalidSubscription(text, "\(parts[0]) must be a whole number of rows, 0 or more")
             }
-            guard !parameters.contains(where: { $0.name == parts[0] }) else {
-                throw .invalidSubscription(text, "\(parts[0]) is given twice")
-            }
             parameters.insert((String(parts[0]), value), at: 0)
-            rest = rest[..<semicolon]
         }
         let slash = rest.firstIndex(of: "/") ?? rest.endIndex
         let model = String(rest[..<slash])
@@ -51,9 +68,31 @@ struct Subscription: Sendable, Equatable {
         } catch {
             throw .invalidSubscription(text, "the pointer after the model is not a JSON Pointer: \(error)")
         }
-        let window = try Window(parameters: parameters, subscription: text, maxWindow: maxWindow)
-        return Subscription(model: model, path: path, window: window)
+        guard !viewParts.isEmpty, let viewStart else {
+            let window = try Window(parameters: parameters, subscription: text, maxWindow: maxWindow)
+            return Subscription(model: model, path: path, window: window)
+        }
+        let given = Dictionary(uniqueKeysWithValues: parameters.map { ($0.name, $0.value) })
+        guard given["first"] == nil, given["last"] == nil else {
+            throw .invalidSubscription(text, "a view (where=, order=) takes offset= and limit=, not first= or last=")
+        }
+        // A view shows at most --max-window rows: its limit, or that many.
+        let limit = given["limit"] ?? maxWindow
+        try Window(anchor: .start(offset: 0), limit: limit).check(subscription: text, maxWindow: maxWindow)
+        let query: ViewQuery
+        do {
+            query = try ViewQuery(where: viewParts["where"], order: viewParts["order"], offset: given["offset"] ?? 0, limit: limit)
+        } catch {
+            throw .invalidSubscription(text, error.description)
+        }
+        var location = Subscription(model: model, path: path)
+        location.view = query
+        location.viewText = String(text[viewStart...])
+        return location
     }
+
+    /// The parameters that make a subscription a view.
+    static let viewNames: Set<String> = ["where", "order"]
 }
 
 /// The rows of an array a window subscription shows: from a fixed offset, or the last rows.

@@ -1,0 +1,57 @@
+/// A view of an array (`sub=…;where=…;order=…`) kept by the event hub for every stream that subscribes
+/// to it: one ``ArrangedArray`` per model, location and query, however many streams show it, so a
+/// change costs the view O(log n) once and its event is encoded once. Guarded by the hub's lock
+/// (`ModelMirror.views`); made when its first stream opens, dropped with its last.
+final class SharedView: @unchecked Sendable {
+    /// What tells views apart: where the array is, and the query.
+    struct Key: Hashable, Sendable {
+        var path: Path
+        var query: ViewQuery
+    }
+
+    let key: Key
+    private(set) var arranged: ArrangedArray
+    /// The streams showing it.
+    var streams = 0
+    /// What the commit being delivered did to the shown rows so far (emptied once its streams have them).
+    var pending: [LocationChange] = []
+
+    /// The view of the array at `key.path` in `document` (no array there: an empty one).
+    init(_ key: Key, document: JSON?) {
+        self.key = key
+        arranged = ArrangedArray(Self.elements(at: key.path, in: document), query: key.query)
+    }
+
+    /// Takes in one change just applied to `mirror`: the shown rows' changes go to ``pending``.
+    func take(_ change: Change, in mirror: ModelMirror) {
+        let path = key.path
+        if path.isPrefix(of: change.path) {
+            if change.path == path && change.index == nil && change.from == nil {
+                reset(in: mirror)   // the array itself was set or removed
+            } else {
+                pending += arranged.apply(change, at: path).map { LocationChange(change: $0) }
+            }
+        } else if change.path.isPrefix(of: path) && Subscription.reaches(change, below: path) {
+            reset(in: mirror)
+        }
+    }
+
+    /// Arranges the array as `mirror` holds it now: a `set` of the shown rows (`exists` false when
+    /// nothing is at the location, as its snapshot would say).
+    func reset(in mirror: ModelMirror) {
+        let exists = mirror.value(at: key.path) != nil
+        pending += arranged.reset(Self.elements(at: key.path, in: mirror.document), path: key.path).map {
+            LocationChange(change: $0, exists: exists)
+        }
+    }
+
+    /// Where the view's window is: its offset, and how many elements match.
+    var position: Window.Position {
+        Window.Position(offset: key.query.offset, length: arranged.matchCount)
+    }
+
+    private static func elements(at path: Path, in document: JSON?) -> [JSON] {
+        guard case .array(let elements)? = try? document?.value(at: path) else { return [] }
+        return Array(elements)
+    }
+}
