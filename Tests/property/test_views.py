@@ -10,14 +10,16 @@ inserted, removed, replaced and moved, the array replaced or removed), opens str
 views at once, drops them at any byte and resumes with `Last-Event-ID`, and restarts the server.
 The oracle (`harness.View`) is Python written from the docs, not the server's parser.
 """
+import json
 import os
 import time
+import urllib.parse
 
 from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from harness import (MISSING, Location, ProtocolViolation, Server, StreamClient, View, json_equal, member,
-                     same_kind_order)
+from harness import (MISSING, Location, ProtocolViolation, Server, SSEConnection, StreamClient, View, json_equal,
+                     member, same_kind_order)
 
 EXAMPLES = int(os.environ.get("PROPERTY_EXAMPLES", "40"))
 STEPS = int(os.environ.get("PROPERTY_STEPS", "30"))
@@ -180,3 +182,64 @@ Views.TestCase.settings = settings(
     max_examples=EXAMPLES, stateful_step_count=STEPS, deadline=None, derandomize=not RANDOM, database=None,
     print_blob=True, suppress_health_check=list(HealthCheck))
 TestViews = Views.TestCase
+
+
+# -- limits and refusals, pushed past
+
+def view_query(*subs):
+    return "&".join("sub=" + urllib.parse.quote(sub, safe="/;=") for sub in subs)
+
+
+def test_past_max_views_a_stream_gets_503_and_a_shown_view_is_shared():
+    server = Server(["--max-views", "2", "--heartbeat", "1"]).start()
+    try:
+        assert server.call("PUT", "/models/orders", {"items": [{"id": 1, "status": "open", "time": 1}]})[0] == 201
+        first = SSEConnection(server.port, view_query("orders/items;where=status:eq:open", "orders/items;order=-time"))
+        assert first.status == 200
+        refused = SSEConnection(server.port, view_query("orders/items;order=time"))
+        problem = json.loads(refused.error_body)
+        assert refused.status == 503 and refused.headers.get("retry-after") and problem["setting"] == "max-views", problem
+        # The same view, written alike, is the one already shown: no new one.
+        shared = SSEConnection(server.port, view_query("orders/items;order=-time"))
+        assert shared.status == 200
+        first.close()
+        shared.close()
+        deadline = time.monotonic() + WAIT
+        while True:   # the views go with their last stream, once the server finds it gone
+            server.call("PUT", "/models/orders/items/0/time", 2)
+            again = SSEConnection(server.port, view_query("orders/items;order=time"))
+            if again.status == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert again.status == 200, again.error_body
+        again.close()
+    finally:
+        server.close()
+
+
+def test_views_that_are_no_views_are_refused_with_the_place_named():
+    server = Server(["--max-window", "50"]).start()
+    try:
+        assert server.call("PUT", "/models/orders", {"items": []})[0] == 201
+        for sub, status, text in [
+                ("orders/items;where=status:like:x", 400, "'like' is no operator"),
+                ("orders/items;where=and(a:eq:1", 400, "')' expected"),
+                ("orders/items;order=a..b", 400, "order: an empty name"),
+                ("orders/items;where=" + "not(" * 20 + "a:eq:1" + ")" * 20, 400, "nest deeper than 16"),
+                ("orders/items;order=-time;first=3", 400, "not first= or last="),
+                ("orders/items;order=-time;limit=51", 422, "--max-window")]:
+            stream = SSEConnection(server.port, view_query(sub))
+            assert stream.status == status and text in stream.error_body, (sub, stream.status, stream.error_body)
+        stream = SSEConnection(server.port, view_query("orders/items;order=-time;limit=5"))
+        assert stream.status == 200
+        deadline = time.monotonic() + WAIT
+        while stream.headers is not None and time.monotonic() < deadline:
+            events = stream.read(wait=0.05)
+            ids = [json.loads(e["data"])["stream"] for e in events if e["event"] == "stream"]
+            if ids:
+                break
+        status, _, problem = server.call("PATCH", f"/events/{ids[0]}", {"sub": "orders/items;order=-time;limit=5", "limit": 9})
+        assert status == 422 and "is a view" in problem["detail"], problem
+        stream.close()
+    finally:
+        server.close()

@@ -67,7 +67,7 @@ public func fuzzView(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         for sent in view.apply(change, at: path) {
             var relative = sent
             relative.path = Path(Array(sent.path.components.dropFirst()))
-            do { try shown.replay(relative) } catch { fail("the view sent \(sent), which does not apply to \(shown): \(error)") }
+            do { try GrammarFuzzing.replay(relative, onto: &shown) } catch { fail("the view sent \(sent), which does not apply to \(shown): \(error)") }
         }
         let expected = GrammarFuzzing.arrangedByFullSort(elements, query)
         guard shown == .array(Deque(expected.rows)), view.matchCount == expected.matching else {
@@ -85,6 +85,12 @@ private func element(_ seed: UInt8) -> JSON {
     if seed % 5 == 0 { members["x"] = .double(Double(seed % 4) / 2) }
     if seed % 7 == 0 { members["tags"] = .array([.string("a"), .int(Int(seed % 3))]) }
     return .object(members)
+}
+
+/// Reports a broken invariant as a crash, so libFuzzer keeps the input.
+func fail(_ message: String) -> Never {
+    fputs("FuzzView: \(message)\n", stderr)
+    abort()
 }
 
 /// Process entry: SwiftPM names an executable's entry `FuzzView_main`; hand it to libFuzzer's driver.

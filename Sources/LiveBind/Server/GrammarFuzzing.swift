@@ -37,6 +37,11 @@
         query.arrangedByFullSort(elements)
     }
 
+    /// Applies `change` (as a stream's client does) to `value`.
+    public static func replay(_ change: Change, onto value: inout JSON) throws(StoreError) {
+        try value.replay(change)
+    }
+
     /// Parses one `sub` value as `GET /events` does, with windows of at most `maxWindow` rows.
     public static func location(_ text: String, maxWindow: Int) throws(RequestError) -> Location {
         let subscription = try Subscription.parse(text, maxWindow: maxWindow)

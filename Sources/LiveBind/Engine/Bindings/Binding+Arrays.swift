@@ -1,6 +1,7 @@
 import Collections
 
-/// Following a source array granularly: the array mirror (`each`, or no transform) and the aggregates.
+/// Following a source array granularly: the array mirror (`each`, or no transform), the aggregates,
+/// and views (the shown rows' changes written into the target array).
 ///
 /// The binding keeps a copy of the source array (`shadow`) updated from the granular changes, so it
 /// knows removed values (for running sums and min/max) and can apply element changes in commit order
@@ -13,11 +14,17 @@ extension Binding {
         // only this thread runs the binding now.
         var shadow = Deque<JSON>()
         var aggregator: (any Aggregator)?
+        var arranged: ArrangedArray?
         let taken = state.withLock { state -> Bool in
             guard !state.needsFullSync, state.shadow != nil else { return false }
             shadow = state.shadow.take()!
             aggregator = state.aggregator.take()
+            arranged = state.arranged?.array
             return true
+        }
+        guard transform?.view == nil || arranged != nil else {
+            state.withLock { $0.shadow = shadow }
+            return false
         }
         guard taken else { return false }
         var lastWrite: UInt64?
@@ -31,14 +38,18 @@ extension Binding {
                     guard change.kind != .set, !(change.kind == .remove && change.index == nil) else { ok = false; break }
                     let old = change.index.flatMap { shadow.indices.contains($0) ? shadow[$0] : nil }
                     guard JSONEdit.apply(change, to: &shadow) else { ok = false; break }
-                    if aggregator != nil {
+                    if let arranged {
+                        for shown in arranged.apply(change, at: source.path) {
+                            lastWrite = try mirrorShown(shown, of: arranged, into: endpoint, depth: depth) ?? lastWrite
+                        }
+                    } else if aggregator != nil {
                         switch change.kind {
                         case .insert: aggregator!.insert(change.value!, elements: shadow)
                         case .remove: aggregator!.remove(old!, elements: shadow)
                         case .replace: aggregator!.replace(old!, with: change.value!, elements: shadow)
                         default: break
                         }
-                    } else if let sequence = try mirror(change, into: endpoint, depth: depth) {
+                    } else if let sequence = try mirror(change, element: try forwardElement(of: change), into: endpoint, depth: depth) {
                         lastWrite = sequence
                     }
                 } else {
@@ -48,11 +59,17 @@ extension Binding {
                     var element = old
                     guard JSONEdit.apply(change, to: &element, below: base + 1) else { ok = false; break }
                     shadow[index] = element
-                    if aggregator != nil {
+                    if let arranged {
+                        for shown in arranged.apply(change, at: source.path) {
+                            lastWrite = try mirrorShown(shown, of: arranged, into: endpoint, depth: depth) ?? lastWrite
+                        }
+                    } else if aggregator != nil {
                         aggregator!.replace(old, with: element, elements: shadow)
                     } else {
                         let replace = Change(kind: .replace, path: source.path, value: element, index: index)
-                        if let sequence = try mirror(replace, into: endpoint, depth: depth) { lastWrite = sequence }
+                        if let sequence = try mirror(replace, element: try forwardElement(element), into: endpoint, depth: depth) {
+                            lastWrite = sequence
+                        }
                     }
                 }
             } catch {
@@ -85,12 +102,35 @@ extension Binding {
         return ok
     }
 
-    /// Applies one array operation of the source to the target array; `nil` when the write changed nothing.
-    /// A target that no longer fits (not an array, wrong length) throws, and the caller resyncs it whole.
-    private func mirror(_ change: Change, into endpoint: BindingEndpoint, depth: Int) throws(BindingError) -> UInt64? {
+    /// The element an array operation sends forward (through `each`'s transform), for those that carry one.
+    private func forwardElement(of change: Change) throws(BindingError) -> JSON? {
+        change.kind == .insert || change.kind == .replace ? try forwardElement(change.value!) : nil
+    }
+
+    /// Writes one change of a view's shown rows into the target array: a change inside a shown row
+    /// replaces that row, a `set` the whole array.
+    private func mirrorShown(_ shown: Change, of arranged: ArrangedArray, into endpoint: BindingEndpoint,
+                             depth: Int) throws(BindingError) -> UInt64? {
+        let base = source.path.components.count
+        if shown.path.components.count > base, let index = Int(shown.path.components[base]) {
+            let row = arranged.element(at: arranged.query.offset + index)
+            return try mirror(Change(kind: .replace, path: source.path, value: row, index: index), element: row, into: endpoint, depth: depth)
+        }
+        guard shown.kind == .set else { return try mirror(shown, element: shown.value, into: endpoint, depth: depth) }
+        let rows = try validated(shown.value ?? .array([]))
+        do throws(StoreError) {
+            let result = try store.set(rows, at: endpoint.path, in: endpoint.model, ifRevision: nil, depth: depth + 1)
+            return result.changed ? result.sequence : nil
+        } catch {
+            throw .store(error)
+        }
+    }
+
+    /// Applies one array operation of the source to the target array, with `element` its value sent
+    /// forward; `nil` when the write changed nothing. A target that no longer fits (not an array, wrong
+    /// length) throws, and the caller resyncs it whole.
+    private func mirror(_ change: Change, element: JSON?, into endpoint: BindingEndpoint, depth: Int) throws(BindingError) -> UInt64? {
         let path = endpoint.path, model = endpoint.model, depth = depth + 1
-        // The element sent forward, for the operations that carry one.
-        let element: JSON? = change.kind == .insert || change.kind == .replace ? try forwardElement(change.value!) : nil
         let result: WriteResult
         do throws(StoreError) {
             switch change.kind {

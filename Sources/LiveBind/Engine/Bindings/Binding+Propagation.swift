@@ -112,6 +112,14 @@ extension Binding {
                 output = try validated(aggregator.result)
                 shadow = elements
                 state.withLock { $0.aggregator = aggregator }
+            } else if let query = transform?.view {
+                guard case .array(let elements) = value else {
+                    throw .transformFailed(transform: "view", reason: "expected an array at \(source), found \(value.typeName)")
+                }
+                let arranged = ArrangedArray(elements, query: query)
+                output = try validated(.array(Deque(arranged.rows)))
+                shadow = elements
+                state.withLock { $0.arranged = ArrangedBox(arranged) }
             } else if each {
                 guard case .array(let elements) = value else {
                     throw .transformFailed(transform: transform?.name ?? "each", reason: "each needs an array at \(source), found \(value.typeName)")

@@ -59,7 +59,7 @@ public final class Binding: Sendable {
     public var isAlive: Bool { sink?.isAlive() ?? true }
 
     /// The array mirror and aggregate modes keep a copy of the source array and follow granular changes.
-    var followsArray: Bool { transform?.makeAggregator != nil || each || (transform == nil && sink == nil) }
+    var followsArray: Bool { transform?.makeAggregator != nil || transform?.view != nil || each || (transform == nil && sink == nil) }
 }
 
 /// The mutable part of a binding, behind its lock.
@@ -77,6 +77,8 @@ struct BindingState: Sendable {
     var shadow: Deque<JSON>?
     /// The incremental state of an aggregate transform.
     var aggregator: (any Aggregator)?
+    /// The arranged source array of a view transform.
+    var arranged: ArrangedBox?
     /// Set when the target may no longer mirror the source: the next change syncs it whole.
     var needsFullSync = false
     /// Set when its registry removed it: it never runs again.
@@ -100,4 +102,14 @@ enum BindingWork: Sendable {
     case resync
     /// A new value read from a Swift object (two-way object bindings): write it back to the source.
     case objectValue(JSON)
+}
+
+/// A view binding's arranged array, kept in its state: only the thread running the binding uses it
+/// (`BindingState.busy`), as it does the shadow copy.
+final class ArrangedBox: @unchecked Sendable {
+    let array: ArrangedArray
+
+    init(_ array: ArrangedArray) {
+        self.array = array
+    }
 }

@@ -14,6 +14,9 @@ public struct Transform: Sendable {
     public var reverse: (@Sendable (JSON) throws -> JSON)?
     /// For array aggregates: makes the incremental state one binding keeps.
     public var makeAggregator: (@Sendable () -> any Aggregator)?
+    /// For a view of an array (`view`): its query; the binding keeps the array arranged and writes
+    /// the shown rows' changes into its target array, row by row.
+    public var view: ViewQuery?
     /// Typical inputs, used to check at bind time that a cycle of bindings composes to the identity.
     public var samples: [JSON]
 
@@ -42,6 +45,22 @@ public struct Transform: Sendable {
         }
         self.reverse = nil
         self.makeAggregator = aggregator
+        self.samples = []
+    }
+
+    /// A view of an array (docs/Bindings.md, "Views"): `forward` arranges a whole array; a binding
+    /// keeps it arranged from the source's granular changes.
+    public init(view query: ViewQuery) {
+        self.name = "view"
+        self.forward = { value throws in
+            guard case .array(let elements) = value else {
+                throw BindingError.transformFailed(transform: "view", reason: "expected an array, found \(value.typeName)")
+            }
+            return .array(Deque(query.arrangedByFullSort(Array(elements)).rows))
+        }
+        self.reverse = nil
+        self.makeAggregator = nil
+        self.view = query
         self.samples = []
     }
 

@@ -41,6 +41,25 @@ extension TransformRegistry {
             })
         }
         register("lookup", Self.makeLookup)
+        register("view") { parameters throws(BindingError) in
+            try parameters.allowOnly(["where", "order", "offset", "limit"])
+            func text(_ key: String) throws(BindingError) -> String? {
+                guard let value = parameters[key] else { return nil }
+                guard let text = value.stringValue else { throw parameters.wrongType(key, "a string", value) }
+                return text
+            }
+            func count(_ key: String) throws(BindingError) -> Int? {
+                guard let value = parameters[key] else { return nil }
+                guard case .int(let number) = value else { throw parameters.wrongType(key, "a whole number", value) }
+                return number
+            }
+            let (filter, order, offset, limit) = (try text("where"), try text("order"), try count("offset") ?? 0, try count("limit"))
+            do throws(ViewQueryError) {
+                return Transform(view: try ViewQuery(where: filter, order: order, offset: offset, limit: limit))
+            } catch {
+                throw .invalidParameter(transform: "view", parameter: error.part, reason: error.reason)
+            }
+        }
         for kind in NumericAggregator.Kind.allCases {
             register(kind.rawValue) { parameters throws(BindingError) in
                 try parameters.allowOnly(["of"])

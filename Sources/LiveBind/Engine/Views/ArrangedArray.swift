@@ -29,7 +29,7 @@ public final class ArrangedArray {
     }
 
     /// Elements in the array.
-    public var contentCount: Int { content.count }
+    var contentCount: Int { content.count }
     /// Elements the filter keeps (before offset and limit).
     public var matchCount: Int { content.keptCount }
 

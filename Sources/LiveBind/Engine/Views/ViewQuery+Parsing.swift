@@ -5,6 +5,7 @@ public struct ViewQueryError: Error, Sendable, Equatable, CustomStringConvertibl
     /// What is wrong, and where.
     public var reason: String
 
+    /// `part: reason`.
     public var description: String { "\(part): \(reason)" }
 }
 

@@ -18,9 +18,12 @@ public struct ViewQuery: Sendable, Hashable {
 
     /// One sort key: a key path in the element, ascending or descending.
     public struct SortKey: Sendable, Hashable {
+        /// Where the key is in an element.
         public var path: ElementPath
+        /// Largest first.
         public var descending: Bool
 
+        /// A key at `path`, ascending unless `descending`.
         public init(_ path: ElementPath, descending: Bool = false) {
             self.path = path
             self.descending = descending
@@ -35,9 +38,11 @@ public struct ViewQuery: Sendable, Hashable {
         self.limit = limit
     }
 
-    /// Most terms (comparisons) a filter holds, most levels of `and`/`or`/`not` it nests, and most sort keys.
+    /// Most terms (comparisons) a filter holds.
     public static let maxTerms = 64
+    /// Most levels of `and`/`or`/`not` a filter nests.
     public static let maxNesting = 16
+    /// Most sort keys.
     public static let maxSortKeys = 8
 
     /// Whether `element` is in the view.
@@ -72,8 +77,10 @@ public struct ViewQuery: Sendable, Hashable {
 /// A key path inside an array element: its member names (`customer.name` is `["customer", "name"]`),
 /// with array indexes written as numbers; no names: the element itself.
 public struct ElementPath: Sendable, Hashable, CustomStringConvertible {
+    /// The member names (or array indexes) from the element down.
     public var names: [String]
 
+    /// The path through `names`; `[]` is the element itself.
     public init(_ names: [String]) {
         self.names = names
     }
@@ -96,6 +103,7 @@ public struct ElementPath: Sendable, Hashable, CustomStringConvertible {
         return current
     }
 
+    /// The dotted form, as written in a view (`customer.name`).
     public var description: String { names.joined(separator: ".") }
 }
 
@@ -118,9 +126,13 @@ public indirect enum ViewPredicate: Sendable, Hashable {
         case `in`
     }
 
+    /// The element's value at the path, tested with the operator against the values (one, or `in`'s list).
     case compare(ElementPath, Operator, [JSON])
+    /// Every part holds.
     case and([ViewPredicate])
+    /// One part holds.
     case or([ViewPredicate])
+    /// The part does not hold.
     case not(ViewPredicate)
 
     /// Whether `element` passes.

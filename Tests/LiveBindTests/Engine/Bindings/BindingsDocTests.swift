@@ -178,6 +178,9 @@ import Testing
             let path = try Path(dotted: of).components[...]
             return .array(Deque([1, 2.5, 4].map { placed(.double($0), at: path, in: [:]) }))
         }
+        if spec.transform?.name == "view" {
+            return bindingJSON(#"[{"id": 1, "status": "open", "time": 5}, {"id": 2, "status": "done", "time": 7}]"#)
+        }
         if spec.each { return .array(Deque(try (0..<3).map { _ in try scalar() })) }
         return try scalar()
     }
