@@ -960,6 +960,7 @@
       raise(el, 'data-lb-each', path, 'data-lb-each needs one <template> child holding exactly one element');
       return null;
     }
+    if (el.hasAttribute('data-lb-where') || el.hasAttribute('data-lb-order')) return bindViewEach(el, path, template);
     const virtual = el.getAttribute('data-lb-virtual');
     if (virtual !== null && virtual !== 'off' && el.hasAttribute('data-lb-window') && !ctx) {
       let parsed = null;
@@ -1494,6 +1495,320 @@
   }
 
   // ===========================================================================================
+  // Views
+  //   <tbody data-lb-each="orders.items" data-lb-where="status:eq:open" data-lb-order="-time"
+  //   data-lb-limit="20"> shows the server's view of the array (GET /events?sub=orders/items;
+  //   where=…;order=…;limit=20): only the shown rows come, in the view's coordinates, and the list
+  //   follows them row by row. When the page streams the model whole anyway (or the server has no
+  //   ?sub=), the view is arranged here from the model's value, by the same rules
+  //   (docs/Bindings.md, "Views").
+  // ===========================================================================================
+
+  const views = new Map(); // "model/pointer;where=…" → view
+
+  /** The view's parameters as a `sub` writes them, from data-lb-where, -order, -offset and -limit. */
+  function viewText(el) {
+    const parts = [];
+    for (const name of ['where', 'order', 'offset', 'limit']) {
+      const value = el.getAttribute('data-lb-' + name);
+      if (value !== null && value.trim() !== '') parts.push(name + '=' + value.trim());
+    }
+    return parts.join(';');
+  }
+
+  /** Registers a view of an array (`query` from parseView); returns {view, release}. */
+  function useView(model, tokens, text, query) {
+    const key = model + tokensPointer(tokens) + ';' + text;
+    let view = views.get(key);
+    if (!view) {
+      view = {
+        key, model, tokens: tokens.slice(), pointer: tokensPointer(tokens), text, query, rows: [], offset: 0, length: 0,
+        rev: undefined, loaded: false, mode: 'view', uses: 0, unwatchWhole: null,
+      };
+      // Its rows are the view's, not the array's: an edit inside one has nowhere right to go.
+      const readOnly = () => { throw { status: 0, detail: 'the rows of a view (data-lb-where, data-lb-order) are read-only: edit the array itself' }; };
+      view.scope = { model, trie: makeNode(), loaded: () => view.loaded, get: (t) => lookup(view.rows, t), pointer: readOnly };
+      views.set(key, view);
+      connection.schedule(connection.subs !== false);
+    }
+    view.uses += 1;
+    let released = false;
+    return {
+      view,
+      release: () => {
+        if (released) return;
+        released = true;
+        view.uses -= 1;
+        if (view.uses > 0) return;
+        views.delete(key);
+        arrangeHere(view, false);
+        clearTimeout(connection.narrowTimer);
+        connection.narrowTimer = setTimeout(() => connection.narrow(), config.narrowDelay);
+      },
+    };
+  }
+
+  /** Starts (or stops) arranging `view` here from its model's value, which the page streams whole. */
+  function arrangeHere(view, on) {
+    if (!on) {
+      if (view.unwatchWhole) view.unwatchWhole();
+      view.unwatchWhole = null;
+      return;
+    }
+    if (view.unwatchWhole) return;
+    const scope = modelScope(view.model);
+    const update = () => {
+      const value = scope.get(view.tokens);
+      const arranged = arrange(view.query, Array.isArray(value) ? value : EMPTY);
+      view.rows = arranged.rows;
+      view.offset = view.query.offset;
+      view.length = arranged.matching;
+      view.loaded = scope.loaded();
+      notifyAll(view.scope.trie, { kind: 'snapshot', tokens: [] });
+    };
+    view.unwatchWhole = watch(scope, view.tokens, { update, handle: update }, null);
+  }
+
+  /** The view an event of a view belongs to (events of views name them in `view`). */
+  function viewOf(data) {
+    const path = data.path !== undefined ? data.path : data.changes && data.changes.length ? data.changes[0].path : undefined;
+    if (path === undefined) return null;
+    for (const view of views.values()) {
+      if (view.mode === 'view' && view.model === data.model && view.text === data.view &&
+          (path === view.pointer || path.startsWith(view.pointer + '/'))) return view;
+    }
+    return null;
+  }
+
+  function applyViewEvent(view, type, data) {
+    if (data.rev !== undefined) view.rev = data.rev;
+    if (data.window) { view.offset = data.window.offset; view.length = data.window.length; }
+    if (type === 'length') return;
+    if (type === 'snapshot' || (type === 'set' && data.path === view.pointer)) {
+      view.rows = Array.isArray(data.value) ? data.value : [];
+      view.loaded = true;
+      notifyAll(view.scope.trie, { kind: 'snapshot', tokens: [] });
+      return;
+    }
+    const changes = type === 'batch' ? data.changes : [Object.assign({ kind: type }, data)];
+    for (const c of changes) {
+      const change = {
+        kind: c.kind, tokens: pointerTokens(c.path || '').slice(view.tokens.length), value: c.value, index: c.index,
+        from: c.from, to: c.to, key: c.key,
+      };
+      const entry = { value: view.rows };
+      if (!applyToEntry(entry, change)) return connection.restart(); // out of step: start over
+      view.rows = entry.value;
+      notify(view.scope.trie, change.tokens, 0, change);
+    }
+  }
+
+  /** A `data-lb-each` over a view of the array at `path`. */
+  function bindViewEach(el, path, template) {
+    let parsed;
+    let query;
+    const text = viewText(el);
+    try {
+      parsed = parsePath(path);
+      if (parsed.relative) throw new Error('a view (data-lb-where, data-lb-order) is of a model\'s array, not inside a data-lb-each template');
+      query = parseView(text);
+    } catch (e) {
+      raise(el, 'data-lb-each', path, e.message);
+      return null;
+    }
+    const { view, release } = useView(parsed.model, parsed.tokens, text, query);
+    const list = () => (Array.isArray(view.rows) ? view.rows : EMPTY);
+    return bindWholeEach(el, path, { scope: view.scope, tokens: [], release }, template, list, () => false);
+  }
+
+  // The view grammar (the server's, docs/Bindings.md "Views"), for views arranged here.
+
+  const VIEW_OPERATORS = ['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'contains', 'prefix', 'match', 'in'];
+
+  /** `where=…;order=…;offset=K;limit=N` → { keep(element), order: [{path, descending}], offset, limit }. */
+  function parseView(text) {
+    const query = { keep: () => true, order: [], offset: 0, limit: Infinity };
+    for (const part of text ? text.split(';') : []) {
+      const eq = part.indexOf('=');
+      const name = part.slice(0, eq), value = part.slice(eq + 1);
+      if (name === 'where') query.keep = parseWhere(value);
+      else if (name === 'order') query.order = value.split(',').map((key) => {
+        const descending = key[0] === '-';
+        return { path: elementPath(descending ? key.slice(1) : key, 'order'), descending };
+      });
+      else if (name === 'offset' || name === 'limit') {
+        if (!/^[0-9]+$/.test(value)) throw new Error(`${name} must be a whole number`);
+        query[name] = +value;
+      }
+    }
+    return query;
+  }
+
+  function elementPath(text, part) {
+    if (text === '.') return [];
+    if (!/^[A-Za-z0-9_$@-]+(\.[A-Za-z0-9_$@-]+)*$/.test(text)) throw new Error(`${part}: '${text}' is not a key path`);
+    return text.split('.');
+  }
+
+  function parseWhere(text) {
+    let at = 0;
+    const fail = (reason) => { throw new Error(`where: ${reason} at character ${at + 1}`); };
+    const value = () => {
+      if (text[at] === '"') {
+        let end = at + 1;
+        while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+        const raw = text.slice(at, end + 1);
+        at = end + 1;
+        try { return JSON.parse(raw); } catch (e) { return fail('a quoted value is not a JSON string'); }
+      }
+      const start = at;
+      while (at < text.length && !',():"; '.includes(text[at])) at += 1;
+      if (at === start) fail('a value is missing');
+      const word = text.slice(start, at);
+      try {
+        const parsed = JSON.parse(word);
+        if (parsed === null || typeof parsed !== 'object') return parsed;
+      } catch (e) { /* a bare word */ }
+      return word;
+    };
+    const expression = (depth) => {
+      if (depth > 16) fail('and/or/not nest deeper than 16');
+      for (const word of ['and', 'or', 'not']) {
+        if (!text.startsWith(word + '(', at)) continue;
+        at += word.length + 1;
+        const parts = [expression(depth + 1)];
+        while (text[at] === ',') { at += 1; parts.push(expression(depth + 1)); }
+        if (text[at] !== ')') fail("')' expected");
+        at += 1;
+        if (word === 'and') return (e) => parts.every((p) => p(e));
+        if (word === 'or') return (e) => parts.some((p) => p(e));
+        if (parts.length !== 1) fail('not(…) takes one condition');
+        return (e) => !parts[0](e);
+      }
+      const colon = text.indexOf(':', at);
+      if (colon < 0) fail("':' expected");
+      const path = elementPath(text.slice(at, colon), 'where');
+      at = colon + 1;
+      const next = text.indexOf(':', at);
+      const op = next < 0 ? '' : text.slice(at, next);
+      if (!VIEW_OPERATORS.includes(op)) fail(`'${op}' is no operator`);
+      at = next + 1;
+      let values;
+      if (op === 'in') {
+        if (text[at] !== '(') fail("'(' expected");
+        at += 1;
+        values = [value()];
+        while (text[at] === ',') { at += 1; values.push(value()); }
+        if (text[at] !== ')') fail("')' expected");
+        at += 1;
+      } else {
+        values = [value()];
+      }
+      return (e) => holds(lookupMissing(e, path), op, values);
+    };
+    const keep = expression(0);
+    if (at !== text.length) fail(`unexpected '${text.slice(at)}'`);
+    return keep;
+  }
+
+  const MISSING = Symbol('missing');
+
+  function lookupMissing(element, path) {
+    let node = element;
+    for (const name of path) {
+      if (Array.isArray(node)) {
+        if (!/^[0-9]+$/.test(name) || +name >= node.length) return MISSING;
+        node = node[+name];
+      } else if (node !== null && typeof node === 'object' && Object.prototype.hasOwnProperty.call(node, name)) {
+        node = node[name];
+      } else {
+        return MISSING;
+      }
+    }
+    return node;
+  }
+
+  function jsonKind(v) {
+    if (v === MISSING || v === undefined) return -1;
+    if (v === null) return 0;
+    if (typeof v === 'boolean') return 1;
+    if (typeof v === 'number') return 2;
+    if (typeof v === 'string') return 3;
+    return Array.isArray(v) ? 4 : 5;
+  }
+
+  function jsonEqual(a, b) {
+    const kind = jsonKind(a);
+    if (kind !== jsonKind(b)) return false;
+    if (kind === 4) return a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
+    if (kind === 5) {
+      const keys = Object.keys(a);
+      return keys.length === Object.keys(b).length && keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual(a[k], b[k]));
+    }
+    return a === b;
+  }
+
+  /** Strings by Unicode scalars (code points), not UTF-16 units. */
+  function compareText(a, b) {
+    const x = Array.from(a), y = Array.from(b);
+    for (let i = 0; i < Math.min(x.length, y.length); i++) {
+      const d = x[i].codePointAt(0) - y[i].codePointAt(0);
+      if (d) return d < 0 ? -1 : 1;
+    }
+    return x.length === y.length ? 0 : x.length < y.length ? -1 : 1;
+  }
+
+  function compareJSON(a, b) {
+    const ka = jsonKind(a), kb = jsonKind(b);
+    if (ka !== kb) return ka < kb ? -1 : 1;
+    switch (ka) {
+      case 1: case 2: return a === b ? 0 : a < b ? -1 : 1;
+      case 3: return compareText(a, b);
+      case 4:
+        for (let i = 0; i < Math.min(a.length, b.length); i++) { const d = compareJSON(a[i], b[i]); if (d) return d; }
+        return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
+      case 5: return compareText(JSON.stringify(a), JSON.stringify(b));
+      default: return 0;
+    }
+  }
+
+  function holds(found, op, values) {
+    if (found === MISSING) return op === 'ne';
+    const value = values[0];
+    const sameKind = jsonKind(found) === jsonKind(value) && (typeof found === 'number' || typeof found === 'string');
+    switch (op) {
+      case 'eq': return jsonEqual(found, value);
+      case 'ne': return !jsonEqual(found, value);
+      case 'lt': return sameKind && compareJSON(found, value) < 0;
+      case 'le': return sameKind && compareJSON(found, value) <= 0;
+      case 'gt': return sameKind && compareJSON(found, value) > 0;
+      case 'ge': return sameKind && compareJSON(found, value) >= 0;
+      case 'contains':
+        if (Array.isArray(found)) return found.some((x) => jsonEqual(x, value));
+        return typeof found === 'string' && typeof value === 'string' && found.includes(value);
+      case 'prefix': return typeof found === 'string' && typeof value === 'string' && found.startsWith(value);
+      case 'match': return typeof found === 'string' && typeof value === 'string' && found.toLowerCase().includes(value.toLowerCase());
+      case 'in': return values.some((v) => jsonEqual(found, v));
+      default: return false;
+    }
+  }
+
+  /** The shown rows of `elements` and how many match (a stable sort, as the server's). */
+  function arrange(query, elements) {
+    const kept = elements.filter((e) => query.keep(e));
+    if (query.order.length) {
+      kept.sort((a, b) => {
+        for (const key of query.order) {
+          const d = compareJSON(lookupMissing(a, key.path), lookupMissing(b, key.path));
+          if (d) return key.descending ? -d : d;
+        }
+        return 0;
+      });
+    }
+    return { rows: kept.slice(query.offset, query.offset + query.limit), matching: kept.length };
+  }
+
+  // ===========================================================================================
   // Array windows
   //   <tbody data-lb-each="big.rows" data-lb-virtual data-lb-window="300"> asks the server for
   //   only a window of the array (GET /events?sub=big/rows;offset=K;limit=N) and moves it as the
@@ -1868,6 +2183,12 @@
       if (Number.isInteger(data.maxWindow) && data.maxWindow > 0) connection.maxWindow = data.maxWindow;
       return;
     }
+    if (data.view !== undefined) {
+      const view = viewOf(data);
+      if (view) applyViewEvent(view, type, data);
+      emit(document, 'livebind:change', { model: data.model, path: data.path, kind: type, view: data.view, window: data.window, rev: data.rev, id });
+      return;
+    }
     const win = windows.size ? windowOf(data) : null;
     if (win) {
       applyWindowEvent(win, type, data);
@@ -2089,12 +2410,13 @@
       const keep = new Set(this.models);
       for (const win of windows.values()) keep.add(win.model);
       for (const loc of locations.values()) keep.add(loc.model);
+      for (const view of views.values()) keep.add(view.model);
       for (const name of Array.from(models.keys())) {
         if (!keep.has(name)) { forgetModel(name); gone = true; }
       }
       for (const name of Array.from(modelScopes.keys())) if (!keep.has(name)) forgetModel(name);
       if (this.pending) return; // a fresh stream is on its way anyway
-      if (this.models.size === 0 && windows.size === 0 && locations.size === 0) {
+      if (this.models.size === 0 && windows.size === 0 && locations.size === 0 && views.size === 0) {
         clearTimeout(this.timer);
         this.close();
         setState('idle');
@@ -2154,6 +2476,18 @@
           subs.push(`${win.model}${win.pointer};offset=${win.want.offset};limit=${win.want.limit}`);
         }
       }
+      for (const view of views.values()) {
+        // A model the stream has whole (or a server without ?sub=) cannot also have a view on it:
+        // the view is arranged here from the model's value.
+        if (this.subs === false || this.all || whole.has(view.model)) {
+          view.mode = 'whole';
+          if (!this.all) whole.add(view.model);
+        } else {
+          view.mode = 'view';
+          subs.push(`${view.model}${view.pointer};${view.text}`);
+        }
+      }
+      for (const view of views.values()) arrangeHere(view, view.mode === 'whole');
       this.withSubs = subs.length > 0;
       for (const m of whole) params.append('model', m);
       for (const sub of subs) params.append('sub', sub);
@@ -2167,7 +2501,7 @@
       clearTimeout(this.timer);
       this.close();
       this.revoked = false;
-      if (!this.all && this.models.size === 0 && windows.size === 0 && locations.size === 0) return setState('idle');
+      if (!this.all && this.models.size === 0 && windows.size === 0 && locations.size === 0 && views.size === 0) return setState('idle');
       if (!resume || !this.lastId) {
         this.lastId = '';
         this.generation += 1; // what the old stream queued is older than the new snapshots
@@ -2473,6 +2807,9 @@
           length: w.mode === 'window' ? w.length : (modelScope(w.model).get(w.tokens) || EMPTY).length,
         })),
         locations: Array.from(locations.values()).map((l) => ({ path: l.model + l.pointer, mode: l.mode, uses: l.uses })),
+        views: Array.from(views.values()).map((v) => ({
+          path: v.model + v.pointer, view: v.text, mode: v.mode, offset: v.offset, rows: v.rows.length, length: v.length, uses: v.uses,
+        })),
         pathSubscriptions: connection.subs,
       };
     },
