@@ -212,6 +212,58 @@
     return row;
   }
 
+  /**
+   * Sortable column headers and a search box over a table: they swap its tbody for one over a view of
+   * the array (data-lb-where, data-lb-order: docs/Browser.md "Views"), which the server arranges when
+   * the page streams the array's location or window, and livebind.js otherwise. Clearing both brings
+   * the plain rows back. Columns whose names a view cannot write are not sortable.
+   */
+  function arrangeable(table, body, path, columns, textColumns, limit) {
+    const plain = body.cloneNode(true);
+    const state = { order: null, descending: false, search: '' };
+    const quoted = (text) => JSON.stringify(text).replace(/;/g, '\\u003b');
+    const search = h('input', { type: 'search', class: 'table-search', placeholder: 'search', 'aria-label': 'search ' + path });
+    let current = body;
+    let timer = 0;
+    function apply() {
+      const where = state.search && textColumns.length
+        ? `or(${textColumns.map((c) => `${c}:match:${quoted(state.search)}`).join(',')})` : null;
+      const order = state.order ? (state.descending ? '-' : '') + state.order : null;
+      const next = where || order
+        ? h('tbody', { 'data-lb-each': path, 'data-lb-where': where, 'data-lb-order': order, 'data-lb-limit': limit ? String(limit) : null },
+          plain.querySelector('template').cloneNode(true))
+        : plain.cloneNode(true);
+      current.replaceWith(next);
+      current = next;
+      for (const th of table.querySelectorAll('thead th[data-column]')) {
+        th.setAttribute('aria-sort', th.dataset.column !== state.order ? 'none' : state.descending ? 'descending' : 'ascending');
+      }
+    }
+    for (const th of table.querySelectorAll('thead th')) {
+      const column = th.textContent;
+      if (!VIEW_NAME.test(column)) continue;
+      th.dataset.column = column;
+      th.setAttribute('aria-sort', 'none');
+      const button = h('button', { type: 'button', class: 'sort', title: 'sort by ' + column, text: column });
+      th.replaceChildren(button);
+      button.addEventListener('click', () => {
+        // Ascending, descending, then the array's own order.
+        if (state.order !== column) { state.order = column; state.descending = false; }
+        else if (!state.descending) state.descending = true;
+        else state.order = null;
+        apply();
+      });
+    }
+    search.addEventListener('input', () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => { state.search = search.value.trim(); apply(); }, 200);
+    });
+    return { search: textColumns.length ? search : null, body: () => current };
+  }
+
+  /** A column name a view's key path can hold. */
+  const VIEW_NAME = /^[A-Za-z0-9_$@-]+$/;
+
   function renderTable(view, tokens, rows, path) {
     const columns = columnsOf(rows);
     const cells = columns.map((c) => h('td', { 'data-lb-text': './' + escapeToken(c) }));
@@ -220,12 +272,15 @@
     const body = h('tbody', { 'data-lb-each': path, 'data-lb-virtual': rows.length > VIRTUAL_ROWS ? '' : null }, template);
     const table = h('table', { class: 'data' },
       h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col', text: c })))), body);
+    const textColumns = columns.filter((c) => VIEW_NAME.test(c) && rows.some((r) => typeof r[c] === 'string'));
+    const controls = arrangeable(table, body, path, columns, textColumns, null);
     const numeric = columns.find((c) => c !== 'id' && rows.every((r) => typeof r[c] === 'number'));
     const chart = numeric ? makeChart(rows.map((r) => r[numeric]), path + ' ' + numeric) : null;
     const summary = numeric ? h('span', { class: 'series-summary muted' }) : null;
     if (summary) describeSeries(summary, rows.map((r) => r[numeric]), numeric);
-    const el = h('div', { class: 'table-view' }, chart && chart.svg, summary, h('div', { class: 'table-scroll' }, table));
-    const node = { kind: 'table', el, body, columns, chart, summary, numeric };
+    const el = h('div', { class: 'table-view' }, chart && chart.svg, summary, controls.search, h('div', { class: 'table-scroll' }, table));
+    // `body`: the tbody shown now (a sorted or searched view replaces it).
+    const node = { kind: 'table', el, get body() { return controls.body(); }, columns, chart, summary, numeric };
     view.nodes.set(pointerOf(tokens), node);
     return el;
   }
@@ -255,8 +310,12 @@
     const body = h('tbody', { 'data-lb-each': path, 'data-lb-virtual': '', 'data-lb-window': String(WINDOW_SIZE) }, template);
     const head = columns.length ? h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col', text: c })))) : null;
     view.length = h('span', { class: 'series-summary muted window-summary' });
-    view.body.replaceChildren(h('div', { class: 'table-view' }, view.length,
-      h('div', { class: 'table-scroll' }, h('table', { class: 'data' }, head, body))));
+    const table = h('table', { class: 'data' }, head, body);
+    // Sorted or searched, the server arranges the array and sends the first rows of the view.
+    const textColumns = columns.filter((c) => VIEW_NAME.test(c) && typeof first[c] === 'string');
+    const search = columns.length ? arrangeable(table, body, path, columns, textColumns, WINDOW_SIZE).search : null;
+    view.body.replaceChildren(h('div', { class: 'table-view' }, view.length, search,
+      h('div', { class: 'table-scroll' }, table)));
   }
 
   function describeSeries(summary, values, name) {
@@ -420,11 +479,13 @@
     const current = LB.peek(c.model, pointerOf(at));
     const kind = kindOf(current);
 
+    // A sorted or searched table shows a view: its rows are not the array's.
+    const arranged = node.kind === 'table' && (node.body.hasAttribute('data-lb-where') || node.body.hasAttribute('data-lb-order'));
     if (node.kind === 'table' && kind === 'table' && columnsOf(current).join('\n') === node.columns.join('\n')
-        && (current.length <= VIRTUAL_ROWS || node.body.hasAttribute('data-lb-virtual'))) {
+        && (current.length <= VIRTUAL_ROWS || arranged || node.body.hasAttribute('data-lb-virtual'))) {
       // livebind.js has applied the row operation; highlight the row and redraw the chart.
       const index = depth === tokens.length ? (c.kind === 'move' ? c.to : c.index) : Number(tokens[depth]);
-      if (c.kind !== 'remove' && index !== undefined && !node.body.hasAttribute('data-lb-virtual')) flash(node.body.rows[index]);
+      if (c.kind !== 'remove' && index !== undefined && !arranged && !node.body.hasAttribute('data-lb-virtual')) flash(node.body.rows[index]);
       if (node.chart) {
         const column = current.map((r) => r[node.numeric]);
         drawChart(node.chart, column);

@@ -212,3 +212,54 @@ def test_long_lists_in_a_card_are_virtual(page, bare):
         wait(page, lambda d: d.execute_script("const b = document.querySelector(arguments[0]); return b && b.hasAttribute('data-lb-virtual')", body))
         count = f"return document.querySelectorAll(\"{body} > tr:not(.lb-spacer)\").length"
         wait(page, lambda d: 0 < d.execute_script(count) < 100, lambda: f"rows {page.execute_script(count)}")
+
+
+def test_sorting_and_searching_a_huge_array_asks_the_server_for_a_view(recording, bare):
+    page = recording
+    rows = [{"id": i, "name": f"row {i}", "v": (i * 7919) % 20000} for i in range(20000)]
+    bare.put("/models/big", {"rows": rows})
+    page.get(bare.base + "/#open=big/rows")
+    card = ".card[data-model='big'][data-path='/rows']"
+    wait(page, lambda d: cell_texts(d, card)[:1] == ["0row 00"], lambda: f"rows {cell_texts(page, card)[:3]}")
+
+    def text(row):
+        return f"{row['id']}{row['name']}{row['v']}"
+
+    sort = page.find_element(By.CSS_SELECTOR, card + " th[data-column='v'] button")
+    sort.click()
+    sort.click()   # descending
+    by_v = sorted(rows, key=lambda r: -r["v"])
+    wait(page, lambda d: cell_texts(d, card)[:3] == [text(r) for r in by_v[:3]], lambda: f"rows {cell_texts(page, card)[:3]}")
+    s = subs(page)
+    assert [v["mode"] for v in s["views"]] == ["view"] and s["views"][0]["view"] == "order=-v;limit=300", s
+    assert s["cached"] == [], "the page holds the view's rows only"
+    assert page.find_element(By.CSS_SELECTOR, card + " th[data-column='v']").get_attribute("aria-sort") == "descending"
+
+    search = page.find_element(By.CSS_SELECTOR, card + " .table-search")
+    search.send_keys("ROW 1234")
+    found = sorted([r for r in rows if "row 1234" in r["name"]], key=lambda r: -r["v"])
+    wait(page, lambda d: cell_texts(d, card) == [text(r) for r in found], lambda: f"rows {cell_texts(page, card)}")
+    assert 'where=or(name:match:"ROW 1234");order=-v' in subs(page)["views"][0]["view"], subs(page)["views"]
+    # A write reaches the view: the last found row moves to the top.
+    last = found[-1]
+    bare.put(f"/models/big/rows/{last['id']}/v", 30000)
+    moved = [dict(last, v=30000)] + found[:-1]
+    wait(page, lambda d: cell_texts(d, card) == [text(r) for r in moved], lambda: f"rows {cell_texts(page, card)}")
+
+    # Cleared, the plain window is back.
+    search.clear()
+    search.send_keys(" ")
+    sort.click()
+    wait(page, lambda d: subs(d)["views"] == [] and cell_texts(d, card)[:1] == ["0row 00"], lambda: f"subscriptions {subs(page)}")
+
+
+def test_a_tables_headers_sort_it_in_the_page_when_its_model_is_whole(page, bare):
+    bare.put("/models/shop", {"items": [{"id": i, "name": n, "qty": q} for i, (n, q) in enumerate([("b", 3), ("a", 9), ("c", 1)])]})
+    page.get(bare.base + "/#open=shop")
+    card = ".card[data-model='shop']"
+    wait(page, lambda d: cell_texts(d, card) == ["0b3", "1a9", "2c1"], lambda: f"rows {cell_texts(page, card)}")
+    page.find_element(By.CSS_SELECTOR, card + " th[data-column='qty'] button").click()
+    wait(page, lambda d: cell_texts(d, card) == ["2c1", "0b3", "1a9"], lambda: f"rows {cell_texts(page, card)}")
+    assert [v["mode"] for v in subs(page)["views"]] == ["whole"], subs(page)
+    bare.put("/models/shop/items/1/qty", 0)
+    wait(page, lambda d: cell_texts(d, card) == ["1a0", "2c1", "0b3"], lambda: f"rows {cell_texts(page, card)}")
