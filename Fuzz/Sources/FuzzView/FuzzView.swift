@@ -87,9 +87,10 @@ private func element(_ seed: UInt8) -> JSON {
     return .object(members)
 }
 
-/// Reports a broken invariant as a crash, so libFuzzer keeps the input.
+/// Reports on stderr (release builds drop `precondition` messages) and aborts, which libFuzzer records.
 func fail(_ message: String) -> Never {
-    fputs("FuzzView: \(message)\n", stderr)
+    let line = Array("FuzzView: \(message)\n".utf8)
+    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     abort()
 }
 
