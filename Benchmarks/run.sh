@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # `make bench`: the engine benchmarks (ordo-one/benchmark), fan-out over HTTP against nginx + Nchan,
 # writes over HTTP against Nchan and Redis, three cluster nodes against three Nchan servers sharing
-# Redis, a fourth node joining a cluster at 10/100/250 MB of state and, when present, the browser
-# benchmark; then ONE markdown
+# Redis, a fourth node joining a cluster at 10/100/250 MB of state, views of a 100,000-row array
+# against the whole array and, when present, the browser benchmark; then ONE markdown
 # table with the ratios (also saved to Benchmarks/results/table.md). Needs
 # .build/release/livebind-server (the Makefile builds it first). Everything it uses is in this
 # repository or a Debian package the scripts install when missing.
 #
 # Environment: BENCH_QUICK=1 for a short pass (one engine run, 1,000 subscribers, one repeat);
-# ENGINE_RUNS (3), BENCH_SKIP="engine fanout writes cluster browser" to leave parts out; see fanout.sh,
-# writes.sh and cluster.sh for their knobs.
+# ENGINE_RUNS (3), BENCH_SKIP="engine fanout writes cluster views browser" to leave parts out; see
+# fanout.sh, writes.sh, cluster.sh and views.sh for their knobs.
 set -euo pipefail
 cd "$(dirname "$0")/.."                       # the repository root
 root=$(pwd)
@@ -66,6 +66,14 @@ if [[ $skip != *" cluster "* ]]; then
         || { echo "cluster join benchmark failed:" >&2; tail -20 "$results/cluster-join.err" >&2; }
 fi
 
+views_file=""
+if [[ $skip != *" views "* ]]; then
+    log "views: 1,000 subscribers of a view of 100,000 orders vs of the whole array"
+    views_file=$results/views.txt
+    BENCH_QUICK=$quick VIEWS_OUT=$results/views bash Benchmarks/views.sh >"$views_file" \
+        || { echo "views benchmark failed" >&2; views_file=""; }
+fi
+
 browser_file=""
 if [[ $skip != *" browser "* ]] && [ -f Benchmarks/browser/bench_dom.py ]; then
     log "browser benchmark"
@@ -89,5 +97,9 @@ args=()
     if [ -n "$join_file" ] && [ -s "$join_file" ]; then
         printf '\n### Cluster at size\n'
         sed -n '/^|/p' "$join_file"
+    fi
+    if [ -n "$views_file" ] && [ -s "$views_file" ]; then
+        printf '\n### Views\n'
+        sed -n '/^|/p' "$views_file"
     fi
 } | tee "$results/table.md"
