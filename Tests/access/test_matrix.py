@@ -181,6 +181,12 @@ ROUTES = [
     Row("GET", "/events?sub=other-secret/obj&lastEventId={first}", "/events", "read", [OTHER], 200, "GET /events",
         stream=True, reveals=[OTHER]),
     Row("GET", "/events?sub=lab-secret/a~2b", "/events", "read", [], 400, "GET /events", stream=True),
+    # Views (docs "Views"): the model's access, as any sub.
+    Row("GET", "/events?sub=lab-secret/arr%3Border=-.", "/events", "read", [LAB], 200, "GET /events", stream=True,
+        reveals=[LAB]),
+    Row("GET", "/events?sub=other-secret/arr%3Bwhere=.:ne:0%3Border=-.%3Blimit=1", "/events", "read", [OTHER], 200,
+        "GET /events", stream=True, reveals=[OTHER]),
+    Row("GET", "/events?sub=lab-secret/arr%3Bwhere=.:like:1", "/events", "read", [], 400, "GET /events", stream=True),
     Row("POST", "/events", "/events", "405", [], 405, body={}),
     Row("PATCH", "/events/{stream}", S, "read", [LAB], 204, "PATCH /events/{stream}",
         {"sub": "lab-secret/arr", "first": 1}),
