@@ -217,6 +217,23 @@ def test_past_max_views_a_stream_gets_503_and_a_shown_view_is_shared():
         server.close()
 
 
+def test_past_max_view_rows_a_new_view_gets_503():
+    server = Server(["--max-view-rows", "150"]).start()
+    try:
+        assert server.call("PUT", "/models/orders", {"items": [{"id": i, "time": i} for i in range(100)]})[0] == 201
+        first = SSEConnection(server.port, view_query("orders/items;order=-time"))
+        assert first.status == 200
+        refused = SSEConnection(server.port, view_query("orders/items;order=time"))
+        problem = json.loads(refused.error_body)
+        assert refused.status == 503 and problem["setting"] == "max-view-rows" and problem["limit"] == 150, problem
+        shared = SSEConnection(server.port, view_query("orders/items;order=-time"))   # the same view: no new rows
+        assert shared.status == 200
+        for stream in (first, shared):
+            stream.close()
+    finally:
+        server.close()
+
+
 def test_views_that_are_no_views_are_refused_with_the_place_named():
     server = Server(["--max-window", "50"]).start()
     try:

@@ -55,6 +55,8 @@ extension LiveBindServer.Configuration {
               "Most rows in one window of an event stream (sub=…;first=N, last=N, limit=N; 422 past it)."),
         .init("max-views", "Streams", .integer(\.streams.maxViews, 1...Int.max, unit: "N"),
               "Most distinct views (sub=…;where=…;order=…) the streams show at once, each keeping its array arranged; a stream asking for another gets 503."),
+        .init("max-view-rows", "Streams", .integer(\.streams.maxViewRows, 1...Int.max, unit: "N"),
+              "Most array elements all views together keep arranged (about 200 bytes each) when a view is made; a stream asking for a view past it gets 503."),
     ]
 
     private static let limits: [Setting<Self>] = [

@@ -88,10 +88,11 @@ extension Problem {
             var problem = Problem(status: 503, kind: "unavailable", title: "Service Unavailable", detail: detail)
             problem.headers.add("Retry-After", "5")
             return problem
-        case .tooManyViews(let limit):
+        case .tooManyViews(let limit), .tooManyViewRows(let limit):
             var problem = Problem(status: 503, kind: "unavailable", title: "Service Unavailable", detail: detail)
             problem.headers.add("Retry-After", "5")
-            problem.limit = (setting: "max-views", value: limit)
+            if case .tooManyViews = error { problem.limit = (setting: "max-views", value: limit) }
+            else { problem.limit = (setting: "max-view-rows", value: limit) }
             return problem
         }
     }

@@ -26,6 +26,8 @@
     case tooManyStreams(limit: Int)
     /// The streams show `--max-views` distinct views already.
     case tooManyViews(limit: Int)
+    /// A new view would take the elements all views arrange past `--max-view-rows`.
+    case tooManyViewRows(limit: Int)
     /// The streams together hold `--max-unsent-bytes` unsent, even after cutting those that read nothing.
     case unsentBytesSpent(limit: Int)
     /// The client's address holds `--max-streams-per-address` event streams already.
@@ -80,6 +82,8 @@
         case .tooManyStreams(let limit): "too many event streams open (limit \(limit)); retry later or raise --max-streams"
         case .tooManyViews(let limit):
             "the streams show \(limit) distinct views already (--max-views); retry later, or share a view another stream shows"
+        case .tooManyViewRows(let limit):
+            "this view would take the elements all views arrange past \(limit) (--max-view-rows); retry later, or share a view another stream shows"
         case .unsentBytesSpent(let limit):
             "the open event streams hold \(limit) bytes unsent (--max-unsent-bytes); retry later"
         case .tooManyStreamsFromAddress(let limit):

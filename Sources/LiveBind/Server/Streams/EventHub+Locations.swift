@@ -250,15 +250,24 @@ extension EventHub {
         wakeAll(ready, in: &state, into: &wake)
     }
 
-    /// Throws when `locations` would take the streams past `--max-views` distinct views.
+    /// Throws when the new views among `locations` would take the streams past `--max-views` distinct
+    /// views, or past `--max-view-rows` elements arranged by all views together (each view holds a
+    /// node per element of its array: about 200 bytes).
     func checkViews(_ locations: [Subscription], in state: State) throws(RequestError) {
-        var added = Set<SharedView.Key>()
+        var added: [SharedView.Key: Int] = [:]
         for location in locations {
             guard let query = location.view else { continue }
             let key = SharedView.Key(path: location.path, query: query)
-            if state.mirrors[location.model]?.views[key] == nil { added.insert(key) }
+            guard state.mirrors[location.model]?.views[key] == nil, added[key] == nil else { continue }
+            let value = state.mirrors[location.model].map { $0.value(at: location.path) }
+                ?? (try? store.value(of: location.model, at: location.path))
+            added[key] = value?.arrayValue?.count ?? 0
         }
-        if !added.isEmpty && state.viewCount + added.count > settings.maxViews { throw .tooManyViews(limit: settings.maxViews) }
+        guard !added.isEmpty else { return }
+        if state.viewCount + added.count > settings.maxViews { throw .tooManyViews(limit: settings.maxViews) }
+        var rows = added.values.reduce(0, +)
+        for mirror in state.mirrors.values { for view in mirror.views.values { rows += view.arranged.contentCount } }
+        if rows > settings.maxViewRows { throw .tooManyViewRows(limit: settings.maxViewRows) }
     }
 
     /// Forgets a closed stream's id and its hold on the mirrors; a mirror no stream needs is dropped.

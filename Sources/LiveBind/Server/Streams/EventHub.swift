@@ -29,6 +29,8 @@ final class EventHub: Sendable {
         var maxWindow: Int = 10_000
         /// Most distinct views shown at once.
         var maxViews: Int = 256
+        /// Most elements all views arrange together.
+        var maxViewRows: Int = 1_000_000
         var retryMilliseconds: Int = 2000
         /// A test seam: called with each frame before `publish` appends it, outside the lock, on the
         /// thread delivering commits. Nil (one branch per event) except in tests that hold an append back.
