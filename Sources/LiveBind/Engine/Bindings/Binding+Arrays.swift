@@ -22,11 +22,12 @@ extension Binding {
             arranged = state.arranged?.array
             return true
         }
+        guard taken else { return false }
         guard transform?.view == nil || arranged != nil else {
+            // A view not arranged yet (its source was no array): the caller syncs it whole.
             state.withLock { $0.shadow = shadow }
             return false
         }
-        guard taken else { return false }
         var lastWrite: UInt64?
         var ok = true
         let base = source.path.components.count
