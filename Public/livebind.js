@@ -1618,7 +1618,14 @@
     }
     const { view, release } = useView(parsed.model, parsed.tokens, text, query);
     const list = () => (Array.isArray(view.rows) ? view.rows : EMPTY);
-    return bindWholeEach(el, path, { scope: view.scope, tokens: [], release }, template, list, () => false);
+    const r = { scope: view.scope, tokens: [], release };
+    // Virtual like any list: asked for, or on its own past `virtualAfter` rows in a scrolling container.
+    const virtual = el.getAttribute('data-lb-virtual');
+    if (virtual !== null && virtual !== 'off') return bindVirtualEach(el, path, r, template, null);
+    let inScroller = null;
+    const tooLong = () => virtual === null && config.virtualAfter > 0 && list().length > config.virtualAfter &&
+      (inScroller === null ? (inScroller = scrollerOf(el) !== null) : inScroller);
+    return bindWholeEach(el, path, r, template, list, tooLong);
   }
 
   // The view grammar (the server's, docs/Bindings.md "Views"), for views arranged here.

@@ -104,3 +104,20 @@ def test_a_views_rows_are_read_only(page, server):
     wait(page, lambda d: any("read-only" in r for r in d.execute_script("return window.seen")),
          lambda: f"errors {page.execute_script('return window.seen')}")
     assert server.get("/models/shop/items") == [{"id": 1, "status": "open", "time": 3}, {"id": 2, "status": "open", "time": 9}]
+
+
+def test_a_long_view_in_a_scrolling_container_turns_virtual(page, server):
+    items = [{"id": i, "status": "open" if i % 2 else "done", "time": i} for i in range(6000)]
+    server.put("/models/shop", {"items": items})
+    open_page(page, server.base, "/t/view-long.html")
+    shown = """return Array.from(document.querySelectorAll('#open > tr:not(.lb-spacer)')).map(tr => +tr.querySelector('.id').textContent)"""
+    wait(page, lambda d: d.execute_script(shown)[:2] == [5999, 5997], lambda: f"rows {page.execute_script(shown)[:5]}")
+    view = page.execute_script("return LiveBind.subscriptions().views[0]")
+    assert view["rows"] == 2000 and view["length"] == 3000, view
+    assert len(page.execute_script(shown)) < 200, "a 2,000-row view drew every row"
+    page.execute_script("document.getElementById('scroller').scrollTop = 1500 * 30")
+    wait(page, lambda d: 5999 - 2 * 1500 in d.execute_script(shown), lambda: f"rows {page.execute_script(shown)[:5]}")
+    # A write still reaches it: a new open order goes to the top.
+    server.put("/models/shop/items/0", {"id": 9000, "status": "open", "time": 9000})
+    page.execute_script("document.getElementById('scroller').scrollTop = 0")
+    wait(page, lambda d: d.execute_script(shown)[:1] == [9000], lambda: f"rows {page.execute_script(shown)[:5]}")
