@@ -217,6 +217,27 @@ def test_past_max_views_a_stream_gets_503_and_a_shown_view_is_shared():
         server.close()
 
 
+def test_a_closed_stream_gives_back_every_view_it_showed():
+    # Found by review: the first location let go dropped its model's mirror with the stream's other
+    # views still counted, so each stream with two views of one model took a view for good.
+    server = Server(["--max-views", "2", "--heartbeat", "1"]).start()
+    try:
+        assert server.call("PUT", "/models/orders", {"items": [{"id": 1, "time": 1}]})[0] == 201
+        for round in range(3):
+            views = (f"orders/items;order=time;limit={round + 1}", f"orders/items;order=-time;limit={round + 1}")
+            deadline = time.monotonic() + WAIT
+            while True:
+                stream = SSEConnection(server.port, view_query(*views))
+                if stream.status == 200 or time.monotonic() > deadline:
+                    break
+                server.call("PUT", "/models/orders/items/0/time", round)   # the server finds closed streams on a write
+                time.sleep(0.05)
+            assert stream.status == 200, (round, stream.error_body)
+            stream.close()
+    finally:
+        server.close()
+
+
 def test_past_max_view_rows_a_new_view_gets_503():
     server = Server(["--max-view-rows", "150"]).start()
     try:

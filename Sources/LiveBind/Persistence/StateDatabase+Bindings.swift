@@ -92,8 +92,8 @@ extension StateDatabase {
         }
     }
 
-    /// Writes `answer` in the running transaction, and drops receipts past the idempotency window or
-    /// beyond its capacity.
+    /// Writes `answer` in the running transaction, and drops receipts past the idempotency window,
+    /// beyond its capacity, or beyond ``maxAnswerBytes`` together (oldest first).
     private func keep(_ answer: AnswerRecord?, _ connection: Connection) throws(SQLiteError) {
         guard let answer else { return }
         let insert = try connection.database.prepare("INSERT INTO answers(created, receipt) VALUES(?1, ?2)")
@@ -108,5 +108,16 @@ extension StateDatabase {
             "DELETE FROM answers WHERE position <= (SELECT position FROM answers ORDER BY position DESC LIMIT 1 OFFSET ?1)")
         try trim.bind(1, Int64(retention.capacity))
         try trim.run()
+        let heavy = try connection.database.prepare("""
+            DELETE FROM answers WHERE position <= (SELECT position FROM (SELECT position,
+                sum(length(receipt)) OVER (ORDER BY position DESC) AS total FROM answers)
+                WHERE total > ?1 ORDER BY position DESC LIMIT 1)
+            """)
+        try heavy.bind(1, Int64(Self.maxAnswerBytes))
+        try heavy.run()
     }
+
+    /// Most bytes the `/bindings` receipts of a data directory hold together (a receipt holds the
+    /// binding's description, up to the body limit).
+    static let maxAnswerBytes = 64 << 20
 }

@@ -36,6 +36,7 @@ extension StateDatabase {
                                             created INTEGER NOT NULL);
         CREATE TABLE IF NOT EXISTS answers(position INTEGER PRIMARY KEY AUTOINCREMENT, created INTEGER NOT NULL,
                                            receipt BLOB NOT NULL);
+        CREATE INDEX IF NOT EXISTS answers_created ON answers(created);
         """
 
     /// Creates the tables in an empty file, upgrades format 1, refuses files of another kind or a newer

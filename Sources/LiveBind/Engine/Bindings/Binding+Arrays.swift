@@ -43,6 +43,7 @@ extension Binding {
                         for shown in arranged.apply(change, at: source.path) {
                             lastWrite = try mirrorShown(shown, of: arranged, into: endpoint, depth: depth) ?? lastWrite
                         }
+                        guard arranged.contentCount == shadow.count else { ok = false; break }   // it did not fit
                     } else if aggregator != nil {
                         switch change.kind {
                         case .insert: aggregator!.insert(change.value!, elements: shadow)

@@ -20,7 +20,9 @@ public final class ArrangedArray {
     public let query: ViewQuery
     private var content = ContentTree()
     private var arranged = ArrangedTree()
-    private var random = PriorityGenerator(seed: 0x5EED)
+    /// Treap priorities from a seed of the system's generator: with a fixed one, a writer could choose
+    /// sort keys in priority order and turn the trees into chains (O(n) per change, deep recursion).
+    private var random = PriorityGenerator(seed: UInt64.random(in: 0...UInt64.max))
 
     /// Arranges `elements` (an array's current content).
     public init(_ elements: some Sequence<JSON>, query: ViewQuery) {
@@ -57,8 +59,9 @@ public final class ArrangedArray {
     /// Applies a change of the array at `path` (a change at `path` itself, or inside one of its
     /// elements) and returns what it means for the shown rows, with paths at `path`: `insert`,
     /// `remove`, `move` and `replace` of rows, a change inside a shown row at its index, or one `set`
-    /// of every shown row when the array itself was replaced (also for a change at an ancestor of
-    /// `path`: give then `replacing:` its new content).
+    /// of every shown row when the array itself was set. A change that does not fit the array it holds
+    /// (an index out of range) changes nothing: when ``contentCount`` then differs from the array's
+    /// length, the caller gives it the array again with ``reset(_:path:)``.
     public func apply(_ change: Change, at path: Path) -> [Change] {
         var out = Output(path: path)
         let depth = path.components.count
@@ -70,7 +73,8 @@ public final class ArrangedArray {
                 if let arrangedIndex { entered(arrangedIndex, &out) }
                 return out.changes
             case .remove:
-                guard let index = change.index, index >= 0, index < content.count else { break }
+                guard let index = change.index else { return reset([], path: path) }   // the array itself
+                guard index >= 0, index < content.count else { break }
                 let row = content.row(at: index)
                 let arrangedIndex = row.kept ? arrangedIndex(of: row) : nil
                 removeContent(at: index)
@@ -85,9 +89,9 @@ public final class ArrangedArray {
                 move(from: from, to: to, &out)
                 return out.changes
             case .set:
-                break
+                return reset(change.value?.arrayValue ?? [], path: path)
             }
-            return reset(change.value?.arrayValue ?? [], path: path)
+            return []
         }
         guard path.isPrefix(of: change.path), let index = Path.arrayIndex(change.path.components[depth]),
               index >= 0, index < content.count else { return [] }
@@ -295,7 +299,7 @@ private struct Output {
     }
 }
 
-/// A small fast generator for treap priorities (deterministic: a view's shape does not depend on the clock).
+/// A small fast generator for treap priorities, from a random seed.
 struct PriorityGenerator {
     private var state: UInt64
 

@@ -27,8 +27,12 @@ extension ViewQuery {
             var parser = ViewQueryParser(order, part: "order")
             keys = try parser.parseOrder()
         }
-        guard offset >= 0 else { throw ViewQueryError(part: "offset", reason: "must be 0 or more") }
-        if let limit, limit < 1 { throw ViewQueryError(part: "limit", reason: "must be 1 or more") }
+        guard (0...Self.maxOffset).contains(offset) else {
+            throw ViewQueryError(part: "offset", reason: "must be 0 to \(Self.maxOffset)")
+        }
+        if let limit, !(1...Self.maxOffset).contains(limit) {
+            throw ViewQueryError(part: "limit", reason: "must be 1 to \(Self.maxOffset)")
+        }
         self.init(filter: predicate, order: keys, offset: offset, limit: limit)
     }
 }
@@ -112,6 +116,10 @@ struct ViewQueryParser {
         } else {
             values.append(try value())
         }
+        if [.contains, .prefix, .match].contains(op), case .string(let wanted)? = values.first,
+           wanted.unicodeScalars.count > ViewQuery.maxSearchLength {
+            throw error("a \(op.rawValue) value is longer than \(ViewQuery.maxSearchLength) characters")
+        }
         return .compare(path, op, values)
     }
 
@@ -147,7 +155,7 @@ struct ViewQueryParser {
         let start = position
         if peek == UInt8(ascii: "\"") {
             position += 1
-            while let byte = peek, byte != UInt8(ascii: "\"") { position += byte == UInt8(ascii: "\\") ? 2 : 1 }
+            while let byte = peek, byte != UInt8(ascii: "\"") { position = min(text.count, position + (byte == UInt8(ascii: "\\") ? 2 : 1)) }
             try expect("\"")
             guard let value = try? JSON(parsing: Array(text[start..<position])) else {
                 position = start
@@ -177,7 +185,7 @@ struct ViewQueryParser {
     private var rest: String { String(decoding: text[min(position, text.count)...], as: UTF8.self) }
 
     private func starts(with word: String) -> Bool {
-        text[position...].starts(with: word.utf8)
+        position <= text.count && text[position...].starts(with: word.utf8)
     }
 
     private mutating func expect(_ symbol: String) throws(ViewQueryError) {

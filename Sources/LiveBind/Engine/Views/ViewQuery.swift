@@ -44,6 +44,10 @@ public struct ViewQuery: Sendable, Hashable {
     public static let maxNesting = 16
     /// Most sort keys.
     public static let maxSortKeys = 8
+    /// Largest offset and limit (no array holds more elements than this).
+    public static let maxOffset = 1 << 40
+    /// Longest string a `contains`, `prefix` or `match` looks for, in Unicode scalars.
+    public static let maxSearchLength = 256
 
     /// Whether `element` is in the view.
     func keeps(_ element: JSON) -> Bool {
@@ -198,15 +202,27 @@ enum ViewOrdering {
         }
     }
 
-    /// Numbers with numbers and strings with strings; nil for other pairs.
+    /// Numbers with numbers (exactly, an integer with a double too) and strings with strings; nil for
+    /// other pairs.
     static func compareSameKind(_ left: JSON, _ right: JSON) -> Int? {
         switch (left, right) {
         case (.int(let x), .int(let y)): return x == y ? 0 : (x < y ? -1 : 1)
+        case (.double(let x), .double(let y)): return x == y ? 0 : (x < y ? -1 : 1)
+        case (.double(let x), .int(let y)): return compare(x, y)
+        case (.int(let x), .double(let y)): return -compare(y, x)
         case (.string(let x), .string(let y)): return compareScalars(x, y)
-        default:
-            guard let x = left.doubleValue, let y = right.doubleValue else { return nil }
-            return x == y ? 0 : (x < y ? -1 : 1)
+        default: return nil
         }
+    }
+
+    /// A double against an integer without rounding the integer (as a Double, 2^53 + 1 would equal 2^53).
+    private static func compare(_ double: Double, _ integer: Int) -> Int {
+        if double < -9_223_372_036_854_775_808.0 { return -1 }
+        if double >= 9_223_372_036_854_775_808.0 { return 1 }
+        let whole = double.rounded(.down)
+        let part = Int(whole)
+        if part != integer { return part < integer ? -1 : 1 }
+        return double > whole ? 1 : 0
     }
 
     private static func compareScalars(_ x: String, _ y: String) -> Int {
@@ -227,13 +243,22 @@ enum ViewOrdering {
 }
 
 extension Sequence where Element == Unicode.Scalar {
-    /// Whether `part` occurs in it.
+    /// Whether `part` occurs in it: Knuth–Morris–Pratt, linear in both lengths (a naive search of a
+    /// long text for a long, almost matching string costs their product).
     fileprivate func contains(_ part: String.UnicodeScalarView) -> Bool {
-        let whole = Array(self), wanted = Array(part)
+        let wanted = Array(part)
         guard !wanted.isEmpty else { return true }
-        guard wanted.count <= whole.count else { return false }
-        for start in 0...(whole.count - wanted.count) where whole[start] == wanted[0] {
-            if whole[start..<start + wanted.count].elementsEqual(wanted) { return true }
+        var fallback = [0], matched = 0
+        for index in 1..<wanted.count {
+            while matched > 0 && wanted[index] != wanted[matched] { matched = fallback[matched - 1] }
+            if wanted[index] == wanted[matched] { matched += 1 }
+            fallback.append(matched)
+        }
+        matched = 0
+        for scalar in self {
+            while matched > 0 && scalar != wanted[matched] { matched = fallback[matched - 1] }
+            if scalar == wanted[matched] { matched += 1 }
+            if matched == wanted.count { return true }
         }
         return false
     }

@@ -55,6 +55,8 @@ final class IdempotencyTable: Sendable {
         var state: State
         var created: Date
         var isRunning: Bool { if case .running = state { true } else { false } }
+        /// What its answer holds in memory, about (its body, and a little for the rest).
+        var bytes: Int { if case .done(let answer, _) = state { answer.body.count + 128 } else { 0 } }
     }
 
     /// Keys in the order their entries were made, with when (an entry made again is told apart by its date).
@@ -66,13 +68,35 @@ final class IdempotencyTable: Sendable {
         var byScope: [Substring: Order] = [:]
         /// How many entries each credential holds.
         var held: [Substring: Int] = [:]
+        /// What the answers hold, about (``Entry/bytes``).
+        var bytes = 0
+
+        /// Puts `entry` at `key`; true when the key was new.
+        mutating func put(_ key: String, _ entry: Entry) -> Bool {
+            let old = entries.updateValue(entry, forKey: key)
+            bytes += entry.bytes - (old?.bytes ?? 0)
+            return old == nil
+        }
+
+        mutating func setState(_ key: String, _ state: State) {
+            guard var entry = entries[key] else { return }
+            bytes -= entry.bytes
+            entry.state = state
+            bytes += entry.bytes
+            entries[key] = entry
+        }
 
         mutating func remove(_ key: String) {
-            guard entries.removeValue(forKey: key) != nil else { return }
+            guard let entry = entries.removeValue(forKey: key) else { return }
+            bytes -= entry.bytes
             let scope = IdempotencyTable.scope(of: key)
             held[scope] = held[scope, default: 1] > 1 ? held[scope, default: 1] - 1 : nil
         }
     }
+
+    /// Most bytes the answers may hold together (a `/bindings` answer is the binding's description,
+    /// up to the body limit): past it the oldest finished answers go first.
+    static let maxAnswerBytes = 64 << 20
 
     let window: Duration
     let capacity: Int
@@ -121,7 +145,8 @@ final class IdempotencyTable: Sendable {
         table.withLock { table in
             guard let entry = table.entries[ticket.key], case .running(let owner) = entry.state, owner == ticket.owner else { return }
             if let answer {
-                table.entries[ticket.key]?.state = .done(answer, receipt: nil)
+                table.setState(ticket.key, .done(answer, receipt: nil))
+                trimBytes(&table)
             } else {
                 table.remove(ticket.key)
             }
@@ -147,7 +172,8 @@ final class IdempotencyTable: Sendable {
         guard now.timeIntervalSince(parsed.created) < windowSeconds else { return }
         table.withLock { table in
             if let entry = table.entries[parsed.key], !entry.isRunning, entry.fingerprint == parsed.fingerprint {
-                table.entries[parsed.key]?.state = .done(answer, receipt: receipt)
+                table.setState(parsed.key, .done(answer, receipt: receipt))
+                trimBytes(&table)
                 return
             }
             insert(&table, parsed.key, Entry(fingerprint: parsed.fingerprint, state: .done(answer, receipt: receipt),
@@ -184,7 +210,7 @@ final class IdempotencyTable: Sendable {
 
     private func insert(_ table: inout Table, _ key: String, _ entry: Entry) {
         let scope = Self.scope(of: key)
-        if table.entries.updateValue(entry, forKey: key) == nil { table.held[scope, default: 0] += 1 }
+        if table.put(key, entry) { table.held[scope, default: 0] += 1 }
         table.order.append((key, entry.created))
         table.byScope[scope, default: []].append((key, entry.created))
         if table.entries.count > capacity {
@@ -200,7 +226,20 @@ final class IdempotencyTable: Sendable {
                 table.order = order
             }
         }
+        trimBytes(&table)
         compact(&table)
+    }
+
+    /// Drops the oldest finished answers while the answers hold more than ``maxAnswerBytes``.
+    private func trimBytes(_ table: inout Table) {
+        while table.bytes > Self.maxAnswerBytes, !table.order.isEmpty {
+            let before = table.entries.count
+            var order = table.order
+            table.order = []
+            Self.evictOldest(&order, &table)
+            table.order = order
+            if table.entries.count == before { return }   // only running requests are left
+        }
     }
 
     /// Drops the oldest finished entry `order` names (running ones stay, moved to the back).

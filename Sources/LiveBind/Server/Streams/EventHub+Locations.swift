@@ -273,14 +273,17 @@ extension EventHub {
     /// Forgets a closed stream's id and its hold on the mirrors; a mirror no stream needs is dropped.
     func detach(_ id: Int, _ subscriber: Subscriber, in state: inout State) {
         if let streamID = subscriber.streamID { state.streams[streamID] = nil }
+        // Every view first: a model's mirror (with its views) goes once its last location is let go.
         for location in subscriber.subscriptions {
-            if let query = location.view, let view = state.mirrors[location.model]?.views[SharedView.Key(path: location.path, query: query)] {
-                view.streams -= 1
-                if view.streams == 0 {
-                    state.mirrors[location.model]?.views[view.key] = nil
-                    state.viewCount -= 1
-                }
+            guard let query = location.view,
+                  let view = state.mirrors[location.model]?.views[SharedView.Key(path: location.path, query: query)] else { continue }
+            view.streams -= 1
+            if view.streams == 0 {
+                state.mirrors[location.model]?.views[view.key] = nil
+                state.viewCount -= 1
             }
+        }
+        for location in subscriber.subscriptions {
             state.mirrors[location.model]?.subscribers.remove(id)
             if state.mirrors[location.model]?.subscribers.isEmpty == true { state.mirrors[location.model] = nil }
         }

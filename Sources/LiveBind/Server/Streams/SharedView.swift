@@ -30,6 +30,8 @@ final class SharedView: @unchecked Sendable {
                 reset(in: mirror)   // the array itself was set or removed
             } else {
                 pending += arranged.apply(change, at: path).map { LocationChange(change: $0) }
+                // A change that did not fit (the view and the mirror disagree): arrange the mirror's array.
+                if arranged.contentCount != (mirror.value(at: path)?.arrayValue?.count ?? 0) { reset(in: mirror) }
             }
         } else if change.path.isPrefix(of: path) && Subscription.reaches(change, below: path) {
             reset(in: mirror)

@@ -119,9 +119,36 @@ import Testing
             #expect(throws: ViewQueryError.self, "\(filter ?? "") \(order ?? "")") { _ = try ViewQuery(where: filter, order: order) }
         }
         #expect(throws: ViewQueryError.self) { _ = try ViewQuery(where: nil, limit: 0) }
+        // Found by review: a quoted value ending in a backslash read past the end (a crash); offsets
+        // and limits near Int.max overflowed `offset + limit`; a long search string cost its length
+        // times the text's.
+        #expect(throws: ViewQueryError.self) { _ = try ViewQuery(where: #"x:eq:"\"#) }
+        #expect(throws: ViewQueryError.self) { _ = try ViewQuery(where: #"x:eq:"a\"#) }
+        #expect(throws: ViewQueryError.self) { _ = try ViewQuery(where: nil, offset: Int.max) }
+        #expect(throws: ViewQueryError.self) { _ = try ViewQuery(where: nil, limit: Int.max) }
+        #expect(throws: ViewQueryError.self) { _ = try ViewQuery(where: "s:contains:" + String(repeating: "a", count: 257)) }
+        #expect((try? ViewQuery(where: "s:match:" + String(repeating: "a", count: 256))) != nil)
         #expect((try? ViewQuery(where: #"name:eq:"a,b""#))?.filter == .compare(ElementPath(["name"]), .eq, [.string("a,b")]))
         #expect((try? ViewQuery(where: "n:in:(1,true,x)"))?.filter == .compare(ElementPath(["n"]), .in, [1, true, "x"]))
         #expect((try? ViewQuery(where: ".:gt:3"))?.filter == .compare(ElementPath([]), .gt, [3]))
         #expect((try? ViewQuery(where: nil, order: "-."))?.order == [ViewQuery.SortKey(ElementPath([]), descending: true)])
+    }
+
+    /// Integers and doubles compare exactly (as Doubles, 2^53 + 1 equals 2^53, which broke the order's
+    /// transitivity), and a search finds a string in a long text in linear time.
+    @Test func numbersCompareExactlyAndSearchesAreLinear() throws {
+        let big = 1 << 53
+        #expect(ViewOrdering.compare(.int(big + 1), .double(Double(big))) == 1)
+        #expect(ViewOrdering.compare(.double(Double(big)), .int(big + 1)) == -1)
+        #expect(ViewOrdering.compare(.int(big), .double(Double(big))) == 0)
+        #expect(ViewOrdering.compare(.double(2.5), .int(2)) == 1 && ViewOrdering.compare(.double(-2.5), .int(-2)) == -1)
+        #expect(ViewOrdering.compare(.double(1e300), .int(Int.max)) == 1 && ViewOrdering.compare(.double(-1e300), .int(Int.min)) == -1)
+        let text = JSON.string(String(repeating: "a", count: 200_000) + "b")
+        let near = try ViewQuery(where: "s:contains:" + String(repeating: "a", count: 255) + "b")
+        #expect(near.keeps(["s": text]))
+        let far = try ViewQuery(where: "s:match:" + String(repeating: "a", count: 255) + "c")
+        #expect(!far.keeps(["s": text]))
+        #expect(try ViewQuery(where: "s:contains:abab").keeps(["s": "aabababb"]))
+        #expect(try !ViewQuery(where: "s:contains:abac").keeps(["s": "aababab"]))
     }
 }

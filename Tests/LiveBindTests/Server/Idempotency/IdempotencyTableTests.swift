@@ -93,6 +93,20 @@ import Testing
         #expect(AnswerReceipt(json: .array([.string("x")])) == nil)
     }
 
+    /// Answers as large as the body limit (a `/bindings` description) are kept within a byte budget,
+    /// oldest first (found by review: the count alone let 100,000 answers of 1 MiB stay).
+    @Test func largeAnswersStayWithinTheByteBudget() throws {
+        let table = IdempotencyTable(window: .seconds(60), capacity: 100_000)
+        let big = HTTPResponse.bytes([UInt8](repeating: 0x20, count: 1 << 20), status: 201, contentType: "application/json")
+        for number in 0..<100 {
+            let ticket = try Self.ticket("big-\(number)", serial: UInt64(number + 1))
+            #expect(try table.begin(ticket) == nil)
+            table.settle(ticket, big)
+        }
+        #expect(table.count <= IdempotencyTable.maxAnswerBytes / (1 << 20) && table.count >= 32)
+        #expect(try table.begin(try Self.ticket("big-99", serial: 500))?.status == 201)   // the newest stays
+    }
+
     @Test func keysThatAreNoKeysAreRefused() {
         for key in ["", "a b", String(repeating: "x", count: 256), "caf\u{E9}"] {
             #expect(throws: IdempotencyError.invalid) { _ = try Self.ticket(key) }
