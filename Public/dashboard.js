@@ -218,7 +218,7 @@
    * the page streams the array's location or window, and livebind.js otherwise. Clearing both brings
    * the plain rows back. Columns whose names a view cannot write are not sortable.
    */
-  function arrangeable(table, body, path, columns, textColumns, limit) {
+  function arrangeable(table, body, path, textColumns, limit) {
     const plain = body.cloneNode(true);
     const state = { order: null, descending: false, search: '' };
     const quoted = (text) => JSON.stringify(text).replace(/;/g, '\\u003b');
@@ -273,7 +273,7 @@
     const table = h('table', { class: 'data' },
       h('thead', {}, h('tr', {}, ...columns.map((c) => h('th', { scope: 'col', text: c })))), body);
     const textColumns = columns.filter((c) => VIEW_NAME.test(c) && rows.some((r) => typeof r[c] === 'string'));
-    const controls = arrangeable(table, body, path, columns, textColumns, null);
+    const controls = arrangeable(table, body, path, textColumns, null);
     const numeric = columns.find((c) => c !== 'id' && rows.every((r) => typeof r[c] === 'number'));
     const chart = numeric ? makeChart(rows.map((r) => r[numeric]), path + ' ' + numeric) : null;
     const summary = numeric ? h('span', { class: 'series-summary muted' }) : null;
@@ -313,7 +313,7 @@
     const table = h('table', { class: 'data' }, head, body);
     // Sorted or searched, the server arranges the array and sends the first rows of the view.
     const textColumns = columns.filter((c) => VIEW_NAME.test(c) && typeof first[c] === 'string');
-    const search = columns.length ? arrangeable(table, body, path, columns, textColumns, WINDOW_SIZE).search : null;
+    const search = columns.length ? arrangeable(table, body, path, textColumns, WINDOW_SIZE).search : null;
     view.body.replaceChildren(h('div', { class: 'table-view' }, view.length, search,
       h('div', { class: 'table-scroll' }, table)));
   }

@@ -70,39 +70,41 @@ def test_a_view_follows_every_write_row_by_row(page, server, whole):
     wait(page, lambda d: state(d)["ids"] == expected(items), lambda: f"state {state(page)}, want {expected(items)}")
 
 
-def test_a_view_that_is_no_view_is_an_error_on_its_element(page, server):
-    server.put("/models/shop", {"items": []})
-    open_page(page, server.base, "/t/each.html")
+def add_list(page, attribute, value, row):
+    """Appends <ul data-lb-each="shop.items" ATTRIBUTE=VALUE> with a template of `row` (bound when added),
+    recording every livebind:error reason in window.seen from then on."""
     page.execute_script("""
         window.seen = [];
         document.addEventListener('livebind:error', (e) => window.seen.push(e.detail.reason));
         const list = document.createElement('ul');
         list.setAttribute('data-lb-each', 'shop.items');
-        list.setAttribute('data-lb-where', 'status:like:x');
-        list.innerHTML = '<template><li data-lb-text=".id"></li></template>';
-        document.body.appendChild(list);   // bound when added""")
-    wait(page, lambda d: any("'like' is no operator" in r for r in d.execute_script("return window.seen")),
+        list.setAttribute(arguments[0], arguments[1]);
+        list.innerHTML = '<template>' + arguments[2] + '</template>';
+        document.body.appendChild(list);""", attribute, value, row)
+
+
+def wait_for_error(page, text):
+    wait(page, lambda d: any(text in r for r in d.execute_script("return window.seen")),
          lambda: f"errors {page.execute_script('return window.seen')}")
+
+
+def test_a_view_that_is_no_view_is_an_error_on_its_element(page, server):
+    server.put("/models/shop", {"items": []})
+    open_page(page, server.base, "/t/each.html")
+    add_list(page, "data-lb-where", "status:like:x", '<li data-lb-text=".id"></li>')
+    wait_for_error(page, "'like' is no operator")
 
 
 def test_a_views_rows_are_read_only(page, server):
     server.put("/models/shop", {"items": [{"id": 1, "status": "open", "time": 3}, {"id": 2, "status": "open", "time": 9}]})
     open_page(page, server.base, "/t/each.html")
-    page.execute_script("""
-        window.seen = [];
-        document.addEventListener('livebind:error', (e) => window.seen.push(e.detail.reason));
-        const list = document.createElement('ul');
-        list.setAttribute('data-lb-each', 'shop.items');
-        list.setAttribute('data-lb-order', '-time');
-        list.innerHTML = '<template><li><input data-lb-value=".status"></li></template>';
-        document.body.appendChild(list);""")
+    add_list(page, "data-lb-order", "-time", '<li><input data-lb-value=".status"></li>')
     wait(page, lambda d: d.execute_script("return document.querySelectorAll('ul[data-lb-order] input').length") == 2)
     page.execute_script("""
         const field = document.querySelector('ul[data-lb-order] input');
         field.value = 'edited';
         field.dispatchEvent(new Event('change'));""")
-    wait(page, lambda d: any("read-only" in r for r in d.execute_script("return window.seen")),
-         lambda: f"errors {page.execute_script('return window.seen')}")
+    wait_for_error(page, "read-only")
     assert server.get("/models/shop/items") == [{"id": 1, "status": "open", "time": 3}, {"id": 2, "status": "open", "time": 9}]
 
 
