@@ -1,5 +1,6 @@
 """The shrunk counterexamples of test_stream_protocol.py, as plain tests (each named for the promise it
 keeps). Both failed on the server of 2026-11-25 before the id-group change (issue #26)."""
+import json
 import time
 
 from harness import SSEConnection
@@ -55,3 +56,36 @@ def test_a_snapshot_of_several_models_has_one_id_line(server):
     assert ids == sorted(set(ids)), f"one id on several id lines: {events}"
     snapshots = [kind for _, kind, _ in events if kind == "snapshot"]
     assert len(snapshots) == 2, events
+
+
+def test_a_write_to_several_models_is_one_group_on_a_stream_and_after_a_restart(server):
+    """Issue #29: `PATCH /models` is one event id. A stream that follows both models gets the write as
+    one group (the first event without an id line, the last with the write's id); resumed from before
+    the write, after a restart too (the commits' group survives in the data directory), it gets the
+    whole group again, never half of it."""
+    for model in ("fence", "orders", "stock"):
+        assert server.call("PUT", f"/models/{model}", {"n": 0})[0] == 201
+    before = int(server.call("PUT", "/models/fence/n", 1)[2]["id"])
+    status, _, answer = server.call("PATCH", "/models", {"orders": {"merge": {"n": 1}}, "stock": {"merge": {"n": 2}},
+                                                         "fence": {"merge": {}}})
+    assert status == 200, answer
+    unit = int(answer["id"])
+    assert {model: int(result["id"]) for model, result in answer["models"].items()} == {
+        "orders": unit, "stock": unit, "fence": unit}
+
+    def group_after(last_event_id, query="model=orders&model=stock"):
+        conn = SSEConnection(server.port, query, last_event_id=last_event_id)
+        events = read_ids_until(conn, unit)
+        conn.close()
+        return [(i, kind, json.loads(data)["model"]) for i, kind, data in events]
+
+    assert group_after(before) == [(None, "set", "orders"), (str(unit), "set", "stock")]
+    assert group_after(before, "model=stock") == [(str(unit), "set", "stock")]
+    server.stop()
+    server.start()
+    assert group_after(before) == [(None, "set", "orders"), (str(unit), "set", "stock")]
+    conn = SSEConnection(server.port, "model=orders&model=stock", last_event_id=unit)
+    later = int(server.call("PUT", "/models/orders/n", 5)[2]["id"])
+    events = read_ids_until(conn, later)
+    conn.close()
+    assert [(i, kind, json.loads(data)["path"]) for i, kind, data in events] == [(str(later), "set", "/n")], events

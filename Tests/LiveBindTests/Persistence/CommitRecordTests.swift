@@ -30,6 +30,18 @@ import Testing
         #expect(readChanges == changes)
     }
 
+    @Test func aCommitOfAWriteToSeveralModelsKeepsHowManyFollowIt() throws {
+        var commit = Commit(sequence: 41, model: "m", revision: 3, kind: .changes(Self.changes))
+        commit.unitTail = 2
+        let shape = JSON.object(["changes": .array(Deque(Self.changes.map(\.record))), "unitTail": .int(2)])
+        #expect(commit.encodedRecord() == shape.encoded())
+        let read = try Commit(record: commit.encodedRecord(), sequence: 41, model: "m", revision: 3)
+        #expect(read.unitTail == 2 && read.eventID == 43)
+        for bad in [#"{"drop":true,"unitTail":0}"#, #"{"drop":true,"unitTail":-1}"#, #"{"drop":true,"unitTail":"2"}"#] {
+            #expect(throws: CommitRecordError.self) { try Commit(record: Array(bad.utf8), sequence: 1, model: "m", revision: 1) }
+        }
+    }
+
     @Test func snapshotAndDropRecordsKeepTheirText() throws {
         let value = JSON.object(["n": .int(1), "s": .string("a\"b")])
         let snapshot = Commit(sequence: 1, model: "m", revision: 1, kind: .snapshot(value))

@@ -79,6 +79,13 @@ public struct Commit: Sendable {
     /// What the write that made it asked the log to keep with it (see ``Store/withCommitTag(_:_:)``);
     /// nil for most commits.
     var tag: String?
+    /// How many commits after this one the same write made (a write to several models, see
+    /// ``Store/write(_:)``): their events share the last one's id (``eventID``). 0 for most commits.
+    var unitTail = 0
+
+    /// The id its event goes out with: the sequence of the last commit of the write that made it, so
+    /// that a write to several models is one event id (and one group of events on a stream).
+    var eventID: UInt64 { sequence + UInt64(unitTail) }
 
     /// A commit with every field given.
     public init(sequence: UInt64, model: String, revision: UInt64, kind: Kind) {

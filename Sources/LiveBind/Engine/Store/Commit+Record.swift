@@ -1,7 +1,8 @@
 /// A commit as a commit log stores it: what it did, as compact UTF-8 JSON, beside the sequence, model
 /// and revision the log keeps in columns of their own.
 ///
-/// `{"changes":[{"op":"set","path":["a","b"],"value":1}, …]}`, `{"snapshot":{…}}` or `{"drop":true}`.
+/// `{"changes":[{"op":"set","path":["a","b"],"value":1}, …]}`, `{"snapshot":{…}}` or `{"drop":true}`,
+/// with `"unitTail":n` after it when n more commits of the same write follow (see `Commit.unitTail`).
 /// A change names only the fields it has: `value`, `index`, `from`, `to`, `key`. The path is its list of components, so that no escaping rule is involved.
 extension Commit {
     /// This commit's record, written straight into one buffer.
@@ -14,14 +15,18 @@ extension Commit {
                 if position > 0 { writer.append(UInt8(ascii: ",")) }
                 change.writeRecord(to: &writer)
             }
-            writer.append("]}")
+            writer.append("]")
         case .snapshot(let value):
             writer.append(#"{"snapshot":"#)
             value.write(to: &writer)
-            writer.append(UInt8(ascii: "}"))
         case .drop:
-            writer.append(#"{"drop":true}"#)
+            writer.append(#"{"drop":true"#)
         }
+        if unitTail > 0 {
+            writer.append(#","unitTail":"#)
+            writer.writeInteger(unitTail)
+        }
+        writer.append(UInt8(ascii: "}"))
         return writer.bytes()
     }
 
@@ -56,6 +61,12 @@ extension Commit {
             throw CommitRecordError(sequence: sequence, reason: "it holds no changes, snapshot or drop")
         }
         self.init(sequence: sequence, model: model, revision: revision, kind: kind)
+        if let tail = record["unitTail"] {
+            guard case .int(let count) = tail, count > 0, count < Int(UInt32.max) else {
+                throw CommitRecordError(sequence: sequence, reason: "its unitTail is not a positive count")
+            }
+            unitTail = count
+        }
     }
 }
 

@@ -21,11 +21,12 @@ extension Store {
     /// Edits several models atomically: every model's preconditions hold and every edit applies
     /// (validation rules and limits included; the store's size is checked as each model's edits are
     /// made, with the models before it in `edits`, and the work one write may measure is shared by all
-    /// of them), or nothing
-    /// changes and the error names the model. Each model that changed gets a commit of its own, with
-    /// consecutive sequences, made under one lock and handed to the commit log as one unit (one
-    /// transaction on disk, one message in a cluster): no reader ever sees some of them without the
-    /// others. Returns each model's result, in order. A model may appear once.
+    /// of them), or nothing changes and the error names the model. Each model that changed gets a
+    /// commit of its own (its own revision; consecutive sequences), made under one lock and handed to
+    /// the commit log as one unit (one transaction on disk, one message in a cluster): no reader ever
+    /// sees some of them without the others. They share one event id, the last one's: every model's
+    /// result has it as its `sequence`. Returns each model's result, in order. A model may
+    /// appear once.
     ///
     /// > Important: the edits run while the store is locked: they must not call the store.
     @discardableResult
@@ -71,11 +72,14 @@ extension Store {
             }
             var results: [WriteResult] = []
             var commits: [(Commit, ModelEntry)] = []
+            // One write, one event id: the last commit's, for every model (the store's when none changed).
+            let changed = editors.count { !$0.editor.changes.isEmpty }
+            let eventID = state.lastSequence + UInt64(changed)
             for (entry, revision, editor) in editors {
                 var editor = editor
                 swap(&editor.document, &entry.document)
                 guard !editor.changes.isEmpty else {
-                    results.append(WriteResult(sequence: state.lastSequence, revision: revision, changed: false))
+                    results.append(WriteResult(sequence: eventID, revision: revision, changed: false))
                     continue
                 }
                 state.lastSequence += 1
@@ -85,10 +89,11 @@ extension Store {
                 if !entry.observers.isEmpty {
                     for change in editor.changes { state.enqueue(change, for: entry) }
                 }
-                let commit = Commit(sequence: state.lastSequence, model: entry.name, revision: revision + 1, kind: .changes(editor.changes))
+                var commit = Commit(sequence: state.lastSequence, model: entry.name, revision: revision + 1, kind: .changes(editor.changes))
+                commit.unitTail = Int(eventID - state.lastSequence)
                 if !state.commitObservers.isEmpty { state.enqueue(commit) }
                 commits.append((commit, entry))
-                results.append(WriteResult(sequence: state.lastSequence, revision: revision + 1, index: editor.appendedIndex, changed: true))
+                results.append(WriteResult(sequence: eventID, revision: revision + 1, index: editor.appendedIndex, changed: true))
             }
             appendUnitToLog(commits, state, results: zip(edits, results).map { ($0.model, $1) })
             return (results, claimDelivery(&state))

@@ -8,7 +8,7 @@ enum EventEncoder {
         bytes.reserveCapacity(128)
         switch commit.kind {
         case .changes(let changes) where changes.count == 1:
-            header(sequence: commit.sequence, event: changes[0].kind.rawValue, into: &bytes)
+            header(sequence: commit.eventID, event: changes[0].kind.rawValue, into: &bytes)
             bytes += #"{"model":"#.utf8
             JSON.string(commit.model).encode(into: &bytes)
             bytes += #","rev":"#.utf8
@@ -17,7 +17,7 @@ enum EventEncoder {
             appendFields(of: changes[0], into: &bytes)
             bytes += "}\n\n".utf8
         case .changes(let changes):
-            header(sequence: commit.sequence, event: "batch", into: &bytes)
+            header(sequence: commit.eventID, event: "batch", into: &bytes)
             bytes += #"{"model":"#.utf8
             JSON.string(commit.model).encode(into: &bytes)
             bytes += #","rev":"#.utf8
@@ -32,9 +32,9 @@ enum EventEncoder {
             bytes += "]}\n\n".utf8
         case .snapshot(let value):
             appendSnapshot(ModelSnapshot(name: commit.model, revision: commit.revision, value: value),
-                           sequence: commit.sequence, into: &bytes)
+                           sequence: commit.eventID, into: &bytes)
         case .drop:
-            header(sequence: commit.sequence, event: "drop", into: &bytes)
+            header(sequence: commit.eventID, event: "drop", into: &bytes)
             bytes += #"{"model":"#.utf8
             JSON.string(commit.model).encode(into: &bytes)
             bytes += #","rev":"#.utf8
@@ -42,7 +42,7 @@ enum EventEncoder {
             bytes.append(UInt8(ascii: "}"))
             bytes += "\n\n".utf8
         }
-        return EventFrame(sequence: commit.sequence, model: commit.model, isCommit: true, bytes: bytes)
+        return EventFrame(sequence: commit.sequence, id: commit.eventID, model: commit.model, isCommit: true, bytes: bytes)
     }
 
     /// A `snapshot` event for one model, with the id of the cut it belongs to (`id: false`: without the

@@ -2,8 +2,11 @@
 ///
 /// A commit is encoded once into a frame; subscribers hold references to it, never copies.
 final class EventFrame: Sendable {
-    /// The commit's sequence (the SSE `id`); for a comment, the latest sequence when it was made.
+    /// The commit's sequence (its place in the log); for a comment, the latest sequence when it was made.
     let sequence: UInt64
+    /// The SSE `id` it goes out with: its sequence, except for the events of a write to several
+    /// models, which all carry the write's last sequence (`Commit.eventID`).
+    let id: UInt64
     /// The model the frame is about; nil for frames every subscriber gets (heartbeats).
     let model: String?
     /// Whether this frame carries a commit (ids are skipped on resume) rather than a comment.
@@ -15,9 +18,11 @@ final class EventFrame: Sendable {
     /// when the stream's next frame closes the same group or the stream already sent that id.
     let idLine: Range<Int>?
 
-    /// A frame of `bytes`; `idLineAt` is where its `id:` line starts when that is not at the start.
-    init(sequence: UInt64, model: String?, isCommit: Bool, bytes: [UInt8], idLineAt start: Int = 0) {
+    /// A frame of `bytes` with the id `id` (nil: `sequence`); `idLineAt` is where its `id:` line starts
+    /// when that is not at the start.
+    init(sequence: UInt64, id: UInt64? = nil, model: String?, isCommit: Bool, bytes: [UInt8], idLineAt start: Int = 0) {
         self.sequence = sequence
+        self.id = id ?? sequence
         self.model = model
         self.isCommit = isCommit
         self.bytes = bytes

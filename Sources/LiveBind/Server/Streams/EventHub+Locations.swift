@@ -110,7 +110,7 @@ extension EventHub {
                     var bytes: [UInt8] = []
                     encodeEvent(of: &stream.subscriptions[index], changes, commit: commit, into: &bytes)
                     guard !bytes.isEmpty else { continue }
-                    let frame = EventFrame(sequence: commit.sequence, model: commit.model, isCommit: false, bytes: bytes)
+                    let frame = EventFrame(sequence: commit.sequence, id: commit.eventID, model: commit.model, isCommit: false, bytes: bytes)
                     if plain { shared[path] = frame } else if let viewKey { sharedViews[viewKey] = frame }
                     frames.append(frame)
                     added += frame.bytes.count
@@ -144,9 +144,9 @@ extension EventHub {
         let window = location.window == nil && location.view == nil ? nil : location.current
         if !changes.isEmpty {
             EventEncoder.appendLocationChanges(changes, model: commit.model, revision: commit.revision,
-                                               sequence: commit.sequence, window: window, view: location.viewText, into: &bytes)
+                                               sequence: commit.eventID, window: window, view: location.viewText, into: &bytes)
         } else if let window, window != location.reported {
-            EventEncoder.appendLength(model: commit.model, revision: commit.revision, sequence: commit.sequence,
+            EventEncoder.appendLength(model: commit.model, revision: commit.revision, sequence: commit.eventID,
                                       path: location.path, window: window, view: location.viewText, into: &bytes)
         }
         location.reported = location.current

@@ -87,8 +87,8 @@ extension EventHub {
             while !subscriber.preface.isEmpty {
                 let frame = subscriber.preface.removeFirst()
                 let continues = frame.idLine != nil
-                    && (subscriber.preface.first(where: { $0.idLine != nil }).map { $0.sequence == frame.sequence }
-                        ?? groupContinues(frame.sequence, for: subscriber, in: state))
+                    && (subscriber.preface.first(where: { $0.idLine != nil }).map { $0.id == frame.id }
+                        ?? groupContinues(frame.id, for: subscriber, in: state))
                 let withoutID = !subscriber.takesID(of: frame, continued: continues)
                 if !emit(frame, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
             }
@@ -129,7 +129,7 @@ extension EventHub {
                     subscriber.derived.removeFirst()
                     subscriber.derivedBytes -= own.bytes.count
                     if own.model == nil { subscriber.derivedSnapshotBytes -= own.bytes.count }
-                    let withoutID = !subscriber.takesID(of: own, continued: groupContinues(own.sequence, for: subscriber, in: state))
+                    let withoutID = !subscriber.takesID(of: own, continued: groupContinues(own.id, for: subscriber, in: state))
                     if !emit(own, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
                     continue
                 }
@@ -138,9 +138,7 @@ extension EventHub {
                 if frame.isCommit && frame.sequence <= subscriber.lastSequence { continue }
                 guard frame.isWanted(by: subscriber.models) else { continue }
                 if frame.isCommit { subscriber.lastSequence = frame.sequence }
-                // A commit has one log frame, and own frames of its id go before it: nothing after it
-                // has its id.
-                let withoutID = !subscriber.takesID(of: frame, continued: false)
+                let withoutID = !subscriber.takesID(of: frame, continued: groupContinues(frame.id, for: subscriber, in: state))
                 if !emit(frame, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
             }
             if written > 0 { return .done(.bytes(written)) }
@@ -152,16 +150,23 @@ extension EventHub {
     }
 
     /// Whether a frame `subscriber` sends after the one just taken, with an id line, is already known
-    /// to have `sequence` (so the two close one group). Frames come in sequence order from its own
-    /// frames and from the log, so looking at both heads is enough. A location's snapshot (a frame of
-    /// no model) restates a point and applies at once: it belongs to no group, so it continues none.
-    private func groupContinues(_ sequence: UInt64, for subscriber: Subscriber, in state: State) -> Bool {
-        if let own = subscriber.derived.first, own.idLine != nil, own.model != nil, own.sequence == sequence { return true }
-        guard subscriber.position >= state.basePosition, subscriber.position < state.endPosition,
-              subscriber.models.names?.isEmpty != true else { return false }
-        let frame = state.log[subscriber.position - state.basePosition]
-        return frame.sequence == sequence && frame.isWanted(by: subscriber.models)
-            && !(frame.isCommit && frame.sequence <= subscriber.lastSequence)
+    /// to have the id `id` (so the two close one group). Frames come in sequence order from its own
+    /// frames and from the log, and the frames of one id are published together (one commit's, or the
+    /// commits of one write to several models, which follow each other in the log): so the head of its
+    /// own frames and the log's frames from its position that have that id are enough to look at. A
+    /// location's snapshot (a frame of no model) restates a point and applies at once: it belongs to
+    /// no group, so it continues none.
+    private func groupContinues(_ id: UInt64, for subscriber: Subscriber, in state: State) -> Bool {
+        if let own = subscriber.derived.first, own.idLine != nil, own.model != nil, own.id == id { return true }
+        guard subscriber.position >= state.basePosition, subscriber.models.names?.isEmpty != true else { return false }
+        var position = subscriber.position
+        while position < state.endPosition {
+            let frame = state.log[position - state.basePosition]
+            guard frame.id == id else { return false }
+            if frame.isWanted(by: subscriber.models) && !(frame.isCommit && frame.sequence <= subscriber.lastSequence) { return true }
+            position += 1
+        }
+        return false
     }
 }
 
@@ -197,8 +202,8 @@ extension EventHub.Subscriber {
     /// the stream already sent that id or a later one (a location's snapshot restating a point the
     /// client has reached, such as a window move's answer). The ids a stream sends strictly increase.
     func takesID(of frame: EventFrame, continued: Bool) -> Bool {
-        guard frame.idLine != nil, frame.sequence > lastSentID, !continued else { return false }
-        lastSentID = frame.sequence
+        guard frame.idLine != nil, frame.id > lastSentID, !continued else { return false }
+        lastSentID = frame.id
         return true
     }
 }

@@ -14,7 +14,8 @@ import Testing
             Store.ModelEdits("a", ifRevision: 1) { (editor: inout ModelEditor) throws(StoreError) in try editor.set(2, at: Path(["n"])) },
             Store.ModelEdits("b") { (editor: inout ModelEditor) throws(StoreError) in _ = try editor.append(2, to: Path(["list"])) },
         ])
-        #expect(results.map(\.sequence) == [3, 4] && results.map(\.revision) == [2, 2] && results[1].index == 1)
+        // One write, one event id (the last commit's) for both models; a revision each.
+        #expect(results.map(\.sequence) == [4, 4] && results.map(\.revision) == [2, 2] && results[1].index == 1)
         // The second model's edit fails: the first one's is undone, nothing is committed.
         #expect(throws: ModelWriteError(model: "b", error: .indexOutOfRange(path: Path(["list"]), index: 9, count: 2))) {
             try store.write([
@@ -95,7 +96,7 @@ import Testing
             let written = try Client.send(port: port, "PATCH", "/models",
                                           #"{"sensor":{"merge":{"t":21},"ifMatch":1},"orders":{"patch":[{"op":"add","path":"/items/-","value":{"id":1}}]}}"#)
             #expect(written.status == 200, "\(written.text)")
-            #expect(written.text == #"{"id":"4","models":{"sensor":{"id":"3","rev":2},"orders":{"id":"4","rev":2}}}"#)
+            #expect(written.text == #"{"id":"4","models":{"sensor":{"id":"4","rev":2},"orders":{"id":"4","rev":2}}}"#)
             #expect(written.header("LiveBind-Event-ID") == "4")
             let stale = try Client.send(port: port, "PATCH", "/models", #"{"orders":{"merge":{"x":1}},"sensor":{"merge":{"t":0},"ifMatch":1}}"#)
             #expect(stale.status == 412 && stale.text.contains("model sensor"))
