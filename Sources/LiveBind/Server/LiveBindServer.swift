@@ -92,7 +92,8 @@ public final class LiveBindServer: Sendable {
             streamBufferLimit: configuration.streams.streamBufferLimit, maxUnsentBytes: configuration.streams.maxUnsentBytes,
             maxStreams: configuration.streams.maxStreams,
             maxSubscriptions: configuration.streams.maxSubscriptions, maxWindow: configuration.streams.maxWindow,
-            maxViews: configuration.streams.maxViews, maxViewRows: configuration.streams.maxViewRows, beforeAppend: configuration.beforeEventAppend))
+            maxViews: configuration.streams.maxViews, maxViewRows: configuration.streams.maxViewRows, beforeAppend: configuration.beforeEventAppend,
+            whileArranging: configuration.whileArrangingView))
         let verifier = try configuration.access.policy.jwt.map { settings throws(ServerError) in try JWTVerifier(settings: settings) }
         let sessions = configuration.access.policy.requiresTokens
             ? SessionTable(capacity: configuration.access.maxSessions,

@@ -23,6 +23,8 @@ extension LiveBindServer {
         var beforeLogSync: (@Sendable () -> Void)?
         /// A test seam: called with each event frame before the event hub appends it (see `EventHub.Settings`).
         var beforeEventAppend: (@Sendable (EventFrame) -> Void)?
+        /// A test seam: called while a stream's new views are arranged (see `EventHub.Settings`).
+        var whileArrangingView: (@Sendable () -> Void)?
         /// A test seam: loopback addresses count against ``Streams/maxStreamsPerAddress`` too, so that a
         /// test (whose clients are all on loopback) can see the cap on a client that connects directly.
         var countsLoopbackStreams = false

@@ -15,6 +15,7 @@ extension EventHub {
         guard var mirror = state.mirrors.removeValue(forKey: commit.model) else { return }
         defer { state.mirrors[commit.model] = mirror }
         guard commit.sequence > mirror.sequence else { return }
+        mirror.record(commit, bytes: logFrame.bytes.count)
         let subscribers = mirror.subscribers.compactMap { id in state.subscribers[id].map { (id: id, stream: $0) } }
         var outputs = subscribers.map { [[LocationChange]](repeating: [], count: $0.stream.subscriptions.count) }
         func forEachLocation(_ body: (inout Subscription, inout [LocationChange]) -> Void) {
@@ -33,9 +34,9 @@ extension EventHub {
                 } catch {
                     // The mirror and the commits disagree: start it again from the store and give
                     // its streams fresh snapshots rather than events made from a wrong state.
-                    let views = mirror.views
+                    let (views, arranging) = (mirror.views, mirror.arranging)
                     mirror = makeMirror(commit.model, subscribers: mirror.subscribers)
-                    mirror.views = views
+                    (mirror.views, mirror.arranging, mirror.journal) = (views, arranging, nil)
                     for view in views.values {
                         view.reset(in: mirror)
                         view.pending = []
@@ -185,7 +186,7 @@ extension EventHub {
     /// A mirror of `model` as the store shows it now. Takes the store's lock inside the hub's: the
     /// store never calls the hub with its lock held, and a commit is published only once visible, so
     /// the cut includes every commit the hub has published.
-    private func makeMirror(_ model: String, subscribers: Set<Int>) -> ModelMirror {
+    func makeMirror(_ model: String, subscribers: Set<Int>) -> ModelMirror {
         let cut = store.visibleSnapshot(models: [model])
         let snapshot = cut.models.first
         return ModelMirror(document: snapshot?.value, revision: snapshot?.revision ?? 0, sequence: cut.sequence,
@@ -195,7 +196,7 @@ extension EventHub {
     /// Gives a new subscriber with `sub` values its stream id (the `stream` event, right after the
     /// `retry:` line) and its locations' snapshots (after anything in its preface). Called by `register`
     /// with the lock held, once the subscriber has its id; returns the snapshots to encode after it.
-    func attach(_ id: Int, _ subscriber: Subscriber, in state: inout State) -> [PendingSnapshot] {
+    func attach(_ id: Int, _ subscriber: Subscriber, arranged: [ArrangedView], in state: inout State) -> [PendingSnapshot] {
         var streamID = Self.makeStreamID()
         while state.streams[streamID] != nil { streamID = Self.makeStreamID() }
         state.streams[streamID] = id
@@ -208,7 +209,13 @@ extension EventHub {
             if let query = location.view {
                 let key = SharedView.Key(path: location.path, query: query)
                 if state.mirrors[location.model]!.views[key] == nil {
-                    state.mirrors[location.model]!.views[key] = SharedView(key, document: state.mirrors[location.model]!.document)
+                    let mirror = state.mirrors[location.model]!
+                    var view: SharedView?
+                    if var made = arranged.first(where: { $0.model == location.model && $0.key == key }),
+                       SharedView.catchUp(&made.arranged, key, from: made.sequence, to: mirror) {
+                        view = SharedView(key, arranged: made.arranged)
+                    }
+                    state.mirrors[location.model]!.views[key] = view ?? SharedView(key, document: mirror.document)
                     state.viewCount += 1
                 }
                 state.mirrors[location.model]!.views[key]!.streams += 1
@@ -285,7 +292,7 @@ extension EventHub {
         }
         for location in subscriber.subscriptions {
             state.mirrors[location.model]?.subscribers.remove(id)
-            if state.mirrors[location.model]?.subscribers.isEmpty == true { state.mirrors[location.model] = nil }
+            dropMirrorIfUnused(location.model, in: &state)
         }
     }
 

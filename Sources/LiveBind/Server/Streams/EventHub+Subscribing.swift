@@ -27,6 +27,8 @@ extension EventHub {
                            announced: Bool, session: SessionTable.Key?) throws(RequestError) -> Int {
         let announced = announced || !locations.isEmpty
         try checkAdmission()
+        let arranged = try arrangeViews(locations)
+        defer { finishArranging(arranged) }
         var resumeAfter: UInt64?
         var reason: ResyncReason?
         if let lastEventID {
@@ -40,7 +42,7 @@ extension EventHub {
         }
         if let resumeAfter {
             var fromAnotherRun = false
-            let id: Int? = try register(locations, announced) { state in
+            let id: Int? = try register(locations, announced, arranged) { state in
                 guard resumeAfter >= state.droppedThrough else {
                     fromAnotherRun = state.runStart.map { resumeAfter < $0 } ?? false
                     return nil
@@ -65,13 +67,13 @@ extension EventHub {
             return subscriber
         }
         let key = snapshotKey(for: models)
-        let id: Int? = try register(locations, announced) { state in
+        let id: Int? = try register(locations, announced, arranged) { state in
             sharedSnapshot(for: key, in: &state).map { starting(at: $0, in: &state) }
         }
         if let id { return id }
         try checkAdmission()
         let fresh = encodeSnapshot(models: models)
-        return try register(locations, announced) { state in starting(at: adopt(fresh, in: &state), in: &state) }!
+        return try register(locations, announced, arranged) { state in starting(at: adopt(fresh, in: &state), in: &state) }!
     }
 
     /// Throws unless a new stream may open: the server is running, under `maxStreams`, and under the
@@ -91,7 +93,7 @@ extension EventHub {
     }
 
     /// Adds the subscriber `make` builds (nil = not possible from here) under the lock, with its locations.
-    private func register(_ locations: [Subscription], _ announced: Bool,
+    private func register(_ locations: [Subscription], _ announced: Bool, _ arranged: [ArrangedView],
                           _ make: (inout State) -> Subscriber?) throws(RequestError) -> Int? {
         let registered = try state.withLock { (state) throws(RequestError) -> (id: Int, pending: [PendingSnapshot])? in
             if state.shuttingDown { throw .shuttingDown }
@@ -107,7 +109,7 @@ extension EventHub {
             state.metrics.streamsOpened += 1
             guard announced else { return (state.nextID, []) }
             subscriber.subscriptions = locations
-            return (state.nextID, attach(state.nextID, subscriber, in: &state))
+            return (state.nextID, attach(state.nextID, subscriber, arranged: arranged, in: &state))
         }
         guard let registered else { return nil }
         finishSnapshots(registered.pending)

@@ -35,6 +35,9 @@ final class EventHub: Sendable {
         /// A test seam: called with each frame before `publish` appends it, outside the lock, on the
         /// thread delivering commits. Nil (one branch per event) except in tests that hold an append back.
         var beforeAppend: (@Sendable (EventFrame) -> Void)?
+        /// A test seam: called while a stream's new views are arranged, outside the lock (see
+        /// `arrangeViews`). Nil except in tests that write meanwhile.
+        var whileArranging: (@Sendable () -> Void)?
     }
 
     /// One stream's place in the log, guarded by the hub's lock.

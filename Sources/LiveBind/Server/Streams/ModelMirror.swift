@@ -15,6 +15,30 @@ struct ModelMirror {
     var subscribers: Set<Int> = []
     /// The views of its arrays that streams show.
     var views: [SharedView.Key: SharedView] = [:]
+    /// New views being arranged from it outside the hub's lock (see `EventHub.arrangeViews`): while
+    /// there are any, the mirror stays (with no subscriber too) and keeps the commits it takes in
+    /// `journal`, which those views catch up with.
+    var arranging = 0
+    /// The commits applied since the first view still being arranged started; nil once more than
+    /// `journalLimit` came, or more than `journalByteLimit` bytes of their events (those views are then
+    /// arranged again from the mirror, under the lock).
+    var journal: [Commit]? = []
+    var journalBytes = 0
+    static let journalLimit = 4096
+    static let journalByteLimit = 16 << 20
+
+    /// Keeps `commit` (whose event is `bytes` long) for the views being arranged, if any.
+    mutating func record(_ commit: Commit, bytes: Int) {
+        guard arranging > 0, journal != nil else { return }
+        journalBytes += bytes
+        if journal!.count >= Self.journalLimit || journalBytes > Self.journalByteLimit { journal = nil } else { journal!.append(commit) }
+    }
+
+    /// Starts an empty journal.
+    mutating func clearJournal() {
+        journal = []
+        journalBytes = 0
+    }
 
     /// The value at `path`, nil when there is none.
     func value(at path: Path) -> JSON? {

@@ -17,9 +17,39 @@ final class SharedView: @unchecked Sendable {
     var pending: [LocationChange] = []
 
     /// The view of the array at `key.path` in `document` (no array there: an empty one).
-    init(_ key: Key, document: JSON?) {
+    convenience init(_ key: Key, document: JSON?) {
+        self.init(key, arranged: Self.arrange(key, in: document))
+    }
+
+    /// The view `arranged` already holds (see `EventHub.arrangeViews`).
+    init(_ key: Key, arranged: ArrangedArray) {
         self.key = key
-        arranged = ArrangedArray(Self.elements(at: key.path, in: document), query: key.query)
+        self.arranged = arranged
+    }
+
+    /// The array at `key.path` in `document`, arranged (O(n log n)).
+    static func arrange(_ key: Key, in document: JSON?) -> ArrangedArray {
+        ArrangedArray(elements(at: key.path, in: document), query: key.query)
+    }
+
+    /// Brings `arranged`, made from the mirror at `sequence`, up to `mirror` with the commits after it
+    /// (`mirror.journal`); false when that cannot be done change by change (the journal overflowed, the
+    /// array was replaced, or the counts disagree at the end): the view must be arranged again. No
+    /// stream has seen the view yet, so the changes it makes on the way go nowhere.
+    static func catchUp(_ arranged: inout ArrangedArray, _ key: Key, from sequence: UInt64, to mirror: ModelMirror) -> Bool {
+        guard let journal = mirror.journal else { return false }
+        for commit in journal where commit.sequence > sequence {
+            guard case .changes(let changes) = commit.kind else { return false }
+            for change in changes {
+                if key.path.isPrefix(of: change.path) {
+                    if change.path == key.path && change.index == nil && change.from == nil { return false }
+                    _ = arranged.apply(change, at: key.path)
+                } else if change.path.isPrefix(of: key.path) && Subscription.reaches(change, below: key.path) {
+                    return false
+                }
+            }
+        }
+        return arranged.contentCount == (mirror.value(at: key.path)?.arrayValue?.count ?? 0)
     }
 
     /// Takes in one change just applied to `mirror`: the shown rows' changes go to ``pending``.

@@ -1,0 +1,141 @@
+import DequeModule
+import Foundation
+import Synchronization
+import Testing
+@_spi(Fuzzing) @testable import LiveBind
+
+/// Holds the first view arranged outside the event hub's lock, through the hub's test seam, until released.
+final class ArrangeGate: Sendable {
+    /// Signalled when a view is being arranged (and waits there).
+    let reached = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+    private let first = Atomic<Bool>(true)
+
+    func release() { released.signal() }
+
+    /// The seam: runs on the thread opening the stream, while its new views are arranged.
+    func whileArranging() {
+        guard first.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        reached.signal()
+        _ = released.wait(timeout: .now() + 30)   // bounded, should the test fail before releasing it
+    }
+}
+
+/// These drive the hub directly: a stream's request thread arranges its new views, and a test through
+/// HTTP could not tell which of libmicrohttpd's threads that is.
+@Suite("Views arranged outside the event hub's lock") struct ViewArrangingTests {
+    final class Connection: HTTPStreamConnection {
+        func suspend() {}
+        func resume() {}
+    }
+
+    static let view = "orders/items;where=status:eq:open;order=-time;limit=3"
+
+    static func orders(_ count: Int) -> JSON {
+        .array(Deque((0..<count).map {
+            JSON.object(["id": .int($0), "status": .string($0 % 2 == 0 ? "open" : "done"), "time": .int($0)])
+        }))
+    }
+
+    /// The `id`s of a list of rows.
+    static func ids(_ value: Any?) -> [Int] { (value as? [[String: Any]])?.compactMap { $0["id"] as? Int } ?? [] }
+
+    /// A store of `count` orders and a hub that hears its commits as they are made (on the writer's
+    /// thread, under the hub's lock: a write cannot finish while the lock is held).
+    struct Fixture {
+        let store = Store()
+        let hub: EventHub
+        let gate = ArrangeGate()
+        let feed: ObservationToken
+
+        init(orders count: Int) throws {
+            try store.put("orders", ["items": ViewArrangingTests.orders(count)])
+            let hub = EventHub(store: store, settings: .init(retainedEvents: 64, maxStreams: 4, whileArranging: gate.whileArranging))
+            self.hub = hub
+            feed = store.observeAll { commit in hub.publish([EventEncoder.frame(for: commit)], commits: [commit]) }
+        }
+
+        /// Opens the view on a thread of its own, runs `write` while the view is arranged, and returns
+        /// the stream once it is open. The write must finish while the view is being arranged.
+        func open(during write: @escaping @Sendable (Store) throws -> Void) throws -> Int {
+            let opened = Mutex<Int?>(nil)
+            let (hub, store) = (hub, store)
+            let opener = TestThread {
+                let location = try Subscription.parse(ViewArrangingTests.view, maxWindow: 10_000)
+                let id = try hub.subscribe(models: ModelFilter(names: []), lastEventID: nil, locations: [location])
+                opened.withLock { $0 = id }
+            }
+            #expect(gate.reached.wait(timeout: .now() + 10) == .success, "the view was never arranged")
+            let writer = TestThread { try write(store) }
+            // Each commit is published under the hub's lock: the write ends only if the lock is free.
+            try writer.join(seconds: 10)
+            gate.release()
+            try opener.join(seconds: 30)
+            return try #require(opened.withLock { $0 })
+        }
+
+        /// The events stream `id` has to send now, as (event, data).
+        func read(_ id: Int) throws -> [(type: String, data: [String: Any])] {
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            let connection = Connection()
+            while case .bytes(let count) = buffer.withUnsafeMutableBytes({ hub.read(id, into: $0, connection: connection) }) {
+                bytes += buffer[..<count]
+            }
+            return try String(decoding: bytes, as: UTF8.self).components(separatedBy: "\n\n").compactMap { block in
+                let lines = block.split(separator: "\n")
+                guard let type = lines.first(where: { $0.hasPrefix("event: ") })?.dropFirst(7),
+                      let data = lines.first(where: { $0.hasPrefix("data: ") })?.dropFirst(6) else { return nil }
+                let object = try JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] ?? [:]
+                return (String(type), object)
+            }
+        }
+    }
+
+    /// While a new view is arranged, commits go on (the hub's lock is free), and the view catches up
+    /// with them: its snapshot has them.
+    @Test func commitsMadeWhileAViewIsArrangedReachIt() throws {
+        let fixture = try Fixture(orders: 20_000)
+        let id = try fixture.open { store in
+            try store.append(["id": 20_000, "status": "open", "time": 90_000], to: Path(pointer: "/items"), in: "orders")
+            try store.set("done", at: Path(pointer: "/items/19998/status"), in: "orders")
+        }
+        let snapshot = try #require(try fixture.read(id).first { $0.type == "snapshot" })
+        #expect(Self.ids(snapshot.data["value"]) == [20_000, 19_996, 19_994])
+    }
+
+    /// A commit that replaces the array while a view is arranged: the view is arranged again (under the
+    /// lock) from the array as it is then.
+    @Test func anArrayReplacedWhileAViewIsArrangedIsArrangedAgain() throws {
+        let fixture = try Fixture(orders: 20_000)
+        let id = try fixture.open { store in
+            try store.set(ViewArrangingTests.orders(10), at: Path(pointer: "/items"), in: "orders")
+            try store.set("open", at: Path(pointer: "/items/1/status"), in: "orders")
+        }
+        let snapshot = try #require(try fixture.read(id).first { $0.type == "snapshot" })
+        #expect(Self.ids(snapshot.data["value"]) == [8, 6, 4])
+    }
+
+    /// After catching up, the view's events are those of a view arranged from scratch.
+    @Test func aCaughtUpViewGoesOnLikeANewOne() throws {
+        let fixture = try Fixture(orders: 1_000)
+        let id = try fixture.open { store in
+            try store.set(5_000, at: Path(pointer: "/items/2/time"), in: "orders")   // order 2 to the top
+        }
+        let snapshot = try #require(try fixture.read(id).first { $0.type == "snapshot" })
+        var rows = Self.ids(snapshot.data["value"])
+        #expect(rows == [2, 998, 996])
+        try fixture.store.set(6_000, at: Path(pointer: "/items/4/time"), in: "orders")   // order 4 above it
+        for event in try fixture.read(id) {
+            for change in event.data["changes"] as? [[String: Any]] ?? [event.data.merging(["kind": event.type]) { a, _ in a }] {
+                switch change["kind"] as? String ?? "" {
+                case "insert": rows.insert(Self.ids([change["value"] as Any]).first ?? -1, at: change["index"] as? Int ?? 0)
+                case "remove": rows.remove(at: change["index"] as? Int ?? 0)
+                case "move": rows.insert(rows.remove(at: change["from"] as? Int ?? 0), at: change["to"] as? Int ?? 0)
+                default: break
+                }
+            }
+        }
+        #expect(rows == [4, 2, 998])
+    }
+}
