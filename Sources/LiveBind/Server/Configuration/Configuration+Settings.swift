@@ -56,7 +56,7 @@ extension LiveBindServer.Configuration {
         .init("max-views", "Streams", .integer(\.streams.maxViews, 1...Int.max, unit: "N"),
               "Most distinct views (sub=…;where=…;order=…) the streams show at once, each keeping its array arranged; a stream asking for another gets 503."),
         .init("max-view-rows", "Streams", .integer(\.streams.maxViewRows, 1...Int.max, unit: "N"),
-              "Most array elements all views together keep arranged (about 200 bytes each) when a view is made; a stream asking for a view past it gets 503."),
+              "Most array elements all views together keep arranged (about 200 bytes each); a stream asking for a view past it gets 503, and as arrays grow the largest views past it end their streams."),
     ]
 
     private static let limits: [Setting<Self>] = [

@@ -163,8 +163,9 @@ extension LiveBindServer {
             /// Most distinct views (`sub=…;where=…;order=…`) shown at once, each holding its array
             /// arranged (memory in proportion to its length); a stream asking for another gets 503.
             public var maxViews: Int = 256
-            /// Most array elements all views together keep arranged when a view is made (each costs
-            /// about 200 bytes); a stream asking for a view past it gets 503.
+            /// Most array elements all views together keep arranged (each costs about 200 bytes): a
+            /// stream asking for a view past it gets 503, and as arrays grow the largest views past it
+            /// end their streams.
             public var maxViewRows: Int = 1_000_000
 
             /// The defaults.

@@ -136,6 +136,7 @@ extension EventHub {
         }
         keepWithinBudget(subscribers.map(\.stream))
         wakeAll(woken, in: &state, into: &wake)
+        keepViewRows(of: &mirror, in: &state, waking: &wake)
     }
 
     /// Encodes what one commit did at one location: its changes with the window after them, or a
@@ -173,7 +174,7 @@ extension EventHub {
         subscriber.pendingResync = reason
     }
 
-    private func wakeAll(_ ids: [Int], in state: inout State, into wake: inout [any HTTPStreamConnection]) {
+    func wakeAll(_ ids: [Int], in state: inout State, into wake: inout [any HTTPStreamConnection]) {
         for id in ids where state.suspended.contains(id) {
             state.suspended.remove(id)
             // Its own frames woke it, not the log's: none of the log's frames since it slept woke it
