@@ -8,6 +8,13 @@
  * needs no clock sync. With -m 0 it only holds the streams open (and drained) until --hold seconds
  * pass or SIGTERM arrives: the streams a write benchmark runs beside.
  *
+ * With --requests FILE the messages are the file's requests instead (changes to existing data, whose
+ * bodies cannot carry a stamp, and whose events may carry none: a view's "length" event). Then an
+ * event is matched to its write by the model revision: the write's answer names it ("rev":N) and so
+ * does every event of that commit, so the latency is from the write's start to the event. Not every
+ * write need reach a subscriber (a filtered view): `reached` counts the writes that reached any, and
+ * each of those is expected on every stream.
+ *
  *   cc -O2 -o sseload sseload.c        (glibc 2.34 or later: threads need no -pthread)
  *   sseload -p PORT -c 1000 -m 2000 -r 1000 -z 200 -w -j --sub '/events?model=bench' --pub /models/bench/log
  *
@@ -32,11 +39,15 @@
  *   --server-pid PID     sample the server's CPU and memory from /proc (repeatable)
  *   --children           also sample each server pid's direct children (nginx workers)
  *   --seq-key K, --ts-key K           keys searched for in the event data [seq, t]
+ *   --requests FILE      message i is line i of FILE, "METHOD PATH JSON-BODY", sent as is and matched
+ *                        to its events by the "rev" of its answer (each must change the model, so that
+ *                        no two answers share a revision); -w then publishes nothing
  *
  * Besides loss, duplicates and latency it reports `orders`: how many different arrival orders the
  * subscribers that received every message saw (1 when all streams agree on one order).
  *
- * Exit status: 0 everything delivered, 1 loss or failed subscribers or publishes, 2 usage, 3 timeout.
+ * Exit status: 0 everything delivered, 1 loss or failed subscribers or publishes (or --requests answers
+ * that cannot be matched), 2 usage, 3 timeout.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -128,7 +139,7 @@ static double hist_quantile(const histogram *h, double q) {  /* in the recorded 
 static struct {
     int port, subscribers, messages, rate, size, publishers, prime, json, children;
     double timeout, drain, hold, connect_timeout, prime_timeout;
-    const char *sub, *pub, *ready_file, *seq_key, *ts_key;
+    const char *sub, *pub, *ready_file, *seq_key, *ts_key, *requests_file;
     int server_pids[16], server_pid_count;
     int sub_ports[16], sub_port_count;
 } opt = {
@@ -139,7 +150,7 @@ static struct {
 static void usage(void) {
     fprintf(stderr, "usage: sseload -p PORT [-c N] [-m M] [-r RATE] [-z BYTES] [-k K] [-w] [-j] [-t SEC]\n"
                     "               [--sub PATH] [--pub PATH] [--drain SEC] [--hold SEC] [--ready-file FILE]\n"
-                    "               [--server-pid PID]... [--children] [--seq-key K] [--ts-key K]\n"
+                    "               [--server-pid PID]... [--children] [--seq-key K] [--ts-key K] [--requests FILE]\n"
                     "(see the comment at the top of sseload.c)\n");
     exit(2);
 }
@@ -166,6 +177,7 @@ static void parse_options(int argc, char **argv) {
         else if (!strcmp(a, "--children")) opt.children = 1;
         else if (!strcmp(a, "--seq-key")) opt.seq_key = VALUE();
         else if (!strcmp(a, "--ts-key")) opt.ts_key = VALUE();
+        else if (!strcmp(a, "--requests")) opt.requests_file = VALUE();
         else if (!strcmp(a, "--sub-port")) {
             if (opt.sub_port_count == 16) usage();
             opt.sub_ports[opt.sub_port_count++] = atoi(VALUE());
@@ -296,8 +308,11 @@ static size_t format_body(char *out, long sequence, int64_t ts) {
     return (size_t)n + 2;
 }
 
-/* Reads one HTTP response; returns its status, 0 on a broken connection. Sets *close_after. */
-static int read_response(int fd, int *close_after) {
+static long find_number(const char *text, size_t len, const char *key);
+
+/* Reads one HTTP response; returns its status, 0 on a broken connection. Sets *close_after, and
+ * *rev (when not NULL) to the "rev" in a small body, -1 without one. */
+static int read_response(int fd, int *close_after, long *rev) {
     char buf[16384];
     size_t have = 0;
     char *end = NULL;
@@ -320,7 +335,9 @@ static int read_response(int fd, int *close_after) {
         else if (!strncasecmp(line, "connection:", 11) && strcasestr(line, "close") < strstr(line, "\r\n")) *close_after = 1;
     }
     size_t body = have - (size_t)(end + 4 - buf);
+    const char *text = end + 4;  /* the body, when it is kept */
     if (chunked) {  /* small answers only: read until the last chunk's empty line */
+        text = buf;
         memmove(buf, end + 4, body);
         have = body;
         buf[have] = 0;
@@ -333,27 +350,70 @@ static int read_response(int fd, int *close_after) {
         }
     } else if (length > 0) {
         long left = length - (long)body;
+        int keep = left < (long)(sizeof buf - 1 - have);  /* a small body stays after the header */
+        if (!keep) text = NULL;
         while (left > 0) {
-            ssize_t n = read(fd, buf, left < (long)sizeof buf ? (size_t)left : sizeof buf);
+            char *into = keep ? buf + have : buf;
+            ssize_t n = read(fd, into, left < (long)sizeof buf ? (size_t)left : sizeof buf);
             if (n <= 0) return 0;
+            if (keep) have += (size_t)n, buf[have] = 0;
             left -= n;
         }
     } else if (length < 0 && status >= 200 && status != 204 && status != 304) {
         *close_after = 1;  /* body up to the close: not expected from the servers measured */
     }
+    if (rev) *rev = text ? find_number(text, strlen(text), "rev") : -1;
     return status;
 }
 
-/* One POST on the publisher's connection (reconnecting once if the server closed it). */
+/* --requests: message i is requests[i - 1]; when it was written and the revision its answer named. */
+typedef struct { char *method, *path, *body; } request_line;
+static request_line *requests;
+static int64_t *sent_at;
+static long *answer_rev;
+
+static void load_requests(void) {
+    FILE *f = fopen(opt.requests_file, "r");
+    if (!f) { perror(opt.requests_file); exit(2); }
+    requests = calloc((size_t)opt.messages, sizeof *requests);
+    char *line = NULL;
+    size_t cap = 0;
+    int n = 0;
+    while (n < opt.messages && getline(&line, &cap, f) > 0) {
+        line[strcspn(line, "\r\n")] = 0;
+        char *path = strchr(line, ' '), *body = path ? strchr(path + 1, ' ') : NULL;
+        if (!body || body - path > 256 || strlen(body + 1) > MAX_BODY) {
+            fprintf(stderr, "%s, line %d: not METHOD PATH BODY (a path under 256 bytes, a body under 64 KiB)\n", opt.requests_file, n + 1);
+            exit(2);
+        }
+        *path++ = 0, *body++ = 0;
+        requests[n++] = (request_line){strdup(line), strdup(path), strdup(body)};
+    }
+    free(line);
+    fclose(f);
+    if (n < opt.messages) { fprintf(stderr, "%s: %d requests, fewer than -m %d\n", opt.requests_file, n, opt.messages); exit(2); }
+    sent_at = calloc((size_t)opt.messages + 1, sizeof *sent_at);
+    answer_rev = calloc((size_t)opt.messages + 1, sizeof *answer_rev);
+}
+
+/* One request on the publisher's connection (reconnecting once if the server closed it): a POST of a
+ * stamped body, or with --requests the message's request. */
 static int publish(publisher *p, long sequence) {
     char request[MAX_BODY + 512], body[MAX_BODY + 128];
     for (int attempt = 0; attempt < 2; attempt++) {
         if (p->fd < 0 && (p->fd = publisher_connect()) < 0) continue;
         int64_t start = now_ns();
-        size_t n = format_body(body, sequence, start);
-        int h = snprintf(request, 512, "POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
-                                       "Content-Length: %zu\r\n\r\n", opt.pub, opt.port, n);
-        memcpy(request + h, body, n);
+        const char *method = "POST", *path = opt.pub, *payload = body;
+        size_t n;
+        if (requests) {
+            const request_line *r = &requests[sequence - 1];
+            method = r->method, path = r->path, payload = r->body, n = strlen(r->body);
+        } else {
+            n = format_body(body, sequence, start);
+        }
+        int h = snprintf(request, 512, "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                                       "Content-Length: %zu\r\n\r\n", method, path, opt.port, n);
+        memcpy(request + h, payload, n);
         size_t total = (size_t)h + n, off = 0;
         while (off < total) {
             ssize_t w = write(p->fd, request + off, total - off);
@@ -361,10 +421,12 @@ static int publish(publisher *p, long sequence) {
             off += (size_t)w;
         }
         int close_after = 1;
-        int status = off == total ? read_response(p->fd, &close_after) : 0;
+        long rev = -1;
+        int status = off == total ? read_response(p->fd, &close_after, &rev) : 0;
         if (close_after || !status) close_hard(p->fd), p->fd = -1;
         if (!status) continue;
         hist_add(&p->latency, now_ns() - start);
+        if (requests) sent_at[sequence] = start, answer_rev[sequence] = rev;
         return status;
     }
     return 0;
@@ -420,6 +482,7 @@ static struct {
     long connected, failed, bad_status, not_sse, retries, closed, connecting;
     long primed;
     long events, deliveries, unique, duplicates, out_of_order, without_keys, comments;
+    long reached, unmatched;  /* messages some stream got; --requests answers without a revision of their own */
     int64_t first_delivery, last_delivery, last_event;
     histogram latency;     /* publish to receive, ns */
     int64_t read_time;     /* when the current read() returned */
@@ -482,16 +545,10 @@ static long find_number(const char *text, size_t len, const char *key) {
     return -1;
 }
 
-static void dispatch(subscriber *s) {
-    long seq = s->sequence, ts = s->ts;
-    s->sequence = s->ts = -1;
-    if (!s->has_data) return;  /* as in the SSE spec: a blank line after no data dispatches nothing */
-    s->has_data = 0;
-    s->events++;
-    g.events++;
-    g.last_event = g.read_time;
-    if (s->events == 1) g.primed++;
-    if (seq < 0 || ts < 0) { g.without_keys++; return; }
+static uint8_t *reached;  /* per message: some stream got it */
+
+/* Message seq, written at sent, arrived on stream s at time at. */
+static void deliver(subscriber *s, long seq, int64_t sent, int64_t at) {
     if (seq == 0 || seq > opt.messages || !s->seen) return;  /* priming messages, or not ours */
     g.deliveries++;
     uint8_t bit = (uint8_t)(1u << (seq & 7));
@@ -501,9 +558,63 @@ static void dispatch(subscriber *s) {
     s->order = (s->order ^ (uint64_t)seq) * 0x100000001b3ULL;  /* FNV-1a step over the arrival order */
     if (seq < s->highest) g.out_of_order++;
     else s->highest = seq;
-    if (!g.first_delivery) g.first_delivery = g.read_time;
-    g.last_delivery = g.read_time;
-    hist_add(&g.latency, g.read_time - ts);
+    if (!reached[seq]) reached[seq] = 1, g.reached++;
+    if (!g.first_delivery) g.first_delivery = at;
+    g.last_delivery = at;
+    hist_add(&g.latency, at - sent);
+}
+
+/* --requests: the events, with their revision, kept in arrival order until the answers are all in
+ * (an event may arrive before its write's answer), then matched by match_arrivals. */
+typedef struct { int subscriber; long rev; int64_t at; } arrival;
+static arrival *arrivals;
+static size_t arrival_count, arrival_cap;
+
+static void keep_arrival(int subscriber, long rev, int64_t at) {
+    if (arrival_count == arrival_cap) {
+        arrival_cap = arrival_cap ? arrival_cap * 2 : 1 << 16;
+        arrivals = realloc(arrivals, arrival_cap * sizeof *arrivals);
+        if (!arrivals) { perror("sseload: arrivals"); exit(1); }
+    }
+    arrivals[arrival_count++] = (arrival){subscriber, rev, at};
+}
+
+typedef struct { long rev, sequence; } revision;
+
+static int compare_rev(const void *a, const void *b) {
+    long x = ((const revision *)a)->rev, y = ((const revision *)b)->rev;
+    return x < y ? -1 : x > y;
+}
+
+static void match_arrivals(void) {
+    revision *by_rev = malloc(sizeof *by_rev * ((size_t)opt.messages + 1));
+    size_t n = 0;
+    for (long i = 1; i <= opt.messages; i++) {
+        if (answer_rev[i] > 0) by_rev[n++] = (revision){answer_rev[i], i};
+        else g.unmatched++;
+    }
+    qsort(by_rev, n, sizeof *by_rev, compare_rev);
+    for (size_t i = 1; i < n; i++) if (by_rev[i].rev == by_rev[i - 1].rev) g.unmatched++;
+    for (size_t i = 0; i < arrival_count; i++) {
+        const arrival *a = &arrivals[i];
+        revision key = {a->rev, 0}, *r = bsearch(&key, by_rev, n, sizeof *by_rev, compare_rev);
+        if (r) deliver(&subs[a->subscriber], r->sequence, sent_at[r->sequence], a->at);  /* else a snapshot's */
+    }
+    free(by_rev);
+}
+
+static void dispatch(subscriber *s) {
+    long seq = s->sequence, ts = s->ts;
+    s->sequence = s->ts = -1;
+    if (!s->has_data) return;  /* as in the SSE spec: a blank line after no data dispatches nothing */
+    s->has_data = 0;
+    s->events++;
+    g.events++;
+    g.last_event = g.read_time;
+    if (s->events == 1) g.primed++;
+    if (seq < 0 || (ts < 0 && !requests)) { g.without_keys++; return; }
+    if (requests) keep_arrival((int)(s - subs), seq, g.read_time);
+    else deliver(s, seq, ts, g.read_time);
 }
 
 static void sse_line(subscriber *s, const char *line, size_t len) {
@@ -513,8 +624,8 @@ static void sse_line(subscriber *s, const char *line, size_t len) {
     if (len < 4 || memcmp(line, "data", 4) || (len > 4 && line[4] != ':')) return;  /* id:, event:, retry: are not needed */
     s->has_data = 1;
     if (len < 5) return;
-    if (s->sequence < 0) s->sequence = find_number(line + 5, len - 5, opt.seq_key);
-    if (s->ts < 0) s->ts = find_number(line + 5, len - 5, opt.ts_key);
+    if (s->sequence < 0) s->sequence = find_number(line + 5, len - 5, requests ? "rev" : opt.seq_key);
+    if (s->ts < 0 && !requests) s->ts = find_number(line + 5, len - 5, opt.ts_key);
 }
 
 static void keep_partial(subscriber *s, const char *p, size_t n) {
@@ -659,13 +770,13 @@ static int compare_u64(const void *a, const void *b) {
 /* How many different arrival orders the subscribers that received every message saw: 1 when every
  * stream carries the messages in one order (publishes racing each other may still commit in another
  * order than their sequence numbers, which out_of_order counts). */
-static long distinct_orders(long *complete) {
+static long distinct_orders(long want, long *complete) {
     uint64_t *orders = malloc(sizeof *orders * ((size_t)opt.subscribers + 1));
     long n = 0, distinct = 0;
     for (int i = 0; i < opt.subscribers; i++) {
         long got = 0;
         for (size_t b = 0; subs[i].seen && b < (size_t)opt.messages / 8 + 1; b++) got += __builtin_popcount(subs[i].seen[b]);
-        if (got == opt.messages) orders[n++] = subs[i].order;
+        if (got == want) orders[n++] = subs[i].order;
     }
     qsort(orders, (size_t)n, sizeof *orders, compare_u64);
     for (long i = 0; i < n; i++) if (!i || orders[i] != orders[i - 1]) distinct++;
@@ -676,6 +787,8 @@ static long distinct_orders(long *complete) {
 
 int main(int argc, char **argv) {
     parse_options(argc, argv);
+    if (opt.requests_file) load_requests();
+    reached = calloc((size_t)opt.messages + 1, 1);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
@@ -713,7 +826,7 @@ int main(int argc, char **argv) {
         while (g.primed < g.connected && !stop_requested) {
             int64_t t = now_ns();
             if (t - prime_start > (int64_t)(opt.prime_timeout * 1e9)) break;
-            if (t - last_prime > 250000000 && opt.messages > 0) { publish(&primer, 0); last_prime = t; }
+            if (t - last_prime > 250000000 && opt.messages > 0 && !requests) { publish(&primer, 0); last_prime = t; }
             poll_once(20);
         }
     }
@@ -764,12 +877,13 @@ int main(int argc, char **argv) {
         all.sent += pubs[i].sent, all.ok += pubs[i].ok, all.failed += pubs[i].failed;
         if (pubs[i].worst_lateness > all.worst_lateness) all.worst_lateness = pubs[i].worst_lateness;
     }
-    long expected = (long)opt.subscribers * opt.messages;
+    if (requests) match_arrivals();
+    long expected = (long)opt.subscribers * (requests ? g.reached : opt.messages);
     long lost = expected - g.unique;
     double span = g.last_delivery > hold_start ? seconds(g.last_delivery - hold_start) : 0;
     double delivered_per_s = span > 0 ? (double)g.unique / span : 0;
     double held_s = seconds(t_end - hold_start);
-    long complete = 0, orders = opt.messages ? distinct_orders(&complete) : 0;
+    long complete = 0, orders = opt.messages ? distinct_orders(requests ? g.reached : opt.messages, &complete) : 0;
     const histogram *h = &g.latency;
 #define MS(q) (hist_quantile(h, q) / 1e6)
     fprintf(stderr,
@@ -777,6 +891,7 @@ int main(int argc, char **argv) {
             "primed    %ld in %.2f s\n"
             "publish   %ld sent, %ld 2xx, %ld failed; request p50 %.2f ms p99 %.2f ms; worst lateness %.1f ms\n"
             "delivered %ld unique of %ld (lost %ld, duplicates %ld, out of order %ld), %.0f/s\n"
+            "reached   %ld of %d messages reached some stream; %ld answers without a revision of their own\n"
             "orders    %ld different arrival order(s) among the %ld subscribers that got every message\n"
             "latency   p50 %.2f p90 %.2f p99 %.2f p99.9 %.2f max %.2f ms\n"
             "events    %ld during the run (%.0f/s), %ld without keys, %ld comments, %ld streams closed\n"
@@ -784,7 +899,7 @@ int main(int argc, char **argv) {
             g.connected, opt.subscribers, connect_s, g.failed, g.retries, g.bad_status, g.not_sse, g.primed, prime_s,
             all.sent, all.ok, all.failed, hist_quantile(&all.latency, .5) / 1e6, hist_quantile(&all.latency, .99) / 1e6,
             all.worst_lateness / 1e6, g.unique, expected, lost, g.duplicates, g.out_of_order, delivered_per_s,
-            orders, complete,
+            g.reached, opt.messages, g.unmatched, orders, complete,
             MS(.5), MS(.9), MS(.99), MS(.999), h->max / 1e6, g.events - events_before,
             held_s > 0 ? (double)(g.events - events_before) / held_s : 0, g.without_keys, g.comments, g.closed,
             gen_cpu2 - gen_cpu0, server2.cpu_s - server0.cpu_s, server2.cpu_s - server1.cpu_s,
@@ -794,7 +909,7 @@ int main(int argc, char **argv) {
                "\"primed\":%ld,\"prime_s\":%.3f,\"messages\":%d,\"rate\":%d,\"size\":%d,\"publishers\":%d,"
                "\"sent\":%ld,\"pub_ok\":%ld,\"pub_failed\":%ld,\"pub_lat_ms\":{\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f},"
                "\"worst_lateness_ms\":%.3f,\"expected\":%ld,\"deliveries\":%ld,\"unique\":%ld,\"lost\":%ld,"
-               "\"duplicates\":%ld,\"out_of_order\":%ld,\"orders\":%ld,\"complete\":%ld,\"delivered_per_s\":%.1f,"
+               "\"duplicates\":%ld,\"out_of_order\":%ld,\"reached\":%ld,\"unmatched\":%ld,\"orders\":%ld,\"complete\":%ld,\"delivered_per_s\":%.1f,"
                "\"lat_ms\":{\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"p999\":%.3f,\"max\":%.3f,\"mean\":%.3f},"
                "\"events\":%ld,\"events_per_s\":%.1f,\"held_s\":%.3f,\"without_keys\":%ld,\"comments\":%ld,\"closed\":%ld,"
                "\"gen_cpu_s\":%.3f,\"gen_cpu_pub_s\":%.3f,\"server_cpu_s\":%.3f,\"server_cpu_pub_s\":%.3f,"
@@ -802,7 +917,7 @@ int main(int argc, char **argv) {
                opt.subscribers, g.connected, g.failed, g.bad_status, connect_s, g.primed, prime_s, opt.messages, opt.rate,
                opt.size, opt.publishers, all.sent, all.ok, all.failed, hist_quantile(&all.latency, .5) / 1e6,
                hist_quantile(&all.latency, .99) / 1e6, all.latency.max / 1e6, all.worst_lateness / 1e6, expected,
-               g.deliveries, g.unique, lost, g.duplicates, g.out_of_order, orders, complete, delivered_per_s, MS(.5), MS(.9), MS(.99),
+               g.deliveries, g.unique, lost, g.duplicates, g.out_of_order, g.reached, g.unmatched, orders, complete, delivered_per_s, MS(.5), MS(.9), MS(.99),
                MS(.999), h->max / 1e6, h->total ? h->sum / (double)h->total / 1e6 : 0, g.events - events_before,
                held_s > 0 ? (double)(g.events - events_before) / held_s : 0, held_s, g.without_keys, g.comments,
                g.closed, gen_cpu2 - gen_cpu0, gen_cpu2 - gen_cpu1, server2.cpu_s - server0.cpu_s,
@@ -814,5 +929,5 @@ int main(int argc, char **argv) {
         if (subs[i].fd >= 0) close_hard(subs[i].fd);
     if (timed_out) return 3;
     if (opt.messages == 0) return g.connected == opt.subscribers ? 0 : 1;
-    return lost || all.failed || g.failed ? 1 : 0;
+    return lost || all.failed || g.failed || g.unmatched ? 1 : 0;
 }
