@@ -89,3 +89,23 @@ def test_a_write_to_several_models_is_one_group_on_a_stream_and_after_a_restart(
     events = read_ids_until(conn, later)
     conn.close()
     assert [(i, kind, json.loads(data)["path"]) for i, kind, data in events] == [(str(later), "set", "/n")], events
+
+
+def test_a_location_snapshot_never_carries_an_id_inside_a_write_to_several_models(server):
+    """Found by review (issue #29): a location's snapshot took the id of its model's own commit, which
+    inside a write to several models is no id the stream may send (a client resuming from it would
+    skip the rest of the write); and it came before the write's last event, showing half of it."""
+    assert server.call("PUT", "/models/a", {"items": [1, 2, 3]})[0] == 201
+    before = int(server.call("PUT", "/models/b", {"x": 1})[2]["id"])
+    keeper = SSEConnection(server.port, "sub=a/items")        # keeps a's mirror, so it has the write
+    read_ids_until(keeper, before)
+    status, _, answer = server.call("PATCH", "/models", {"a": {"merge": {"items": [10, 2, 3]}}, "b": {"merge": {"x": 2}}})
+    assert status == 200, answer
+    unit = int(answer["id"])
+    resumed = SSEConnection(server.port, "model=b&sub=a/items", last_event_id=before)
+    events = read_ids_until(resumed, unit)
+    resumed.close()
+    keeper.close()
+    assert id_lines(events) == [unit], events
+    kinds = [(kind, json.loads(data)["model"]) for _, kind, data in events if kind != "stream"]
+    assert kinds == [("set", "b"), ("snapshot", "a")], events

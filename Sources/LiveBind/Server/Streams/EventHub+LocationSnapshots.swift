@@ -24,10 +24,11 @@ extension EventHub {
     func takeSnapshot(ofLocation index: Int, of subscriber: Subscriber, id: Int, in state: inout State) -> PendingSnapshot? {
         let model = subscriber.subscriptions[index].model
         let mirror = state.mirrors[model]!
-        // The id of the model's last commit the mirror holds (or of the store's cut it was made from):
-        // the location is the same at every later id up to the model's next commit, so streams opening
-        // meanwhile share one frame, whatever other models do.
-        let sequence = mirror.sequence
+        // The id of the model's last commit the mirror holds (or of the store's cut it was made from;
+        // of the whole write, when that wrote several models: it then follows the write's events on a
+        // stream, never splits them): the location is the same at every later id up to the model's
+        // next commit, so streams opening meanwhile share one frame, whatever other models do.
+        let sequence = mirror.eventID
         subscriber.subscriptions[index].snapshotGeneration += 1
         let (value, exists) = subscriber.subscriptions[index].currentValue(in: mirror)
         let location = subscriber.subscriptions[index]

@@ -15,7 +15,7 @@ extension EventHub {
         guard var mirror = state.mirrors.removeValue(forKey: commit.model) else { return }
         defer { state.mirrors[commit.model] = mirror }
         guard commit.sequence > mirror.sequence else { return }
-        mirror.record(commit, bytes: logFrame.bytes.count)
+        mirror.journal.record(commit, bytes: logFrame.bytes.count)
         let subscribers = mirror.subscribers.compactMap { id in state.subscribers[id].map { (id: id, stream: $0) } }
         var outputs = subscribers.map { [[LocationChange]](repeating: [], count: $0.stream.subscriptions.count) }
         func forEachLocation(_ body: (inout Subscription, inout [LocationChange]) -> Void) {
@@ -34,9 +34,10 @@ extension EventHub {
                 } catch {
                     // The mirror and the commits disagree: start it again from the store and give
                     // its streams fresh snapshots rather than events made from a wrong state.
-                    let (views, arranging) = (mirror.views, mirror.arranging)
+                    let (views, journal) = (mirror.views, mirror.journal)
                     mirror = makeMirror(commit.model, subscribers: mirror.subscribers)
-                    (mirror.views, mirror.arranging, mirror.journal) = (views, arranging, nil)
+                    (mirror.views, mirror.journal) = (views, journal)
+                    mirror.journal.restart(at: mirror.sequence)
                     for view in views.values {
                         view.reset(in: mirror)
                         view.pending = []
@@ -68,6 +69,7 @@ extension EventHub {
         for view in mirror.views.values { view.pending = [] }
         mirror.revision = commit.revision
         mirror.sequence = commit.sequence
+        mirror.eventID = commit.eventID
         var woken: [Int] = []
         // A plain location (no window) gets the same event for the same path: one frame per commit,
         // shared by every stream that follows that path, as whole-model streams share theirs.
@@ -191,7 +193,7 @@ extension EventHub {
         let cut = store.visibleSnapshot(models: [model])
         let snapshot = cut.models.first
         return ModelMirror(document: snapshot?.value, revision: snapshot?.revision ?? 0, sequence: cut.sequence,
-                           subscribers: subscribers)
+                           eventID: cut.sequence, subscribers: subscribers)
     }
 
     /// Gives a new subscriber with `sub` values its stream id (the `stream` event, right after the
@@ -212,8 +214,8 @@ extension EventHub {
                 if state.mirrors[location.model]!.views[key] == nil {
                     let mirror = state.mirrors[location.model]!
                     var view: SharedView?
-                    if var made = arranged.first(where: { $0.model == location.model && $0.key == key }),
-                       SharedView.catchUp(&made.arranged, key, from: made.sequence, to: mirror) {
+                    if let made = arranged.first(where: { $0.model == location.model && $0.key == key }),
+                       SharedView.catchUp(made.arranged, key, from: made.sequence, to: mirror) {
                         view = SharedView(key, arranged: made.arranged)
                     }
                     state.mirrors[location.model]!.views[key] = view ?? SharedView(key, document: mirror.document)
@@ -243,13 +245,6 @@ extension EventHub {
         return subscriber.subscriptions.indices.compactMap { takeSnapshot(ofLocation: $0, of: subscriber, id: id, in: &state) }
     }
 
-    /// The id of a location's snapshot: that of its model's last commit the mirror holds (or of the
-    /// store's cut the mirror was made from). The location is the same at every later id up to the
-    /// model's next commit, so streams opening meanwhile share one frame, whatever other models do.
-    private func snapshotSequence(of location: Subscription, in state: State) -> UInt64 {
-        state.mirrors[location.model]!.sequence
-    }
-
     /// Wakes the suspended streams whose next own frame waited for the log to reach `sequence`.
     /// Called by `publish` with the lock held.
     func wakeAwaiting(through sequence: UInt64, in state: inout State, into wake: inout [any HTTPStreamConnection]) {
@@ -260,8 +255,9 @@ extension EventHub {
 
     /// Throws when the new views among `locations` would take the streams past `--max-views` distinct
     /// views, or past `--max-view-rows` elements arranged by all views together (each view holds a
-    /// node per element of its array: about 200 bytes).
-    func checkViews(_ locations: [Subscription], in state: State) throws(RequestError) {
+    /// node per element of its array: about 200 bytes), with the views requests are arranging (but
+    /// those in `reserved`, the caller's own).
+    func checkViews(_ locations: [Subscription], in state: State, reserved: [ArrangedView] = []) throws(RequestError) {
         var added: [SharedView.Key: Int] = [:]
         for location in locations {
             guard let query = location.view else { continue }
@@ -272,8 +268,9 @@ extension EventHub {
             added[key] = value?.arrayValue?.count ?? 0
         }
         guard !added.isEmpty else { return }
-        if state.viewCount + added.count > settings.maxViews { throw .tooManyViews(limit: settings.maxViews) }
-        var rows = added.values.reduce(0, +)
+        let arrangingViews = state.arrangingViews - reserved.count
+        if state.viewCount + arrangingViews + added.count > settings.maxViews { throw .tooManyViews(limit: settings.maxViews) }
+        var rows = added.values.reduce(state.arrangingRows - reserved.reduce(0) { $0 + $1.rows }, +)
         for mirror in state.mirrors.values { for view in mirror.views.values { rows += view.arranged.contentCount } }
         if rows > settings.maxViewRows { throw .tooManyViewRows(limit: settings.maxViewRows) }
     }

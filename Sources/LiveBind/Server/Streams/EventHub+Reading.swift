@@ -122,10 +122,12 @@ extension EventHub {
             while true {
                 // The stream's own frames and the log's, merged in sequence order. An own frame of a
                 // commit the log does not have yet (a location snapshot taken from the store ahead of
-                // the hub) waits for it, so that no older event can follow it.
+                // the hub) waits for it, so that no older event can follow it. A location's snapshot
+                // goes after the log's frame of its own id (it applies at once: before, it would show
+                // a write to several models before that frame, the write's last event, came).
                 let next = subscriber.position < state.endPosition ? state.log[subscriber.position - state.basePosition] : nil
                 if let own = subscriber.derived.first, own.sequence <= state.newestSequence,
-                   next.map({ own.sequence <= $0.sequence }) ?? true {
+                   next.map({ own.sequence < $0.sequence || own.sequence == $0.sequence && own.model != nil }) ?? true {
                     subscriber.derived.removeFirst()
                     subscriber.derivedBytes -= own.bytes.count
                     if own.model == nil { subscriber.derivedSnapshotBytes -= own.bytes.count }

@@ -101,7 +101,7 @@ extension EventHub {
                 state.metrics.rejectedStreams += 1
                 throw .tooManyStreams(limit: settings.maxStreams)
             }
-            if announced { try checkViews(locations, in: state) }
+            if announced { try checkViews(locations, in: state, reserved: arranged) }
             guard let subscriber = make(&state) else { return nil }
             state.nextID += 1
             state.subscribers[state.nextID] = subscriber

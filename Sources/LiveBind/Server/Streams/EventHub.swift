@@ -141,6 +141,9 @@ final class EventHub: Sendable {
         var mirrors: [String: ModelMirror] = [:]
         /// The views the mirrors hold (`--max-views`).
         var viewCount = 0
+        /// Views being arranged outside the lock, and their arrays' elements (see `arrangeViews`).
+        var arrangingViews = 0
+        var arrangingRows = 0
         /// Streams with `sub` values, by their `stream` id.
         var streams: [String: Int] = [:]
         var suspended = SuspendedStreams()

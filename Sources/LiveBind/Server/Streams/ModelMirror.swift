@@ -11,34 +11,16 @@ struct ModelMirror {
     var revision: UInt64
     /// Every commit up to this sequence is in `document`.
     var sequence: UInt64
+    /// The event id of the write that made that commit (its own sequence, or the last of a write to
+    /// several models): what a snapshot of the mirror is at, so that no id inside such a write is sent.
+    var eventID: UInt64
     /// The streams with a location in this model.
     var subscribers: Set<Int> = []
     /// The views of its arrays that streams show.
     var views: [SharedView.Key: SharedView] = [:]
-    /// New views being arranged from it outside the hub's lock (see `EventHub.arrangeViews`): while
-    /// there are any, the mirror stays (with no subscriber too) and keeps the commits it takes in
-    /// `journal`, which those views catch up with.
-    var arranging = 0
-    /// The commits applied since the first view still being arranged started; nil once more than
-    /// `journalLimit` came, or more than `journalByteLimit` bytes of their events (those views are then
-    /// arranged again from the mirror, under the lock).
-    var journal: [Commit]? = []
-    var journalBytes = 0
-    static let journalLimit = 4096
-    static let journalByteLimit = 16 << 20
-
-    /// Keeps `commit` (whose event is `bytes` long) for the views being arranged, if any.
-    mutating func record(_ commit: Commit, bytes: Int) {
-        guard arranging > 0, journal != nil else { return }
-        journalBytes += bytes
-        if journal!.count >= Self.journalLimit || journalBytes > Self.journalByteLimit { journal = nil } else { journal!.append(commit) }
-    }
-
-    /// Starts an empty journal.
-    mutating func clearJournal() {
-        journal = []
-        journalBytes = 0
-    }
+    /// The commits it took while new views were arranged from it outside the hub's lock; while any
+    /// are, the mirror stays, with no subscriber too.
+    var journal = ViewJournal()
 
     /// The value at `path`, nil when there is none.
     func value(at path: Path) -> JSON? {

@@ -33,12 +33,12 @@ final class SharedView: @unchecked Sendable {
     }
 
     /// Brings `arranged`, made from the mirror at `sequence`, up to `mirror` with the commits after it
-    /// (`mirror.journal`); false when that cannot be done change by change (the journal overflowed, the
+    /// (`mirror.journal`); false when that cannot be done change by change (the journal lost some, the
     /// array was replaced, or the counts disagree at the end): the view must be arranged again. No
     /// stream has seen the view yet, so the changes it makes on the way go nowhere.
-    static func catchUp(_ arranged: inout ArrangedArray, _ key: Key, from sequence: UInt64, to mirror: ModelMirror) -> Bool {
-        guard let journal = mirror.journal else { return false }
-        for commit in journal where commit.sequence > sequence {
+    static func catchUp(_ arranged: ArrangedArray, _ key: Key, from sequence: UInt64, to mirror: ModelMirror) -> Bool {
+        guard let commits = mirror.journal.commits(after: sequence) else { return false }
+        for commit in commits {
             guard case .changes(let changes) = commit.kind else { return false }
             for change in changes {
                 if key.path.isPrefix(of: change.path) {

@@ -24,11 +24,6 @@ final class ArrangeGate: Sendable {
 /// These drive the hub directly: a stream's request thread arranges its new views, and a test through
 /// HTTP could not tell which of libmicrohttpd's threads that is.
 @Suite("Views arranged outside the event hub's lock") struct ViewArrangingTests {
-    final class Connection: HTTPStreamConnection {
-        func suspend() {}
-        func resume() {}
-    }
-
     static let view = "orders/items;where=status:eq:open;order=-time;limit=3"
 
     static func orders(_ count: Int) -> JSON {
@@ -40,29 +35,26 @@ final class ArrangeGate: Sendable {
     /// The `id`s of a list of rows.
     static func ids(_ value: Any?) -> [Int] { (value as? [[String: Any]])?.compactMap { $0["id"] as? Int } ?? [] }
 
-    /// A store of `count` orders and a hub that hears its commits as they are made (on the writer's
-    /// thread, under the hub's lock: a write cannot finish while the lock is held).
+    /// A hub over `count` orders whose views are held, while arranged, by `gate`.
     struct Fixture {
-        let store = Store()
-        let hub: EventHub
+        let base: HubTestFixture
         let gate = ArrangeGate()
-        let feed: ObservationToken
+        var store: Store { base.store }
 
-        init(orders count: Int) throws {
+        init(orders count: Int, maxViews: Int = 256, maxViewRows: Int = 1_000_000) throws {
+            let store = Store()
             try store.put("orders", ["items": ViewArrangingTests.orders(count)])
-            let hub = EventHub(store: store, settings: .init(retainedEvents: 64, maxStreams: 4, whileArranging: gate.whileArranging))
-            self.hub = hub
-            feed = store.observeAll { commit in hub.publish([EventEncoder.frame(for: commit)], commits: [commit]) }
+            base = HubTestFixture(store: store, settings: .init(retainedEvents: 64, maxStreams: 8, maxViews: maxViews,
+                                                                maxViewRows: maxViewRows, whileArranging: gate.whileArranging))
         }
 
         /// Opens the view on a thread of its own, runs `write` while the view is arranged, and returns
         /// the stream once it is open. The write must finish while the view is being arranged.
         func open(during write: @escaping @Sendable (Store) throws -> Void) throws -> Int {
             let opened = Mutex<Int?>(nil)
-            let (hub, store) = (hub, store)
+            let (base, store) = (base, store)
             let opener = TestThread {
-                let location = try Subscription.parse(ViewArrangingTests.view, maxWindow: 10_000)
-                let id = try hub.subscribe(models: ModelFilter(names: []), lastEventID: nil, locations: [location])
+                let id = try base.open([ViewArrangingTests.view])
                 opened.withLock { $0 = id }
             }
             #expect(gate.reached.wait(timeout: .now() + 10) == .success, "the view was never arranged")
@@ -74,22 +66,7 @@ final class ArrangeGate: Sendable {
             return try #require(opened.withLock { $0 })
         }
 
-        /// The events stream `id` has to send now, as (event, data).
-        func read(_ id: Int) throws -> [(type: String, data: [String: Any])] {
-            var bytes: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 1 << 16)
-            let connection = Connection()
-            while case .bytes(let count) = buffer.withUnsafeMutableBytes({ hub.read(id, into: $0, connection: connection) }) {
-                bytes += buffer[..<count]
-            }
-            return try String(decoding: bytes, as: UTF8.self).components(separatedBy: "\n\n").compactMap { block in
-                let lines = block.split(separator: "\n")
-                guard let type = lines.first(where: { $0.hasPrefix("event: ") })?.dropFirst(7),
-                      let data = lines.first(where: { $0.hasPrefix("data: ") })?.dropFirst(6) else { return nil }
-                let object = try JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] ?? [:]
-                return (String(type), object)
-            }
-        }
+        func read(_ id: Int) throws -> [HubTestFixture.Event] { try base.read(id) }
     }
 
     /// While a new view is arranged, commits go on (the hub's lock is free), and the view catches up
@@ -127,7 +104,7 @@ final class ArrangeGate: Sendable {
         #expect(rows == [2, 998, 996])
         try fixture.store.set(6_000, at: Path(pointer: "/items/4/time"), in: "orders")   // order 4 above it
         for event in try fixture.read(id) {
-            for change in event.data["changes"] as? [[String: Any]] ?? [event.data.merging(["kind": event.type]) { a, _ in a }] {
+            for change in event.data["changes"] as? [[String: Any]] ?? [event.data.merging(["kind": event.type]) { own, _ in own }] {
                 switch change["kind"] as? String ?? "" {
                 case "insert": rows.insert(Self.ids([change["value"] as Any]).first ?? -1, at: change["index"] as? Int ?? 0)
                 case "remove": rows.remove(at: change["index"] as? Int ?? 0)
@@ -137,5 +114,23 @@ final class ArrangeGate: Sendable {
             }
         }
         #expect(rows == [4, 2, 998])
+    }
+
+    /// Views being arranged count against the limits: requests arranging at once cannot pass them
+    /// (each would pay for its arrangement and be refused only afterwards).
+    @Test func viewsBeingArrangedCountAgainstTheLimits() throws {
+        for (maxViews, maxViewRows) in [(1, 1_000_000), (256, 1_500)] {
+            let fixture = try Fixture(orders: 1_000, maxViews: maxViews, maxViewRows: maxViewRows)
+            let base = fixture.base
+            let first = TestThread { _ = try base.open([ViewArrangingTests.view]) }
+            #expect(fixture.gate.reached.wait(timeout: .now() + 10) == .success, "the view was never arranged")
+            #expect(throws: RequestError.self, "limits \(maxViews), \(maxViewRows)") {
+                try base.open(["orders/items;where=status:eq:done;limit=3"])
+            }
+            fixture.gate.release()
+            try first.join(seconds: 30)
+            // Once it is registered, it is a view like any: the second is still refused.
+            #expect(throws: RequestError.self) { try base.open(["orders/items;where=status:eq:done;limit=3"]) }
+        }
     }
 }
