@@ -116,12 +116,15 @@ struct ModelEndpoint: Sendable {
         let value = try RequestBody.parseJSON(request)
         var appendedAt: Int?
         var result = try store.write(name, ifRevision: revision) { (editor: inout ModelEditor) throws(StoreError) in
+            // Only the kind is kept: a `switch` holds its subject, a second reference to the array or
+            // object, to its end, and the edit would then copy all of it (O(n) per append).
+            let isArray: Bool
             switch try editor.value(at: base) {
-            case .array: appendedAt = try editor.append(value, to: base)
-            case .object: try editor.mergePatch(value, at: base)
-            case let other:
-                throw .typeMismatch(path: base, expected: "array or object", found: other.typeName)
+            case .array: isArray = true
+            case .object: isArray = false
+            case let other: throw .typeMismatch(path: base, expected: "array or object", found: other.typeName)
             }
+            if isArray { appendedAt = try editor.append(value, to: base) } else { try editor.mergePatch(value, at: base) }
         }
         result.index = revealsIndex ? appendedAt : nil
         return written(result)
