@@ -14,9 +14,8 @@
 #   status change in or out of open changes only the view's count (a `length` event). sseload matches
 #   events to writes by the model revision, so every event is timed, whatever it carries.
 # - appends: every change is a new open order, the newest (the view's worst case: each reaches every
-#   view subscriber, as a remove and an insert). An append to a 100,000-element array costs the server
-#   milliseconds, so these run behind their schedule (sseload's "worst lateness"); latency is from
-#   each write as sent.
+#   view subscriber, as a remove and an insert). Latency is from each write as sent (sseload's "worst
+#   lateness" says how far the writers fell behind their schedule).
 # A probe stream on the view (curl) counts what the changes did to it.
 #
 # Environment: BENCH_QUICK=1 (100 subscribers); VIEWS_SUBSCRIBERS (1000), VIEWS_RATE (1000),
