@@ -138,7 +138,7 @@ extension EventHub {
         }
         keepWithinBudget(subscribers.map(\.stream))
         wakeAll(woken, in: &state, into: &wake)
-        keepViewRows(of: &mirror, in: &state, waking: &wake)
+        keepViewRows(of: commit.model, &mirror, in: &state, waking: &wake)
     }
 
     /// Encodes what one commit did at one location: its changes with the window after them, or a

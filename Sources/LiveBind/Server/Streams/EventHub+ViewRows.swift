@@ -6,10 +6,11 @@
 /// views, all views together are counted again; past the limit the model's largest views go, and the
 /// streams showing them end (a client that reconnects for such a view gets 503 naming the setting).
 extension EventHub {
-    /// Drops views of `mirror` (the model just committed to) until all views arrange at most
+    /// Drops views of `mirror` (of `model`, just committed to) until all views arrange at most
     /// `maxViewRows` elements; ends their streams (woken into `wake`). Called by `deliver` with the
     /// lock held, with `mirror` taken out of `state.mirrors`.
-    func keepViewRows(of mirror: inout ModelMirror, in state: inout State, waking wake: inout [any HTTPStreamConnection]) {
+    func keepViewRows(of model: String, _ mirror: inout ModelMirror, in state: inout State,
+                      waking wake: inout [any HTTPStreamConnection]) {
         guard !mirror.views.isEmpty else { return }
         var rows = mirror.views.values.reduce(0) { $0 + $1.arranged.contentCount }
         for other in state.mirrors.values { rows = other.views.values.reduce(rows) { $0 + $1.arranged.contentCount } }
@@ -25,7 +26,7 @@ extension EventHub {
                 let before = subscriber.subscriptions.count
                 // Its locations let go of the view now, so that a view made again with the same key
                 // is not counted off when this stream closes.
-                subscriber.subscriptions.removeAll { $0.view == view.key.query && $0.path == view.key.path }
+                subscriber.subscriptions.removeAll { $0.model == model && $0.view == view.key.query && $0.path == view.key.path }
                 guard subscriber.subscriptions.count < before else { continue }
                 subscriber.isCut = true
                 subscriber.preface = []
