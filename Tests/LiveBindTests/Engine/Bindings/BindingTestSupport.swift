@@ -47,18 +47,6 @@ final class Collected<Value: Sendable>: Sendable {
     return condition()
 }
 
-/// A small deterministic random generator, so failures can be replayed from the seed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// The CPU time the calling thread has used, in seconds: what a timed test measures, so that other
 /// processes on a loaded machine do not count.
 func threadCPUSeconds() -> Double {

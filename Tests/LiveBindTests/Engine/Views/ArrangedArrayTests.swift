@@ -9,7 +9,7 @@ import Testing
 @Suite("Arranged views") struct ArrangedArrayTests {
     static let statuses: [JSON] = ["open", "held", "done"]
 
-    static func element(_ random: inout SeededGenerator, id: Int) -> JSON {
+    static func element(_ random: inout SplitMix, id: Int) -> JSON {
         var members: OrderedDictionary<String, JSON> = ["id": .int(id), "status": statuses.randomElement(using: &random)!,
                                                         "time": .int(Int.random(in: 0..<8, using: &random))]
         if Bool.random(using: &random) { members["n"] = .double(Double(Int.random(in: -3...3, using: &random)) / 2) }
@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test(arguments: 0..<40) func aClientFollowingTheViewHoldsWhatAFullSortGives(seed: Int) throws {
-        var random = SeededGenerator(state: UInt64(seed) &* 7919)
+        var random = SplitMix(state: UInt64(seed) &* 7919)
         let written = Self.queries[seed % Self.queries.count]
         let query = try ViewQuery(where: written.where, order: written.order, offset: written.offset, limit: written.limit)
         let path = Path(["items"])

@@ -6,13 +6,13 @@ import Testing
 /// array holds the shown rows of the source array after every write, written row by row, and bindings
 /// from the target (a count, a sum) follow it like any array.
 @Suite("View bindings") struct ViewBindingTests {
-    static func order(_ random: inout SeededGenerator, id: Int) -> JSON {
+    static func order(_ random: inout SplitMix, id: Int) -> JSON {
         ["id": .int(id), "status": ["open", "held", "done"].randomElement(using: &random)!,
          "time": .int(Int.random(in: 0..<20, using: &random)), "total": .int(Int.random(in: 1..<9, using: &random))]
     }
 
     @Test(arguments: 0..<12) func theTargetHoldsTheShownRowsAfterEveryWrite(seed: Int) throws {
-        var random = SeededGenerator(state: UInt64(seed) &+ 99)
+        var random = SplitMix(state: UInt64(seed) &+ 99)
         var nextID = 0
         let initial: [JSON] = (0..<Int.random(in: 0..<10, using: &random)).map { _ in
             nextID += 1

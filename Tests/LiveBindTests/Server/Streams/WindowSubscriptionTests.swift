@@ -80,7 +80,7 @@ import Testing
             var replica = try LocationReplica(model: "m", pointer: "/items")
             try replica.apply(try #require(try stream.next()))
             _ = try stream.next()
-            var random = SeededGenerator(state: 17)
+            var random = SplitMix(state: 17)
             var nextID = 100
             let items = try Path(pointer: "/items")
             for round in 1...12 {
@@ -123,7 +123,7 @@ import Testing
 
     /// One random write to the array at `items`: insert, append, remove, replace, move, a member
     /// inside a row, the whole array, or a batch of two of them.
-    static func randomWrite(_ store: Store, _ items: Path, _ random: inout SeededGenerator, _ nextID: inout Int) throws {
+    static func randomWrite(_ store: Store, _ items: Path, _ random: inout SplitMix, _ nextID: inout Int) throws {
         let count = try store.value(of: "m", at: items).arrayValue!.count
         func row() -> JSON {
             nextID += 1
@@ -169,7 +169,7 @@ import Testing
             let items = try Path(pointer: "/items")
             let writing = Atomic<Bool>(true)
             let writer = Thread {
-                var random = SeededGenerator(state: 99)
+                var random = SplitMix(state: 99)
                 var nextID = 1000
                 while writing.load(ordering: .relaxed) {
                     try? Self.randomWrite(store, items, &random, &nextID)
