@@ -34,13 +34,6 @@ public func fuzzBearer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// Reports on stderr (release builds drop `precondition` messages) and aborts, which libFuzzer records.
-func fail(_ message: String) -> Never {
-    let line = Array("FuzzBearer: \(message)\n".utf8)
-    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-    abort()
-}
-
 enum BearerFixture {
     static let token = "fuzz-static-token-0123"
     static let secret = "fuzz-hs256-secret-0123456789abcdef-0123"

@@ -159,13 +159,6 @@ func checkBinding(_ entry: JSON, spec: BindingSpec?, values: [JSON]) {
     do { try registry.unbind(id: binding.id) } catch { fail("unbinding \(binding.id) failed: \(error)") }
 }
 
-/// Reports on stderr (release builds drop `precondition` messages) and aborts, which libFuzzer records.
-func fail(_ message: String) -> Never {
-    let line = Array("FuzzBindingSpec: \(message)\n".utf8)
-    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-    abort()
-}
-
 /// The fixture's values are kept as text and parsed for each input: LeakSanitizer does not read Swift's
 /// enum payload pointers (tag bits set) as pointers, so a `JSON` held in a static reads as leaked.
 enum SpecFixture {

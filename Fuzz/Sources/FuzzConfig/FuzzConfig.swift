@@ -103,13 +103,6 @@ func checkDefinition(_ bytes: [UInt8]) {
     if !registry.all.isEmpty { fail("unbinding the set left \(registry.all.count) bindings") }
 }
 
-/// Reports on stderr (release builds drop `precondition` messages) and aborts, which libFuzzer records.
-func fail(_ message: String) -> Never {
-    let line = Array("FuzzConfig: \(message)\n".utf8)
-    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-    abort()
-}
-
 /// Process entry: SwiftPM names an executable's entry `FuzzConfig_main`; hand it to libFuzzer's driver.
 @_cdecl("FuzzConfig_main")
 public func fuzzConfigMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {

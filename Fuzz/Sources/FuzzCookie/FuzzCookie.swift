@@ -17,13 +17,6 @@ public func fuzzCookie(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// Reports on stderr and aborts, which libFuzzer records.
-func fail(_ message: String) -> Never {
-    let line = Array("FuzzCookie: \(message)\n".utf8)
-    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-    abort()
-}
-
 /// Process entry: SwiftPM names an executable's entry `FuzzCookie_main`; hand it to libFuzzer's driver.
 @_cdecl("FuzzCookie_main")
 public func fuzzCookieMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The signature libFuzzer calls for each input.
 public typealias FuzzTarget = @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
 
@@ -18,4 +20,14 @@ public func runFuzzer(
     var count = argc
     var vector = argv
     return LLVMFuzzerRunDriver(&count, &vector, target)
+}
+
+/// Reports a broken promise on stderr (release builds drop `precondition` messages), named for the
+/// target that found it (the module, first in `fileID`), and aborts, which libFuzzer records with the
+/// input. Messages are cut at 2,000 characters.
+public func fail(_ message: String, fileID: StaticString = #fileID) -> Never {
+    let target = "\(fileID)".split(separator: "/").first ?? "fuzz"
+    let line = Array("\(target): \(message.prefix(2_000))\n".utf8)
+    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    abort()
 }

@@ -22,13 +22,6 @@ public func fuzzForm(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// Reports on stderr (release builds drop `precondition` messages) and aborts, which libFuzzer records.
-func fail(_ message: String) -> Never {
-    let line = Array("FuzzForm: \(message)\n".utf8)
-    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-    abort()
-}
-
 /// The server under test, and a minimal keep-alive HTTP/1.1 client for it (one connection for all inputs:
 /// opening one per input outruns the server's cleanup of closed connections under the sanitizers).
 final class FormFixture: @unchecked Sendable {   // libFuzzer calls the target from one thread only

@@ -105,13 +105,6 @@ func resyncReason(in text: String) -> String? {
     return reason
 }
 
-/// Reports on stderr (release builds drop `precondition` messages) and aborts, which libFuzzer records.
-func fail(_ message: String) -> Never {
-    let line = Array("FuzzHeaders: \(message)\n".utf8)
-    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-    abort()
-}
-
 enum HeadersFixture {
     /// A run that started after commit 100 and made commits 101–112, of which the hub retains the
     /// last eight: a resume after 104…112 continues; after 100…103 is a gap; before 100 or after 112 another run.

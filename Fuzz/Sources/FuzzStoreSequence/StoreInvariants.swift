@@ -1,3 +1,4 @@
+import FuzzDriver
 import Glibc
 import LiveBind
 
@@ -72,11 +73,4 @@ enum StoreInvariants {
         if sequences.0 != sequences.1 { fail("\(operation()) failed (\(error)) but used sequence \(sequences.1)") }
         if commits.0 != commits.1 { fail("\(operation()) failed (\(error)) but an observer heard a commit") }
     }
-}
-
-/// Reports on stderr (release builds drop `precondition` messages) and aborts, which libFuzzer records.
-func fail(_ message: String) -> Never {
-    let line = Array("FuzzStoreSequence: \(message.prefix(2_000))\n".utf8)
-    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-    abort()
 }

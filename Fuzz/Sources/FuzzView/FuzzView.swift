@@ -92,13 +92,6 @@ private func element(_ seed: UInt8) -> JSON {
     return .object(members)
 }
 
-/// Reports on stderr (release builds drop `precondition` messages) and aborts, which libFuzzer records.
-func fail(_ message: String) -> Never {
-    let line = Array("FuzzView: \(message)\n".utf8)
-    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-    abort()
-}
-
 /// Process entry: SwiftPM names an executable's entry `FuzzView_main`; hand it to libFuzzer's driver.
 @_cdecl("FuzzView_main")
 public func fuzzViewMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
