@@ -1,8 +1,9 @@
 import Foundation
 @_spi(Fuzzing) @testable import LiveBind
 
-/// A store and an event hub that hears its durable commits as the server's feed would (whole batches,
-/// so a write to several models is published in one call), driven by the test on its own threads.
+/// A store and an event hub fed as the server feeds it: durable commits go through an `EventFeed`
+/// (whole batches, so a write to several models is published in one call, and never under the store's
+/// lock: the hub takes the store's lock inside its own). Call `stop()` at the end.
 struct HubTestFixture {
     /// A connection that is never woken for real: the test reads when it wants.
     final class Connection: HTTPStreamConnection {
@@ -19,13 +20,27 @@ struct HubTestFixture {
 
     let store: Store
     let hub: EventHub
-    let feed: ObservationToken
+    let feed: EventFeed
+    let observation: ObservationToken
 
     init(store: Store = Store(), settings: EventHub.Settings = .init(retainedEvents: 64, maxStreams: 8)) {
         self.store = store
         let hub = EventHub(store: store, settings: settings)
-        self.hub = hub
-        feed = store.observeDurable { commits in hub.publish(commits.map(EventEncoder.frame(for:)), commits: commits) }
+        let feed = EventFeed(hub: hub)
+        (self.hub, self.feed) = (hub, feed)
+        observation = store.observeDurable { commits in feed.publish(commits) }
+    }
+
+    func stop() { feed.stop() }
+
+    /// Whether the hub has published every commit the store made, within `seconds`.
+    func caughtUp(within seconds: Double = 10) -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while hub.state.withLock({ $0.newestSequence }) < store.visibleSequence {
+            guard ContinuousClock.now < deadline else { return false }
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        return true
     }
 
     /// Opens a stream of the locations `subs` (`model/pointer;…`, as `sub=` takes them).
@@ -34,8 +49,9 @@ struct HubTestFixture {
         return try hub.subscribe(models: models, lastEventID: nil, locations: locations)
     }
 
-    /// The events stream `id` has to send now.
+    /// The events stream `id` has to send once the hub has every commit made so far.
     func read(_ id: Int) throws -> [Event] {
+        guard caughtUp() else { throw TestSocketError(description: "the hub did not publish the store's commits") }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         let connection = Connection()

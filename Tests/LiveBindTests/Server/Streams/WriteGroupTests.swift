@@ -25,6 +25,7 @@ import Testing
     /// write's events: the first took the id line and the last went without one, for good.
     @Test func aWindowMovedInsideAWriteLeavesItsGroupClosed() throws {
         let fixture = HubTestFixture()
+        defer { fixture.stop() }
         try fixture.store.put("a", ["items": [1, 2, 3, 4, 5]])
         try fixture.store.put("b", ["x": 1])
         let id = try fixture.open(["a/items;first=2", "b/x"])
@@ -35,6 +36,7 @@ import Testing
             Store.ModelEdits("b") { (editor: inout ModelEditor) throws(StoreError) in try editor.set(2, at: Path(["x"])) },
         ])
         // The stream has not read the write's events yet when its window moves.
+        #expect(fixture.caughtUp())
         try fixture.hub.moveWindow(stream: streamID, location: "a/items", to: Window(anchor: .start(offset: 1), limit: 2)) { _ in }
         let events = try fixture.read(id)
         Self.expectGroupsClosed(events)
@@ -46,6 +48,7 @@ import Testing
     /// write as one group with its id.
     @Test func everyKindOfStreamGetsTheWriteAsOneGroup() throws {
         let fixture = HubTestFixture()
+        defer { fixture.stop() }
         try fixture.store.put("a", ["items": [1, 2, 3]])
         try fixture.store.put("b", ["x": 1])
         try fixture.store.put("c", ["y": 1])
