@@ -62,10 +62,7 @@ extension EventHub {
     /// so that libmicrohttpd ends the response (the stream's next read ends it too). Called with the lock held.
     func cut(_ subscriber: Subscriber, in state: inout State) {
         guard let connection = subscriber.connection as? any ClosableStreamConnection else { return }
-        subscriber.isCut = true
-        subscriber.preface = []
-        subscriber.partial = nil
-        subscriber.clearDerived()
+        subscriber.end()
         // The subscriber is still registered, so its response and socket are still there.
         connection.close()
     }

@@ -182,6 +182,14 @@ extension EventHub.Subscriber {
         if frame.model == nil { derivedSnapshotBytes += frame.bytes.count }
     }
 
+    /// Ends the stream: it drops every frame it holds, and its next read ends it.
+    func end() {
+        isCut = true
+        preface = []
+        partial = nil
+        clearDerived()
+    }
+
     /// Drops every own frame.
     func clearDerived() {
         derived.removeAll()

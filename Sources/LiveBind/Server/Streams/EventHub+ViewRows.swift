@@ -28,10 +28,7 @@ extension EventHub {
                 // is not counted off when this stream closes.
                 subscriber.subscriptions.removeAll { $0.model == model && $0.view == view.key.query && $0.path == view.key.path }
                 guard subscriber.subscriptions.count < before else { continue }
-                subscriber.isCut = true
-                subscriber.preface = []
-                subscriber.partial = nil
-                subscriber.clearDerived()
+                subscriber.end()
                 ended.append(id)
             }
             wakeAll(ended, in: &state, into: &wake)

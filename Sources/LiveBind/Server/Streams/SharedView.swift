@@ -41,11 +41,10 @@ final class SharedView: @unchecked Sendable {
         for commit in commits {
             guard case .changes(let changes) = commit.kind else { return false }
             for change in changes {
-                if key.path.isPrefix(of: change.path) {
-                    if change.path == key.path && change.index == nil && change.from == nil { return false }
-                    _ = arranged.apply(change, at: key.path)
-                } else if change.path.isPrefix(of: key.path) && Subscription.reaches(change, below: key.path) {
-                    return false
+                switch effect(of: change, on: key.path) {
+                case .none: break
+                case .reset: return false
+                case .apply: _ = arranged.apply(change, at: key.path)
                 }
             }
         }
@@ -54,18 +53,27 @@ final class SharedView: @unchecked Sendable {
 
     /// Takes in one change just applied to `mirror`: the shown rows' changes go to ``pending``.
     func take(_ change: Change, in mirror: ModelMirror) {
-        let path = key.path
-        if path.isPrefix(of: change.path) {
-            if change.path == path && change.index == nil && change.from == nil {
-                reset(in: mirror)   // the array itself was set or removed
-            } else {
-                pending += arranged.apply(change, at: path).map { LocationChange(change: $0) }
-                // A change that did not fit (the view and the mirror disagree): arrange the mirror's array.
-                if arranged.contentCount != (mirror.value(at: path)?.arrayValue?.count ?? 0) { reset(in: mirror) }
-            }
-        } else if change.path.isPrefix(of: path) && Subscription.reaches(change, below: path) {
-            reset(in: mirror)
+        switch Self.effect(of: change, on: key.path) {
+        case .none: break
+        case .reset: reset(in: mirror)
+        case .apply:
+            pending += arranged.apply(change, at: key.path).map { LocationChange(change: $0) }
+            // A change that did not fit (the view and the mirror disagree): arrange the mirror's array.
+            if arranged.contentCount != (mirror.value(at: key.path)?.arrayValue?.count ?? 0) { reset(in: mirror) }
         }
+    }
+
+    /// What one change does to a view of the array at `path`.
+    enum Effect { case none, apply, reset }
+
+    /// A change inside the array (an element added, removed, moved, or changed inside) applies to the
+    /// view row by row; one that sets or removes the array itself, or an ancestor of it in a way that
+    /// reaches below, means arranging it again; any other leaves it alone.
+    static func effect(of change: Change, on path: Path) -> Effect {
+        if path.isPrefix(of: change.path) {
+            return change.path == path && change.index == nil && change.from == nil ? .reset : .apply
+        }
+        return change.path.isPrefix(of: path) && Subscription.reaches(change, below: path) ? .reset : .none
     }
 
     /// Arranges the array as `mirror` holds it now: a `set` of the shown rows (`exists` false when
