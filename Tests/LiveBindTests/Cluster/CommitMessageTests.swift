@@ -59,7 +59,7 @@ import Testing
     /// Seeded mutations of a valid body (bytes flipped, cut, repeated) are read or refused, never a crash.
     @Test func mutatedBodiesAreReadOrRefused() {
         let valid = CommitMessage.body(Self.commits, records: Self.commits.map { $0.encodedRecord() })
-        var generator = SplitMix(state: 0x5EED_C0DE)
+        var generator = SplitMix(seed: 0x5EED_C0DE)
         for _ in 0..<5_000 {
             var body = valid
             switch generator.next() % 3 {

@@ -10,7 +10,7 @@ extension ReliabilityTests {
 
         @Test func randomDropsUnderSteadyWritesEndEqualToTheServerWithNoGapAndNoDuplicate() throws {
             let seed = UInt64(UInt32.random(in: 1...UInt32.max))
-            var random = SplitMix(state: seed)
+            var random = SplitMix(seed: seed)
             let store = Store()
             try store.put("m", ["counter": 0, "items": []])
             try withRunningServer(store: store, configure: { $0.streams.retainedEvents = 100_000 }) { port in

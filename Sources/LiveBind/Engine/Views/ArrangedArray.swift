@@ -22,7 +22,7 @@ public final class ArrangedArray {
     private var arranged = ArrangedTree()
     /// Treap priorities from a seed of the system's generator: with a fixed one, a writer could choose
     /// sort keys in priority order and turn the trees into chains (O(n) per change, deep recursion).
-    private var random = PriorityGenerator(seed: UInt64.random(in: 0...UInt64.max))
+    private var random = SplitMix(seed: UInt64.random(in: 0...UInt64.max))
 
     /// Arranges `elements` (an array's current content).
     public init(_ elements: some Sequence<JSON>, query: ViewQuery) {
@@ -299,8 +299,9 @@ private struct Output {
     }
 }
 
-/// A small fast generator for treap priorities, from a random seed.
-struct PriorityGenerator {
+/// SplitMix64: a small fast generator, for treap priorities (from a random seed) and for seeded tests
+/// (a failing run is replayed from its seed).
+struct SplitMix: RandomNumberGenerator {
     private var state: UInt64
 
     init(seed: UInt64) {

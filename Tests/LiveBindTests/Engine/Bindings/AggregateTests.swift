@@ -10,7 +10,7 @@ import Testing
             bindings[name] = try registry.bind(BindingSpec("source.items", "stats.\(name)", transform: TransformSpec(name)))
         }
         #expect(store.at("stats.count") == 3 && store.at("stats.sum") == 27 && store.at("stats.min") == 4)
-        var plain = [4, 8, 15], random = SplitMix(state: 99), counter = 0
+        var plain = [4, 8, 15], random = SplitMix(seed: 99), counter = 0
         var extremumRemovals = 0
         for step in 0..<400 {
             let before = plain

@@ -36,7 +36,7 @@ import Testing
         let kinds = Collected<Change.Kind>()
         let observation = store.observe(try Path(dotted: "items"), in: "target") { kinds.append($0.kind) }
         defer { observation.cancel() }
-        var plain = [1, 2, 3], random = SplitMix(state: seed), counter = 100
+        var plain = [1, 2, 3], random = SplitMix(seed: seed), counter = 100
         for step in 0..<300 {
             try Self.randomEdit(store, &plain, &random, counter: &counter)
             #expect(store.at("target.items") == .array(Deque(plain.map { JSON.int($0 * 10) })), "step \(step)")
@@ -51,7 +51,7 @@ import Testing
         let kinds = Collected<Change.Kind>()
         let observation = store.observe(try Path(dotted: "copy"), in: "target") { kinds.append($0.kind) }
         defer { observation.cancel() }
-        var plain: [Int] = [], random = SplitMix(state: 7), counter = 0
+        var plain: [Int] = [], random = SplitMix(seed: 7), counter = 0
         for _ in 0..<200 { try Self.randomEdit(store, &plain, &random, counter: &counter) }
         #expect(store.at("target.copy") == .array(Deque(plain.map { JSON.int($0) })))
         #expect(!kinds.all.contains(.set))

@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test(arguments: 0..<40) func aClientFollowingTheViewHoldsWhatAFullSortGives(seed: Int) throws {
-        var random = SplitMix(state: UInt64(seed) &* 7919)
+        var random = SplitMix(seed: UInt64(seed) &* 7919)
         let written = Self.queries[seed % Self.queries.count]
         let query = try ViewQuery(where: written.where, order: written.order, offset: written.offset, limit: written.limit)
         let path = Path(["items"])

@@ -12,7 +12,7 @@ import Testing
     }
 
     @Test(arguments: 0..<12) func theTargetHoldsTheShownRowsAfterEveryWrite(seed: Int) throws {
-        var random = SplitMix(state: UInt64(seed) &+ 99)
+        var random = SplitMix(seed: UInt64(seed) &+ 99)
         var nextID = 0
         let initial: [JSON] = (0..<Int.random(in: 0..<10, using: &random)).map { _ in
             nextID += 1

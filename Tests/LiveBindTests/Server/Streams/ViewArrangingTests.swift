@@ -68,6 +68,11 @@ final class ArrangeGate: Sendable {
         }
 
         func read(_ id: Int) throws -> [HubTestFixture.Event] { try base.read(id) }
+
+        /// The ids of the rows stream `id`'s view snapshot shows.
+        func snapshotRows(_ id: Int) throws -> [Int] {
+            ViewArrangingTests.ids(try #require(try read(id).first { $0.type == "snapshot" }).data["value"])
+        }
     }
 
     /// While a new view is arranged, commits go on (the hub's lock is free), and the view catches up
@@ -79,8 +84,7 @@ final class ArrangeGate: Sendable {
             try store.append(["id": 20_000, "status": "open", "time": 90_000], to: Path(pointer: "/items"), in: "orders")
             try store.set("done", at: Path(pointer: "/items/19998/status"), in: "orders")
         }
-        let snapshot = try #require(try fixture.read(id).first { $0.type == "snapshot" })
-        #expect(Self.ids(snapshot.data["value"]) == [20_000, 19_996, 19_994])
+        #expect(try fixture.snapshotRows(id) == [20_000, 19_996, 19_994])
     }
 
     /// A commit that replaces the array while a view is arranged: the view is arranged again (under the
@@ -92,8 +96,7 @@ final class ArrangeGate: Sendable {
             try store.set(ViewArrangingTests.orders(10), at: Path(pointer: "/items"), in: "orders")
             try store.set("open", at: Path(pointer: "/items/1/status"), in: "orders")
         }
-        let snapshot = try #require(try fixture.read(id).first { $0.type == "snapshot" })
-        #expect(Self.ids(snapshot.data["value"]) == [8, 6, 4])
+        #expect(try fixture.snapshotRows(id) == [8, 6, 4])
     }
 
     /// After catching up, the view's events are those of a view arranged from scratch.
@@ -103,8 +106,7 @@ final class ArrangeGate: Sendable {
         let id = try fixture.open { store in
             try store.set(5_000, at: Path(pointer: "/items/2/time"), in: "orders")   // order 2 to the top
         }
-        let snapshot = try #require(try fixture.read(id).first { $0.type == "snapshot" })
-        var rows = Self.ids(snapshot.data["value"])
+        var rows = try fixture.snapshotRows(id)
         #expect(rows == [2, 998, 996])
         try fixture.store.set(6_000, at: Path(pointer: "/items/4/time"), in: "orders")   // order 4 above it
         for event in try fixture.read(id) {

@@ -80,7 +80,7 @@ import Testing
             var replica = try LocationReplica(model: "m", pointer: "/items")
             try replica.apply(try #require(try stream.next()))
             _ = try stream.next()
-            var random = SplitMix(state: 17)
+            var random = SplitMix(seed: 17)
             var nextID = 100
             let items = try Path(pointer: "/items")
             for round in 1...12 {
@@ -169,7 +169,7 @@ import Testing
             let items = try Path(pointer: "/items")
             let writing = Atomic<Bool>(true)
             let writer = Thread {
-                var random = SplitMix(state: 99)
+                var random = SplitMix(seed: 99)
                 var nextID = 1000
                 while writing.load(ordering: .relaxed) {
                     try? Self.randomWrite(store, items, &random, &nextID)
