@@ -62,6 +62,14 @@ final class SQLiteStatement {
         sqlite3_clear_bindings(handle)
     }
 
+    /// Binds a number, or NULL for nil. The corresponding C functions are `sqlite3_bind_double` and `sqlite3_bind_null`.
+    func bind(_ index: Int32, _ value: Double?) throws(SQLiteError) {
+        try check(value.map { sqlite3_bind_double(handle, index, $0) } ?? sqlite3_bind_null(handle, index))
+    }
+
+    /// The number in `column` of the current row. The corresponding C function is `sqlite3_column_double`.
+    func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+
     /// The integer in `column` of the current row. The corresponding C function is `sqlite3_column_int64`.
     func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 

@@ -93,7 +93,17 @@ extension LiveBindServer {
         }
         let store = Store(restoring: contents.models, lastSequence: contents.lastSequence, log: database,
                           limits: configuration.limits.store)
-        self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: database)
+        var history: HistoryDatabase?
+        if let retention = HistoryRetention(parsing: configuration.persistence.history), retention.isOn {
+            do {
+                history = try HistoryDatabase(directory: directory, retention: retention,
+                                              checkpointBytes: configuration.persistence.checkpointBytes)
+            } catch {
+                throw .dataDirectoryUnusable(error.description)
+            }
+        }
+        self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: database,
+                  history: history)
         let window = configuration.limits.idempotencyWindow.components.seconds
         let since = Date().timeIntervalSince1970 - Double(window)
         for receipt in database.receipts(since: since) { idempotency.learn(receipt) }

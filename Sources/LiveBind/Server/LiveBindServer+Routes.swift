@@ -3,7 +3,16 @@ extension LiveBindServer {
     /// access check (`AccessControl.grant`) before every handler, and handlers get what it established.
     func makeRouter(hub: EventHub, access: AccessControl) throws(ServerError) -> Router {
         var router = Router { request, route, parameters in try access.grant(request, route, parameters: parameters) }
+        let auditAddresses = configuration.access.auditAddresses
+        router.writeOrigin = { request, grant in
+            CommitOrigin(actor: grant.credential?.actor
+                             ?? (auditAddresses ? request.clientAddress.map { "address:" + $0 } : nil) ?? "anonymous",
+                         route: request.method.rawValue + " " + request.path)
+        }
         let models = ModelEndpoint(store: store, counters: counters)
+        let past = HistoryEndpoint(history: history, limits: .init(maxScan: configuration.persistence.historyMaxScan,
+                                                                   maxPoints: configuration.persistence.historyMaxPoints),
+                                   maxBuckets: configuration.persistence.historyMaxBuckets)
         let idempotent = IdempotentWrites(table: idempotency, store: store)
         let health = access.sessions == nil ? #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
             : #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#
@@ -41,7 +50,15 @@ extension LiveBindServer {
         }
         router.add([.get, .put, .delete, .patch, .post], "/models/:name/*", access: .scoped(model: .parameter(0))) { request, context in
             let (name, pointer) = (context.parameters[0], context.parameters[1])
-            guard request.method != .get, request.method != .head else { return try models.get(name, pointer) }
+            if request.method == .get || request.method == .head {
+                if request.query.contains(where: { $0.name == "history" }) {
+                    let audit = request.query.contains { $0.name == "audit" }
+                    if audit { try access.checkAudit(request) }
+                    return try past.series(name, pointer, request, audit: audit)
+                }
+                if let at = request.queryValue("at") { return try past.value(name, pointer, at: at) }
+                return try models.get(name, pointer)
+            }
             let blind = access.writesBlind(context.grant)
             // What a stored answer shows beyond id and revision (see `IdempotencyTicket.flags`).
             var flags = request.method == .put && (try? Path(pointer: pointer)) == .root ? "c" : ""

@@ -24,6 +24,8 @@ public final class LiveBindServer: Sendable {
     let counters = ServerCounters()
     /// The data directory's database when `configuration.persistence.dataDirectory` is set; nil keeps state in memory.
     let database: StateDatabase?
+    /// The data directory's history (`--history`), nil when none is kept.
+    let history: HistoryDatabase?
     /// This node of a cluster when `configuration.cluster` is set: the store's commit log.
     let cluster: ClusterNode?
     /// Whether the bindings kept in the data directory were restored (once, at the first start).
@@ -57,7 +59,7 @@ public final class LiveBindServer: Sendable {
     }
 
     init(store: Store, bindings: BindingRegistry?, configuration: Configuration, logger: Logger, database: StateDatabase?,
-         cluster: ClusterNode? = nil) {
+         cluster: ClusterNode? = nil, history: HistoryDatabase? = nil) {
         precondition(bindings == nil || bindings!.store === store, "the binding registry must belong to the served store")
         self.store = store
         self.bindings = bindings ?? BindingRegistry(store: store, maxBindings: configuration.limits.maxBindings)
@@ -65,6 +67,7 @@ public final class LiveBindServer: Sendable {
         self.logger = logger
         self.database = database
         self.cluster = cluster
+        self.history = history
         idempotency = IdempotencyTable(window: configuration.limits.idempotencyWindow,
                                        capacity: configuration.limits.idempotencyKeys)
     }
@@ -111,7 +114,7 @@ public final class LiveBindServer: Sendable {
             : nil
         var options = daemonOptions
         // Rate limits and proxies need every request's address; the stream cap only that of `/events`.
-        options.clientAddresses = limiter != nil || !proxies.isEmpty ? .all
+        options.clientAddresses = limiter != nil || !proxies.isEmpty || configuration.access.auditAddresses ? .all
             : configuration.streams.maxStreamsPerAddress > 0 ? .path("/events") : .none
         options.certificate = certificate
         let daemon = MicroHTTPDDaemon(options: options, handlers: makeHandlers(router, access: access, limiter: limiter,
@@ -127,10 +130,13 @@ public final class LiveBindServer: Sendable {
         // The feed first, then the retained history, then clients: no commit falls between them.
         let events = EventFeed(hub: hub)
         let observation = store.observeDurable { commits in events.publish(commits) }
+        let recording = history.map { history in store.observeDurable { commits in history.enqueue(commits) } }
         let feed = ObservationToken {
             observation.cancel()
+            recording?.cancel()
             events.stop()
         }
+        if let history { logger.info("\(history.start(with: store, recent: database?.recentCommits() ?? []))") }
         if let database { hub.seed(history: database.recentCommits().map(EventEncoder.frame(for:))) }
         if let cluster {
             let recent = cluster.recentCommits(limit: configuration.streams.retainedEvents)
@@ -183,6 +189,7 @@ public final class LiveBindServer: Sendable {
         guard let database, !database.isClosed else { return }
         store.refuseWrites(CommitWriter.closedReason)
         database.close()
+        history?.stop()
         logger.info("closed the data directory \(database.directory)")
     }
 

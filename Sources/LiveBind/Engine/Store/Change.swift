@@ -82,6 +82,11 @@ public struct Commit: Sendable {
     /// How many commits after this one the same write made (a write to several models, see
     /// ``Store/write(_:)``): their events share the last one's id (``eventID``). 0 for most commits.
     var unitTail = 0
+    /// When the write that made it committed, in milliseconds since 1970 (0: not recorded). Stamped as
+    /// it enters a commit log, kept in its record, so every node of a cluster sees the same time.
+    var time: Int64 = 0
+    /// Who made it and through which route (see ``Store/withCommitOrigin(_:_:)``); nil when not said.
+    var origin: CommitOrigin?
 
     /// The id its event goes out with: the sequence of the last commit of the write that made it, so
     /// that a write to several models is one event id (and one group of events on a stream).
@@ -100,6 +105,15 @@ public struct Commit: Sendable {
         self.init(sequence: sequence, model: model, revision: revision, kind: kind)
         self.depth = depth
     }
+}
+
+/// Who made a commit and how, as the commit log records it for audit: opaque text the embedding
+/// application chooses (the server writes `token:NAME`, `jwt:SUB`, … and `PUT /models/sensor`).
+struct CommitOrigin: Sendable, Equatable {
+    /// Who wrote: the credential's name, or an address, or nil.
+    var actor: String?
+    /// Through what: the server's route (method and path).
+    var route: String?
 }
 
 /// What a write did.

@@ -2,7 +2,8 @@
 /// and revision the log keeps in columns of their own.
 ///
 /// `{"changes":[{"op":"set","path":["a","b"],"value":1}, …]}`, `{"snapshot":{…}}` or `{"drop":true}`,
-/// with `"unitTail":n` after it when n more commits of the same write follow (see `Commit.unitTail`).
+/// with `"unitTail":n` after it when n more commits of the same write follow (see `Commit.unitTail`),
+/// `"at":ms` when it was made (`Commit.time`) and `"by":{"actor","route"}` who made it (`Commit.origin`).
 /// A change names only the fields it has: `value`, `index`, `from`, `to`, `key`. The path is its list of components, so that no escaping rule is involved.
 extension Commit {
     /// This commit's record, written straight into one buffer.
@@ -25,6 +26,23 @@ extension Commit {
         if unitTail > 0 {
             writer.append(#","unitTail":"#)
             writer.writeInteger(unitTail)
+        }
+        if time > 0 {
+            writer.append(#","at":"#)
+            writer.writeInteger(Int(time))
+        }
+        if let origin {
+            writer.append(#","by":{"#)
+            if let actor = origin.actor {
+                writer.append(#""actor":"#)
+                writer.writeString(actor)
+            }
+            if let route = origin.route {
+                if origin.actor != nil { writer.append(UInt8(ascii: ",")) }
+                writer.append(#""route":"#)
+                writer.writeString(route)
+            }
+            writer.append(UInt8(ascii: "}"))
         }
         writer.append(UInt8(ascii: "}"))
         return writer.bytes()
@@ -66,6 +84,16 @@ extension Commit {
                 throw CommitRecordError(sequence: sequence, reason: "its unitTail is not a positive count")
             }
             unitTail = count
+        }
+        if let at = record["at"] {
+            guard case .int(let milliseconds) = at, milliseconds > 0 else {
+                throw CommitRecordError(sequence: sequence, reason: "its time is not a positive count of milliseconds")
+            }
+            time = Int64(milliseconds)
+        }
+        if let by = record["by"] {
+            guard case .object = by else { throw CommitRecordError(sequence: sequence, reason: "its origin is not an object") }
+            origin = CommitOrigin(actor: by["actor"]?.stringValue, route: by["route"]?.stringValue)
         }
     }
 }

@@ -1,4 +1,7 @@
 import Collections
+#if canImport(Glibc)
+import Glibc
+#endif
 import Dispatch
 import Synchronization
 
@@ -28,6 +31,7 @@ extension Store {
         var commit = commit()
         entry.lastCommit = commit.sequence
         if commit.depth == 0, let tag = Self.commitTag, tag.take() { commit.tag = tag.text }
+        Self.stamp(&commit)
         log.append(commit)
     }
 
@@ -50,6 +54,7 @@ extension Store {
             var commit = commit
             entry.lastCommit = commit.sequence
             if unit.isEmpty, let tag = Self.commitTag, tag.take() { commit.tag = tag.text + "\n" + Self.unitResults(results()) }
+            Self.stamp(&commit)
             unit.append(commit)
         }
         log.append(contentsOf: unit)
@@ -65,6 +70,19 @@ extension Store {
 
     /// The tag of the write running on this thread, if any.
     @TaskLocal static var commitTag: CommitTag?
+
+    /// Who the writes running on this thread are from (set by the server's router for each write
+    /// request): every commit they make, with those their bindings derive, records it in the log.
+    @TaskLocal static var commitOrigin: CommitOrigin?
+
+    /// Gives a commit entering the log its time and the running write's origin.
+    @inline(__always)
+    static func stamp(_ commit: inout Commit) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        commit.time = Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec / 1_000_000)
+        commit.origin = commitOrigin
+    }
 
     /// A write to several models' results, as its tag carries them: `[[model, sequence, revision], …]`.
     static func unitResults(_ results: [(model: String, result: WriteResult)]) -> String {

@@ -69,6 +69,8 @@ struct AccessControl: Sendable {
         /// Whom a JWT speaks for: its `sub`, after its `iss` when it has one; nil for static tokens and
         /// JWTs without `sub`. Sessions are capped per credential by it (`SessionTable`).
         var subject: String?
+        /// Who it is in the audit trail: `token:NAME`, `jwt:SUB`, `session:` before either (see `?history&audit`).
+        var actor: String?
     }
 
     /// What the access check established for one request: handlers receive it.
@@ -111,6 +113,14 @@ struct AccessControl: Sendable {
         }
     }
 
+    /// Throws unless the request may see who made changes (`?history&audit`): with tokens configured,
+    /// its credential needs the `audit` scope.
+    func checkAudit(_ request: HTTPRequest) throws(AccessError) {
+        guard policy.requiresTokens else { return }
+        let credential = try presentedCredential(request, queryToken: false)
+        guard credential.scopes.contains(.audit) else { throw .missingScope(.audit) }
+    }
+
     /// Throws 403 unless `grant` may also read, when reads are private: a route that writes but whose
     /// answers or effects show a model's values (a binding copies its source into its target, and its
     /// `lastError` describes that source) needs `read` as well as `write`.
@@ -145,7 +155,8 @@ struct AccessControl: Sendable {
             throw .rejectedToken("it is longer than \(maxTokenLength) bytes (--max-token-length)")
         }
         if let token = match(presented) {
-            return Credential(scopes: token.scopes, prefixes: token.models, expiresAt: nil, rateKey: token.secret)
+            return Credential(scopes: token.scopes, prefixes: token.models, expiresAt: nil, rateKey: token.secret,
+                              actor: "token:" + (token.name ?? "unnamed"))
         }
         if let verifier, presented.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 2 {
             return try verifier.verify(presented)

@@ -34,6 +34,8 @@ public struct AccessPolicy: Sendable {
             case read
             /// Every write to models and bindings.
             case write
+            /// Who made each change, in `?history&audit` (with `read`).
+            case audit
         }
 
         /// The secret a client sends as `Authorization: Bearer <secret>`.

@@ -129,7 +129,7 @@ final class JWTVerifier: Sendable {
         let subject = claims.sub.map { sub in (claims.iss.map { "\($0.value.utf8.count):\($0.value) " } ?? "") + sub.value }
         return AccessControl.Credential(scopes: scopes, prefixes: claims.models,
                                         expiresAt: claims.exp.value.addingTimeInterval(leeway), rateKey: nil,
-                                        subject: subject)
+                                        subject: subject, actor: "jwt:" + (claims.sub?.value ?? ""))
     }
 
     private static func format(_ date: Date) -> String {

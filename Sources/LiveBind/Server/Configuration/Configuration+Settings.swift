@@ -92,6 +92,8 @@ extension LiveBindServer.Configuration {
               "Most cookie sessions per credential (a static token, a JWT's sub, or a JWT without one); past it its own oldest session ends."),
         .init("session-lifetime", "Access", .seconds(\.access.sessionLifetime, 1...31_536_000),
               "Seconds a session lasts at most (it also ends when its token expires)."),
+        .init("audit-addresses", "Access", .flag(\.access.auditAddresses),
+              "Record the client's address as the author of anonymous writes in the history's audit trail (off: they are recorded as anonymous)."),
         .init("secure-cookies", "Access", .flag(\.access.secureCookies),
               "Session cookies get Secure (only sent over HTTPS): set it when clients reach the server over TLS."),
     ]
@@ -101,6 +103,15 @@ extension LiveBindServer.Configuration {
               "Folder for livebind.sqlite: models, event ids, retained events and bindings made over HTTP survive restarts; writes are answered once on disk."),
         .init("checkpoint-bytes", "Persistence", .integer(\.persistence.checkpointBytes, 1...Int.max, unit: "BYTES"),
               "With --data: bytes of commit log after which changed models are checkpointed whole (a restart replays at most about this much)."),
+        .init("history", "Persistence", .text(\.persistence.history, unit: "AGE,SIZE", rule: HistoryRetention.rule,
+                                              valid: { HistoryRetention(parsing: $0) != nil }),
+              "With --data: history kept in history.sqlite for ?history, ?at and /events?since= (commits younger than AGE, at most about SIZE, whichever first); 0 keeps none."),
+        .init("history-max-scan", "Persistence", .integer(\.persistence.historyMaxScan, 1...Int.max, unit: "N"),
+              "Most recorded changes one history query may read (422 past it)."),
+        .init("history-max-points", "Persistence", .integer(\.persistence.historyMaxPoints, 1...Int.max, unit: "N"),
+              "Most points one history query may answer without step= (422 past it)."),
+        .init("history-max-buckets", "Persistence", .integer(\.persistence.historyMaxBuckets, 1...Int.max, unit: "N"),
+              "Most buckets one history query may answer with step= (422 past it)."),
     ]
 }
 

@@ -99,6 +99,9 @@ extension LiveBindServer {
             /// the request came over https: TLS here, or `X-Forwarded-Proto: https` from a trusted proxy.
             /// Set it when a proxy that is not trusted ends TLS in front of the server.
             public var secureCookies = false
+            /// Whether an anonymous write records its client's address as its author in the history's
+            /// audit trail (personal data in many places: off by default, recorded as `anonymous`).
+            public var auditAddresses = false
 
             /// The defaults.
             public init() {}
@@ -184,6 +187,16 @@ extension LiveBindServer {
             /// checkpoint are written whole, in the background. A restart replays at most about this much
             /// log; larger values write whole documents less often.
             public var checkpointBytes: Int = 16 << 20
+            /// With a data directory: how much history `history.sqlite` keeps for `?history`, `?at` and
+            /// `/events?since=` — an age (`7d`), a size (`10GB`) or both (`7d,10GB`, whichever is
+            /// reached first); `0` keeps none.
+            public var history = "7d,1GB"
+            /// Most changes one history query may read (422 past it).
+            public var historyMaxScan = 1_000_000
+            /// Most points one history query may answer without `step` (422 past it).
+            public var historyMaxPoints = 100_000
+            /// Most buckets one history query may answer with `step` (422 past it).
+            public var historyMaxBuckets = 11_000
 
             /// The defaults.
             public init() {}

@@ -5,6 +5,7 @@ extension Problem {
         if let error = error as? IdempotencyError { return error.problem }
         if let error = error as? RequestError { return from(error) }
         if let error = error as? StoreError { return from(error) }
+        if let error = error as? HistoryError { return from(error) }
         if let error = error as? BindingError { return from(error) }
         if let error = error as? AccessError { return from(error) }
         if let error = error as? ClusterError {
@@ -111,6 +112,22 @@ extension Problem {
             return problem
         case .modelNotCovered, .metricsNeedEveryModel, .testNeedsRead, .originNotAllowed, .crossSite, .hostNotAllowed:
             return Problem(status: 403, kind: "forbidden", title: "Forbidden", detail: detail)
+        }
+    }
+
+    private static func from(_ error: HistoryError) -> Problem {
+        let detail = error.description
+        switch error {
+        case .off: return Problem(status: 404, kind: "not-found", title: "Not Found", detail: detail)
+        case .before: return Problem(status: 410, kind: "history-gone", title: "Gone", detail: detail)
+        case .limit(let flag, let limit, _):
+            var problem = Problem(status: 422, kind: "limit-exceeded", title: "Unprocessable Content", detail: detail)
+            problem.limit = (setting: flag, value: limit)
+            return problem
+        case .busy, .unreadable:
+            var problem = Problem(status: 503, kind: "unavailable", title: "Service Unavailable", detail: detail)
+            problem.headers.add("Retry-After", "1")
+            return problem
         }
     }
 

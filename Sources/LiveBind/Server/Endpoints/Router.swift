@@ -41,6 +41,9 @@ struct Router: Sendable {
     private var routes: [Route] = []
     /// Runs before every handler.
     private let check: Check
+    /// Who a write is from, for the commit log's audit trail (`CommitOrigin`): asked once per write
+    /// request that passed the access check; its commits (and those its bindings derive) carry it.
+    var writeOrigin: (@Sendable (HTTPRequest, AccessControl.Grant) -> CommitOrigin)?
     /// Answers GET/HEAD requests no route matched (static files; always open).
     var fallback: (@Sendable (HTTPRequest) throws -> HTTPResponse)?
 
@@ -80,7 +83,11 @@ struct Router: Sendable {
             let method = request.method == .head ? HTTPMethod.get : request.method
             if entry.methods.contains(method) {
                 let grant = try check(request, entry.access, captures)
-                return try routes[index].handler(request, Context(parameters: captures, grant: grant))
+                let context = Context(parameters: captures, grant: grant)
+                guard method != .get, let writeOrigin else { return try routes[index].handler(request, context) }
+                return try Store.$commitOrigin.withValue(writeOrigin(request, grant)) {
+                    try routes[index].handler(request, context)
+                }
             }
             allowed.append(contentsOf: entry.methods)
         }

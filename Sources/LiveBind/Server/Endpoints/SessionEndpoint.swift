@@ -18,6 +18,7 @@ struct SessionEndpoint: Sendable {
     func create(_ request: HTTPRequest, _ grant: AccessControl.Grant, now: Date = Date()) throws(RequestError) -> HTTPResponse {
         var credential = grant.credential!   // a `.bearer` route always has one
         credential.session = nil
+        if let actor = credential.actor, !actor.hasPrefix("session:") { credential.actor = "session:" + actor }
         let holder = SessionTable.holder(of: credential, token: AccessControl.bearer(request) ?? "")
         let (id, expiresAt, evicted) = try sessions.create(for: credential, holder: holder, now: now)
         if !evicted.isEmpty { hub.revoke(sessions: Set(evicted), reason: "session-ended") }

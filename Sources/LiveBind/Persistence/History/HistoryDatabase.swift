@@ -1,0 +1,284 @@
+import Foundation
+import Synchronization
+
+/// The data directory's `history.sqlite`: every commit of the last `--history`, indexed by the
+/// locations it changed, with checkpoints of the models, so that a location's past values
+/// (``series(_:_:from:to:limits:origins:)``) and a model's past documents (``document(_:at:)``) can be
+/// read back without the store.
+///
+/// A file of its own, next to `livebind.sqlite` and written by a thread of its own: it takes commits
+/// once they are durable (the store's durable feed), in order, and writes them in batches (WAL,
+/// `synchronous=NORMAL`), so it adds no sync to a write. Readers use connections of their own and
+/// never wait for the store or the writer. Should a crash leave it behind the commit log by more than
+/// the log's retained commits, it starts again from the models as they are (the history before is
+/// dropped, with a warning).
+///
+/// Every `checkpointBytes` of commits recorded, it writes the models changed since its last checkpoint
+/// whole (`checkpoints`) and then drops what ``HistoryRetention`` no longer keeps: everything before
+/// the newest checkpoint that is old enough (or past the size), so a document can always be made from
+/// a checkpoint and the commits after it.
+final class HistoryDatabase: @unchecked Sendable {
+    // `@unchecked`: `queue` and `recorded` are touched only with the worker's lock held; `writer`,
+    // `checkpointed` and `progress` only on the writer thread (and in `init`, before it starts).
+    static let fileName = "history.sqlite"
+    static let formatVersion: Int64 = 1
+
+    let path: String
+    let retention: HistoryRetention
+    let checkpointBytes: Int
+    /// Connections for readers, each used by one reader at a time.
+    private let readers: ReaderPool
+    private let readerCount: Int
+
+    private let worker = WorkerThread(named: "lb-history")
+    private var queue: [Commit] = []
+    private var appended: UInt64 = 0
+    private var recorded: UInt64 = 0
+    private weak var store: Store?
+
+    private let writer: Writer
+    /// Writer thread only: each model's revision in the last checkpoint.
+    private var checkpointed: [String: UInt64] = [:]
+    /// Writer thread only: bytes recorded since the last checkpoint, and in all.
+    private var progress = (sinceCheckpoint: Int64(0), total: Int64(0), lastTime: Int64(0))
+    /// Commits and checkpoints written, for `/metrics` and tests.
+    let commitsWritten = Atomic<Int>(0), checkpointsWritten = Atomic<Int>(0)
+
+    /// Opens (creating when needed) `history.sqlite` in `directory`.
+    init(directory: String, retention: HistoryRetention, checkpointBytes: Int, readers: Int = 2) throws(StateDatabaseError) {
+        path = directory.hasSuffix("/") ? directory + Self.fileName : directory + "/" + Self.fileName
+        self.retention = retention
+        self.checkpointBytes = max(1, checkpointBytes)
+        readerCount = max(1, readers)
+        do {
+            let database = try SQLiteConnection(path: path)
+            try database.execute("PRAGMA busy_timeout = 2000")
+            let mode = try database.prepare("PRAGMA journal_mode = WAL")
+            guard try mode.step(), mode.text(0).lowercased() == "wal" else {
+                throw SQLiteError(code: 0, message: "the file system does not support WAL", context: "PRAGMA journal_mode = WAL")
+            }
+            mode.reset()
+            try database.execute("PRAGMA synchronous = NORMAL")
+            try Self.migrate(database, path: path)
+            writer = try Writer(database)
+            var pool: [SQLiteConnection] = []
+            for _ in 0..<readerCount {
+                let reader = try SQLiteConnection(path: path)
+                try reader.execute("PRAGMA busy_timeout = 2000; PRAGMA query_only = 1")
+                pool.append(reader)
+            }
+            self.readers = ReaderPool(pool)
+            let meta = try writer.readMeta()
+            progress = (0, meta.bytes, meta.lastTime)
+            checkpointed = try writer.checkpointedRevisions()
+        } catch let error as StateDatabaseError {
+            throw error
+        } catch {
+            throw StateDatabaseError.from(error, path: path)
+        }
+    }
+
+    deinit { stop() }
+
+    /// Writes what is queued and ends the writer thread.
+    func stop() {
+        worker.stop()
+        var rest: [Commit] = []
+        worker.withLock { swap(&rest, &queue) }
+        if !rest.isEmpty { record(rest) }
+    }
+
+    // MARK: Starting
+
+    /// Joins the history to `store`'s commits from now on: the history must reach its last commit.
+    /// `recent` are the newest commits of the store's log (oldest first), which fill what a crash left
+    /// unwritten; when they do not reach back far enough, or the file is new, the history starts at
+    /// the store's models as they are now. Returns what it did, for the log; then call ``record(_:)``
+    /// with every durable batch.
+    func start(with store: Store, recent: [Commit]) -> String {
+        let (sequence, models) = store.visibleSnapshot(models: nil)
+        let last = (try? writer.readMeta().last) ?? 0
+        let missing = recent.filter { $0.sequence > last && $0.sequence <= sequence }
+        let reaches = last > 0 && last <= sequence && (last == sequence || (missing.first.map { $0.sequence <= last + 1 } ?? false))
+        var outcome: String
+        if reaches {
+            if !missing.isEmpty { record(missing) }
+            outcome = "history from \(HistoryTime.text((try? writer.readMeta().startTime) ?? 0))"
+        } else {
+            if last > 0 { outcome = "history restarted at event \(sequence): the file was behind the commit log" } else {
+                outcome = "history starts now"
+            }
+            do throws(SQLiteError) {
+                try writer.transaction { () throws(SQLiteError) in
+                    try writer.database.execute("DELETE FROM commits; DELETE FROM changes; DELETE FROM checkpoints; DELETE FROM marks;")
+                    let now = Self.now()
+                    for model in models {
+                        try writer.saveCheckpoint(model.name, sequence: sequence, revision: model.revision, document: model.value.encoded())
+                    }
+                    try writer.saveMark(sequence: sequence, time: now, bytes: 0)
+                    try writer.saveMeta(start: sequence, startTime: now, last: sequence, lastTime: now, bytes: 0)
+                }
+                checkpointed = Dictionary(models.map { ($0.name, $0.revision) }, uniquingKeysWith: { $1 })
+                progress = (0, 0, Self.now())
+            } catch {
+                outcome = "history could not start: \(error)"
+            }
+        }
+        worker.withLock {
+            self.store = store
+            recorded = sequence
+            appended = sequence
+        }
+        _ = worker.start { [self] in run() }
+        return outcome
+    }
+
+    // MARK: Recording
+
+    /// Takes a durable batch of commits (the store's durable feed): queued for the writer thread.
+    func enqueue(_ commits: [Commit]) {
+        guard let last = commits.last else { return }
+        let wake = worker.withLock { () -> Bool in
+            guard last.sequence > appended else { return false }
+            queue += commits.filter { $0.sequence > appended }
+            appended = last.sequence
+            return true
+        }
+        if wake { worker.signal() }
+    }
+
+    /// Returns once every commit queued so far is recorded.
+    func flush() {
+        worker.withLock {
+            let target = appended
+            while recorded < target && !worker.hasFinished { worker.wait() }
+        }
+    }
+
+    private func run() {
+        while true {
+            let batch = worker.withLock { () -> [Commit]? in
+                while queue.isEmpty && !worker.isStopping { worker.wait() }
+                guard !queue.isEmpty else { return nil }
+                defer { queue = [] }
+                return queue
+            }
+            guard let batch else { return }
+            record(batch)
+            worker.withLock {
+                recorded = max(recorded, batch.last!.sequence)
+                worker.broadcast()
+            }
+        }
+    }
+
+    /// Writes `commits` in one transaction, then a checkpoint and the retention's trim when due.
+    private func record(_ commits: [Commit]) {
+        var progress = self.progress
+        do throws(SQLiteError) {
+            try writer.transaction { () throws(SQLiteError) in
+                for commit in commits {
+                    let time = max(commit.time > 0 ? commit.time : Self.now(), progress.lastTime)
+                    progress.lastTime = time
+                    let record = commit.encodedRecord()
+                    try writer.appendCommit(commit, time: time, record: record)
+                    var rows = 1
+                    switch commit.kind {
+                    case .changes(let changes):
+                        for (position, change) in changes.enumerated() {
+                            var number: Double?
+                            if change.kind == .set {
+                                switch change.value {
+                                case .int(let value): number = Double(value)
+                                case .double(let value): number = value
+                                default: break
+                                }
+                            }
+                            try writer.appendChange(commit.model, path: change.path.pointer, sequence: commit.sequence,
+                                                    position: position, time: time, number: number)
+                        }
+                        rows += changes.count
+                    case .snapshot, .drop:
+                        try writer.appendChange(commit.model, path: "", sequence: commit.sequence, position: 0, time: time,
+                                                number: nil)
+                    }
+                    let bytes = Int64(record.count + 64 * rows)
+                    progress.sinceCheckpoint += bytes
+                    progress.total += bytes
+                }
+                try writer.saveLast(commits.last!.sequence, time: progress.lastTime, bytes: progress.total)
+            }
+        } catch {
+            // The history is best effort next to the commit log: a failed batch is a hole, said once.
+            log("history could not record events \(commits.first!.sequence)…\(commits.last!.sequence): \(error)")
+            return
+        }
+        self.progress = progress
+        commitsWritten.add(commits.count, ordering: .relaxed)
+        if progress.sinceCheckpoint >= Int64(checkpointBytes) { checkpoint() }
+    }
+
+    /// Writes every model whose revision moved since the last checkpoint, as the store shows it now
+    /// (a model dropped: a row without a document), marks the point, and trims what the retention
+    /// no longer keeps.
+    private func checkpoint() {
+        guard let store = worker.withLock({ self.store }) else { return }
+        let (sequence, models) = store.visibleSnapshot(models: nil)
+        var revisions = checkpointed
+        let now = Self.now()
+        do throws(SQLiteError) {
+            try writer.transaction { () throws(SQLiteError) in
+                var present = Set<String>()
+                for model in models {
+                    present.insert(model.name)
+                    guard revisions[model.name] != model.revision else { continue }
+                    try writer.saveCheckpoint(model.name, sequence: sequence, revision: model.revision,
+                                              document: model.value.encoded())
+                    progress.total += Int64(model.value.countedSize)
+                    revisions[model.name] = model.revision
+                }
+                for name in revisions.keys where !present.contains(name) {
+                    try writer.saveCheckpoint(name, sequence: sequence, revision: 0, document: nil)
+                    revisions[name] = nil
+                }
+                try writer.saveMark(sequence: sequence, time: now, bytes: progress.total)
+                try writer.trim(keeping: retention, now: now, total: progress.total)
+            }
+        } catch {
+            log("history could not write a checkpoint: \(error)")
+            return
+        }
+        checkpointed = revisions
+        progress.sinceCheckpoint = 0
+        checkpointsWritten.add(1, ordering: .relaxed)
+    }
+
+    private func log(_ message: String) {
+        FileHandle.standardError.write(Data(("livebind: " + message + "\n").utf8))
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` with a reader connection of its own; throws ``HistoryError/busy`` when every one is in use.
+    func withReader<R>(_ body: (SQLiteConnection) throws -> R) throws -> R {
+        guard let reader = readers.take() else { throw HistoryError.busy }
+        defer { readers.give(reader) }
+        return try body(reader)
+    }
+
+    /// Milliseconds since 1970, now.
+    static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+}
+
+/// Connections readers borrow, one reader each at a time.
+private final class ReaderPool: @unchecked Sendable {
+    // `@unchecked`: `free` is only touched with `lock` held; a connection is used by one thread at a time.
+    private var free: [SQLiteConnection]
+    private let lock = NSLock()
+
+    init(_ connections: [SQLiteConnection]) { free = connections }
+
+    func take() -> SQLiteConnection? { lock.withLock { free.popLast() } }
+
+    func give(_ connection: SQLiteConnection) { lock.withLock { free.append(connection) } }
+}
