@@ -33,7 +33,13 @@ extension LiveBindServer {
             if let cluster, let id = (request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")).flatMap({ UInt64($0) }) {
                 cluster.waitUntilApplied(event: id, timeout: .seconds(2))
             }
-            return try Self.openStream(request, hub: hub, grant: context.grant, streamsPerAddress: streamsPerAddress)
+            var replay: (bytes: [UInt8], through: UInt64)?
+            if let since = request.queryValue("since"), request.headers["Last-Event-ID"] == nil, request.queryValue("lastEventId") == nil {
+                replay = try HistoryReplay.prefix(models: request.queryValues("model").filter { !$0.isEmpty },
+                                                  since: try HistoryEndpoint.point(since, parameter: "since"),
+                                                  step: request.queryValue("step"), path: request.queryValue("path"), endpoint: past)
+            }
+            return try Self.openStream(request, hub: hub, grant: context.grant, streamsPerAddress: streamsPerAddress, replay: replay)
         }
         // Moving a window of one's own stream changes no model: it needs what the stream needs, `read`.
         router.add([.patch], "/events/:stream", access: RouteAccess(rule: .scoped, scope: .read)) { request, context in
@@ -116,7 +122,7 @@ extension LiveBindServer {
     /// With `streamsPerAddress`, the stream takes one of its client address's streams (503 when they
     /// are taken) and gives it back when it ends, by whatever path (`EventStream.close`).
     static func openStream(_ request: HTTPRequest, hub: EventHub, grant: AccessControl.Grant,
-                           streamsPerAddress: AddressQuota? = nil) throws -> HTTPResponse {
+                           streamsPerAddress: AddressQuota? = nil, replay: (bytes: [UInt8], through: UInt64)? = nil) throws -> HTTPResponse {
         let reach = grant.reach
         var names = request.queryValues("model").filter { !$0.isEmpty }
         let subs = request.queryValues("sub")
@@ -149,7 +155,7 @@ extension LiveBindServer {
         }
         for name in names { try reach.check(name) }
         for location in locations { try reach.check(location.model) }
-        let lastEventID = request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")
+        let lastEventID = replay.map { String($0.through) } ?? request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")
         let wholeModels: Set<String>? = names.isEmpty ? (subs.isEmpty ? nil : []) : Set(names)
         let filter = ModelFilter(names: wholeModels, prefixes: reach.prefixes)
         let hold = try streamsPerAddress?.take(for: request.clientAddress)
@@ -166,7 +172,7 @@ extension LiveBindServer {
             "Cache-Control": "no-store",
             "X-Accel-Buffering": "no",
         ]
-        return HTTPResponse(status: 200, headers: headers, body: .stream(EventStream(hub: hub, id: id, hold: hold)))
+        return HTTPResponse(status: 200, headers: headers, body: .stream(EventStream(hub: hub, id: id, hold: hold, prefix: replay?.bytes ?? [])))
     }
 
     /// `PATCH /events/{stream}` with `{"sub":"model/pointer","offset":K,"limit":N}` (or `"first":N`,

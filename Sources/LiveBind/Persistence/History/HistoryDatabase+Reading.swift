@@ -62,6 +62,43 @@ extension HistoryDatabase {
         }
     }
 
+    /// The commits of `models` after event `after` through event `through`, in order, with the models
+    /// as they were after `after` (those that existed); throws past `limit` commits.
+    func replay(_ models: [String], after: UInt64, through: UInt64, limit: Int)
+        throws -> (snapshots: [ModelSnapshot], commits: [Commit]) {
+        try withReader { reader in
+            try read(reader) { () throws -> (snapshots: [ModelSnapshot], commits: [Commit]) in
+                let meta = try Self.readMeta(reader)
+                guard after >= meta.start else { throw HistoryError.before(oldest: "event \(meta.start)") }
+                var snapshots: [ModelSnapshot] = []
+                var commits: [Commit] = []
+                let rows = try reader.prepare("""
+                    SELECT sequence, revision, record FROM commits WHERE model = ?1 AND sequence > ?2 AND sequence <= ?3
+                    ORDER BY sequence LIMIT ?4
+                    """)
+                for model in models {
+                    if let document = try Self.document(model, at: after, reader) {
+                        snapshots.append(ModelSnapshot(name: model, revision: document.revision, value: document.value))
+                    }
+                    try rows.bind(1, model)
+                    try rows.bind(2, Int64(after))
+                    try rows.bind(3, Int64(min(through, meta.last)))
+                    try rows.bind(4, Int64(limit - commits.count + 1))
+                    while try rows.step() {
+                        commits.append(try Commit(record: rows.bytes(2), sequence: UInt64(rows.int64(0)), model: model,
+                                                  revision: UInt64(rows.int64(1))))
+                        if commits.count > limit {
+                            throw HistoryError.limit(flag: "history-max-points", limit: limit,
+                                                     needed: "the history holds more than \(limit) events of these models since then")
+                        }
+                    }
+                    rows.reset()
+                }
+                return (snapshots, commits.sorted { $0.sequence < $1.sequence })
+            }
+        }
+    }
+
     /// Runs `body` in one read transaction: everything it reads is of one moment.
     private func read<R>(_ reader: SQLiteConnection, _ body: () throws -> R) throws -> R {
         try reader.execute("BEGIN")

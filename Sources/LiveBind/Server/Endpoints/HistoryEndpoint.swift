@@ -42,7 +42,7 @@ struct HistoryEndpoint: Sendable {
 
     /// The event `point` stands for (itself, or the last event at or before the time), and the time
     /// it is at. With `clamped`, a point before the history's start is its start.
-    private func resolve(_ point: Point, _ history: HistoryDatabase, clamped: Bool = false) throws -> (sequence: UInt64, time: Int64) {
+    func resolve(_ point: Point, _ history: HistoryDatabase, clamped: Bool = false) throws -> (sequence: UInt64, time: Int64) {
         switch point {
         case .event(let id):
             let sequence = try history.checkedSequence(id, clamped: clamped)
@@ -77,18 +77,33 @@ struct HistoryEndpoint: Sendable {
     /// `GET /models/{name}{pointer}?history[&from=…][&to=…][&step=…][&audit]`.
     func series(_ name: String, _ pointer: String, _ request: HTTPRequest, audit: Bool) throws -> HTTPResponse {
         let history = try database()
-        let path = try Path(pointer: pointer)
         let to = try request.queryValue("to").map { text throws(RequestError) in try Self.point(text, parameter: "to") }
-            ?? .time(HistoryDatabase.now())
         let from = try request.queryValue("from").map { text throws(RequestError) in try Self.point(text, parameter: "from") }
+        let csv = request.headers.values(of: "Accept").contains { $0.contains("text/csv") }
+        let (bytes, through) = try answer(name, pointer, from: from, to: to, step: request.queryValue("step"), audit: audit,
+                                          csv: csv, history: history)
+        var response = HTTPResponse.bytes(bytes, contentType: csv ? "text/csv; charset=utf-8" : RequestBody.json)
+        response.headers.add(ModelEndpoint.eventIDHeader, "\(through)")
+        return response
+    }
+
+    /// The buckets of `pointer` from `from` through event `through`, as `?history&step=` answers them
+    /// in JSON, and the last event they cover.
+    func buckets(_ name: String, _ pointer: String, from: Point, step: String, through: UInt64) throws -> (bytes: [UInt8], through: UInt64) {
+        try answer(name, pointer, from: from, to: .event(through), step: step, audit: false, csv: false, history: try database())
+    }
+
+    private func answer(_ name: String, _ pointer: String, from: Point?, to: Point?, step text: String?, audit: Bool, csv: Bool,
+                        history: HistoryDatabase) throws -> (bytes: [UInt8], through: UInt64) {
+        let path = try Path(pointer: pointer)
         var step: Int64?
-        if let text = request.queryValue("step") {
+        if let text {
             guard let milliseconds = HistoryUnits.milliseconds(Substring(text)), milliseconds > 0 else {
                 throw RequestError.badRequest("step=\(text) is not a duration: give a whole number and ms, s, m, h, d or w (60s, 5m)")
             }
             step = milliseconds
         }
-        let (toSequence, toTime) = try resolve(to, history)
+        let (toSequence, toTime) = try resolve(to ?? .time(HistoryDatabase.now()), history)
         let (fromSequence, fromTime) = try resolve(from ?? .time(toTime - 3_600_000), history, clamped: true)
         guard fromTime <= toTime else { throw RequestError.badRequest("from is after to") }
         if let step {
@@ -100,12 +115,8 @@ struct HistoryEndpoint: Sendable {
         }
         let series = try history.series(name, path, from: fromSequence, to: max(fromSequence, toSequence), limits: limits,
                                         origins: audit)
-        let csv = request.headers.values(of: "Accept").contains { $0.contains("text/csv") }
         let head = Head(model: name, path: path.pointer, from: fromTime, to: toTime, through: series.through, step: step)
-        let bytes = csv ? Self.csv(series, step: step, audit: audit) : Self.json(series, head: head, audit: audit)
-        var response = HTTPResponse.bytes(bytes, contentType: csv ? "text/csv; charset=utf-8" : RequestBody.json)
-        response.headers.add(ModelEndpoint.eventIDHeader, "\(series.through)")
-        return response
+        return (csv ? Self.csv(series, step: step, audit: audit) : Self.json(series, head: head, audit: audit), series.through)
     }
 
     private struct Head {

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One `GET /events` response body: reads its subscriber's frames from the hub.
 final class EventStream: HTTPStreamBody {
     let hub: EventHub
@@ -5,15 +7,30 @@ final class EventStream: HTTPStreamBody {
     /// The stream's share of its client address (`--max-streams-per-address`), given back at its end.
     let hold: AddressQuota.Hold?
 
-    init(hub: EventHub, id: Int, hold: AddressQuota.Hold? = nil) {
+    /// What goes out before the hub's frames (a replay of history, `/events?since=`), and how much of it went.
+    private let prefix: Mutex<(bytes: [UInt8], sent: Int)>
+
+    init(hub: EventHub, id: Int, hold: AddressQuota.Hold? = nil, prefix: [UInt8] = []) {
         self.hub = hub
         self.id = id
         self.hold = hold
+        self.prefix = Mutex((prefix, 0))
     }
 
     /// Called on a libmicrohttpd worker thread.
     func read(into buffer: UnsafeMutableRawBufferPointer, connection: any HTTPStreamConnection) -> HTTPStreamRead {
-        hub.read(id, into: buffer, connection: connection)
+        let copied = prefix.withLock { prefix -> Int in
+            guard prefix.sent < prefix.bytes.count else { return 0 }
+            let count = min(buffer.count, prefix.bytes.count - prefix.sent)
+            prefix.bytes.withUnsafeBytes { bytes in
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[prefix.sent..<prefix.sent + count]))
+            }
+            prefix.sent += count
+            if prefix.sent == prefix.bytes.count { prefix.bytes = [] }
+            return count
+        }
+        if copied > 0 { return .bytes(copied) }
+        return hub.read(id, into: buffer, connection: connection)
     }
 
     /// Called once, on a libmicrohttpd worker thread, however the stream ended (its client left, it was

@@ -1,0 +1,53 @@
+/// `GET /events?since=…`: what a stream sends before its live events, from the data directory's
+/// history, and the event its live part resumes after — so one stream draws the past and goes on
+/// live with no gap and nothing twice.
+///
+/// Raw (no `step`): a `snapshot` of each model as it was at the point (one id group), then every
+/// event of those models the history kept after it, grouped by id as live events are. With `step`
+/// and `path`: one `history` event holding that location's buckets (the answer of `?history&step=`),
+/// then a `snapshot` of each model as the history's last event left it.
+enum HistoryReplay {
+    /// The bytes to send first, and the event they end at.
+    static func prefix(models: [String], since: HistoryEndpoint.Point, step: String?, path: String?,
+                       endpoint: HistoryEndpoint) throws -> (bytes: [UInt8], through: UInt64) {
+        guard let history = endpoint.history else { throw HistoryError.off }
+        guard !models.isEmpty else {
+            throw RequestError.badRequest("since= replays whole models: name them with model= (sub= locations have no replay)")
+        }
+        let through = try history.bounds().last
+        var bytes: [UInt8] = []
+        if let step {
+            guard let path, models.count == 1 else {
+                throw RequestError.badRequest("since= with step= needs one model= and the path= of the location to put in buckets")
+            }
+            let (answer, covered) = try endpoint.buckets(models[0], path, from: since, step: step, through: through)
+            let (snapshots, _) = try history.replay(models, after: covered, through: covered, limit: 0)
+            EventEncoder.header(sequence: covered, event: "history", id: snapshots.isEmpty, into: &bytes)
+            bytes += answer
+            bytes += "\n\n".utf8
+            appendSnapshots(snapshots, at: covered, into: &bytes)
+            return (bytes, covered)
+        }
+        let start = try endpoint.resolve(since, history, clamped: true).sequence
+        let (snapshots, commits) = try history.replay(models, after: start, through: through, limit: endpoint.limits.maxPoints)
+        appendSnapshots(snapshots, at: start, into: &bytes)
+        // Ids close groups: an event keeps its `id:` line only when the next one is of another write.
+        let frames = commits.map(EventEncoder.frame(for:))
+        for (index, frame) in frames.enumerated() {
+            if index + 1 < frames.count, frames[index + 1].id == frame.id, let line = frame.idLine {
+                bytes += frame.bytes[..<line.lowerBound]
+                bytes += frame.bytes[line.upperBound...]
+            } else {
+                bytes += frame.bytes
+            }
+        }
+        return (bytes, max(start, commits.last?.eventID ?? start))
+    }
+
+    /// The snapshots of one moment: only the last carries the id.
+    private static func appendSnapshots(_ snapshots: [ModelSnapshot], at sequence: UInt64, into bytes: inout [UInt8]) {
+        for (index, snapshot) in snapshots.enumerated() {
+            EventEncoder.appendSnapshot(snapshot, sequence: sequence, id: index == snapshots.count - 1, into: &bytes)
+        }
+    }
+}
