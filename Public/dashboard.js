@@ -9,9 +9,10 @@
  * livebind.js does the live work: leaf values are <input data-lb-value> (two-way, focus-safe),
  * tables are <tbody data-lb-each> (row by row). This file draws the structure, redraws a part only
  * when its shape changes, highlights what changed, draws charts, the bindings panel and the log.
+ * A field's "history" opens its history chart (livebind.js's data-lb-chart) and its audit trail.
  *
- * Sections: Access token · Helpers · Rendering values · Charts · Applying changes · Model list ·
- * Locations · Event log · Bindings · Start
+ * Sections: Access token · Helpers · Rendering values · Charts · History · Applying changes ·
+ * Model list · Locations · Event log · Bindings · Start
  */
 (function () {
   'use strict';
@@ -197,18 +198,25 @@
     return row;
   }
 
-  /** One member of an object: its key (with "open here" for a subtree) and its value. */
+  /**
+   * One member of an object: its key (with "open here" for a subtree, "history" for a field) and
+   * its value, and the field's history below it when that is open.
+   */
   function makeEntry(view, tokens, key, value) {
     const content = h('dd', {}, renderNode(view, tokens.concat(key), value));
     const term = h('dt', { text: key, title: key });
+    const target = bindingPath(view.model, tokens.concat(key));
     if (typeof value === 'object' && value !== null) {
       // A subtree can have a card of its own, which streams only it.
-      const target = bindingPath(view.model, tokens.concat(key));
       term.append(h('button', { type: 'button', class: 'open-here', 'data-open': target,
                                 title: 'open here: a card that streams only ' + target, 'aria-label': 'open ' + target + ' on its own', text: '⤢' }));
+    } else {
+      term.append(h('button', { type: 'button', class: 'history-toggle', 'data-history': pointerOf(tokens.concat(key)),
+                                'aria-expanded': 'false', title: 'history and audit trail of ' + target, 'aria-label': 'history of ' + target, text: '⌁' }));
     }
     const row = h('div', { class: 'entry' }, term, content);
     row.classList.toggle('entry-wide', WIDE.has(kindOf(value)));
+    if (view.histories.has(pointerOf(tokens.concat(key)))) toggleHistory(view, row);
     return row;
   }
 
@@ -375,6 +383,92 @@
   }
 
   // ===========================================================================================
+  // History
+  //   "⌁" beside a field opens, below it, the field's history as a live chart (an element with
+  //   livebind.js's data-lb-chart, whose window a select changes) and its audit trail of the last
+  //   24 hours (GET /models/…?history&audit&from=-24h: time, actor, route, value; newest first).
+  //   A token without the `audit` scope (403) is told so. Open panels stay open when their entry is
+  //   drawn again.
+  // ===========================================================================================
+
+  const HISTORY_WINDOWS = ['15m', '1h', '24h', '7d'];
+  const AUDIT_ROWS = 200; // the newest this many writes are listed
+
+  /** Opens or closes the history panel of the entry `row` (its toggle says which field). */
+  function toggleHistory(view, row) {
+    const toggle = row.querySelector(':scope > dt > .history-toggle');
+    const pointer = toggle.getAttribute('data-history');
+    const shown = row.querySelector(':scope > .history');
+    if (shown) {
+      shown.remove();
+      view.histories.delete(pointer);
+    } else {
+      row.append(historyPanel(view.model, tokensOf(pointer)));
+      view.histories.add(pointer);
+    }
+    toggle.setAttribute('aria-expanded', shown ? 'false' : 'true');
+  }
+
+  function historyPanel(model, tokens) {
+    const path = bindingPath(model, tokens);
+    const chart = h('div', { class: 'history-chart', 'data-lb-chart': path, 'data-lb-window': '1h' });
+    const span = h('select', { class: 'history-window', 'aria-label': 'history window of ' + path },
+      ...HISTORY_WINDOWS.map((w) => h('option', { value: w, text: 'last ' + w, selected: w === '1h' })));
+    span.addEventListener('change', () => chart.setAttribute('data-lb-window', span.value)); // livebind.js rebinds it
+    const audit = h('div', { class: 'audit' });
+    const reload = h('button', { type: 'button', class: 'audit-reload', text: 'reload' });
+    reload.addEventListener('click', () => loadAudit(audit, model, tokens));
+    loadAudit(audit, model, tokens);
+    return h('div', { class: 'history', 'data-history-of': path },
+      span, chart, h('div', { class: 'audit-head' }, h('h4', { text: 'Audit trail, last 24 h' }), reload), audit);
+  }
+
+  async function loadAudit(box, model, tokens) {
+    box.replaceChildren(h('p', { class: 'muted', text: 'loading…' }));
+    const url = '/models/' + encodeURIComponent(model) + tokens.map((t) => '/' + encodeURIComponent(escapeToken(t))).join('');
+    let response;
+    let body = null;
+    try {
+      response = await LB.fetch(url + '?history&audit&from=-24h', { cache: 'no-store', headers: { Accept: 'application/json' } });
+      body = await response.json().catch(() => null);
+    } catch (e) {
+      box.replaceChildren(h('p', { class: 'audit-note', text: 'The audit trail is unavailable: ' + e.message }));
+      return;
+    }
+    if (!response.ok || !body || !Array.isArray(body.points)) {
+      box.replaceChildren(h('p', { class: 'audit-note', text: auditProblem(response.status, body) }));
+      return;
+    }
+    if (!body.points.length) {
+      box.replaceChildren(h('p', { class: 'muted audit-note', text: 'No writes here in the last 24 hours.' }));
+      return;
+    }
+    const rows = body.points.slice(-AUDIT_ROWS).reverse().map((p) => h('tr', {},
+      h('td', {}, h('time', { datetime: p.time, title: p.time, text: shortTime(p.time) })),
+      h('td', { text: p.actor || '' }),
+      h('td', { text: p.route || '' }),
+      h('td', { class: p.removed ? 'muted' : null, text: p.removed ? 'removed' : preview(p.value, 80) })));
+    const more = body.points.length > AUDIT_ROWS ? [h('p', { class: 'muted', text: `the newest ${AUDIT_ROWS} of ${body.points.length} writes` })] : [];
+    box.replaceChildren(...more, h('div', { class: 'table-scroll' }, h('table', { class: 'data audit-table' },
+      h('thead', {}, h('tr', {}, ...['time', 'actor', 'route', 'value'].map((c) => h('th', { scope: 'col', text: c })))),
+      h('tbody', {}, ...rows))));
+  }
+
+  /** A time of today as its time of day, an older one with its date too. */
+  function shortTime(text) {
+    const date = new Date(text);
+    return date.toDateString() === new Date().toDateString() ? date.toLocaleTimeString() : date.toLocaleString();
+  }
+
+  function auditProblem(status, problem) {
+    const detail = problem && problem.detail ? ` (${problem.detail})` : '';
+    if (status === 403) return `The audit trail needs a token with the audit scope, which this one lacks${detail}.`;
+    if (status === 401) return 'The audit trail needs a token: open this page as /#token=YOUR_TOKEN.';
+    if (problem && typeof problem.type === 'string' && problem.type.endsWith('history-off')) return 'History is off on this server.';
+    return `The audit trail is unavailable (${status})${detail}.`;
+  }
+
+  // ===========================================================================================
   // Applying changes
   // ===========================================================================================
 
@@ -391,7 +485,8 @@
       : h('h3', { text: target.model });
     const card = h('article', { class: 'card', 'data-model': target.model, 'data-path': pointerOf(target.tokens) },
       h('header', { class: 'card-header' }, title, h('span', {}, rev, close)), body);
-    view = { key: target.key, model: target.model, base: target.tokens, card, body, rev, nodes: new Map(), windowed: false };
+    view = { key: target.key, model: target.model, base: target.tokens, card, body, rev, nodes: new Map(), windowed: false,
+             histories: new Set() }; // histories: pointers of the fields whose history is open
     views.set(target.key, view);
     const cards = $('#models');
     const after = Array.from(cards.children).find((c) => cardKey(c) > target.key);
@@ -660,6 +755,9 @@
   $('#models').addEventListener('click', (e) => {
     const button = e.target.closest('button.open-here');
     if (button) openTarget(button.getAttribute('data-open'), true);
+    const toggle = e.target.closest('button.history-toggle');
+    const view = toggle && views.get(cardKey(toggle.closest('.card')));
+    if (view) toggleHistory(view, toggle.closest('.entry'));
   });
 
   // ===========================================================================================

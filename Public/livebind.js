@@ -124,9 +124,9 @@
     return true;
   }
 
-  const ATTRS = ['data-lb-each', 'data-lb-text', 'data-lb-value', 'data-lb-attr', 'data-lb-class', 'data-lb-show'];
+  const ATTRS = ['data-lb-each', 'data-lb-text', 'data-lb-value', 'data-lb-attr', 'data-lb-class', 'data-lb-show', 'data-lb-chart'];
   /** Attributes that change how a binding works: changing one rebinds the element. */
-  const MODIFIERS = ['data-lb-format', 'data-lb-virtual', 'data-lb-row-height', 'data-lb-window'];
+  const MODIFIERS = ['data-lb-format', 'data-lb-virtual', 'data-lb-row-height', 'data-lb-window', 'data-lb-step'];
   const EMPTY = Object.freeze([]);
 
   // ===========================================================================================
@@ -759,6 +759,8 @@
     'data-lb-value': (el, path, ctx) => bindField(el, path, ctx),
 
     'data-lb-each': (el, path, ctx) => bindEach(el, path, ctx),
+
+    'data-lb-chart': (el, path, ctx) => bindChart(el, path, ctx),
   };
 
   // ---- data-lb-value: two-way fields -------------------------------------------------------
@@ -1128,6 +1130,206 @@
         dropAll();
       }
       if (r.release) r.release();
+    };
+  }
+
+  // ---- data-lb-chart: a value's recent history as a small line chart -------------------------
+  //   <div data-lb-chart="sensor.temperature" data-lb-window="1h" data-lb-step="30s"> draws the
+  //   bucketed history (GET /models/sensor/temperature?history&from=-1h&step=30s, each bucket's
+  //   average) as an inline SVG, then keeps it live from the page's stream: a value whose event id
+  //   is past the answer's `id` joins the newest bucket, and buckets older than the window slide
+  //   out. A snapshot the answer does not cover (after a resync, a replaced model) fetches again.
+
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  const CHART = { width: 240, height: 64, plot: 196 }; // the viewBox; labels sit right of `plot`
+  const DURATION_UNITS = { ms: 1, s: 1000, m: 60000, h: 3600000, d: 86400000 };
+
+  /** "90s" → 90000; null for anything that is not a whole number and a unit (ms, s, m, h, d). */
+  function parseDuration(text) {
+    const match = /^\s*(\d+)\s*(ms|s|m|h|d)\s*$/.exec(text || '');
+    return match && +match[1] > 0 ? +match[1] * DURATION_UNITS[match[2]] : null;
+  }
+
+  /** Milliseconds as the server reads a duration: "30s", or "2500ms" when not whole seconds. */
+  function durationText(ms) {
+    return ms % 1000 === 0 ? ms / 1000 + 's' : ms + 'ms';
+  }
+
+  function svgElement(name, attributes) {
+    const node = document.createElementNS(SVG_NS, name);
+    for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+    return node;
+  }
+
+  /** What a refused history request shows (and says in livebind:error). */
+  function historyProblem(status, problem) {
+    const detail = problem && (problem.detail || problem.title);
+    if (problem && typeof problem.type === 'string' && problem.type.endsWith('history-off')) return 'history is off on this server';
+    if (status === 404) return null; // nothing was ever there: the empty state
+    return `history unavailable (${status})` + (detail ? ': ' + detail : '');
+  }
+
+  function bindChart(el, text, ctx) {
+    const [path, format] = splitFormat(el, 'data-lb-chart', text, el.getAttribute('data-lb-format') || 'number:maximumFractionDigits=2');
+    const windowText = el.getAttribute('data-lb-window') || '1h';
+    const span = parseDuration(windowText);
+    const stepText = el.getAttribute('data-lb-step');
+    const step = stepText ? parseDuration(stepText) : span && Math.max(1, Math.ceil(span / 120 / 1000)) * 1000;
+    if (!span || !step) {
+      raise(el, 'data-lb-chart', text, `bad duration "${span ? stepText : windowText}" (a whole number and ms, s, m, h or d)`);
+      return null;
+    }
+    if (path.trim().startsWith('.')) {
+      raise(el, 'data-lb-chart', text, 'data-lb-chart needs a path that starts with a model');
+      return null;
+    }
+    const r = resolve(el, 'data-lb-chart', path, ctx);
+    if (!r) return null;
+
+    const svg = svgElement('svg', { class: 'lb-chart', viewBox: `0 0 ${CHART.width} ${CHART.height}`, width: CHART.width, height: CHART.height,
+                                    role: 'img', 'aria-label': `${path.trim()}, last ${windowText}` });
+    const line = svgElement('polyline', { class: 'lb-chart-line', fill: 'none', stroke: 'currentColor', 'stroke-width': '1.5',
+                                          'stroke-linejoin': 'round', 'vector-effect': 'non-scaling-stroke', points: '' });
+    const dot = svgElement('circle', { class: 'lb-chart-dot', r: '2.5', fill: 'currentColor', visibility: 'hidden' });
+    const label = (cls, y) => svgElement('text', { class: cls, x: CHART.width - 2, y, 'text-anchor': 'end', 'font-size': '10', fill: 'currentColor' });
+    const max = label('lb-chart-max', 9);
+    const min = label('lb-chart-min', CHART.height - 2);
+    const last = label('lb-chart-last', CHART.height / 2);
+    last.setAttribute('font-weight', 'bold');
+    const note = svgElement('text', { class: 'lb-chart-note', x: CHART.plot / 2, y: CHART.height / 2 + 4, 'text-anchor': 'middle', 'font-size': '11', fill: 'currentColor' });
+    svg.append(line, dot, max, min, last, note);
+    el.replaceChildren(svg);
+
+    // buckets: [{time, sum, count, min, max, last}] oldest first, numeric samples only; before: the value in
+    // force at the window's start; id: the last event the history covers; skew: the server's clock
+    // minus ours; pending: what the stream brought while a fetch was on its way; problem: why
+    // there is no history (shown instead of the line).
+    const chart = { buckets: [], before: undefined, id: null, skew: 0, pending: null, again: false, problem: null };
+    const controller = new AbortController();
+    let done = false;
+
+    function show(state, message) {
+      el.setAttribute('data-lb-chart-state', state);
+      note.textContent = message || '';
+    }
+
+    async function load() {
+      if (chart.pending) { chart.again = true; return; }
+      chart.pending = [];
+      if (chart.id === null) show('loading', 'loading…');
+      const url = writeURL(r.scope.model, r.tokens) + `?history&from=-${windowText}&step=${durationText(step)}`;
+      let answer = null;
+      let status = 0;
+      let problem = null;
+      try {
+        const response = await fetch(url, { headers: withToken({ Accept: 'application/json' }), cache: 'no-store', signal: controller.signal });
+        const body = await response.json().catch(() => null);
+        status = response.status;
+        if (response.ok && body && Array.isArray(body.buckets)) answer = body;
+        else problem = response.ok ? { detail: 'not a history answer' } : body;
+      } catch (e) {
+        problem = { detail: 'network error: ' + e.message };
+      }
+      if (done) return;
+      const pending = chart.pending;
+      chart.pending = null;
+      chart.buckets = [];
+      chart.before = undefined;
+      chart.problem = answer ? null : historyProblem(status, problem);
+      if (chart.problem) raise(el, 'data-lb-chart', text, chart.problem, { status });
+      chart.id = answer && answer.id !== undefined && answer.id !== null ? String(answer.id) : '0';
+      if (answer) {
+        chart.skew = Date.parse(answer.to) - Date.now() || 0;
+        if (answer.start && typeof answer.start.value === 'number') chart.before = answer.start.value;
+        for (const b of answer.buckets) {
+          if (typeof b.avg !== 'number') continue; // no numeric sample in it
+          const count = b.count || 1;
+          const or = (v) => (typeof v === 'number' ? v : b.avg); // first and last may not be numbers
+          chart.buckets.push({ time: Date.parse(b.time), sum: b.avg * count, count, min: or(b.min), max: or(b.max), last: or(b.last) });
+        }
+      }
+      for (const sample of pending) if (chart.pending) chart.pending.push(sample); else take(sample);
+      if (!chart.pending) draw();
+      if (chart.again) { chart.again = false; load(); }
+    }
+
+    /** One value the stream brought (or a snapshot): added unless the history answer has it. */
+    function take(sample) {
+      if (sample.id && Number(sample.id) <= Number(chart.id)) return;
+      if (sample.kind === 'snapshot' || sample.kind === 'drop') { load(); return; }
+      if (chart.problem || typeof sample.value !== 'number' || !Number.isFinite(sample.value)) return;
+      const time = sample.at + chart.skew;
+      const newest = chart.buckets[chart.buckets.length - 1];
+      const start = Math.floor(time / step) * step;
+      const v = sample.value;
+      if (newest && start <= newest.time) { // (a clock that stepped back: the newest bucket)
+        newest.sum += v;
+        newest.count += 1;
+        newest.min = Math.min(newest.min, v);
+        newest.max = Math.max(newest.max, v);
+        newest.last = v;
+      } else {
+        chart.buckets.push({ time: start, sum: v, count: 1, min: v, max: v, last: v });
+      }
+    }
+
+    /**
+     * Slides out what left the window, then draws the line (each bucket's average), the labels (the
+     * lowest and highest value in the window, and the newest value) and the state.
+     */
+    function draw() {
+      const now = Date.now() + chart.skew;
+      const from = now - span;
+      while (chart.buckets.length && chart.buckets[0].time + step <= from) chart.before = chart.buckets.shift().last;
+      const points = chart.buckets.map((b) => [b.time, b.sum / b.count]);
+      if (chart.before !== undefined) points.unshift([from, chart.before]);
+      if (points.length === 1 && chart.before !== undefined) points.push([now, chart.before]); // unchanged all along
+      if (!points.length) {
+        line.setAttribute('points', '');
+        dot.setAttribute('visibility', 'hidden');
+        for (const t of [max, min, last]) t.textContent = '';
+        if (chart.problem) show('error', chart.problem);
+        else show('empty', 'no values in the last ' + windowText);
+        return;
+      }
+      let low = chart.before !== undefined ? chart.before : Infinity;
+      let high = chart.before !== undefined ? chart.before : -Infinity;
+      for (const b of chart.buckets) { low = Math.min(low, b.min); high = Math.max(high, b.max); }
+      const range = high - low || 1;
+      const x = (t) => Math.max(0, Math.min(1, (t - from) / span)) * CHART.plot;
+      const y = (v) => CHART.height - 4 - ((v - low) / range) * (CHART.height - 8);
+      const xy = points.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`);
+      line.setAttribute('points', xy.join(' '));
+      const [endTime, endValue] = points[points.length - 1];
+      dot.setAttribute('cx', x(endTime).toFixed(1));
+      dot.setAttribute('cy', y(endValue).toFixed(1));
+      dot.setAttribute('visibility', 'visible');
+      max.textContent = format(high);
+      min.textContent = format(low);
+      last.textContent = format(chart.buckets.length ? chart.buckets[chart.buckets.length - 1].last : chart.before);
+      last.setAttribute('y', Math.max(22, Math.min(CHART.height - 14, y(endValue) + 4)).toFixed(1));
+      show('live', '');
+    }
+
+    const tokens = r.tokens;
+    const watcher = {
+      update(change) {
+        // A change at this location or above it (a change below is inside a value no line shows).
+        if (!change || !isPrefix(change.tokens, tokens)) return;
+        const sample = { id: change.id, kind: change.kind, value: r.scope.get(tokens), at: Date.now() };
+        if (chart.pending) chart.pending.push(sample);
+        else { take(sample); if (!chart.pending) draw(); }
+      },
+    };
+    const unwatch = watch(r.scope, tokens, watcher, r.release);
+    const ticker = setInterval(() => { if (!chart.pending && chart.id !== null) draw(); }, Math.max(step, 1000));
+    load();
+    return () => {
+      done = true;
+      controller.abort();
+      clearInterval(ticker);
+      unwatch();
+      svg.remove();
     };
   }
 
