@@ -461,11 +461,10 @@
   }
 
   function auditProblem(status, problem) {
-    const detail = problem && problem.detail ? ` (${problem.detail})` : '';
-    if (status === 403) return `The audit trail needs a token with the audit scope, which this one lacks${detail}.`;
+    if (status === 403) return 'The audit trail needs a token with the audit scope, which this one lacks.';
     if (status === 401) return 'The audit trail needs a token: open this page as /#token=YOUR_TOKEN.';
-    if (problem && typeof problem.type === 'string' && problem.type.endsWith('history-off')) return 'History is off on this server.';
-    return `The audit trail is unavailable (${status})${detail}.`;
+    if (status === 404) return 'No audit trail: this server keeps no history (it needs --data, and --history other than 0).';
+    return `The audit trail is unavailable (${status})` + (problem && problem.detail ? ': ' + problem.detail : '.');
   }
 
   // ===========================================================================================

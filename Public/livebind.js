@@ -1161,17 +1161,20 @@
     return node;
   }
 
-  /** What a refused history request shows (and says in livebind:error). */
+  /**
+   * What a refused history request shows (and says in livebind:error). A location that never
+   * existed is an empty history (200); 404 is a server that keeps no history (no --data, or
+   * --history 0).
+   */
   function historyProblem(status, problem) {
     const detail = problem && (problem.detail || problem.title);
-    if (problem && typeof problem.type === 'string' && problem.type.endsWith('history-off')) return 'history is off on this server';
-    if (status === 404) return null; // nothing was ever there: the empty state
+    if (status === 404) return 'history is off on this server';
     return `history unavailable (${status})` + (detail ? ': ' + detail : '');
   }
 
   function bindChart(el, text, ctx) {
     const [path, format] = splitFormat(el, 'data-lb-chart', text, el.getAttribute('data-lb-format') || 'number:maximumFractionDigits=2');
-    const windowText = el.getAttribute('data-lb-window') || '1h';
+    const windowText = (el.getAttribute('data-lb-window') || '1h').trim();
     const span = parseDuration(windowText);
     const stepText = el.getAttribute('data-lb-step');
     const step = stepText ? parseDuration(stepText) : span && Math.max(1, Math.ceil(span / 120 / 1000)) * 1000;

@@ -111,8 +111,11 @@ def test_chart_draws_the_history_then_grows_live(recorded, history):
     assert xs == sorted(xs) and len(set(xs)) == len(xs), xs
     assert (drawn["last"], drawn["min"], drawn["max"]) == ("22", "19.5", "23")
     fetched = recorded.execute_script(HISTORY_REQUESTS)
-    assert any("from=-30s&step=200ms" in url for url in fetched), fetched
-    assert any("from=-1h&step=30s" in url for url in fetched), fetched  # the defaults: 1h in 120 buckets
+    # One request per chart: the stream's first snapshot is what the answer covers, so nothing is asked twice.
+    assert sorted(url.split("?")[1] for url in fetched) == [
+        "history&from=-1h&step=30s",  # the defaults: an hour in 120 buckets
+        "history&from=-30s&step=200ms",
+    ], fetched
     assert wait_chart(recorded, "#hour", lambda c: c["state"] == "live", "the 1h chart is not live")["last"]
 
     # Live: values written now join the chart from the stream, without asking for the history again.
@@ -125,6 +128,25 @@ def test_chart_draws_the_history_then_grows_live(recorded, history):
     assert_heights(grown, history_buckets(history, "/models/sensor/temperature", "30s", "200ms"))
     assert recorded.execute_script("return window.pageErrors") == []
     assert recorded.execute_script("return window.lbErrors") == []
+
+
+def test_a_replaced_model_fetches_the_history_again(recorded, history):
+    write_spread(history, "/models/swap", [{"v": 1}])
+    write_spread(history, "/models/swap/v", [2])
+    open_page(recorded, history.base, "/t/chart.html")
+    recorded.execute_script(
+        "const el = document.createElement('div'); el.id = 'swap'; el.setAttribute('data-lb-chart', 'swap.v');"
+        "el.setAttribute('data-lb-window', '30s'); el.setAttribute('data-lb-step', '200ms');"
+        "document.querySelector('#late').append(el);")
+    wait_chart(recorded, "#swap", lambda c: len(c["points"]) == 2, "the chart does not show its two values")
+    asked = lambda: [u for u in recorded.execute_script(HISTORY_REQUESTS) if "/swap/" in u]  # noqa: E731
+    assert len(asked()) == 1
+    # A PUT of the whole model is a snapshot on the stream, past what the answer covered: ask again.
+    history.put("/models/swap", {"v": 40})
+    again = wait_chart(recorded, "#swap", lambda c: c["last"] == "40", "the chart does not show the replaced model")
+    wait(recorded, lambda d: len(asked()) == 2, lambda: f"history requests: {asked()}")
+    assert len(again["points"]) == 3, again
+    assert recorded.execute_script("return window.pageErrors") == []
 
 
 def test_values_older_than_the_window_slide_out(recorded, history):
