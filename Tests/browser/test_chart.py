@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from conftest import Server, open_page, wait
+from conftest import ARTIFACTS, Server, open_page, wait
 
 WRITER = "chart-writer-token-3b1f"   # read, write and audit
 READER = "chart-reader-token-9d2e"   # read and write, no audit
@@ -13,6 +13,7 @@ HEIGHT = 64                          # the chart's viewBox height (livebind.js C
 RECORD = ("window.pageErrors = []; window.lbErrors = [];"
           "window.addEventListener('error', e => window.pageErrors.push(String(e.message)));"
           "window.addEventListener('unhandledrejection', e => window.pageErrors.push(String(e.reason)));"
+          "document.addEventListener('securitypolicyviolation', e => window.pageErrors.push('CSP: ' + e.violatedDirective));"
           "document.addEventListener('livebind:error', e => window.lbErrors.push("
           "{attribute: e.detail.attribute, reason: e.detail.reason, status: e.detail.status}));")
 CHART = """
@@ -51,7 +52,7 @@ def guarded(public_dir, tmp_path_factory):
 
 @pytest.fixture()
 def recorded(page):
-    """The page, with page errors (exceptions, rejections) and livebind:error events recorded."""
+    """The page, with page errors (exceptions, rejections, CSP violations) and livebind:error events recorded."""
     added = page.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORD})
     yield page
     page.execute_cdp_cmd("Page.removeScriptToEvaluateOnNewDocument", {"identifier": added["identifier"]})
@@ -238,6 +239,7 @@ def test_dashboard_field_history_shows_the_chart_and_the_audit_trail(recorded, g
     assert [r[3] for r in rows[:3]] == ["9", "12.5", "11"]
     assert {r[1] for r in rows} == {"token:writer"}
     assert rows[0][2] == "PUT /models/lab/temperature"
+    recorded.save_screenshot(str(ARTIFACTS / "dashboard-history.png"))
 
     # The chart stays live in the dashboard too.
     write_spread(guarded, "/models/lab/temperature", [30], headers=auth)
