@@ -5,9 +5,11 @@ extension HistoryDatabase {
         var maxPoints = 100_000
     }
 
-    /// The first and last events the history covers, and when they were.
+    /// The first and last events the history covers, and when they were, once it has every commit
+    /// the store shows (see ``catchUp(timeout:)``): call it first in every query.
     func bounds() throws -> Meta {
-        try withReader { reader in try Self.readMeta(reader) }
+        catchUp()
+        return try withReader { reader in try Self.readMeta(reader) }
     }
 
     /// The last event at or before `time` (milliseconds since 1970); throws when `time` is before the
@@ -239,7 +241,11 @@ private struct SeriesTracker {
             guard now != last else { continue }
             last = now
             var point = HistorySeries.Point(sequence: row.sequence, time: row.time, value: now)
-            if origins { point.origin = try commit(row.sequence).origin }
+            if origins || row.number == nil || !fast {
+                let made = try commit(row.sequence)
+                point.sequence = made.eventID
+                if origins { point.origin = made.origin }
+            }
             points.append(point)
             if points.count > limits.maxPoints {
                 throw HistoryError.limit(flag: "history-max-points", limit: limits.maxPoints,

@@ -144,17 +144,16 @@ extension HistoryDatabase {
             try HistoryDatabase.readMeta(database)
         }
 
-        /// Each model's revision in its newest checkpoint (models gone there are left out).
-        func checkpointedRevisions() throws(SQLiteError) -> [String: UInt64] {
+        /// The models of the commits after the last mark, each with its last commit there: what the
+        /// next checkpoint must write.
+        func touchedSinceLastMark() throws(SQLiteError) -> [String: UInt64] {
             let rows = try database.prepare("""
-                SELECT model, revision, document IS NULL FROM checkpoints AS c
-                WHERE sequence = (SELECT max(sequence) FROM checkpoints WHERE model = c.model)
+                SELECT model, max(sequence) FROM commits
+                WHERE sequence > (SELECT coalesce(max(sequence), 0) FROM marks) GROUP BY model
                 """)
-            var revisions: [String: UInt64] = [:]
-            while try rows.step() {
-                if rows.int64(2) == 0 { revisions[rows.text(0)] = UInt64(rows.int64(1)) }
-            }
-            return revisions
+            var touched: [String: UInt64] = [:]
+            while try rows.step() { touched[rows.text(0)] = UInt64(rows.int64(1)) }
+            return touched
         }
 
         /// Drops what `retention` no longer keeps: everything before the newest mark older than its

@@ -37,8 +37,12 @@ final class HistoryDatabase: @unchecked Sendable {
     private weak var store: Store?
 
     private let writer: Writer
-    /// Writer thread only: each model's revision in the last checkpoint.
-    private var checkpointed: [String: UInt64] = [:]
+    /// Writer thread only: the models recorded commits touched since the last checkpoint, each with
+    /// its last such commit.
+    private var touched: [String: UInt64] = [:]
+    /// Writer thread only: the store's models taken for the next checkpoint, written once the history
+    /// has every commit up to it.
+    private var pendingCheckpoint: (sequence: UInt64, models: [ModelSnapshot])?
     /// Writer thread only: bytes recorded since the last checkpoint, and in all.
     private var progress = (sinceCheckpoint: Int64(0), total: Int64(0), lastTime: Int64(0))
     /// Commits and checkpoints written, for `/metrics` and tests.
@@ -70,7 +74,7 @@ final class HistoryDatabase: @unchecked Sendable {
             self.readers = ReaderPool(pool)
             let meta = try writer.readMeta()
             progress = (0, meta.bytes, meta.lastTime)
-            checkpointed = try writer.checkpointedRevisions()
+            touched = try writer.touchedSinceLastMark()
         } catch let error as StateDatabaseError {
             throw error
         } catch {
@@ -118,7 +122,7 @@ final class HistoryDatabase: @unchecked Sendable {
                     try writer.saveMark(sequence: sequence, time: now, bytes: 0)
                     try writer.saveMeta(start: sequence, startTime: now, last: sequence, lastTime: now, bytes: 0)
                 }
-                checkpointed = Dictionary(models.map { ($0.name, $0.revision) }, uniquingKeysWith: { $1 })
+                touched = [:]
                 progress = (0, 0, Self.now())
             } catch {
                 outcome = "history could not start: \(error)"
@@ -144,7 +148,18 @@ final class HistoryDatabase: @unchecked Sendable {
             appended = last.sequence
             return true
         }
-        if wake { worker.signal() }
+        // Every waiter: queries waiting in `catchUp` share the condition with the writer thread.
+        if wake { worker.broadcast() }
+    }
+
+    /// Returns once every commit the store made visible so far is recorded (or after `timeout`): a
+    /// query right after a write sees it.
+    func catchUp(timeout: Duration = .seconds(2)) {
+        guard let target = worker.withLock({ store })?.visibleSequence else { return }
+        let deadline = ContinuousClock.now + timeout
+        worker.withLock {
+            while recorded < target && !worker.hasFinished && worker.wait(until: deadline) {}
+        }
     }
 
     /// Returns once every commit queued so far is recorded.
@@ -186,8 +201,10 @@ final class HistoryDatabase: @unchecked Sendable {
                     switch commit.kind {
                     case .changes(let changes):
                         for (position, change) in changes.enumerated() {
+                            // The fast path of a series reads a point's id from the row: only for a
+                            // commit whose event id is its own sequence (not inside a write to several models).
                             var number: Double?
-                            if change.kind == .set {
+                            if change.kind == .set, commit.unitTail == 0 {
                                 switch change.value {
                                 case .int(let value): number = Double(value)
                                 case .double(let value): number = value
@@ -214,41 +231,45 @@ final class HistoryDatabase: @unchecked Sendable {
             return
         }
         self.progress = progress
+        for commit in commits { touched[commit.model] = commit.sequence }
         commitsWritten.add(commits.count, ordering: .relaxed)
-        if progress.sinceCheckpoint >= Int64(checkpointBytes) { checkpoint() }
+        if progress.sinceCheckpoint >= Int64(checkpointBytes) { takeCheckpoint() }
+        if let pending = pendingCheckpoint, commits.last!.sequence >= pending.sequence { writeCheckpoint() }
     }
 
-    /// Writes every model whose revision moved since the last checkpoint, as the store shows it now
-    /// (a model dropped: a row without a document), marks the point, and trims what the retention
-    /// no longer keeps.
-    private func checkpoint() {
-        guard let store = worker.withLock({ self.store }) else { return }
-        let (sequence, models) = store.visibleSnapshot(models: nil)
-        var revisions = checkpointed
+    /// Takes the store's models for a checkpoint at its visible event, written once every commit up
+    /// to it is recorded (see ``writeCheckpoint()``).
+    private func takeCheckpoint() {
+        guard pendingCheckpoint == nil, let store = worker.withLock({ self.store }) else { return }
+        pendingCheckpoint = store.visibleSnapshot(models: nil)
+    }
+
+    /// Writes the models the commits recorded since the last checkpoint touched, as the pending
+    /// checkpoint has them (a model gone: a row without a document), marks the point, and trims what
+    /// the retention no longer keeps. Models no commit touched keep their last row.
+    private func writeCheckpoint() {
+        guard let (sequence, models) = pendingCheckpoint else { return }
+        pendingCheckpoint = nil
+        let documents = Dictionary(models.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let now = Self.now()
+        var total = progress.total
         do throws(SQLiteError) {
             try writer.transaction { () throws(SQLiteError) in
-                var present = Set<String>()
-                for model in models {
-                    present.insert(model.name)
-                    guard revisions[model.name] != model.revision else { continue }
-                    try writer.saveCheckpoint(model.name, sequence: sequence, revision: model.revision,
-                                              document: model.value.encoded())
-                    progress.total += Int64(model.value.countedSize)
-                    revisions[model.name] = model.revision
+                for name in touched.keys {
+                    let model = documents[name]
+                    try writer.saveCheckpoint(name, sequence: sequence, revision: model?.revision ?? 0,
+                                              document: model?.value.encoded())
+                    total += Int64(model?.value.countedSize ?? 0)
                 }
-                for name in revisions.keys where !present.contains(name) {
-                    try writer.saveCheckpoint(name, sequence: sequence, revision: 0, document: nil)
-                    revisions[name] = nil
-                }
-                try writer.saveMark(sequence: sequence, time: now, bytes: progress.total)
-                try writer.trim(keeping: retention, now: now, total: progress.total)
+                try writer.saveMark(sequence: sequence, time: now, bytes: total)
+                try writer.trim(keeping: retention, now: now, total: total)
             }
         } catch {
             log("history could not write a checkpoint: \(error)")
             return
         }
-        checkpointed = revisions
+        progress.total = total
+        touched = touched.filter { $0.value > sequence }
         progress.sinceCheckpoint = 0
         checkpointsWritten.add(1, ordering: .relaxed)
     }

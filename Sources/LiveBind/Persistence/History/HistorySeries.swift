@@ -2,7 +2,7 @@
 struct HistorySeries: Sendable {
     /// One change of the location.
     struct Point: Sendable, Equatable {
-        /// The event that made it, and when (milliseconds since 1970).
+        /// The event id of the write that made it, and when (milliseconds since 1970).
         var sequence: UInt64, time: Int64
         /// The location's value after it; nil: the location was removed.
         var value: JSON?

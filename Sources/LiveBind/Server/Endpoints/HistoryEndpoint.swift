@@ -35,8 +35,10 @@ struct HistoryEndpoint: Sendable {
             """)
     }
 
+    /// The history, once it has every commit the store shows.
     private func database() throws(HistoryError) -> HistoryDatabase {
         guard let history else { throw .off }
+        history.catchUp()
         return history
     }
 
@@ -104,10 +106,13 @@ struct HistoryEndpoint: Sendable {
             step = milliseconds
         }
         let (toSequence, toTime) = try resolve(to ?? .time(HistoryDatabase.now()), history)
-        let (fromSequence, fromTime) = try resolve(from ?? .time(toTime - 3_600_000), history, clamped: true)
+        let fromPoint = from ?? .time(toTime - 3_600_000)
+        let (fromSequence, fromTime) = try resolve(fromPoint, history, clamped: true)
         guard fromTime <= toTime else { throw RequestError.badRequest("from is after to") }
         if let step {
-            let buckets = (toTime - fromTime) / step + 1
+            // The range asked for, not the part of it the history still has.
+            let asked = if case .time(let time) = fromPoint { min(time, fromTime) } else { fromTime }
+            let buckets = (toTime - asked) / step + 1
             guard buckets <= Int64(maxBuckets) else {
                 throw HistoryError.limit(flag: "history-max-buckets", limit: maxBuckets,
                                          needed: "from … to in steps of \(HistoryUnits.text(milliseconds: step)) is \(buckets) buckets; take a longer step or a shorter range")
