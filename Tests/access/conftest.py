@@ -3,8 +3,11 @@
 `world` starts livebind-server (env LIVEBIND_SERVER, else .build/release/livebind-server) twice, on
 127.0.0.1 and a free port each: `default` (reads open, writes need a token) and `private` (`--private`:
 reads need a `read` token too). Both take their static tokens from a `--tokens` file and accept HS256
-JWTs (`--jwt-key`). Each server gets two canary models, `lab-secret` and `other-secret`, whose values
-carry a random string that no caller without read access to that model may ever see.
+JWTs (`--jwt-key`), and keeps its history in a `--data` folder of its own (issue #30: `?history`,
+`?history&audit`, `?at=`, `/events?since=`). Each server gets two canary models, `lab-secret` and
+`other-secret`, whose values carry a random string that no caller without read access to that model may
+ever see; and every write of theirs is recorded with its actor, which no caller without the `audit` scope
+may ever see.
 """
 import json
 import pathlib
@@ -33,6 +36,7 @@ class World:
         self.canaries = {"lab-secret": "cnry" + secrets.token_hex(10), "other-secret": "cnry" + secrets.token_hex(10)}
         self.admin = {"Authorization": f"Bearer {tokens['rw']}"}
         self.first_event_id = None
+        self.canaries_event_id = None    # the write after which both canary models exist (for ?at=)
         self.held = None
         self.stream_id = None
         self.credentials = []
@@ -53,7 +57,7 @@ class World:
     def prepare(self):
         self.first_event_id = self.must("PUT", "/models/zero", {}).json()["id"]
         for model in self.canaries:
-            self.must("PUT", f"/models/{model}", self.canary_document(model))
+            self.canaries_event_id = self.must("PUT", f"/models/{model}", self.canary_document(model)).json()["id"]
         for model in ("lab-x", "other-x"):
             self.must("PUT", f"/models/{model}", {})
         # Bindings whose transform fails on the canary: their lastError is where a value could show.
@@ -63,7 +67,9 @@ class World:
                       {"id": "leak-other", "source": "other-secret.v", "target": "other-x.leak", "transform": "not"}):
             self.must("POST", "/bindings", entry)
         lab_session = self.new_session(self.tokens["lab"])
+        audit_lab_session = self.new_session(self.tokens["al"])
         jwt_claims = {"scope": "read write", "models": ["lab-"], "exp": int(time.time()) + 3600}
+        audit_jwt_claims = {"scope": "read audit", "sub": "auditor", "exp": int(time.time()) + 3600}
         expired_claims = {"scope": "read write", "exp": int(time.time()) - 3600}
         self.credentials = [
             NOBODY,
@@ -74,6 +80,12 @@ class World:
             Credential("expired JWT", make_jwt(JWT_SECRET, expired_claims), valid=False),
             Credential("JWT lab-", make_jwt(JWT_SECRET, jwt_claims), scopes={"read", "write"}, prefixes=["lab-"]),
             Credential("session lab-", cookie=lab_session, scopes={"read", "write"}, prefixes=["lab-"]),
+            # The `audit` scope (who made each change, `?history&audit`); every caller above lacks it.
+            Credential("read+audit", self.tokens["au"], scopes={"read", "audit"}),
+            Credential("audit-only", self.tokens["ao"], scopes={"audit"}),
+            Credential("audit lab-", self.tokens["al"], scopes={"read", "audit"}, prefixes=["lab-"]),
+            Credential("JWT audit", make_jwt(JWT_SECRET, audit_jwt_claims), scopes={"read", "audit"}),
+            Credential("session audit lab-", cookie=audit_lab_session, scopes={"read", "audit"}, prefixes=["lab-"]),
             Credential("other Origin", self.tokens["rw"], scopes={"read", "write"},
                        cross_site={"Origin": "http://evil.example"}),
             Credential("Sec-Fetch-Site cross-site", self.tokens["rw"], scopes={"read", "write"},
@@ -106,14 +118,18 @@ class World:
 @pytest.fixture(scope="session", params=["default", "private"])
 def world(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp(f"access-{request.param}")
-    tokens = {name: f"tok-{name}-{secrets.token_hex(12)}" for name in ("ro", "wo", "rw", "lab")}
+    tokens = {name: f"tok-{name}-{secrets.token_hex(12)}" for name in ("ro", "wo", "rw", "lab", "au", "ao", "al")}
     entries = [{"token": tokens["ro"], "scopes": ["read"], "name": "read-only"},
                {"token": tokens["wo"], "scopes": ["write"], "name": "write-only"},
                {"token": tokens["rw"], "scopes": ["read", "write"], "name": "read+write"},
-               {"token": tokens["lab"], "scopes": ["read", "write"], "models": ["lab-"], "name": "lab"}]
+               {"token": tokens["lab"], "scopes": ["read", "write"], "models": ["lab-"], "name": "lab"},
+               {"token": tokens["au"], "scopes": ["read", "audit"], "name": "read+audit"},
+               {"token": tokens["ao"], "scopes": ["audit"], "name": "audit-only"},
+               {"token": tokens["al"], "scopes": ["read", "audit"], "models": ["lab-"], "name": "audit lab"}]
     (folder / "tokens.json").write_text(json.dumps(entries))
     (folder / "jwt.key").write_bytes(JWT_SECRET)
-    args = ["--tokens", str(folder / "tokens.json"), "--jwt-key", str(folder / "jwt.key")]
+    args = ["--tokens", str(folder / "tokens.json"), "--jwt-key", str(folder / "jwt.key"),
+            "--data", str(folder / "data")]
     if request.param == "private":
         args.append("--private")
     log = pathlib.Path(tempfile.gettempdir()) / f"livebind-access-{request.param}.log"

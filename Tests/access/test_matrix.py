@@ -2,7 +2,8 @@
 
 Every route of the server's table, every method, with and without `sub=` and windows, is called as every
 kind of caller (conftest `World.credentials`: none, read-only, write-only, read+write, prefix `lab-`, an
-expired JWT, a JWT limited to `lab-`, a session cookie, a token sent from another Origin or with
+expired JWT, a JWT limited to `lab-`, a session cookie, tokens with the `audit` scope — read+audit,
+audit alone, limited to `lab-`, a JWT, a session — and a token sent from another Origin or with
 `Sec-Fetch-Site: cross-site`), on a server with the default policy (reads open, writes need a token) and
 one with `--private`. Each cell must answer the status the route declares, derived from ROUTES below,
 the one table of what each call needs (written from docs/HTTP.md "Access control", "JSON Web Tokens",
@@ -13,6 +14,11 @@ And no answer — status line, headers, body, or event stream read for a second 
 canary models — of a caller who may not read a model carries that model's canary: not in `lastError`,
 not in a problem's `detail`, not in a metric, an event id or an ETag. Nor, to any caller, does a message
 that describes a value (a problem's `detail`, a binding's `lastError`) quote it.
+
+The servers keep a history (`--data`, issue #30): `?history`, `?at=` and `/events?since=` need what a
+read needs, and `?history&audit` (who made each change) needs, with tokens configured, a credential with
+the `audit` scope that reaches the model. No other answer, to anyone, carries the audit trail: no
+`"actor"`, no `actor,route` CSV columns, no actor such as the setup writer's `token:read+write`.
 
 The route list is checked against the `router.add` calls of LiveBindServer+Routes.swift, so a route
 added without a row here fails `test_every_route_has_rows`.
@@ -38,10 +44,12 @@ class Row:
     `access`: `open` (anyone; unsafe methods pass the Origin check), `static` (the file fallback: no
     check at all, other methods 405), `405` (a route's path with a method it does not answer: no check),
     `bearer` (any accepted bearer token in `Authorization`), `read` (a `read` token with --private, else
-    anyone), `write` (a `write` token), `bind` (a `write` token, and `read` too with --private: a binding
-    copies and describes its source). `models`: what the token's prefixes must cover. `ok`: the status
+    anyone), `audit` (`?history&audit`: what `read` needs, then a credential with the `audit` scope that
+    reaches `models`, under either policy), `write` (a `write` token), `bind` (a `write` token, and `read`
+    too with --private: a binding copies and describes its source). `models`: what the token's prefixes must cover. `ok`: the status
     once access is granted. `reveals`: canary models that answer must show when its caller may read them
-    (proves the canary search can find what it looks for)."""
+    (proves the canary search can find what it looks for); an `audit` row's granted answer must show the
+    setup writer's actor (proves the audit-trail search can find it)."""
 
     def __init__(self, method, path, route, access, models, ok, api=None, body=None, ctype=JSON, note="",
                  stream=False, reveals=(), setup=None, headers=None, query_token=False, fresh_session=False,
@@ -76,9 +84,15 @@ LAB, OTHER = "lab-secret", "other-secret"
 M = "/models/:name/*"
 B = "/bindings/:id"
 S = "/events/:stream"
+# Who wrote the canary models in setup (conftest: the `read+write` token of the tokens file), as the audit
+# trail names it: seen in an answer, it came from the audit trail.
+SETUP_ACTOR = "token:read+write"
+AUDIT_MARKERS = ('"actor"', "actor,route", SETUP_ACTOR)
+CSV = {"Accept": "text/csv"}
 
 # THE table. Paths may hold {slug} (the credential's name, for ids that must differ per caller),
-# {stream} (an open stream's id), {first} (the id of the first write) and {token} (the caller's token,
+# {stream} (an open stream's id), {first} (the id of the first write), {canaries} (the id of the write
+# after which both canary models exist) and {token} (the caller's token,
 # for rows with query_token).
 ROUTES = [
     # Operations and static files (docs "Operations"; `/healthz` and static files are always open).
@@ -113,6 +127,41 @@ ROUTES = [
     Row("GET", "/models/nope-model", M, "read", ["nope-model"], 404, "GET /models/{name}"),
     Row("GET", "/models/lab-secret?access_token={token}", M, "read", [LAB], 200, "GET /models/{name}",
         query_token=True, note="token only in the query, which counts on /events alone", reveals=[LAB]),
+    # History (issue #30; the servers run with --data): a location's past values and a document as it was
+    # need what a GET needs; who made each change needs the `audit` scope too, on the model.
+    Row("GET", "/models/lab-secret/v?history", M, "read", [LAB], 200, "GET /models/{name}/{pointer}", reveals=[LAB]),
+    Row("GET", "/models/other-secret/v?history", M, "read", [OTHER], 200, "GET /models/{name}/{pointer}",
+        reveals=[OTHER]),
+    Row("GET", "/models/lab-secret/v?history&from={first}&to={canaries}", M, "read", [LAB], 200,
+        "GET /models/{name}/{pointer}", reveals=[LAB], note="from and to as event ids"),
+    Row("GET", "/models/lab-secret?history&step=1m", M, "read", [LAB], 200, "GET /models/{name}", reveals=[LAB],
+        note="buckets of the whole model"),
+    Row("GET", "/models/other-secret/v?history", M, "read", [OTHER], 200, "GET /models/{name}/{pointer}",
+        reveals=[OTHER], headers=CSV, note="CSV"),
+    Row("GET", "/models/lab-secret/v?history&step=0s", M, "read", [LAB], 400, "GET /models/{name}/{pointer}",
+        note="a step that is no duration"),
+    Row("GET", "/models/nope-model/v?history", M, "read", ["nope-model"], 200, "GET /models/{name}/{pointer}",
+        note="no such model: no points"),
+    Row("GET", "/models/lab-secret/v?history&audit", M, "audit", [LAB], 200, "GET /models/{name}/{pointer}",
+        reveals=[LAB]),
+    Row("GET", "/models/other-secret/v?history&audit", M, "audit", [OTHER], 200, "GET /models/{name}/{pointer}",
+        reveals=[OTHER]),
+    Row("GET", "/models/lab-secret?history&audit", M, "audit", [LAB], 200, "GET /models/{name}", reveals=[LAB],
+        note="the whole model"),
+    Row("HEAD", "/models/lab-secret/v?history&audit", M, "audit", [LAB], 200),
+    Row("GET", "/models/other-secret/v?history&audit", M, "audit", [OTHER], 200, "GET /models/{name}/{pointer}",
+        reveals=[OTHER], headers=CSV, note="CSV"),
+    Row("GET", "/models/lab-secret/v?history&audit&access_token={token}", M, "audit", [LAB], 200,
+        "GET /models/{name}/{pointer}", query_token=True,
+        note="token only in the query, which counts on /events alone"),
+    Row("GET", "/models/lab-secret?at={canaries}", M, "read", [LAB], 200, "GET /models/{name}", reveals=[LAB]),
+    Row("GET", "/models/other-secret/arr/0?at={canaries}", M, "read", [OTHER], 200, "GET /models/{name}/{pointer}",
+        reveals=[OTHER]),
+    Row("GET", "/models/other-secret?at=2999-01-01T00:00:00Z", M, "read", [OTHER], 200, "GET /models/{name}",
+        reveals=[OTHER], note="a time after the last write"),
+    Row("GET", "/models/lab-secret?at={first}", M, "read", [LAB], 404, "GET /models/{name}",
+        note="before the model was made"),
+    Row("GET", "/models/lab-secret?at=yesterday", M, "read", [LAB], 400, "GET /models/{name}", note="no time"),
     # Models: writes on scratch models (reset before each cell).
     Row("PUT", "/models/lab-new", M, "write", ["lab-new"], 201, "PUT /models/{name}", {"x": 1}, setup=drop_lab_new),
     Row("PUT", "/models/lab-w", M, "write", ["lab-w"], 200, "PUT /models/{name}", {"x": 2}, setup=reset_scratch),
@@ -181,6 +230,19 @@ ROUTES = [
     Row("GET", "/events?sub=other-secret/obj&lastEventId={first}", "/events", "read", [OTHER], 200, "GET /events",
         stream=True, reveals=[OTHER]),
     Row("GET", "/events?sub=lab-secret/a~2b", "/events", "read", [], 400, "GET /events", stream=True),
+    # A replay from the history, then live (issue #30): what /events needs.
+    Row("GET", "/events?model=lab-secret&since={first}", "/events", "read", [LAB], 200, "GET /events", stream=True,
+        reveals=[LAB]),
+    Row("GET", "/events?model=other-secret&since=-1h", "/events", "read", [OTHER], 200, "GET /events", stream=True,
+        reveals=[OTHER], note="a duration before now"),
+    Row("GET", "/events?model=lab-secret&model=other-secret&since={canaries}", "/events", "read", [LAB, OTHER], 200,
+        "GET /events", stream=True, reveals=[LAB, OTHER]),
+    Row("GET", "/events?model=lab-secret&since={first}&step=1m&path=/v", "/events", "read", [LAB], 200,
+        "GET /events", stream=True, reveals=[LAB], note="buckets, then live"),
+    Row("GET", "/events?model=other-secret&since={first}&access_token={token}", "/events", "read", [OTHER], 200,
+        "GET /events", stream=True, query_token=True, reveals=[OTHER]),
+    Row("GET", "/events?since={first}", "/events", "read", [], 400, "GET /events", stream=True,
+        note="since= without model="),
     # Views (docs "Views"): the model's access, as any sub.
     Row("GET", "/events?sub=lab-secret/arr%3Border=-.", "/events", "read", [LAB], 200, "GET /events", stream=True,
         reveals=[LAB]),
@@ -268,6 +330,15 @@ def expected(row, credential, world):
         return row.ok
     if row.access == "bearer":
         return row.ok if caller.token is not None and caller.valid else 401
+    if row.access == "audit":
+        # The route's check first (a GET: `read`, with --private), then the audit check, with tokens
+        # configured (always, here): the `audit` scope, on the model, under either policy.
+        for scope in (["read"] if world.private else []) + ["audit"]:
+            if not caller.presented or not caller.valid:
+                return 401
+            if scope not in caller.scopes or not all(caller.covers(model) for model in row.models):
+                return 403
+        return row.ok
     scope = "read" if row.access == "read" else "write"
     if scope == "read" and not world.private:
         return row.ok                                # reads are open without --private
@@ -293,7 +364,8 @@ def fill(value, world, credential):
         return value
     text = value if isinstance(value, str) else json.dumps(value)
     text = (text.replace("{slug}", slug(credential)).replace("{stream}", world.stream_id or "")
-            .replace("{first}", str(world.first_event_id)).replace("{token}", credential.token or ""))
+            .replace("{first}", str(world.first_event_id)).replace("{canaries}", str(world.canaries_event_id))
+            .replace("{token}", credential.token or ""))
     return text if isinstance(value, str) else json.loads(text)
 
 
@@ -320,6 +392,15 @@ def check_cell(row, credential, world, answer, failures):
         if at >= 0:
             where = "headers" if at < text.find("\n\n") else "body"
             failures.append(f"{cell} | LEAK of {model} in {where}: …{text[max(0, at - 90):at + 30]!r}…")
+    if row.access == "audit" and answer.status == want == 200:
+        if row.method != "HEAD" and SETUP_ACTOR not in text:
+            failures.append(f"{cell} | control: the audit answer should name {SETUP_ACTOR} and does not")
+    else:
+        shown = [marker for marker in AUDIT_MARKERS if marker in text]
+        if shown:
+            at = text.find(shown[0])
+            failures.append(f"{cell} | LEAK of the audit trail ({', '.join(shown)}): "
+                            f"…{text[max(0, at - 90):at + 40]!r}…")
     quoting = [(field, model, message) for field, message in messages(answer)
                for model, canary in world.canaries.items() if canary in message]
     if quoting:
@@ -421,6 +502,8 @@ def test_table_agrees_with_openapi():
              Credential("rw", "t", scopes={"read", "write"}), Credential("lab", "t", scopes={"read", "write"},
                                                                            prefixes=["lab-"]),
              Credential("expired", "t", valid=False), Credential("cookie", cookie="c", scopes={"read"}),
+             Credential("audit", "t", scopes={"read", "audit"}), Credential("audit-only", "t", scopes={"audit"}),
+             Credential("audit lab", "t", scopes={"read", "audit"}, prefixes=["lab-"]),
              Credential("origin", "t", scopes={"read", "write"}, cross_site={"Origin": "http://evil.example"})]
 
     class Policy:
