@@ -24,9 +24,8 @@ extension LiveBindServer {
     /// not a LiveBind database, or another server uses it. The file stays locked until ``stop()``.
     public convenience init(configuration: Configuration, logger: Logger = Logger(label: "livebind.server")) throws(ServerError) {
         if let cluster = configuration.cluster {
-            guard configuration.persistence.dataDirectory == nil else {
-                throw .clusterUnavailable("a cluster node keeps its state in the cluster's stream: drop --data")
-            }
+            // A node's models are the stream's; its data directory, when given, holds its history only.
+            let history = try Self.openHistory(configuration)
             let node: ClusterNode
             let snapshot: ClusterSnapshot
             do throws(ClusterError) {
@@ -40,7 +39,8 @@ extension LiveBindServer {
             // server starts.
             let store = Store(restoring: snapshot.models, lastSequence: snapshot.events, log: node,
                               limits: configuration.limits.store)
-            self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: nil, cluster: node)
+            self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: nil, cluster: node,
+                      history: history)
             // Answers to idempotent writes: from the snapshot, then from every commit the node applies.
             for receipt in snapshot.receipts { idempotency.learn(receipt) }
             for answer in snapshot.answers { if let receipt = AnswerReceipt(json: answer) { idempotency.learn(receipt) } }
@@ -93,21 +93,26 @@ extension LiveBindServer {
         }
         let store = Store(restoring: contents.models, lastSequence: contents.lastSequence, log: database,
                           limits: configuration.limits.store)
-        var history: HistoryDatabase?
-        if let retention = HistoryRetention(parsing: configuration.persistence.history), retention.isOn {
-            do {
-                history = try HistoryDatabase(directory: directory, retention: retention,
-                                              checkpointBytes: configuration.persistence.checkpointBytes)
-            } catch {
-                throw .dataDirectoryUnusable(error.description)
-            }
-        }
+        let history = try Self.openHistory(configuration)
         self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: database,
                   history: history)
         let window = configuration.limits.idempotencyWindow.components.seconds
         let since = Date().timeIntervalSince1970 - Double(window)
         for receipt in database.receipts(since: since) { idempotency.learn(receipt) }
         for answer in database.answers(since: since) { if let receipt = AnswerReceipt(json: answer) { idempotency.learn(receipt) } }
+    }
+
+    /// The data directory's history (`--history`), nil without a data directory or with `--history 0`.
+    private static func openHistory(_ configuration: Configuration) throws(ServerError) -> HistoryDatabase? {
+        guard let directory = configuration.persistence.dataDirectory,
+              let retention = HistoryRetention(parsing: configuration.persistence.history), retention.isOn else { return nil }
+        do {
+            try DataDirectory.prepare(directory)
+            return try HistoryDatabase(directory: directory, retention: retention,
+                                       checkpointBytes: configuration.persistence.checkpointBytes)
+        } catch {
+            throw .dataDirectoryUnusable(error.description)
+        }
     }
 
     /// Microseconds since 1970: the first event id of a server that keeps no history.

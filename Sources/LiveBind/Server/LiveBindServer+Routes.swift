@@ -59,7 +59,7 @@ extension LiveBindServer {
             if request.method == .get || request.method == .head {
                 if request.query.contains(where: { $0.name == "history" }) {
                     let audit = request.query.contains { $0.name == "audit" }
-                    if audit { try access.checkAudit(request) }
+                    if audit { try access.checkAudit(request, model: name) }
                     return try past.series(name, pointer, request, audit: audit)
                 }
                 if let at = request.queryValue("at") { return try past.value(name, pointer, at: at) }

@@ -136,7 +136,11 @@ public final class LiveBindServer: Sendable {
             recording?.cancel()
             events.stop()
         }
-        if let history { logger.info("\(history.start(with: store, recent: database?.recentCommits() ?? []))") }
+        if let history {
+            let recent = database?.recentCommits()
+                ?? cluster?.recentCommits(limit: configuration.streams.retainedEvents).commits ?? []
+            logger.info("\(history.start(with: store, recent: recent))")
+        }
         if let database { hub.seed(history: database.recentCommits().map(EventEncoder.frame(for:))) }
         if let cluster {
             let recent = cluster.recentCommits(limit: configuration.streams.retainedEvents)
@@ -174,6 +178,7 @@ public final class LiveBindServer: Sendable {
         }
         cluster?.stop()
         current.feed.cancel()
+        history?.stop()
         current.heartbeat?.cancel()
         let left = current.hub.shutdown(deadline: .seconds(5))
         if left > 0 { logger.warning("\(left) streams still open at shutdown") }

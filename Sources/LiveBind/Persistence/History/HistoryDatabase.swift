@@ -153,12 +153,20 @@ final class HistoryDatabase: @unchecked Sendable {
     }
 
     /// Returns once every commit the store made visible so far is recorded (or after `timeout`): a
-    /// query right after a write sees it.
+    /// query right after a write sees it. A cluster's store also counts sequences that are no commit
+    /// (binding changes): the wait also ends once the writer had nothing to do for 100 ms.
     func catchUp(timeout: Duration = .seconds(2)) {
         guard let target = worker.withLock({ store })?.visibleSequence else { return }
         let deadline = ContinuousClock.now + timeout
+        var idle = 0
         worker.withLock {
-            while recorded < target && !worker.hasFinished && worker.wait(until: deadline) {}
+            while recorded < target && !worker.hasFinished && idle < 2 {
+                let slice = min(deadline, ContinuousClock.now + .milliseconds(50))
+                if !worker.wait(until: slice) {
+                    guard ContinuousClock.now < deadline else { return }
+                    idle = queue.isEmpty && recorded == appended ? idle + 1 : 0
+                }
+            }
         }
     }
 

@@ -209,9 +209,6 @@ extension LiveBindServer {
         public func validate() throws(ConfigurationError) {
             for setting in Self.settings { try setting.check(self) }
             if let cluster {
-                guard persistence.dataDirectory == nil else {
-                    throw ConfigurationError(flag: "data", reason: "cannot go with --cluster: the state is kept in NATS JetStream")
-                }
                 try cluster.validate()
             }
         }
