@@ -139,7 +139,8 @@ class Node(livebind_server.Server):
         self.node_name = name
         self.folder = folder
         self.nats_urls = nats_urls
-        self.extra = list(extra)
+        # `{node}` in an argument is this node's name: `--data {folder}/{node}` gives each its own folder.
+        self.extra = [arg.replace("{node}", name).replace("{folder}", str(folder)) for arg in extra]
         # --no-demo, unless the test asks for the demo (the server refuses the two together).
         demo = [] if "--demo" in self.extra else ["--no-demo"]
         super().__init__(demo + ["--cluster", ",".join(nats_urls), "--node-name", name,
