@@ -109,3 +109,26 @@ def test_a_location_snapshot_never_carries_an_id_inside_a_write_to_several_model
     assert id_lines(events) == [unit], events
     kinds = [(kind, json.loads(data)["model"]) for _, kind, data in events if kind != "stream"]
     assert kinds == [("set", "b"), ("snapshot", "a")], events
+
+
+def test_a_model_changed_only_before_a_restart_survives_the_next_checkpoint():
+    """test_history.py's state machine, shrunk: a model written before a restart, then only other
+    models written until a checkpoint (small --checkpoint-bytes), then a restart: the model was gone,
+    its acknowledged writes with it. The checkpoint after a restart wrote only the models changed
+    since the restart, and moved the log's replay point past the commits of the others (the server
+    of 2026-11-26 before the fix lost them at any --checkpoint-bytes up to about 300 bytes of log)."""
+    from harness import Server
+    for checkpoint_bytes in ("100", "300", "900"):
+        server = Server(["--checkpoint-bytes", checkpoint_bytes]).start()
+        try:
+            assert server.call("PUT", "/models/kept", {})[0] == 201
+            assert server.call("PUT", "/models/busy", {"t": 0})[0] == 201
+            assert server.call("PATCH", "/models/kept", {"last": 1}, "application/merge-patch+json")[0] == 200
+            server.restart()
+            for t in range(1, 13):
+                assert server.call("PUT", "/models/busy", {"t": t, "pad": "x" * 40})[0] == 200
+            server.restart()
+            assert server.call("GET", "/models/kept")[2] == {"last": 1}, checkpoint_bytes
+            assert server.call("GET", "/models/busy")[2]["t"] == 12
+        finally:
+            server.close()

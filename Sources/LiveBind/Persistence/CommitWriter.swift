@@ -39,6 +39,9 @@ final class CommitWriter: @unchecked Sendable {
 
     /// Writer thread only: what the next checkpoint must cover.
     private var checkpoint = CheckpointProgress()
+    /// What the log held after the last checkpoint when the data directory was opened (see
+    /// ``resume(after:)``); taken into `checkpoint` by the writer thread.
+    private var replayed: CheckpointProgress?
     /// Writer thread only: how many commits the next batch may wait for, and until when.
     private var gather: (commits: Int, until: ContinuousClock.Instant)?
     /// The bounds of how long a batch may wait for writers to come back, whatever the last sync took.
@@ -52,6 +55,13 @@ final class CommitWriter: @unchecked Sendable {
         self.checkpointBytes = checkpointBytes
         self.beforeSync = beforeSync
         worker.start { [self] in run() }
+    }
+
+    /// Tells the writer what the log held after the last checkpoint when the directory was opened
+    /// (the commits a restart replayed): the next checkpoint must write those models too, or they
+    /// would be lost with the log it trims. Called before the first commit is appended.
+    func resume(after progress: CheckpointProgress) {
+        worker.withLock { replayed = progress }
     }
 
     func attach(to store: Store) {
@@ -110,6 +120,9 @@ final class CommitWriter: @unchecked Sendable {
 
     private func run() {
         while true {
+            if let replayed = worker.withLock({ () -> CheckpointProgress? in defer { replayed = nil }; return replayed }) {
+                checkpoint.merge(replayed)
+            }
             // A checkpoint's cut is taken before the batch: every commit up to it is then either
             // written already or in the batch.
             let cut = checkpoint.bytes >= checkpointBytes ? currentStore()?.snapshot(models: nil) : nil
@@ -297,6 +310,12 @@ struct CheckpointProgress {
     mutating func add(_ commit: Commit, bytes count: Int) {
         bytes += count
         changed[commit.model] = commit.sequence
+    }
+
+    /// Counts what `other` counted too.
+    mutating func merge(_ other: CheckpointProgress) {
+        bytes += other.bytes
+        changed.merge(other.changed) { max($0, $1) }
     }
 
     /// The models changed since the last checkpoint.

@@ -28,12 +28,17 @@ extension StateDatabase {
                 let log = try connection.database.prepare(
                     "SELECT sequence, model, revision, record FROM log WHERE sequence > ?1 ORDER BY sequence")
                 try log.bind(1, Int64(lastSequence))
+                var replayed = CheckpointProgress()
                 while try log.step() {
-                    let commit = try Commit(record: log.bytes(3), sequence: UInt64(log.int64(0)), model: log.text(1),
+                    let record = log.bytes(3)
+                    let commit = try Commit(record: record, sequence: UInt64(log.int64(0)), model: log.text(1),
                                             revision: UInt64(log.int64(2)))
                     try Self.replay(commit, onto: &models)
+                    replayed.add(commit, bytes: record.count)
                     lastSequence = commit.sequence
                 }
+                // The models these commits changed are in no checkpoint yet: the next one writes them.
+                writer.resume(after: replayed)
             } catch let error as StateDatabaseError {
                 throw error
             } catch let error as CommitRecordError {
