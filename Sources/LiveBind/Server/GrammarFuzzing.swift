@@ -37,6 +37,30 @@
         query.arrangedByFullSort(elements)
     }
 
+    /// A point of the history as `from=`, `to=`, `at=` and `since=` read it: `(time, nil)` in milliseconds
+    /// since 1970, `(nil, id)` for an event id; nil when the text names none.
+    public static func historyPoint(_ text: String) -> (time: Int64?, event: UInt64?)? {
+        switch try? HistoryEndpoint.point(text, parameter: "from") {
+        case .time(let time): (time, nil)
+        case .event(let id): (nil, id)
+        case nil: nil
+        }
+    }
+
+    /// Milliseconds in a duration as `step=` and `--history` read it, and its text written back.
+    public static func historyDuration(_ text: String) -> (milliseconds: Int64, text: String)? {
+        HistoryUnits.milliseconds(Substring(text)).map { ($0, HistoryUnits.text(milliseconds: $0)) }
+    }
+
+    /// A time as history answers write it (RFC 3339 in UTC), and read back.
+    public static func historyTime(_ milliseconds: Int64) -> (text: String, read: Int64?) {
+        let text = HistoryTime.text(milliseconds)
+        return (text, HistoryTime.parse(text))
+    }
+
+    /// Whether `--history` takes `text`.
+    public static func historyRetention(_ text: String) -> Bool { HistoryRetention(parsing: text) != nil }
+
     /// Applies `change` (as a stream's client does) to `value`.
     public static func replay(_ change: Change, onto value: inout JSON) throws(StoreError) {
         try value.replay(change)

@@ -1,0 +1,35 @@
+import FuzzDriver
+@_spi(Fuzzing) import LiveBind
+
+/// libFuzzer entry point: the history's query grammar (`from=`, `to=`, `at=`, `since=`, `step=`,
+/// `--history`). Any text either names nothing or names a point, a duration or a retention without a
+/// crash; a duration written back reads as the same duration; a time the answers write reads back as
+/// the same millisecond; a time a query names, written as answers write it, names the same time.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzHistoryQuery(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = UnsafeBufferPointer(start: data, count: size)
+    let text = String(decoding: bytes, as: UTF8.self)
+    _ = GrammarFuzzing.historyRetention(text)
+    if let (milliseconds, written) = GrammarFuzzing.historyDuration(text) {
+        if milliseconds < 0 { fail("a negative duration from \(text)") }
+        if GrammarFuzzing.historyDuration(written)?.milliseconds != milliseconds { fail("\(text) → \(written) reads back otherwise") }
+    }
+    if let point = GrammarFuzzing.historyPoint(text), let time = point.time, (0...253_402_300_799_999).contains(time) {
+        let (written, read) = GrammarFuzzing.historyTime(time)
+        if read != time { fail("\(text) → \(time) → \(written) reads back as \(String(describing: read))") }
+    }
+    if size >= 8 {
+        // Any millisecond from year 0 to 9999, written and read back.
+        let raw = bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let time = Int64(raw % 315_537_897_600_000) - 62_135_596_800_000
+        let (written, read) = GrammarFuzzing.historyTime(time)
+        if read != time { fail("\(time) → \(written) reads back as \(String(describing: read))") }
+    }
+    return 0
+}
+
+/// Process entry: SwiftPM names an executable's entry `FuzzHistoryQuery_main`; hand it to libFuzzer's driver.
+@_cdecl("FuzzHistoryQuery_main")
+public func fuzzHistoryQueryMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runFuzzer(argc, argv, fuzzHistoryQuery)
+}
