@@ -26,6 +26,7 @@ extension LiveBindServer {
             return MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
                                    log: database?.writer, cluster: cluster, idempotencyKeys: idempotency.count)
         }
+        let replays = ReplayBudget(limit: configuration.streams.maxUnsentBytes)
         let streamsPerAddress = configuration.streams.maxStreamsPerAddress > 0
             ? AddressQuota(limit: configuration.streams.maxStreamsPerAddress, countsLoopback: configuration.countsLoopbackStreams) : nil
         router.add([.get], "/events", access: .scoped(model: .query("model"), queryToken: true)) { [cluster] request, context in
@@ -33,13 +34,23 @@ extension LiveBindServer {
             if let cluster, let id = (request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")).flatMap({ UInt64($0) }) {
                 cluster.waitUntilApplied(event: id, timeout: .seconds(2))
             }
-            var replay: (bytes: [UInt8], through: UInt64)?
+            var replay: (bytes: [UInt8], through: UInt64, budget: ReplayBudget)?
             if let since = request.queryValue("since"), request.headers["Last-Event-ID"] == nil, request.queryValue("lastEventId") == nil {
-                replay = try HistoryReplay.prefix(models: request.queryValues("model").filter { !$0.isEmpty },
-                                                  since: try HistoryEndpoint.point(since, parameter: "since"),
-                                                  step: request.queryValue("step"), path: request.queryValue("path"), endpoint: past)
+                let prefix = try HistoryReplay.prefix(models: request.queryValues("model").filter { !$0.isEmpty },
+                                                      since: try HistoryEndpoint.point(since, parameter: "since"),
+                                                      step: request.queryValue("step"), path: request.queryValue("path"),
+                                                      endpoint: past)
+                try replays.take(prefix.bytes.count)
+                replay = (prefix.bytes, prefix.through, replays)
             }
-            return try Self.openStream(request, hub: hub, grant: context.grant, streamsPerAddress: streamsPerAddress, replay: replay)
+            do {
+                return try Self.openStream(request, hub: hub, grant: context.grant, streamsPerAddress: streamsPerAddress,
+                                          replay: replay)
+            } catch {
+                // The stream that would have sent the replay was not made.
+                replay?.budget.release(replay?.bytes.count ?? 0)
+                throw error
+            }
         }
         // Moving a window of one's own stream changes no model: it needs what the stream needs, `read`.
         router.add([.patch], "/events/:stream", access: RouteAccess(rule: .scoped, scope: .read)) { request, context in
@@ -122,7 +133,8 @@ extension LiveBindServer {
     /// With `streamsPerAddress`, the stream takes one of its client address's streams (503 when they
     /// are taken) and gives it back when it ends, by whatever path (`EventStream.close`).
     static func openStream(_ request: HTTPRequest, hub: EventHub, grant: AccessControl.Grant,
-                           streamsPerAddress: AddressQuota? = nil, replay: (bytes: [UInt8], through: UInt64)? = nil) throws -> HTTPResponse {
+                           streamsPerAddress: AddressQuota? = nil,
+                           replay: (bytes: [UInt8], through: UInt64, budget: ReplayBudget)? = nil) throws -> HTTPResponse {
         let reach = grant.reach
         var names = request.queryValues("model").filter { !$0.isEmpty }
         let subs = request.queryValues("sub")
@@ -172,7 +184,8 @@ extension LiveBindServer {
             "Cache-Control": "no-store",
             "X-Accel-Buffering": "no",
         ]
-        return HTTPResponse(status: 200, headers: headers, body: .stream(EventStream(hub: hub, id: id, hold: hold, prefix: replay?.bytes ?? [])))
+        return HTTPResponse(status: 200, headers: headers, body: .stream(EventStream(hub: hub, id: id, hold: hold, prefix: replay?.bytes ?? [],
+                                                                                     replays: replay?.budget)))
     }
 
     /// `PATCH /events/{stream}` with `{"sub":"model/pointer","offset":K,"limit":N}` (or `"first":N`,

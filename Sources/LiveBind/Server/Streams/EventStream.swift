@@ -9,12 +9,15 @@ final class EventStream: HTTPStreamBody {
 
     /// What goes out before the hub's frames (a replay of history, `/events?since=`), and how much of it went.
     private let prefix: Mutex<(bytes: [UInt8], sent: Int)>
+    /// Where the prefix's bytes are counted while unsent.
+    private let replays: ReplayBudget?
 
-    init(hub: EventHub, id: Int, hold: AddressQuota.Hold? = nil, prefix: [UInt8] = []) {
+    init(hub: EventHub, id: Int, hold: AddressQuota.Hold? = nil, prefix: [UInt8] = [], replays: ReplayBudget? = nil) {
         self.hub = hub
         self.id = id
         self.hold = hold
         self.prefix = Mutex((prefix, 0))
+        self.replays = replays
     }
 
     /// Called on a libmicrohttpd worker thread.
@@ -26,6 +29,7 @@ final class EventStream: HTTPStreamBody {
                 buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[prefix.sent..<prefix.sent + count]))
             }
             prefix.sent += count
+            replays?.release(count)
             if prefix.sent == prefix.bytes.count { prefix.bytes = [] }
             return count
         }
@@ -36,7 +40,34 @@ final class EventStream: HTTPStreamBody {
     /// Called once, on a libmicrohttpd worker thread, however the stream ended (its client left, it was
     /// cut or revoked, the server stopped, or its response could not be queued).
     func close() {
+        let unsent = prefix.withLock { prefix in
+            defer { prefix = ([], 0) }
+            return prefix.bytes.count - prefix.sent
+        }
+        replays?.release(unsent)
         hub.close(id)
         hold?.release()
+    }
+}
+
+/// The bytes of history replays (`/events?since=`) built and not yet sent, all streams together:
+/// bounded by `--max-unsent-bytes`, like the hub's unsent frames.
+final class ReplayBudget: Sendable {
+    let limit: Int
+    private let held = Atomic<Int>(0)
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Takes `count` bytes, or throws when they would pass the limit.
+    func take(_ count: Int) throws(RequestError) {
+        let now = held.add(count, ordering: .relaxed).newValue
+        guard now <= limit else {
+            held.subtract(count, ordering: .relaxed)
+            throw .unsentBytesSpent(limit: limit)
+        }
+    }
+
+    func release(_ count: Int) {
+        if count > 0 { held.subtract(count, ordering: .relaxed) }
     }
 }
