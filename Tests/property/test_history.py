@@ -294,3 +294,21 @@ def test_csv_and_buckets():
         assert (bucket["count"], bucket["min"], bucket["max"], bucket["avg"], bucket["last"]) == (5, 1, 5, 3, 5), bucket
     finally:
         server.close()
+
+
+def test_a_replay_counts_against_the_unsent_bytes():
+    server = Server(["--max-unsent-bytes", "4000"]).start()
+    try:
+        ids = fill(server, 60)
+        status, _, answer = server.call("GET", f"/events?model=s&since={ids[0]}")
+        assert status == 503 and "--max-unsent-bytes" in answer["detail"], (status, answer)
+        stream = SSEConnection(server.port, f"model=s&since={ids[-3]}")
+        assert stream.status == 200, stream.error_body
+        stream.close()
+        # What the refused and the closed streams held is given back: the small one fits again.
+        for _ in range(3):
+            stream = SSEConnection(server.port, f"model=s&since={ids[-3]}")
+            assert stream.status == 200, stream.error_body
+            stream.close()
+    finally:
+        server.close()
