@@ -4,6 +4,8 @@
 SWIFT        ?= swift
 HOST         ?= 127.0.0.1
 PORT         ?= 8080
+# Where `make run` keeps the demo's models and history (so the dashboard's history charts have data).
+RUN_DATA     ?= .build/run-data
 VENV         := .venv
 PYTHON       := $(VENV)/bin/python
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -27,9 +29,10 @@ LIMIT        := timeout --kill-after=15
         cluster deps-cluster
 
 ## run: install libmicrohttpd if missing, build in release mode, serve the demo on http://$(HOST):$(PORT)/
+##      (models and history kept in $(RUN_DATA))
 run: deps-server
 	$(SWIFT) build $(RELEASE) --product livebind-server
-	exec .build/release/livebind-server --host $(HOST) --port $(PORT) --public Public --demo
+	exec .build/release/livebind-server --host $(HOST) --port $(PORT) --public Public --demo --data $(RUN_DATA)
 
 ## cluster: the demo on three nodes (three NATS JetStream servers) behind nginx on http://127.0.0.1:$(PORT)/;
 ##          Ctrl-C stops every process it started (deploy/cluster/run.sh, deploy/nginx/cluster.conf)
@@ -130,7 +133,7 @@ test-firefox: release deps-python
 	$(PYTHON) -m pip install -q --disable-pip-version-check marionette_driver==$(MARIONETTE_VERSION)
 	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 300 $(PYTHON) Tests/browser/firefox_smoke.py
 
-## bench: engine, fan-out, write, cluster and browser benchmarks (see BENCHMARKS.md; BENCH_SKIP, BENCH_QUICK)
+## bench: engine, fan-out, write, cluster, views, history and browser benchmarks (see BENCHMARKS.md; BENCH_SKIP, BENCH_QUICK)
 bench: release deps-browser deps-python
 	bash Benchmarks/run.sh
 

@@ -259,3 +259,18 @@ def test_dashboard_says_when_the_token_lacks_the_audit_scope(recorded, guarded):
     # Reading the history itself needs only `read`: the chart is drawn.
     wait_chart(recorded, panel + " .history-chart", lambda c: c["state"] == "live", "the chart is not drawn")
     assert recorded.execute_script("return window.pageErrors") == []
+
+
+def test_the_greenhouse_example_charts_the_demo_temperature(recorded, public_dir, tmp_path):
+    """`make run` keeps the demo in a data directory: the example's chart follows the drifting sensor."""
+    demo = Server(public_dir, extra=["--demo", "--data", str(tmp_path / "demo")]).start()
+    try:
+        open_page(recorded, demo.base, "/examples/greenhouse.html")
+        first = wait_chart(recorded, "[data-lb-chart='sensor.temperature']",
+                           lambda c: c["state"] == "live" and c["last"] != "", "the greenhouse chart is not live")
+        # The demo writes a reading every second: the chart grows without being asked.
+        wait_chart(recorded, "[data-lb-chart='sensor.temperature']", lambda c: len(c["points"]) > len(first["points"]),
+                   "the greenhouse chart does not grow with the demo")
+        assert recorded.execute_script("return window.pageErrors") == []
+    finally:
+        demo.stop()
