@@ -25,7 +25,7 @@ extension LiveBindServer {
     public convenience init(configuration: Configuration, logger: Logger = Logger(label: "livebind.server")) throws(ServerError) {
         if let cluster = configuration.cluster {
             // A node's models are the stream's; its data directory, when given, holds its history only.
-            let history = try Self.openHistory(configuration)
+            let history = try Self.openHistory(configuration, logger: logger)
             let node: ClusterNode
             let snapshot: ClusterSnapshot
             do throws(ClusterError) {
@@ -93,7 +93,7 @@ extension LiveBindServer {
         }
         let store = Store(restoring: contents.models, lastSequence: contents.lastSequence, log: database,
                           limits: configuration.limits.store)
-        let history = try Self.openHistory(configuration)
+        let history = try Self.openHistory(configuration, logger: logger)
         self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: database,
                   history: history)
         let window = configuration.limits.idempotencyWindow.components.seconds
@@ -103,13 +103,13 @@ extension LiveBindServer {
     }
 
     /// The data directory's history (`--history`), nil without a data directory or with `--history 0`.
-    private static func openHistory(_ configuration: Configuration) throws(ServerError) -> HistoryDatabase? {
+    private static func openHistory(_ configuration: Configuration, logger: Logger) throws(ServerError) -> HistoryDatabase? {
         guard let directory = configuration.persistence.dataDirectory,
               let retention = HistoryRetention(parsing: configuration.persistence.history), retention.isOn else { return nil }
         do {
             try DataDirectory.prepare(directory)
             return try HistoryDatabase(directory: directory, retention: retention,
-                                       checkpointBytes: configuration.persistence.checkpointBytes)
+                                       checkpointBytes: configuration.persistence.checkpointBytes, logger: logger)
         } catch {
             throw .dataDirectoryUnusable(error.description)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 
 /// The data directory's `history.sqlite`: every commit of the last `--history`, indexed by the
@@ -18,8 +19,9 @@ import Synchronization
 /// the newest checkpoint that is old enough (or past the size), so a document can always be made from
 /// a checkpoint and the commits after it.
 final class HistoryDatabase: @unchecked Sendable {
-    // `@unchecked`: `queue` and `recorded` are touched only with the worker's lock held; `writer`,
-    // `checkpointed` and `progress` only on the writer thread (and in `init`, before it starts).
+    // `@unchecked`: `queue`, `appended`, `recorded` and `store` are touched only with the worker's lock
+    // held; `writer`, `touched`, `pendingCheckpoint` and `progress` only on the writer thread (and in
+    // `init` and `start`, before it runs).
     static let fileName = "history.sqlite"
     static let formatVersion: Int64 = 1
 
@@ -47,9 +49,15 @@ final class HistoryDatabase: @unchecked Sendable {
     private var progress = (sinceCheckpoint: Int64(0), total: Int64(0), lastTime: Int64(0))
     /// Commits and checkpoints written, for `/metrics` and tests.
     let commitsWritten = Atomic<Int>(0), checkpointsWritten = Atomic<Int>(0)
+    /// Why the writer stopped recording (a failed transaction: the disk is full, say); queries then
+    /// answer 503 until a restart starts the history again from the commit log.
+    private let failure = Mutex<String?>(nil)
+    private let logger: Logger
 
     /// Opens (creating when needed) `history.sqlite` in `directory`.
-    init(directory: String, retention: HistoryRetention, checkpointBytes: Int, readers: Int = 2) throws(StateDatabaseError) {
+    init(directory: String, retention: HistoryRetention, checkpointBytes: Int, readers: Int = 2,
+         logger: Logger = Logger(label: "livebind.history")) throws(StateDatabaseError) {
+        self.logger = logger
         path = directory.hasSuffix("/") ? directory + Self.fileName : directory + "/" + Self.fileName
         self.retention = retention
         self.checkpointBytes = max(1, checkpointBytes)
@@ -97,13 +105,15 @@ final class HistoryDatabase: @unchecked Sendable {
     /// Joins the history to `store`'s commits from now on: the history must reach its last commit.
     /// `recent` are the newest commits of the store's log (oldest first), which fill what a crash left
     /// unwritten; when they do not reach back far enough, or the file is new, the history starts at
-    /// the store's models as they are now. Returns what it did, for the log; then call ``record(_:)``
-    /// with every durable batch.
+    /// the store's models as they are now. Returns what it did, for the log; ``enqueue(_:)`` takes
+    /// every durable batch after it.
     func start(with store: Store, recent: [Commit]) -> String {
         let (sequence, models) = store.visibleSnapshot(models: nil)
         let last = (try? writer.readMeta().last) ?? 0
         let missing = recent.filter { $0.sequence > last && $0.sequence <= sequence }
-        let reaches = last > 0 && last <= sequence && (last == sequence || (missing.first.map { $0.sequence <= last + 1 } ?? false))
+        // `recent` is every commit from its first on: it has all the history lacks when it starts at
+        // or before the history's next event (a cluster's sequences skip its binding changes).
+        let reaches = last > 0 && last <= sequence && (last == sequence || (recent.first.map { $0.sequence <= last + 1 } ?? false))
         var outcome: String
         if reaches {
             if !missing.isEmpty { record(missing) }
@@ -197,6 +207,7 @@ final class HistoryDatabase: @unchecked Sendable {
 
     /// Writes `commits` in one transaction, then a checkpoint and the retention's trim when due.
     private func record(_ commits: [Commit]) {
+        guard failure.withLock({ $0 }) == nil else { return }
         var progress = self.progress
         do throws(SQLiteError) {
             try writer.transaction { () throws(SQLiteError) in
@@ -234,8 +245,10 @@ final class HistoryDatabase: @unchecked Sendable {
                 try writer.saveLast(commits.last!.sequence, time: progress.lastTime, bytes: progress.total)
             }
         } catch {
-            // The history is best effort next to the commit log: a failed batch is a hole, said once.
-            log("history could not record events \(commits.first!.sequence)…\(commits.last!.sequence): \(error)")
+            // A batch missing would make every later answer wrong: recording stops, queries get 503.
+            let reason = "history could not record events \(commits.first!.sequence)…\(commits.last!.sequence): \(error)"
+            failure.withLock { $0 = $0 ?? reason }
+            logger.error("\(reason); history queries fail until a restart")
             return
         }
         self.progress = progress
@@ -273,7 +286,7 @@ final class HistoryDatabase: @unchecked Sendable {
                 try writer.trim(keeping: retention, now: now, total: total)
             }
         } catch {
-            log("history could not write a checkpoint: \(error)")
+            logger.warning("history could not write a checkpoint (it tries again at the next one): \(error)")
             return
         }
         progress.total = total
@@ -282,14 +295,11 @@ final class HistoryDatabase: @unchecked Sendable {
         checkpointsWritten.add(1, ordering: .relaxed)
     }
 
-    private func log(_ message: String) {
-        FileHandle.standardError.write(Data(("livebind: " + message + "\n").utf8))
-    }
-
     // MARK: Reading
 
     /// Runs `body` with a reader connection of its own; throws ``HistoryError/busy`` when every one is in use.
     func withReader<R>(_ body: (SQLiteConnection) throws -> R) throws -> R {
+        if let reason = failure.withLock({ $0 }) { throw HistoryError.unreadable(reason) }
         guard let reader = readers.take() else { throw HistoryError.busy }
         defer { readers.give(reader) }
         return try body(reader)
