@@ -37,10 +37,13 @@ extension HistoryDatabase {
     private static func sequence(atOrBefore time: Int64, _ reader: SQLiteConnection) throws -> UInt64 {
         let meta = try readMeta(reader)
         guard time >= meta.startTime else { throw HistoryError.before(oldest: HistoryTime.text(meta.startTime)) }
-        let rows = try reader.prepare("SELECT max(sequence) FROM commits WHERE time <= ?1")
+        let rows = try reader.prepare("SELECT sequence, record FROM commits WHERE time <= ?1 ORDER BY time DESC, sequence DESC LIMIT 1")
         try rows.bind(1, time)
-        guard try rows.step(), !rows.isNull(0) else { return meta.start }
-        return max(meta.start, min(meta.last, UInt64(rows.int64(0))))
+        guard try rows.step() else { return meta.start }
+        // A point inside a write to several models is the end of that write: its id.
+        let sequence = UInt64(rows.int64(0))
+        let commit = try Commit(record: rows.bytes(1), sequence: sequence, model: "", revision: 0)
+        return max(meta.start, min(meta.last, commit.eventID))
     }
 
     /// When event `sequence` was recorded (the start's time for events before the first kept).

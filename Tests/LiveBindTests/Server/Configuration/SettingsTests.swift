@@ -89,7 +89,10 @@ import Testing
         }
         var configuration = LiveBindServer.Configuration()
         configuration.cluster = ClusterConfiguration(servers: ["nats://127.0.0.1:4222"], nodeName: "a")
+        // A node's data directory holds its history only: the two go together.
         configuration.persistence.dataDirectory = "/tmp"
+        #expect(throws: Never.self) { try configuration.validate() }
+        configuration.persistence.history = "7days"
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
     }
 
