@@ -14,7 +14,7 @@ def table(binary):
     rows = ["| flag | default | |", "|---|---|---|"]
     lines = help_text.splitlines()
     for index, line in enumerate(lines):
-        match = re.match(r"^  (--[a-z-]+(?: [A-Z]+)?)(?:\s{2,}(.*))?$", line)
+        match = re.match(r"^  (--[a-z-]+(?: [A-Z,]+)?)(?:\s{2,}(.*))?$", line)
         if not match or match.group(1) in ("--help", "--version"):
             continue
         text = match.group(2) or lines[index + 1].strip()

@@ -40,8 +40,10 @@ extension LiveBindServer {
                                                       since: try HistoryEndpoint.point(since, parameter: "since"),
                                                       step: request.queryValue("step"), path: request.queryValue("path"),
                                                       endpoint: past)
-                try replays.take(prefix.bytes.count)
-                replay = (prefix.bytes, prefix.through, replays)
+                // `retry:` first, as on every stream; the hub's own comes again after the replay.
+                let bytes = EventEncoder.retry(milliseconds: hub.settings.retryMilliseconds) + prefix.bytes
+                try replays.take(bytes.count)
+                replay = (bytes, prefix.through, replays)
             }
             do {
                 return try Self.openStream(request, hub: hub, grant: context.grant, streamsPerAddress: streamsPerAddress,

@@ -53,12 +53,20 @@ final class HistoryDatabase: @unchecked Sendable {
     /// answer 503 until a restart starts the history again from the commit log.
     private let failure = Mutex<String?>(nil)
     private let logger: Logger
+    /// `history.sqlite-lock`, locked (`flock`) while this process has the history: SQLite's own locks
+    /// let two processes write one WAL file in turn, which two servers' histories must not.
+    private let lockFile: Int32
 
     /// Opens (creating when needed) `history.sqlite` in `directory`.
     init(directory: String, retention: HistoryRetention, checkpointBytes: Int, readers: Int = 2,
          logger: Logger = Logger(label: "livebind.history")) throws(StateDatabaseError) {
         self.logger = logger
         path = directory.hasSuffix("/") ? directory + Self.fileName : directory + "/" + Self.fileName
+        lockFile = open(path + "-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lockFile >= 0, flock(lockFile, LOCK_EX | LOCK_NB) == 0 else {
+            if lockFile >= 0 { close(lockFile) }
+            throw .unusable(path: path, SQLiteError(code: 5, message: "locked by another process", context: "opening"))
+        }
         self.retention = retention
         self.checkpointBytes = max(1, checkpointBytes)
         readerCount = max(1, readers)
@@ -84,13 +92,18 @@ final class HistoryDatabase: @unchecked Sendable {
             progress = (0, meta.bytes, meta.lastTime)
             touched = try writer.touchedSinceLastMark()
         } catch let error as StateDatabaseError {
+            close(lockFile)
             throw error
         } catch {
+            close(lockFile)
             throw StateDatabaseError.from(error, path: path)
         }
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        close(lockFile)
+    }
 
     /// Writes what is queued and ends the writer thread.
     func stop() {

@@ -45,7 +45,7 @@ extension AccessPolicy.Token {
         var scopes: Set<AccessPolicy.Token.Scope> = []
         for value in scopeList {
             guard case .string(let text) = value, let scope = AccessPolicy.Token.Scope(rawValue: text) else {
-                throw fail("unknown scope \(value); use \"read\" and/or \"write\"")
+                throw fail("unknown scope \(value); use \"read\", \"write\" and/or \"audit\"")
             }
             scopes.insert(scope)
         }

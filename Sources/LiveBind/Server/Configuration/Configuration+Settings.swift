@@ -100,7 +100,7 @@ extension LiveBindServer.Configuration {
 
     private static let persistence: [Setting<Self>] = [
         .init("data", "Persistence", .optionalText(\.persistence.dataDirectory, unit: "DIR", absent: "none (in memory)"),
-              "Folder for livebind.sqlite: models, event ids, retained events and bindings made over HTTP survive restarts; writes are answered once on disk."),
+              "Folder for livebind.sqlite (models, event ids, retained events and bindings made over HTTP survive restarts; writes are answered once on disk) and history.sqlite (--history); with --cluster, the node's history only."),
         .init("checkpoint-bytes", "Persistence", .integer(\.persistence.checkpointBytes, 1...Int.max, unit: "BYTES"),
               "With --data: bytes of commit log after which changed models are checkpointed whole (a restart replays at most about this much)."),
         .init("history", "Persistence", .text(\.persistence.history, unit: "AGE,SIZE", rule: HistoryRetention.rule,
@@ -109,7 +109,7 @@ extension LiveBindServer.Configuration {
         .init("history-max-scan", "Persistence", .integer(\.persistence.historyMaxScan, 1...Int.max, unit: "N"),
               "Most recorded changes one history query may read (422 past it)."),
         .init("history-max-points", "Persistence", .integer(\.persistence.historyMaxPoints, 1...Int.max, unit: "N"),
-              "Most points one history query may answer without step= (422 past it)."),
+              "Most points one history query may answer without step=, and most events one /events?since= replays (422 past it)."),
         .init("history-max-buckets", "Persistence", .integer(\.persistence.historyMaxBuckets, 1...Int.max, unit: "N"),
               "Most buckets one history query may answer with step= (422 past it)."),
     ]

@@ -28,7 +28,8 @@ struct HistoryEndpoint: Sendable {
         if text.hasPrefix("-"), let milliseconds = HistoryUnits.milliseconds(text.dropFirst()) {
             return .time(HistoryDatabase.now() - milliseconds)
         }
-        if let time = HistoryTime.parse(text) { return .time(time) }
+        // A `+` of an offset sent without percent-encoding arrives as a space (form encoding).
+        if let time = HistoryTime.parse(text.replacingOccurrences(of: " ", with: "+")) { return .time(time) }
         throw .badRequest("""
             \(parameter)=\(text) is not a time: give an RFC 3339 time (2026-11-26T10:00:00Z), a duration before \
             now (-1h, -30m, -7d) or an event id
@@ -118,6 +119,9 @@ struct HistoryEndpoint: Sendable {
                                          needed: "from … to in steps of \(HistoryUnits.text(milliseconds: step)) is \(buckets) buckets; take a longer step or a shorter range")
             }
         }
+        // Buckets answer few rows whatever the points they sum: only the scan bounds them.
+        var limits = limits
+        if step != nil { limits.maxPoints = max(limits.maxPoints, limits.maxScan) }
         let series = try history.series(name, path, from: fromSequence, to: max(fromSequence, toSequence), limits: limits,
                                         origins: audit)
         let head = Head(model: name, path: path.pointer, from: fromTime, to: toTime, through: series.through, step: step)
