@@ -41,6 +41,20 @@ import Testing
         #expect(HistoryTime.parse("yesterday") == nil && HistoryTime.parse(String(repeating: "9", count: 50)) == nil)
     }
 
+    @Test func oneProcessHasAHistoryFileAtATime() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("livebind-history-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var first: HistoryDatabase? = try HistoryDatabase(directory: directory, retention: .init(age: 1000, bytes: nil),
+                                                          checkpointBytes: 1000)
+        #expect(throws: StateDatabaseError.self) {
+            _ = try HistoryDatabase(directory: directory, retention: .init(age: 1000, bytes: nil), checkpointBytes: 1000)
+        }
+        #expect(first != nil)
+        first = nil
+        _ = try HistoryDatabase(directory: directory, retention: .init(age: 1000, bytes: nil), checkpointBytes: 1000)
+    }
+
     /// Random writes of every kind to a store recorded by a history with tiny checkpoints: every
     /// document as it was, and every location's series, read back as the writes made them.
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64]) func theHistoryAnswersWhatTheWritesMade(seed: UInt64) throws {
