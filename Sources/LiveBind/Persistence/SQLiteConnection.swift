@@ -46,4 +46,21 @@ final class SQLiteConnection {
     func error(_ code: Int32, _ context: String) -> SQLiteError {
         SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)), context: context)
     }
+
+    /// Switches the file to write-ahead logging; throws when its file system cannot hold it.
+    func useWriteAheadLog() throws(SQLiteError) {
+        let mode = try prepare("PRAGMA journal_mode = WAL")
+        guard try mode.step(), mode.text(0).lowercased() == "wal" else {
+            throw SQLiteError(code: 0, message: "the file system does not support WAL", context: "PRAGMA journal_mode = WAL")
+        }
+    }
+
+    /// The file's `PRAGMA user_version`, and whether it holds no table at all (a new file).
+    func format() throws(SQLiteError) -> (version: Int64, isEmpty: Bool) {
+        let version = try prepare("PRAGMA user_version")
+        _ = try version.step()
+        let tables = try prepare("SELECT count(*) FROM sqlite_master")
+        _ = try tables.step()
+        return (version.int64(0), tables.int64(0) == 0)
+    }
 }

@@ -45,16 +45,9 @@ extension StateDatabase {
     static func migrate(_ database: SQLiteConnection, path: String) throws(StateDatabaseError) {
         do {
             try database.execute("BEGIN IMMEDIATE")
-            let version = try database.prepare("PRAGMA user_version")
-            _ = try version.step()
-            let format = version.int64(0)
-            version.reset()
+            let (format, isEmpty) = try database.format()
             if format == 0 {
-                let tables = try database.prepare("SELECT count(*) FROM sqlite_master")
-                _ = try tables.step()
-                let count = tables.int64(0)
-                tables.reset()
-                guard count == 0 else {
+                guard isEmpty else {
                     try? database.execute("ROLLBACK")
                     throw StateDatabaseError.notLiveBind(path: path, reason: "it holds other tables")
                 }

@@ -72,11 +72,7 @@ final class StateDatabase: CommitLog, Sendable {
     private static func configure(_ database: SQLiteConnection) throws(SQLiteError) {
         try database.execute("PRAGMA busy_timeout = 2000")
         try database.execute("PRAGMA locking_mode = EXCLUSIVE")
-        let mode = try database.prepare("PRAGMA journal_mode = WAL")
-        guard try mode.step(), mode.text(0).lowercased() == "wal" else {
-            throw SQLiteError(code: 0, message: "the file system does not support WAL", context: "PRAGMA journal_mode = WAL")
-        }
-        mode.reset()
+        try database.useWriteAheadLog()
         try database.execute("PRAGMA synchronous = FULL")
     }
 

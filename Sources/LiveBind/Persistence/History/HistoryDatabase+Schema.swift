@@ -23,16 +23,9 @@ extension HistoryDatabase {
     /// Creates the tables in an empty file; refuses files of another kind or format.
     static func migrate(_ database: SQLiteConnection, path: String) throws(StateDatabaseError) {
         do {
-            let version = try database.prepare("PRAGMA user_version")
-            _ = try version.step()
-            let format = version.int64(0)
-            version.reset()
+            let (format, isEmpty) = try database.format()
             if format == 0 {
-                let tables = try database.prepare("SELECT count(*) FROM sqlite_master")
-                _ = try tables.step()
-                let count = tables.int64(0)
-                tables.reset()
-                guard count == 0 else { throw StateDatabaseError.notLiveBind(path: path, reason: "it holds other tables") }
+                guard isEmpty else { throw StateDatabaseError.notLiveBind(path: path, reason: "it holds other tables") }
                 try database.execute("BEGIN IMMEDIATE; " + schema + " COMMIT;")
             } else if format != formatVersion {
                 throw StateDatabaseError.notLiveBind(path: path, reason: "history format \(format) is not \(formatVersion)")

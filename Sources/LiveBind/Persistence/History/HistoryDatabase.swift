@@ -53,31 +53,28 @@ final class HistoryDatabase: @unchecked Sendable {
     /// answer 503 until a restart starts the history again from the commit log.
     private let failure = Mutex<String?>(nil)
     private let logger: Logger
-    /// `history.sqlite-lock`, locked (`flock`) while this process has the history: SQLite's own locks
-    /// let two processes write one WAL file in turn, which two servers' histories must not.
-    private let lockFile: Int32
+    /// `history.sqlite-lock`, locked (`flock`) until ``stop()``: SQLite's own locks let two processes
+    /// write one WAL file in turn, which two servers' histories must not. -1 once released.
+    private let lockFile: Mutex<Int32>
 
     /// Opens (creating when needed) `history.sqlite` in `directory`.
     init(directory: String, retention: HistoryRetention, checkpointBytes: Int, readers: Int = 2,
          logger: Logger = Logger(label: "livebind.history")) throws(StateDatabaseError) {
         self.logger = logger
         path = directory.hasSuffix("/") ? directory + Self.fileName : directory + "/" + Self.fileName
-        lockFile = open(path + "-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lockFile >= 0, flock(lockFile, LOCK_EX | LOCK_NB) == 0 else {
-            if lockFile >= 0 { close(lockFile) }
+        let lock = open(path + "-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0, flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+            if lock >= 0 { close(lock) }
             throw .unusable(path: path, SQLiteError(code: 5, message: "locked by another process", context: "opening"))
         }
+        lockFile = Mutex(lock)
         self.retention = retention
         self.checkpointBytes = max(1, checkpointBytes)
         readerCount = max(1, readers)
         do {
             let database = try SQLiteConnection(path: path)
             try database.execute("PRAGMA busy_timeout = 2000")
-            let mode = try database.prepare("PRAGMA journal_mode = WAL")
-            guard try mode.step(), mode.text(0).lowercased() == "wal" else {
-                throw SQLiteError(code: 0, message: "the file system does not support WAL", context: "PRAGMA journal_mode = WAL")
-            }
-            mode.reset()
+            try database.useWriteAheadLog()
             try database.execute("PRAGMA synchronous = NORMAL")
             try Self.migrate(database, path: path)
             writer = try Writer(database)
@@ -92,25 +89,27 @@ final class HistoryDatabase: @unchecked Sendable {
             progress = (0, meta.bytes, meta.lastTime)
             touched = try writer.touchedSinceLastMark()
         } catch let error as StateDatabaseError {
-            close(lockFile)
+            close(lock)
             throw error
         } catch {
-            close(lockFile)
+            close(lock)
             throw StateDatabaseError.from(error, path: path)
         }
     }
 
-    deinit {
-        stop()
-        close(lockFile)
-    }
+    deinit { stop() }
 
-    /// Writes what is queued and ends the writer thread.
+    /// Writes what is queued, ends the writer thread and lets the file go (another server may open
+    /// the directory then). Safe to call twice.
     func stop() {
         worker.stop()
         var rest: [Commit] = []
         worker.withLock { swap(&rest, &queue) }
         if !rest.isEmpty { record(rest) }
+        lockFile.withLock { lock in
+            if lock >= 0 { close(lock) }
+            lock = -1
+        }
     }
 
     // MARK: Starting
