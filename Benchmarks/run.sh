@@ -2,14 +2,15 @@
 # `make bench`: the engine benchmarks (ordo-one/benchmark), fan-out over HTTP against nginx + Nchan,
 # writes over HTTP against Nchan and Redis, three cluster nodes against three Nchan servers sharing
 # Redis, a fourth node joining a cluster at 10/100/250 MB of state, views of a 100,000-row array
-# against the whole array and, when present, the browser benchmark; then ONE markdown
+# against the whole array, the history's cost per durable write and a day's history of one location
+# queried, and, when present, the browser benchmark; then ONE markdown
 # table with the ratios (also saved to Benchmarks/results/table.md). Needs
 # .build/release/livebind-server (the Makefile builds it first). Everything it uses is in this
 # repository or a Debian package the scripts install when missing.
 #
 # Environment: BENCH_QUICK=1 for a short pass (one engine run, 1,000 subscribers, one repeat);
-# ENGINE_RUNS (3), BENCH_SKIP="engine fanout writes cluster views browser" to leave parts out; see
-# fanout.sh, writes.sh, cluster.sh and views.sh for their knobs.
+# ENGINE_RUNS (3), BENCH_SKIP="engine fanout writes cluster views history browser" to leave parts out;
+# see fanout.sh, writes.sh, cluster.sh, views.sh and history.sh for their knobs.
 set -euo pipefail
 cd "$(dirname "$0")/.."                       # the repository root
 root=$(pwd)
@@ -74,6 +75,14 @@ if [[ $skip != *" views "* ]]; then
         || { echo "views benchmark failed" >&2; views_file=""; }
 fi
 
+history_file=""
+if [[ $skip != *" history "* ]]; then
+    log "history: durable writes with and without --history; a day of one location queried"
+    history_file=$results/history.txt
+    BENCH_QUICK=$quick HISTORY_OUT=$results/history bash Benchmarks/history.sh >"$history_file" \
+        || { echo "history benchmark failed" >&2; history_file=""; }
+fi
+
 browser_file=""
 if [[ $skip != *" browser "* ]] && [ -f Benchmarks/browser/bench_dom.py ]; then
     log "browser benchmark"
@@ -101,5 +110,9 @@ args=()
     if [ -n "$views_file" ] && [ -s "$views_file" ]; then
         printf '\n### Views\n'
         sed -n '/^|/p' "$views_file"
+    fi
+    if [ -n "$history_file" ] && [ -s "$history_file" ]; then
+        printf '\n### History\n'
+        awk '/^\|/ {print; table = 1; next} table {print ""; table = 0}' "$history_file"   # its tables, apart
     fi
 } | tee "$results/table.md"

@@ -18,7 +18,9 @@
 # WRITES_CONNS ("1 8 32"), WRITES_CASES ("lb_mem lb_data lb_mem_big lb_data_big nchan redis floor_mem
 # floor_data floor_async"),
 # WRITES_STREAMS (1000), WRITES_STREAM_CONNS ("1 8"), LIVEBIND_SERVER (.build/release/livebind-server),
-# WRITES_OUT (Benchmarks/results/writes).
+# WRITES_OUT (Benchmarks/results/writes). `lb_data` and `lb_data_big` run with the server's default
+# history (`--history 7d,1GB`); the cases `lb_data_h0` and `lb_data_big_h0` are the same with
+# `--history 0` (no history), which Benchmarks/history.sh compares them with.
 set -euo pipefail
 cd "$(dirname "$0")/.."                       # the repository root
 root=$(pwd)
@@ -70,10 +72,10 @@ PY
 
 # --- servers (each in a session of its own, on a free loopback port, stopped by its pid only) ------
 # free_port, start_server and stop_server come from Tests/support/server.sh (through servers.sh).
-start_livebind() {  # config [--data]
+start_livebind() {  # config [--data [more arguments...]]
     local config=$1 extra=()
     if [ "${2:-}" = --data ]; then
-        rm -rf "$work/data"; mkdir -p "$work/data"; extra=(--data "$work/data")
+        rm -rf "$work/data"; mkdir -p "$work/data"; extra=(--data "$work/data" "${@:3}")
     fi
     start_server --prefix setsid --log "$work/livebind.log" --wait 200 "$server_bin" --config "$config" \
         --max-streams $((streams + 1000)) "${extra[@]}" || return 1
@@ -179,6 +181,8 @@ write_run() {  # case conns repeat
         lb_data)     start_livebind "$work/tiny.json" --data ;;
         lb_mem_big)  start_livebind "$work/big.json" ;;
         lb_data_big) start_livebind "$work/big.json" --data ;;
+        lb_data_h0)  start_livebind "$work/tiny.json" --data --history 0 ;;
+        lb_data_big_h0) start_livebind "$work/big.json" --data --history 0 ;;
         nchan)       start_nchan ;;
         redis)       start_redis ;;
         floor_mem)   start_floor ;;
@@ -186,7 +190,7 @@ write_run() {  # case conns repeat
         floor_async) start_floor --data -a ;;
     esac || return 1
     case $case in
-        lb_*big) wrk_run "$file" "$case" "$conns" PUT "http://127.0.0.1:$port/models/big/n" ;;
+        lb_*big | lb_*big_h0) wrk_run "$file" "$case" "$conns" PUT "http://127.0.0.1:$port/models/big/n" ;;
         lb_*|floor_*) wrk_run "$file" "$case" "$conns" PUT "http://127.0.0.1:$port/models/bench/n" ;;
         nchan)   wrk_run "$file" "$case" "$conns" POST "http://127.0.0.1:$port/pub/writes" ;;
         redis)   redis_run "$file" "$conns" ;;
