@@ -34,6 +34,10 @@ import Testing
             // Read back by Foundation's parser, an implementation of its own.
             let time = Int64(random.next() % 4_000_000_000_000)
             #expect(HistoryTime.parse(HistoryTime.text(time)) == time, "\(time): \(HistoryTime.text(time))")
+            var writer = HistoryTime.Writer(), bytes: [UInt8] = []
+            writer.append(time, to: &bytes)
+            writer.append(time + 1, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == HistoryTime.text(time) + HistoryTime.text(time + 1))
         }
         #expect(HistoryTime.parse("2026-11-26T10:00:00+01:00") != nil)
         #expect(HistoryTime.parse("2026-11-26T10:00:00+01:00") == HistoryTime.parse("2026-11-26T09:00:00Z"))

@@ -37,12 +37,21 @@ extension HistoryDatabase {
     private static func sequence(atOrBefore time: Int64, _ reader: SQLiteConnection) throws -> UInt64 {
         let meta = try readMeta(reader)
         guard time >= meta.startTime else { throw HistoryError.before(oldest: HistoryTime.text(meta.startTime)) }
-        let rows = try reader.prepare("SELECT sequence, record FROM commits WHERE time <= ?1 ORDER BY time DESC, sequence DESC LIMIT 1")
-        try rows.bind(1, time)
-        guard try rows.step() else { return meta.start }
+        // Times never decrease with sequences: bisect for the last commit at or before `time`.
+        let next = try reader.prepare("SELECT sequence, time FROM commits WHERE sequence >= ?1 ORDER BY sequence LIMIT 1")
+        var (low, high) = (meta.start, meta.last)
+        while low < high {
+            let middle = low + (high - low + 1) / 2
+            try next.bind(1, Int64(middle))
+            let found = try next.step() ? (UInt64(next.int64(0)), next.int64(1)) : nil
+            next.reset()
+            if let (sequence, at) = found, sequence <= high, at <= time { low = sequence } else { high = middle - 1 }
+        }
         // A point inside a write to several models is the end of that write: its id.
-        let sequence = UInt64(rows.int64(0))
-        let commit = try Commit(record: rows.bytes(1), sequence: sequence, model: "", revision: 0)
+        let record = try reader.prepare("SELECT record FROM commits WHERE sequence = ?1")
+        try record.bind(1, Int64(low))
+        guard try record.step() else { return low }
+        let commit = try Commit(record: record.bytes(0), sequence: low, model: "", revision: 0)
         return max(meta.start, min(meta.last, commit.eventID))
     }
 
@@ -157,7 +166,12 @@ extension HistoryDatabase {
     /// Reads only the changes at the location, above it, and below its *root* — the path up to its
     /// first component that may be an array index (elements move when others are inserted or removed
     /// before them, so a path through an array is followed through the whole array).
-    func series(_ model: String, _ path: Path, from: UInt64, to: UInt64, limits: Limits, origins: Bool) throws -> HistorySeries {
+    ///
+    /// With `step` the points go straight into buckets `step` milliseconds wide (``HistorySeries/buckets``)
+    /// and only ``Limits/maxScan`` bounds them; without, into ``HistorySeries/points``, at most
+    /// ``Limits/maxPoints``.
+    func series(_ model: String, _ path: Path, from: UInt64, to: UInt64, step: Int64? = nil, limits: Limits,
+                origins: Bool) throws -> HistorySeries {
         try withReader { reader in
             try read(reader) { () throws -> HistorySeries in
                 let meta = try Self.readMeta(reader)
@@ -165,194 +179,22 @@ extension HistoryDatabase {
                 let to = min(to, meta.last)
                 var tracker = try SeriesTracker(model: model, path: path, reader: reader, limits: limits)
                 let base = try tracker.startAtCheckpoint(before: from)
-                _ = try tracker.follow(after: base, through: from, emit: false, origins: false)
+                try tracker.follow(after: base, through: from, origins: false) { _ in }
                 var series = HistorySeries(start: tracker.value, through: to)
                 guard to > from else { return series }
-                series.points = try tracker.follow(after: from, through: to, emit: true, origins: origins)
+                try tracker.follow(after: from, through: to, origins: origins) { point in
+                    if let step {
+                        series.add(point, step: step)
+                    } else {
+                        series.points.append(point)
+                        if series.points.count > limits.maxPoints {
+                            throw HistoryError.limit(flag: "history-max-points", limit: limits.maxPoints,
+                                                     needed: "the range holds more than \(limits.maxPoints) changes of \(path.pointer)")
+                        }
+                    }
+                }
                 return series
             }
         }
-    }
-}
-
-/// Follows one location along the history's changes (see ``HistoryDatabase/series(_:_:from:to:limits:origins:)``).
-private struct SeriesTracker {
-    let model: String
-    let path: Path
-    /// The location's root: `path` up to its first component that may be an array index.
-    let root: Path
-    let reader: SQLiteConnection
-    let limits: HistoryDatabase.Limits
-    /// The value at `root`, nil while it does not exist.
-    var tree: JSON?
-    /// Rows read so far, against `limits.maxScan`.
-    var scanned = 0
-    /// The last commit read whole, which the next rows often share.
-    var commit: Commit?
-
-    init(model: String, path: Path, reader: SQLiteConnection, limits: HistoryDatabase.Limits) throws {
-        self.model = model
-        self.path = path
-        let cut = path.components.firstIndex { $0 == "-" || Path.arrayIndex($0) != nil } ?? path.components.count
-        root = Path(Array(path.components[..<cut]))
-        self.reader = reader
-        self.limits = limits
-    }
-
-    /// The value at `path`, nil when it does not exist.
-    var value: JSON? {
-        guard let tree else { return nil }
-        return try? tree.value(at: Path(Array(path.components[root.components.count...])))
-    }
-
-    /// Starts from the newest checkpoint at or before `sequence`; returns its event.
-    mutating func startAtCheckpoint(before sequence: UInt64) throws -> UInt64 {
-        let base = try reader.prepare("""
-            SELECT sequence, document FROM checkpoints WHERE model = ?1 AND sequence <= ?2 ORDER BY sequence DESC LIMIT 1
-            """)
-        try base.bind(1, model)
-        try base.bind(2, Int64(sequence))
-        guard try base.step() else { return 0 }
-        if !base.isNull(1) {
-            let document = try JSON(parsing: base.bytes(1), maxDepth: StoreLimits.depthCeiling + 4)
-            tree = try? document.value(at: root)
-        }
-        return UInt64(base.int64(0))
-    }
-
-    private struct Row {
-        var path: String, sequence: UInt64, position: Int, time: Int64, number: Double?
-    }
-
-    /// Applies every change after `after` through `through` that reaches the root; with `emit`, returns
-    /// a point for each commit that changed the value at `path`.
-    mutating func follow(after: UInt64, through: UInt64, emit: Bool, origins: Bool) throws -> [HistorySeries.Point] {
-        guard through > after else { return [] }
-        let rows = try self.rows(after: after, through: through)
-        var points: [HistorySeries.Point] = []
-        var last = value
-        let fast = root == path
-        for (index, row) in rows.enumerated() {
-            if fast, row.path == root.pointer, let number = row.number {
-                tree = Self.json(number)
-            } else {
-                try apply(row)
-            }
-            // A commit's changes are applied whole before its point.
-            guard emit, index + 1 == rows.count || rows[index + 1].sequence != row.sequence else { continue }
-            let now = value
-            guard now != last else { continue }
-            last = now
-            var point = HistorySeries.Point(sequence: row.sequence, time: row.time, value: now)
-            if origins || row.number == nil || !fast {
-                let made = try commit(row.sequence)
-                point.sequence = made.eventID
-                if origins { point.origin = made.origin }
-            }
-            points.append(point)
-            if points.count > limits.maxPoints {
-                throw HistoryError.limit(flag: "history-max-points", limit: limits.maxPoints,
-                                         needed: "the range holds more than \(limits.maxPoints) changes of \(path.pointer)")
-            }
-        }
-        return points
-    }
-
-    /// The rows at the root, above it and below it, in commit order.
-    private mutating func rows(after: UInt64, through: UInt64) throws -> [Row] {
-        var above = root
-        var exact = [root.pointer]
-        while !above.components.isEmpty {
-            above = Path(Array(above.components.dropLast()))
-            exact.append(above.pointer)
-        }
-        let list = exact.indices.map { "?\($0 + 5)" }.joined(separator: ", ")
-        var rows = try read("""
-            SELECT path, sequence, position, time, number FROM changes
-            WHERE model = ?1 AND path IN (\(list)) AND sequence > ?2 AND sequence <= ?3
-            ORDER BY sequence, position LIMIT ?4
-            """, after: after, through: through, texts: exact)
-        let prefix = root.pointer
-        let below = try read("""
-            SELECT path, sequence, position, time, number FROM changes
-            WHERE model = ?1 AND path > ?5 AND path < ?6 AND sequence > ?2 AND sequence <= ?3
-            ORDER BY sequence, position LIMIT ?4
-            """, after: after, through: through, texts: [prefix + "/", prefix + "0"])
-        if !below.isEmpty {
-            rows += below
-            rows.sort { ($0.sequence, $0.position) < ($1.sequence, $1.position) }
-        }
-        return rows
-    }
-
-    private mutating func read(_ sql: String, after: UInt64, through: UInt64, texts: [String]) throws -> [Row] {
-        let statement = try reader.prepare(sql)
-        try statement.bind(1, model)
-        try statement.bind(2, Int64(after))
-        try statement.bind(3, Int64(through))
-        try statement.bind(4, Int64(limits.maxScan - scanned + 1))
-        for (offset, text) in texts.enumerated() { try statement.bind(Int32(5 + offset), text) }
-        var rows: [Row] = []
-        while try statement.step() {
-            scanned += 1
-            if scanned > limits.maxScan {
-                throw HistoryError.limit(flag: "history-max-scan", limit: limits.maxScan,
-                                         needed: "the range holds more than \(limits.maxScan) changes at or around \(path.pointer)")
-            }
-            rows.append(Row(path: statement.text(0), sequence: UInt64(statement.int64(1)), position: Int(statement.int64(2)),
-                            time: statement.int64(3), number: statement.isNull(4) ? nil : statement.double(4)))
-        }
-        return rows
-    }
-
-    /// The commit of event `sequence`, read whole.
-    private mutating func commit(_ sequence: UInt64) throws -> Commit {
-        if let commit, commit.sequence == sequence { return commit }
-        let statement = try reader.prepare("SELECT revision, record FROM commits WHERE sequence = ?1")
-        try statement.bind(1, Int64(sequence))
-        guard try statement.step() else { throw HistoryError.unreadable("event \(sequence) is indexed but not kept") }
-        let made = try Commit(record: statement.bytes(1), sequence: sequence, model: model, revision: UInt64(statement.int64(0)))
-        commit = made
-        return made
-    }
-
-    /// Applies the change `row` indexes to the tree at the root.
-    private mutating func apply(_ row: Row) throws {
-        let commit = try self.commit(row.sequence)
-        switch commit.kind {
-        case .snapshot(let document): tree = try? document.value(at: root)
-        case .drop: tree = nil
-        case .changes(let changes):
-            guard changes.indices.contains(row.position) else { throw HistoryError.unreadable("event \(row.sequence) has no change \(row.position)") }
-            apply(changes[row.position])
-        }
-    }
-
-    private mutating func apply(_ change: Change) {
-        let target = change.path
-        if target.isPrefix(of: root) {
-            switch change.kind {
-            case .set:
-                tree = try? change.value?.value(at: Path(Array(root.components[target.components.count...])))
-            case .remove where change.index == nil:
-                tree = nil
-            default:
-                // An array operation: on the root itself, or on an array the root cannot be inside of.
-                guard target == root, tree != nil else { return }
-                var relative = change
-                relative.path = Path([])
-                try? tree!.replay(relative)
-            }
-        } else if root.isPrefix(of: target), tree != nil {
-            var relative = change
-            relative.path = Path(Array(target.components[root.components.count...]))
-            try? tree!.replay(relative)
-        }
-    }
-
-    /// A number the index kept as a double, as JSON: whole numbers as integers.
-    static func json(_ number: Double) -> JSON {
-        if number.rounded() == number, abs(number) < 9_007_199_254_740_992 { return .int(Int(number)) }
-        return .double(number)
     }
 }

@@ -3,13 +3,13 @@ extension HistoryDatabase {
     /// its time in milliseconds since 1970; `changes` one row per change, under the pointer it changed
     /// (`""` for a whole model), with the number a `set` wrote (the fast path of a series); the index
     /// `changes_path` answers a location's series alone. `checkpoints` are whole documents (NULL: the
-    /// model was gone), `marks` the points the history may be cut at.
+    /// model was gone), `marks` the points the history may be cut at. `commits` has no index but its
+    /// key: times grow with sequences (a point in time is found by bisection), and a model's commits
+    /// since a checkpoint are found by a scan of at most a checkpoint's worth.
     static let schema = """
         CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
         CREATE TABLE commits(sequence INTEGER PRIMARY KEY, model TEXT NOT NULL, revision INTEGER NOT NULL,
                              time INTEGER NOT NULL, record BLOB NOT NULL);
-        CREATE INDEX commits_time ON commits(time);
-        CREATE INDEX commits_model ON commits(model, sequence);
         CREATE TABLE changes(model TEXT NOT NULL, path TEXT NOT NULL, sequence INTEGER NOT NULL,
                              position INTEGER NOT NULL, time INTEGER NOT NULL, number REAL);
         CREATE INDEX changes_path ON changes(model, path, sequence, position, time, number);

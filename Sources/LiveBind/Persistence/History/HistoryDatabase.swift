@@ -36,7 +36,12 @@ final class HistoryDatabase: @unchecked Sendable {
     private var queue: [Commit] = []
     private var appended: UInt64 = 0
     private var recorded: UInt64 = 0
+    /// Set by a query waiting in ``catchUp(timeout:)``: the writer stops gathering and writes now.
+    private var hurry = false
     private weak var store: Store?
+    /// How long the writer gathers commits before a transaction (a transaction a commit would cost
+    /// more than the commit), unless a query waits or `gatherCount` are queued.
+    static let gatherTime = Duration.milliseconds(20), gatherCount = 4096
 
     private let writer: Writer
     /// Writer thread only: the models recorded commits touched since the last checkpoint, each with
@@ -182,6 +187,9 @@ final class HistoryDatabase: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         var idle = 0
         worker.withLock {
+            hurry = recorded < target
+            worker.broadcast()
+            defer { hurry = false }
             while recorded < target && !worker.hasFinished && idle < 2 {
                 let slice = min(deadline, ContinuousClock.now + .milliseconds(50))
                 if !worker.wait(until: slice) {
@@ -205,6 +213,8 @@ final class HistoryDatabase: @unchecked Sendable {
             let batch = worker.withLock { () -> [Commit]? in
                 while queue.isEmpty && !worker.isStopping { worker.wait() }
                 guard !queue.isEmpty else { return nil }
+                let until = ContinuousClock.now + Self.gatherTime
+                while queue.count < Self.gatherCount && !hurry && !worker.isStopping && worker.wait(until: until) {}
                 defer { queue = [] }
                 return queue
             }

@@ -16,16 +16,16 @@ struct HistorySeries: Sendable {
     /// The last event the series covers.
     var through: UInt64
 
-    /// The points in buckets `step` milliseconds wide, aligned to multiples of `step` since 1970.
-    func buckets(step: Int64) -> [Bucket] {
-        var buckets: [Bucket] = []
-        for point in points {
-            guard let value = point.value else { continue }
-            let start = point.time - ((point.time % step) + step) % step
-            if buckets.last?.time != start { buckets.append(Bucket(time: start, first: value, last: value)) }
-            buckets[buckets.count - 1].add(value)
-        }
-        return buckets
+    /// With a step: the points in buckets that wide, aligned to multiples of it since 1970 (empty
+    /// ones left out), in place of ``points``.
+    var buckets: [Bucket] = []
+
+    /// Puts `point` in its bucket of `step` milliseconds (a removal is in none).
+    mutating func add(_ point: Point, step: Int64) {
+        guard let value = point.value else { return }
+        let start = point.time - ((point.time % step) + step) % step
+        if buckets.last?.time != start { buckets.append(Bucket(time: start, first: value, last: value)) }
+        buckets[buckets.count - 1].add(value)
     }
 
     /// The values of a location inside one step: first and last, and over the numbers min, max, mean.

@@ -24,6 +24,38 @@ enum HistoryTime {
             + "\(padded(rest / 60_000 % 60, 2)):\(padded(rest / 1000 % 60, 2)).\(padded(rest % 1000, 3))Z"
     }
 
+    /// Writes times as ``text(_:)`` does, straight into bytes, keeping the last day's date: a series
+    /// writes one time per point, mostly of one day.
+    struct Writer {
+        private var day: Int64?
+        private var date: [UInt8] = []
+
+        init() {}
+
+        mutating func append(_ milliseconds: Int64, to bytes: inout [UInt8]) {
+            let day = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds - 86_399_999) / 86_400_000
+            if day != self.day {
+                self.day = day
+                date = Array(HistoryTime.text(day * 86_400_000).utf8.prefix(11))   // "2026-11-26T"
+            }
+            bytes += date
+            let rest = milliseconds - day * 86_400_000
+            func two(_ value: Int64) {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / 10))
+                bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
+            }
+            two(rest / 3_600_000)
+            bytes.append(UInt8(ascii: ":"))
+            two(rest / 60_000 % 60)
+            bytes.append(UInt8(ascii: ":"))
+            two(rest / 1000 % 60)
+            bytes.append(UInt8(ascii: "."))
+            bytes.append(UInt8(ascii: "0") + UInt8(rest % 1000 / 100))
+            two(rest % 100)
+            bytes.append(UInt8(ascii: "Z"))
+        }
+    }
+
     /// Milliseconds since 1970 of an RFC 3339 time (`2026-11-26T10:00:00Z`, with or without fractions,
     /// any offset); nil when `text` is not one.
     static func parse(_ text: String) -> Int64? {

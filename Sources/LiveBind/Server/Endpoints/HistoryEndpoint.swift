@@ -1,4 +1,3 @@
-import Collections
 import Foundation
 
 /// `GET /models/{name}{pointer}?history` (a location's past values, raw or in buckets, optionally with
@@ -119,53 +118,94 @@ struct HistoryEndpoint: Sendable {
                                          needed: "from … to in steps of \(HistoryUnits.text(milliseconds: step)) is \(buckets) buckets; take a longer step or a shorter range")
             }
         }
-        // Buckets answer few rows whatever the points they sum: only the scan bounds them.
-        var limits = limits
-        if step != nil { limits.maxPoints = max(limits.maxPoints, limits.maxScan) }
-        let series = try history.series(name, path, from: fromSequence, to: max(fromSequence, toSequence), limits: limits,
-                                        origins: audit)
+        let series = try history.series(name, path, from: fromSequence, to: max(fromSequence, toSequence), step: step,
+                                        limits: limits, origins: audit)
         let head = Head(model: name, path: path.pointer, from: fromTime, to: toTime, through: series.through, step: step)
-        return (csv ? Self.csv(series, step: step, audit: audit) : Self.json(series, head: head, audit: audit), series.through)
+        return (csv ? Self.csv(series, buckets: step != nil, audit: audit) : Self.json(series, head: head, audit: audit), series.through)
     }
 
     private struct Head {
         var model: String, path: String, from: Int64, to: Int64, through: UInt64, step: Int64?
     }
 
+    /// The answer, written straight into bytes: a day of points is 86,400 of them.
     private static func json(_ series: HistorySeries, head: Head, audit: Bool) -> [UInt8] {
-        var answer: OrderedDictionary<String, JSON> = [
-            "model": .string(head.model), "path": .string(head.path), "from": .string(HistoryTime.text(head.from)),
-            "to": .string(HistoryTime.text(head.to)), "id": .string(String(head.through)),
-        ]
-        answer["start"] = series.start.map { .object(["value": $0]) } ?? .null
-        if let step = head.step {
-            answer["step"] = .string(HistoryUnits.text(milliseconds: step))
-            answer["buckets"] = .array(Deque(series.buckets(step: step).map { bucket in
-                .object(["time": .string(HistoryTime.text(bucket.time)), "count": .int(bucket.count), "first": bucket.first,
-                         "last": bucket.last, "min": number(bucket.min), "max": number(bucket.max), "avg": number(bucket.average)])
-            }))
-        } else {
-            answer["points"] = .array(Deque(series.points.map { point in
-                var members: OrderedDictionary<String, JSON> = ["time": .string(HistoryTime.text(point.time)),
-                                                                "id": .string(String(point.sequence))]
-                if let value = point.value { members["value"] = value } else { members["removed"] = .bool(true) }
-                if audit {
-                    members["actor"] = point.origin?.actor.map(JSON.string) ?? .null
-                    members["route"] = point.origin?.route.map(JSON.string) ?? .null
-                }
-                return .object(members)
-            }))
+        var bytes = Array(#"{"model":"#.utf8)
+        JSON.string(head.model).encode(into: &bytes)
+        bytes += #","path":"#.utf8
+        JSON.string(head.path).encode(into: &bytes)
+        var times = HistoryTime.Writer()
+        func time(_ name: String, _ milliseconds: Int64) {
+            bytes += ",\"\(name)\":\"".utf8
+            times.append(milliseconds, to: &bytes)
+            bytes.append(UInt8(ascii: "\""))
         }
-        return JSON.object(answer).encoded()
+        time("from", head.from)
+        time("to", head.to)
+        bytes += #","id":""#.utf8
+        bytes.appendDecimal(head.through)
+        bytes += #"","start":"#.utf8
+        if let start = series.start {
+            bytes += #"{"value":"#.utf8
+            start.encode(into: &bytes)
+            bytes.append(UInt8(ascii: "}"))
+        } else {
+            bytes += "null".utf8
+        }
+        if let step = head.step {
+            bytes += #","step":"#.utf8
+            JSON.string(HistoryUnits.text(milliseconds: step)).encode(into: &bytes)
+            bytes += #","buckets":["#.utf8
+            for (index, bucket) in series.buckets.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes += #"{"time":""#.utf8
+                times.append(bucket.time, to: &bytes)
+                bytes += #"","count":"#.utf8
+                bytes.appendDecimal(UInt64(bucket.count))
+                bytes += #","first":"#.utf8
+                bucket.first.encode(into: &bytes)
+                bytes += #","last":"#.utf8
+                bucket.last.encode(into: &bytes)
+                for (name, value) in [("min", bucket.min), ("max", bucket.max), ("avg", bucket.average)] {
+                    bytes += ",\"\(name)\":".utf8
+                    number(value).encode(into: &bytes)
+                }
+                bytes.append(UInt8(ascii: "}"))
+            }
+        } else {
+            bytes += #","points":["#.utf8
+            for (index, point) in series.points.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes += #"{"time":""#.utf8
+                times.append(point.time, to: &bytes)
+                bytes += #"","id":""#.utf8
+                bytes.appendDecimal(point.sequence)
+                if let value = point.value {
+                    bytes += #"","value":"#.utf8
+                    value.encode(into: &bytes)
+                } else {
+                    bytes += #"","removed":true"#.utf8
+                }
+                if audit {
+                    bytes += #","actor":"#.utf8
+                    (point.origin?.actor.map(JSON.string) ?? .null).encode(into: &bytes)
+                    bytes += #","route":"#.utf8
+                    (point.origin?.route.map(JSON.string) ?? .null).encode(into: &bytes)
+                }
+                bytes.append(UInt8(ascii: "}"))
+            }
+        }
+        bytes += "]}".utf8
+        return bytes
     }
 
     private static func number(_ value: Double?) -> JSON { value.map(JSON.double) ?? .null }
 
-    private static func csv(_ series: HistorySeries, step: Int64?, audit: Bool) -> [UInt8] {
+    private static func csv(_ series: HistorySeries, buckets: Bool, audit: Bool) -> [UInt8] {
         var text = ""
-        if let step {
+        if buckets {
             text = "time,count,first,last,min,max,avg\r\n"
-            for bucket in series.buckets(step: step) {
+            for bucket in series.buckets {
                 let fields = [HistoryTime.text(bucket.time), String(bucket.count), field(bucket.first), field(bucket.last),
                               bucket.min.map { "\($0)" } ?? "", bucket.max.map { "\($0)" } ?? "", bucket.average.map { "\($0)" } ?? ""]
                 text += fields.joined(separator: ",") + "\r\n"
