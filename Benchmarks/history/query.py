@@ -146,27 +146,31 @@ def main():
 
 
 def sqlite_side(args, repeats):
-    """The series' reads (SeriesTracker.rows in HistoryDatabase+Reading.swift), timed inside SQLite."""
+    """The series' reads (SeriesTracker.follow in Persistence/History/SeriesTracker.swift), timed inside
+    SQLite: the rows at the location's root in index order, then those above it and below it."""
     db = sqlite3.connect(f"file:{args.db}?mode=ro", uri=True)
     parts = [c for c in args.pointer.split("/")[1:]]
-    exact = ["/" + "/".join(parts[:n]) if n else "" for n in range(len(parts), -1, -1)]
-    marks = ", ".join("?" for _ in exact)
-    at = f"""SELECT path, sequence, position, time, number FROM changes
-             WHERE model = ? AND path IN ({marks}) AND sequence > ? AND sequence <= ?
-             ORDER BY sequence, position LIMIT ?"""
-    below = """SELECT path, sequence, position, time, number FROM changes
+    above = ["/" + "/".join(parts[:n]) if n else "" for n in range(len(parts) - 1, -1, -1)]
+    at = """SELECT sequence, position, time, number FROM changes
+            WHERE model = ? AND path = ? AND sequence > ? AND sequence <= ? ORDER BY sequence, position"""
+    over = """SELECT sequence, position, time, number FROM changes
+              WHERE model = ? AND path = ? AND sequence > ? AND sequence <= ? ORDER BY sequence, position LIMIT ?"""
+    below = """SELECT sequence, position, time, number FROM changes
                WHERE model = ? AND path > ? AND path < ? AND sequence > ? AND sequence <= ?
                ORDER BY sequence, position LIMIT ?"""
-    at_args = [args.model, *exact, args.first, args.last, 1_000_001]
+    at_args = [args.model, args.pointer, args.first, args.last]
     below_args = [args.model, args.pointer + "/", args.pointer + "0", args.first, args.last, 1_000_001]
     times, rows = [], 0
     for _ in range(max(repeats, 5)):
         start = time.perf_counter()
         rows = db.execute(f"SELECT count(*), sum(number) FROM ({at})", at_args).fetchone()[0]
+        for path in above:
+            rows += db.execute(f"SELECT count(*) FROM ({over})", [args.model, path, args.first, args.last, 1_000_001]).fetchone()[0]
         rows += db.execute(f"SELECT count(*), sum(number) FROM ({below})", below_args).fetchone()[0]
         times.append((time.perf_counter() - start) * 1000)
     statements = {
-        "rows at, above the location": (at, at_args),
+        "rows at the location": (at, at_args),
+        "rows above it (each parent)": (over, [args.model, above[0] if above else "", args.first, args.last, 1_000_001]),
         "rows below it": (below, below_args),
         "an event's time (`to`, `from`)": ("SELECT time FROM commits WHERE sequence <= ? ORDER BY sequence DESC LIMIT 1", [args.last]),
         "the checkpoint before `from`": ("""SELECT sequence, document FROM checkpoints WHERE model = ? AND sequence <= ?
