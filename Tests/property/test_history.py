@@ -267,6 +267,9 @@ def test_history_off_and_limits():
         fill(server, 30)
         status, _, answer = server.call("GET", "/models/s/t?history&step=1h")
         assert status == 422 and answer["setting"] == "history-max-scan", answer
+        # A replay reads every event of the range, of any model: the scan bounds it too.
+        status, _, answer = server.call("GET", "/events?model=s&since=-1h")
+        assert status == 422 and answer["setting"] == "history-max-scan", answer
         status, _, answer = server.call("GET", "/models/s/t?history&step=1m&from=-10m")
         assert status == 422, answer
         for bad in ("from=yesterday", "step=0s", "step=5x", "to=2026-13-40T00:00:00Z", "from=-1y"):

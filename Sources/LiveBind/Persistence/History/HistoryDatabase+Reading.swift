@@ -77,13 +77,19 @@ extension HistoryDatabase {
     }
 
     /// The commits of `models` after event `after` through event `through`, in order, with the models
-    /// as they were after `after` (those that existed); throws past `limit` commits.
-    func replay(_ models: [String], after: UInt64, through: UInt64, limit: Int)
+    /// as they were after `after` (those that existed); throws past `limit` commits of those models, or
+    /// when the range holds more than `scan` events of any model (each is read).
+    func replay(_ models: [String], after: UInt64, through: UInt64, limit: Int, scan: Int)
         throws -> (snapshots: [ModelSnapshot], commits: [Commit]) {
         try withReader { reader in
             try read(reader) { () throws -> (snapshots: [ModelSnapshot], commits: [Commit]) in
                 let meta = try Self.readMeta(reader)
                 guard after >= meta.start else { throw HistoryError.before(oldest: "event \(meta.start)") }
+                let events = min(through, meta.last) > after ? min(through, meta.last) - after : 0
+                guard events <= UInt64(scan) else {
+                    throw HistoryError.limit(flag: "history-max-scan", limit: scan,
+                                             needed: "the history holds \(events) events since then, of every model")
+                }
                 var snapshots: [ModelSnapshot] = []
                 var commits: [Commit] = []
                 let rows = try reader.prepare("""

@@ -21,7 +21,7 @@ enum HistoryReplay {
                 throw RequestError.badRequest("since= with step= needs one model= and the path= of the location to put in buckets")
             }
             let (answer, covered) = try endpoint.buckets(models[0], path, from: since, step: step, through: through)
-            let (snapshots, _) = try history.replay(models, after: covered, through: covered, limit: 0)
+            let (snapshots, _) = try history.replay(models, after: covered, through: covered, limit: 0, scan: 0)
             EventEncoder.header(sequence: covered, event: "history", id: snapshots.isEmpty, into: &bytes)
             bytes += answer
             bytes += "\n\n".utf8
@@ -29,7 +29,8 @@ enum HistoryReplay {
             return (bytes, covered)
         }
         let start = try endpoint.resolve(since, history, clamped: true).sequence
-        let (snapshots, commits) = try history.replay(models, after: start, through: through, limit: endpoint.limits.maxPoints)
+        let (snapshots, commits) = try history.replay(models, after: start, through: through, limit: endpoint.limits.maxPoints,
+                                                         scan: endpoint.limits.maxScan)
         appendSnapshots(snapshots, at: start, into: &bytes)
         // Ids close groups: an event keeps its `id:` line only when the next one is of another write.
         let frames = commits.map(EventEncoder.frame(for:))
