@@ -171,7 +171,8 @@ final class HistoryDatabase: @unchecked Sendable {
         guard let last = commits.last else { return }
         let wake = worker.withLock { () -> Bool in
             guard last.sequence > appended else { return false }
-            queue += commits.filter { $0.sequence > appended }
+            // Durable batches follow each other: only the first after `start` may repeat commits.
+            if commits[0].sequence > appended { queue += commits } else { queue += commits.filter { $0.sequence > appended } }
             appended = last.sequence
             return true
         }
