@@ -131,7 +131,8 @@ final class CommitWriter: @unchecked Sendable {
             let started = clock.now
             let outcome = write(batch, checkpoint: cut)
             let took = clock.now - started
-            report(outcome)?.run(batch)
+            // Written, the commits carry their records on to the durable feed (the history reuses them).
+            if case .written(let done) = outcome { report(outcome)?.run(done) } else { report(outcome)?.run(batch) }
             gather = finish(&batch, took: took, at: clock.now)
         }
     }
@@ -199,10 +200,12 @@ final class CommitWriter: @unchecked Sendable {
         var progress = checkpoint
         let now = Date().timeIntervalSince1970
         beforeSync?()
+        var written = batch
         do throws(StoreError) {
             try transaction { (connection) throws(SQLiteError) in
-                for commit in batch {
+                for (index, commit) in batch.enumerated() {
                     let record = commit.encodedRecord()
+                    written[index].record = record
                     try connection.appendCommit.bind(1, Int64(commit.sequence))
                     try connection.appendCommit.bind(2, commit.model)
                     try connection.appendCommit.bind(3, Int64(commit.revision))
@@ -224,7 +227,7 @@ final class CommitWriter: @unchecked Sendable {
         syncs.add(1, ordering: .relaxed)
         commits.add(batch.count, ordering: .relaxed)
         if cut != nil { checkpoints.add(1, ordering: .relaxed) }
-        return .written(batch)
+        return .written(written)
     }
 
     /// The models changed since the last checkpoint, as `cut` has them (a model changed only after the

@@ -85,8 +85,12 @@ public struct Commit: Sendable {
     /// When the write that made it committed, in milliseconds since 1970 (0: not recorded). Stamped as
     /// it enters a commit log, kept in its record, so every node of a cluster sees the same time.
     var time: Int64 = 0
-    /// Who made it and through which route (see ``Store/withCommitOrigin(_:_:)``); nil when not said.
+    /// Who made it and through which route (set by the server's router, see `Store.commitOrigin`);
+    /// nil when not said.
     var origin: CommitOrigin?
+    /// Its record (`encodedRecord()`) as the commit log wrote it, handed on with the durable batch so
+    /// that the history does not encode it again; nil elsewhere.
+    var record: [UInt8]?
 
     /// The id its event goes out with: the sequence of the last commit of the write that made it, so
     /// that a write to several models is one event id (and one group of events on a stream).

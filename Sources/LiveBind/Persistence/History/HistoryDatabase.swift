@@ -237,7 +237,7 @@ final class HistoryDatabase: @unchecked Sendable {
                 for commit in commits {
                     let time = max(commit.time > 0 ? commit.time : Self.now(), progress.lastTime)
                     progress.lastTime = time
-                    let record = commit.encodedRecord()
+                    let record = commit.record ?? commit.encodedRecord()
                     try writer.appendCommit(commit, time: time, record: record)
                     var rows = 1
                     switch commit.kind {
