@@ -17,6 +17,10 @@ public func fuzzHistoryQuery(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     // Years 1600 to 9999: Foundation's parser reads dates before the Gregorian reform (1582) in the
     // Julian calendar, where the answers write the proleptic Gregorian one (found by this target).
     let years: ClosedRange<Int64> = -11_676_096_000_000...253_402_300_799_999
+    // A time a query names is within RFC 3339's years: arithmetic on it cannot overflow.
+    if let time = GrammarFuzzing.historyPoint(text)?.time, !(-62_135_596_800_000...253_402_300_799_999).contains(time) {
+        fail("\(text) names \(time), outside the years 0001 to 9999")
+    }
     if let point = GrammarFuzzing.historyPoint(text), let time = point.time, years.contains(time) {
         let (written, read) = GrammarFuzzing.historyTime(time)
         if read != time { fail("\(text) → \(time) → \(written) reads back as \(String(describing: read))") }

@@ -18,14 +18,26 @@ struct HistoryEndpoint: Sendable {
         case event(UInt64)
     }
 
+    /// The times a point may name: RFC 3339's years, 0001 to 9999 (the arithmetic on times stays far
+    /// from overflowing).
+    static let times: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
+
     /// The point `text` names: an event id (digits), an RFC 3339 time, or a duration before now (`-1h`).
     static func point(_ text: String, parameter: String) throws(RequestError) -> Point {
+        let point = try parse(text, parameter: parameter)
+        if case .time(let time) = point, !times.contains(time) {
+            throw .badRequest("\(parameter)=\(text) is outside the years 0001 to 9999")
+        }
+        return point
+    }
+
+    private static func parse(_ text: String, parameter: String) throws(RequestError) -> Point {
         if !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
             guard let id = UInt64(text) else { throw .badRequest("\(parameter)=\(text) is no event id") }
             return .event(id)
         }
         if text.hasPrefix("-"), let milliseconds = HistoryUnits.milliseconds(text.dropFirst()) {
-            return .time(HistoryDatabase.now() - milliseconds)
+            return .time(HistoryDatabase.now() - min(milliseconds, times.upperBound - times.lowerBound))
         }
         // A `+` of an offset sent without percent-encoding arrives as a space (form encoding).
         if let time = HistoryTime.parse(text.replacingOccurrences(of: " ", with: "+")) { return .time(time) }
