@@ -112,7 +112,8 @@ struct HistoryEndpoint: Sendable {
         let path = try Path(pointer: pointer)
         var step: Int64?
         if let text {
-            guard let milliseconds = HistoryUnits.milliseconds(Substring(text)), milliseconds > 0 else {
+            guard let milliseconds = HistoryUnits.milliseconds(Substring(text)), milliseconds > 0,
+                  milliseconds <= Self.times.upperBound - Self.times.lowerBound else {
                 throw RequestError.badRequest("step=\(text) is not a duration: give a whole number and ms, s, m, h, d or w (60s, 5m)")
             }
             step = milliseconds
