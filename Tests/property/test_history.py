@@ -320,3 +320,21 @@ def test_a_replay_counts_against_the_unsent_bytes():
             stream.close()
     finally:
         server.close()
+
+
+def test_a_quiet_model_reads_back_from_its_old_checkpoint():
+    """?at= of a model unchanged over many checkpoints of another: made from its last checkpoint row and
+    only the commits after the last mark (not every commit since its row)."""
+    server = Server(["--checkpoint-bytes", "300"]).start()
+    try:
+        first = int(server.call("PUT", "/models/quiet", {"v": 1})[2]["id"])
+        fill(server, 150)
+        second = int(server.call("PUT", "/models/quiet/v", 2)[2]["id"])
+        ids = fill(server, 150)
+        assert server.call("GET", f"/models/quiet?at={first}")[2] == {"v": 1}
+        assert server.call("GET", f"/models/quiet?at={second - 1}")[2] == {"v": 1}
+        assert server.call("GET", f"/models/quiet?at={second}")[2] == {"v": 2}
+        assert server.call("GET", f"/models/quiet?at={ids[-1]}")[2] == {"v": 2}
+        assert server.call("GET", f"/models/s/t?at={ids[-1]}")[2] == 149
+    finally:
+        server.close()

@@ -140,12 +140,18 @@ extension HistoryDatabase {
             from = base.int64(0)
             if !base.isNull(2) { current = (UInt64(base.int64(1)), try parse(base.bytes(2))) }
         }
+        // Every checkpoint writes each model its commits touched since the one before: a model has no
+        // commit between its own last row and the last mark, so only the commits after the mark are read
+        // (at most a checkpoint's worth, however long ago the model last changed).
+        let mark = try reader.prepare("SELECT coalesce(max(sequence), 0) FROM marks WHERE sequence <= ?1")
+        try mark.bind(1, Int64(sequence))
+        let lastMark = try mark.step() ? mark.int64(0) : 0
         let commits = try reader.prepare("""
             SELECT sequence, revision, record FROM commits WHERE model = ?1 AND sequence > ?2 AND sequence <= ?3
             ORDER BY sequence
             """)
         try commits.bind(1, model)
-        try commits.bind(2, from)
+        try commits.bind(2, max(from, lastMark))
         try commits.bind(3, Int64(sequence))
         while try commits.step() {
             let commit = try Commit(record: commits.bytes(2), sequence: UInt64(commits.int64(0)), model: model,
