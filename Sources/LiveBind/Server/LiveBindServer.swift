@@ -136,16 +136,14 @@ public final class LiveBindServer: Sendable {
             recording?.cancel()
             events.stop()
         }
-        if let history {
-            let recent = database?.recentCommits()
-                ?? cluster?.recentCommits(limit: configuration.streams.retainedEvents).commits ?? []
-            logger.info("\(history.start(with: store, recent: recent))")
-        }
-        if let database { hub.seed(history: database.recentCommits().map(EventEncoder.frame(for:))) }
-        if let cluster {
-            let recent = cluster.recentCommits(limit: configuration.streams.retainedEvents)
-            hub.seed(history: recent.commits.map(EventEncoder.frame(for:)), through: recent.through)
-        }
+        // The log's newest commits, read once: the hub's resumes and the history's catching up.
+        let recent = database.map { (commits: $0.recentCommits(), through: UInt64?.none) }
+            ?? cluster.map { node in
+                let read = node.recentCommits(limit: configuration.streams.retainedEvents)
+                return (read.commits, UInt64?.some(read.through))
+            }
+        if let history { logger.info("\(history.start(with: store, recent: recent?.commits ?? []))") }
+        if let recent { hub.seed(history: recent.commits.map(EventEncoder.frame(for:)), through: recent.through) }
         do throws(ServerError) {
             try daemon.start()
         } catch {

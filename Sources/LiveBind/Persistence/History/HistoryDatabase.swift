@@ -30,7 +30,6 @@ final class HistoryDatabase: @unchecked Sendable {
     let checkpointBytes: Int
     /// Connections for readers, each used by one reader at a time.
     private let readers: ReaderPool
-    private let readerCount: Int
 
     private let worker = WorkerThread(named: "lb-history")
     private var queue: [Commit] = []
@@ -75,7 +74,6 @@ final class HistoryDatabase: @unchecked Sendable {
         lockFile = Mutex(lock)
         self.retention = retention
         self.checkpointBytes = max(1, checkpointBytes)
-        readerCount = max(1, readers)
         do {
             let database = try SQLiteConnection(path: path)
             try database.execute("PRAGMA busy_timeout = 2000")
@@ -84,7 +82,7 @@ final class HistoryDatabase: @unchecked Sendable {
             try Self.migrate(database, path: path)
             writer = try Writer(database)
             var pool: [SQLiteConnection] = []
-            for _ in 0..<readerCount {
+            for _ in 0..<max(1, readers) {
                 let reader = try SQLiteConnection(path: path)
                 try reader.execute("PRAGMA busy_timeout = 2000; PRAGMA query_only = 1")
                 pool.append(reader)
