@@ -13,6 +13,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "LiveBind", targets: ["LiveBind"]),
+        .library(name: "LiveBindEngine", targets: ["LiveBindEngine"]),
         .executable(name: "livebind-server", targets: ["livebind-server"]),
     ],
     dependencies: [
@@ -44,9 +45,20 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // The engine alone: models, observation, bindings, views. No C library, no HTTP: the client
+        // (LiveBindClient) mirrors into its Store on any platform. `package` declarations are what
+        // the server and the client use of it beyond the public API.
+        .target(
+            name: "LiveBindEngine",
+            dependencies: [
+                .product(name: "Collections", package: "swift-collections"),
+            ],
+            swiftSettings: sanitized
+        ),
         .target(
             name: "LiveBind",
             dependencies: [
+                "LiveBindEngine",
                 "CMicroHTTPD",
                 "CGnuTLS",
                 "CSQLite",
@@ -73,7 +85,7 @@ let package = Package(
         .plugin(name: "EmbedPublic", capability: .buildTool(), dependencies: ["embed-public"]),
         .testTarget(
             name: "LiveBindTests",
-            dependencies: ["LiveBind", .product(name: "JWTKit", package: "jwt-kit")],
+            dependencies: ["LiveBind", "LiveBindEngine", .product(name: "JWTKit", package: "jwt-kit")],
             resources: [.copy("Fixtures")],
             swiftSettings: sanitized,
             linkerSettings: sanitizedLink

@@ -1,3 +1,4 @@
+@_exported import LiveBindEngine
 /// LiveBind: named JSON models with key-value coding, observation and bindings, served live over HTTP.
 public enum LiveBindVersion {
     /// The version of the library and the server: `--version`, `/healthz`, the `Server` header and

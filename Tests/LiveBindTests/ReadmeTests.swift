@@ -1,5 +1,6 @@
 import Foundation
 import LiveBind
+@testable import LiveBindEngine
 import Testing
 
 /// The README's "Embedding" example is the code between the markers below: this suite runs it, and checks

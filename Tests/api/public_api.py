@@ -9,7 +9,8 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SOURCES = os.path.join(ROOT, "Sources", "LiveBind")
+# The modules an embedder imports: the engine (also under the client) and the server, which re-exports it.
+SOURCES = [os.path.join(ROOT, "Sources", name) for name in ("LiveBindEngine", "LiveBind")]
 LISTING = os.path.join(ROOT, "Tests", "api", "LiveBind.public")
 TYPE = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:public\s+|internal\s+|private\s+|fileprivate\s+)?(?:final\s+)?"
                   r"(struct|class|enum|protocol|extension|actor)\s+([\w.]+)")
@@ -17,7 +18,7 @@ TYPE = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:public\s+|internal\s+|priva
 
 def declarations():
     found = []
-    for folder, _, files in sorted(os.walk(SOURCES)):
+    for folder, _, files in sorted(walked for source in SOURCES for walked in os.walk(source)):
         for name in sorted(files):
             if not name.endswith(".swift"):
                 continue

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// A change to the bindings made over HTTP, as a message of the cluster's stream (subject
 /// `<stream>.bindings`): every node applies it to its registry, in stream order.
 enum ClusterBindingChange: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// How a server joins a cluster: the NATS servers whose JetStream stream holds the shared state.
 public struct ClusterConfiguration: Sendable {
     /// NATS client URLs (`nats://127.0.0.1:4222`); the stream gets one replica per URL, up to 3.

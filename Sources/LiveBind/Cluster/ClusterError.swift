@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// Why a cluster node cannot take a write (or start).
 public enum ClusterError: Error, Equatable, CustomStringConvertible {
     /// NATS or its JetStream stream does not answer: no connection, no quorum, an election that

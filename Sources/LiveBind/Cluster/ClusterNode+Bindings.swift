@@ -1,4 +1,5 @@
 import Foundation
+import LiveBindEngine
 
 // Changes to the bindings made over HTTP, carried by the stream (subject `<stream>.bindings`).
 extension ClusterNode {

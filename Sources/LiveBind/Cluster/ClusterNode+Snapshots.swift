@@ -1,4 +1,5 @@
 import Foundation
+import LiveBindEngine
 
 // Snapshots of every model in the stream `<stream>_SNAPSHOTS`, in chunks that each fit one NATS
 // message, with an index and a manifest naming them (`SnapshotManifest`, `SnapshotIndex`): loaded at

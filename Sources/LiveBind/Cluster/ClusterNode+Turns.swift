@@ -1,4 +1,5 @@
 import Foundation
+import LiveBindEngine
 
 // The turn thread: applying what the stream delivered, running the queued writes together, publishing
 // their commits as one message with the whole-stream expectation, and rolling back what lost the race

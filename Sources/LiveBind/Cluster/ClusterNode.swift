@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import LiveBindEngine
 
 /// One node of a cluster: the store's commit log on a NATS JetStream stream that every node writes to
 /// and follows. The stream's order is the one order: every node applies its messages in it.

@@ -1,4 +1,5 @@
 import Collections
+import LiveBindEngine
 
 /// Every model at one sequence of the cluster's stream: what a node loads at start. Stored as chunks
 /// (``SnapshotManifest``, ``SnapshotIndex``); version 0.1.0 stored it whole in one message,

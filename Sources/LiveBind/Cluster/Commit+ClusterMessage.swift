@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// The commits of one write turn as one message of the cluster's stream (group commit): every write
 /// that ran in the turn, with what its bindings derived, is stored by every node entirely or not at all.
 ///

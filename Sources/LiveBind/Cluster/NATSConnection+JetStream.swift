@@ -1,5 +1,6 @@
 internal import CNATS
 import Foundation
+import LiveBindEngine
 
 /// What became of one JetStream publish.
 enum PublishOutcome: Sendable, Equatable {

@@ -2,6 +2,7 @@ internal import CNATS
 #if canImport(Glibc)
 import Glibc
 #endif
+import LiveBindEngine
 
 /// One connection to a NATS cluster with its JetStream context: the only type (with its extensions and
 /// ``NATSSubscription``) that touches the C client.

@@ -1,3 +1,4 @@
+import LiveBindEngine
 internal import CNATS
 
 /// One message of a stream, as an ordered consumer delivered it.

@@ -1,4 +1,5 @@
 import Collections
+import LiveBindEngine
 
 /// A snapshot as the snapshot stream holds it: chunk messages, each within `max_payload`, and one
 /// small manifest message naming the chunks of the snapshot's index (``SnapshotIndex``).

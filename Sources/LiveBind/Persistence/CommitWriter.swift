@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import LiveBindEngine
 
 /// The data directory's writer thread: group commit of the store's log.
 ///

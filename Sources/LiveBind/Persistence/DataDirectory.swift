@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LiveBindEngine
 
 /// The folder given with `--data`.
 enum DataDirectory {

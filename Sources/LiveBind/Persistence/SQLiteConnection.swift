@@ -1,3 +1,4 @@
+import LiveBindEngine
 internal import CSQLite
 
 /// One SQLite database connection, opened read-write.

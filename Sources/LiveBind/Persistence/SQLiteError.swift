@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// A failed SQLite call: the result code, SQLite's message and what LiveBind was doing.
 struct SQLiteError: Error, Equatable, CustomStringConvertible {
     /// The primary result code (`SQLITE_FULL` is 13, `SQLITE_NOTADB` 26, …).

@@ -1,3 +1,4 @@
+import LiveBindEngine
 internal import CSQLite
 
 /// One compiled SQL statement: bind parameters (numbered from 1), step through rows, read columns

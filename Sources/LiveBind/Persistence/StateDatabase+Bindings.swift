@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension StateDatabase {
     /// A binding made over HTTP, as it was posted (with its id filled in).
     struct StoredBinding: Sendable {

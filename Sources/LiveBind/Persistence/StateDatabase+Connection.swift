@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension StateDatabase {
     /// The connection and its prepared statements, used only under the writer's lock.
     struct Connection {

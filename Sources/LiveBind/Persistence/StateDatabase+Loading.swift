@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension StateDatabase {
     /// Everything a restarted server starts from.
     struct Contents: Sendable {

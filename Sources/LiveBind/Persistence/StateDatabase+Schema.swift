@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension StateDatabase {
     /// The tables of format 2. `models` is the last checkpoint (at `meta.checkpoint`), `log` the commits,
     /// each as ``Commit``'s record; documents and records are UTF-8 JSON stored as blobs.

@@ -1,4 +1,5 @@
 import Synchronization
+import LiveBindEngine
 
 /// The data directory's `livebind.sqlite`: the store's commit log, its checkpoints and the bindings
 /// made over HTTP, in SQLite (WAL, `synchronous=FULL`).

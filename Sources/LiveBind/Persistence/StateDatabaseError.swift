@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// Why a data directory cannot be used; each message says what to do.
 enum StateDatabaseError: Error, CustomStringConvertible {
     /// The directory does not exist and cannot be created, or is not a directory.

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// Entry points for the grammar fuzz targets in `Fuzz/` (`@_spi(Fuzzing) import LiveBind`): what a client
 /// writes that internal types read — `sub=` values and their windows, the `PATCH /events/{stream}` body,
 /// `Last-Event-ID` and `If-Match` — reached without a socket, through the functions the routes call.

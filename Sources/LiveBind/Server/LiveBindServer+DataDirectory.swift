@@ -3,6 +3,7 @@ import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
+import LiveBindEngine
 
 extension LiveBindServer {
     /// Makes a stopped server with its own store and bindings: loaded from `configuration.persistence.dataDirectory`

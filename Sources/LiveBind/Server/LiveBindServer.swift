@@ -3,6 +3,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import LiveBindEngine
 
 /// Serves a store's models over HTTP and their changes as Server-Sent Events, on libmicrohttpd.
 ///

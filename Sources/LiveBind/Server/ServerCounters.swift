@@ -1,4 +1,5 @@
 import Synchronization
+import LiveBindEngine
 
 /// Request counters for `/metrics`, lock-free.
 final class ServerCounters: Sendable {

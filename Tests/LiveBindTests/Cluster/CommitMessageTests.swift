@@ -1,5 +1,6 @@
 import Testing
 @testable import LiveBind
+@testable import LiveBindEngine
 
 /// One message of the cluster's stream carrying a turn's commits (`CommitMessage`); the stream itself
 /// is exercised against real NATS servers in Tests/cluster.

@@ -1,5 +1,6 @@
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// The index and manifest a cluster snapshot is stored as (the chunks themselves are exercised against
 /// real NATS servers in Tests/cluster/test_sizes.py).

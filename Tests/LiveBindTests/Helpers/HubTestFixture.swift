@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// A store and an event hub fed as the server feeds it: durable commits go through an `EventFeed`
 /// (whole batches, so a write to several models is published in one call, and never under the store's

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// What a client holds for one `sub` location, kept by applying the stream's events to it as a browser
 /// would: snapshots and `set`s of the location replace it, changes below it are applied at their path

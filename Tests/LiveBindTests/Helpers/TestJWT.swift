@@ -2,6 +2,7 @@ import Foundation
 import JWTKit
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// Signs JSON Web Tokens for the tests with jwt-kit: HS256 with a test secret, RS256 with the RSA key
 /// pair in Fixtures (made for these tests only), ES256 with a key made per run.

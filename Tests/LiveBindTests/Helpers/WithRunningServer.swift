@@ -1,5 +1,6 @@
 import Foundation
 import LiveBind
+@testable import LiveBindEngine
 import Logging
 #if canImport(Glibc)
 import Glibc

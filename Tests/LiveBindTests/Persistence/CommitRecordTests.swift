@@ -1,6 +1,7 @@
 import Collections
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Commit records") struct CommitRecordTests {
     /// Changes of every kind, with the fields that need escaping or nesting. Made at each use, not kept

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// The server made with `Configuration.dataDirectory`, in process.
 @Suite("Data directory server") struct DataDirectoryServerTests {

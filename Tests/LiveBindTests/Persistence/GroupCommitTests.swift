@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// The data directory's group commit, seen over HTTP: a sync in progress holds the writes it covers and
 /// their events, never a read, and the writes that arrive meanwhile share the next sync.

@@ -2,6 +2,7 @@ import Collections
 import Foundation
 import Testing
 @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("History") struct HistoryTests {
     @Test func aRecordKeepsWhenAndWhoAndRefusesWhatIsNotThat() throws {

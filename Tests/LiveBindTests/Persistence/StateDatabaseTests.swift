@@ -2,6 +2,7 @@ import Collections
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("State database") struct StateDatabaseTests {
     /// A store journaled to a database in `directory`, as a restarted server would open it.

@@ -1,5 +1,6 @@
 import Foundation
 import LiveBind
+@testable import LiveBindEngine
 import Testing
 
 /// The catalogue of malformed and hostile requests: each gets its expected status, changes no model and

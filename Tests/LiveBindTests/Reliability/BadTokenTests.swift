@@ -1,5 +1,6 @@
 import Foundation
 import LiveBind
+@testable import LiveBindEngine
 import Testing
 
 /// The bearer-token part of the bad-input catalogue, against a server that takes static tokens and

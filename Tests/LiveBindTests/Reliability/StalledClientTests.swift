@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 extension ReliabilityTests {
     @Suite("Clients that never read") struct StalledClientTests {

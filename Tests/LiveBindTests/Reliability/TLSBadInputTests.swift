@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// The bad-input catalogue's TLS cases: what reaches an HTTPS port that is not a proper TLS client.
 /// Each is closed or answered in bounded time, changes nothing, and the server goes on serving others.

@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension HistoryDatabase {
     /// How much one query may read and answer (`--history-max-scan`, `--history-max-points`).
     struct Limits: Sendable {

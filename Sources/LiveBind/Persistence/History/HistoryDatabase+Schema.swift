@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension HistoryDatabase {
     /// The tables of format 1. `commits` holds each commit's record (see `Commit+Record.swift`) with
     /// its time in milliseconds since 1970; `changes` one row per change, under the pointer it changed

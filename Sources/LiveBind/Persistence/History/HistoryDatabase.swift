@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import LiveBindEngine
 
 /// The data directory's `history.sqlite`: every commit of the last `--history`, indexed by the
 /// locations it changed, with checkpoints of the models, so that a location's past values

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// Why a history query has no answer; each says what to do.
 enum HistoryError: Error, Equatable, CustomStringConvertible {
     /// The server keeps no history (no `--data`, or `--history 0`).

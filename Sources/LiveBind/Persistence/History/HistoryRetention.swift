@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// How much history a data directory keeps (`--history`): commits younger than ``age`` and at most
 /// about ``bytes`` of them, whichever bound is reached first; neither keeps none (`0`).
 ///

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// A location's values over a stretch of history: the value it had at the start, then each change.
 struct HistorySeries: Sendable {
     /// One change of the location.

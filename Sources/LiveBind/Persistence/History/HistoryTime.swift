@@ -1,4 +1,5 @@
 import Foundation
+import LiveBindEngine
 
 /// Times in history answers and queries: milliseconds since 1970, written as RFC 3339 in UTC.
 enum HistoryTime {

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// Follows one location along the history's changes (see ``HistoryDatabase/series(_:_:from:to:step:limits:origins:)``).
 ///
 /// The location's *root* is its path up to the first component that may be an array index: elements

@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension AccessControl {
     /// Methods an allowed origin may use.
     static let corsMethods = "GET, HEAD, PUT, POST, PATCH, DELETE"

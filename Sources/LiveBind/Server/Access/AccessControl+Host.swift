@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension AccessControl {
     /// Whether the server listens on a loopback address only (`127.x.x.x`, `::1`, `localhost`).
     static func isLoopback(address: String) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBindEngine
 
 /// Applies an `AccessPolicy` to requests: bearer tokens (static and JWT), session cookies, scopes,
 /// model prefixes and the `Origin` check. `grant` is the one check every route goes through.

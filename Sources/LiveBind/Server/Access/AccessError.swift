@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// Why a request was refused by the access policy: no or an unknown token (401), or a token or
 /// origin that may not do this (403). Messages never contain a token.
 enum AccessError: Error, Equatable, CustomStringConvertible {

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// Entry points for the libFuzzer targets in `Fuzz/` (`@_spi(Fuzzing) import LiveBind`): the bearer and
 /// cookie parsing of the access check, reached without a socket. Not part of the public API.
 @_spi(Fuzzing) public enum AccessFuzzing {

@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension AccessPolicy {
     /// JSON Web Tokens the server accepts beside its static tokens (`--jwt-key`).
     ///

@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension AccessPolicy.Token {
     /// Reads a tokens file: a JSON array of entries such as
     /// `{"token": "…", "scopes": ["read", "write"], "models": ["sensor", "lab-"], "name": "ci"}`

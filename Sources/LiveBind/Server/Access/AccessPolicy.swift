@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// Who may read and write over HTTP, and which browser origins may call from other pages.
 ///
 /// With no tokens every request may read and write (keep the server on loopback then). With tokens,

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// How many event streams each client address holds, up to a limit (`--max-streams-per-address`), so
 /// that one client cannot take every stream `--max-streams` allows.
 ///

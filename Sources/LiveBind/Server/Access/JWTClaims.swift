@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import LiveBindEngine
 
 /// The claims LiveBind reads from a JSON Web Token: what it allows (`scope`, `models`) and when and
 /// for whom it is valid (`exp`, `nbf`, `aud`, `iss`). Decoded and its signature checked by jwt-kit;

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// A web origin: scheme, host and port (`https://app.example.com`, `http://127.0.0.1:8080`).
 ///
 /// Compared by value with the port made explicit, so `https://a.example` equals `https://a.example:443`.

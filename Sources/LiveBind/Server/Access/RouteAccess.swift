@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// What a route needs before its handler runs, declared where the route is declared and enforced by
 /// one check (`AccessControl.grant`), so that no handler can forget it.
 ///

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// The session cookie on the wire: finding it in `Cookie` header fields, and the `Set-Cookie` values
 /// that set and clear it.
 enum SessionCookie {

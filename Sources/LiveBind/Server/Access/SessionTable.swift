@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import OrderedCollections
 import Synchronization
+import LiveBindEngine
 
 /// The live cookie sessions: what each may do (its token's scopes and prefixes) and until when.
 ///

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LiveBindEngine
 
 /// The reverse proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed (`--trust-proxy`).
 ///

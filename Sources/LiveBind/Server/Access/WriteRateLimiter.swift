@@ -1,4 +1,5 @@
 import Synchronization
+import LiveBindEngine
 
 /// Writes per client, as token buckets: each client (its bearer token, or its address without one)
 /// may write `burst` times at once and `rate` times a second after that. Reads and streams never

@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension LiveBindServer.Configuration {
     /// Every setting with a flag, in `--help`'s order: the one place each is declared (see ``Setting``).
     public static let settings: [Setting<Self>] = network + streams + limits + access + persistence

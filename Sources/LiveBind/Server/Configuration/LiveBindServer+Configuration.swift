@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension LiveBindServer {
     /// Everything a server can be tuned with, in groups; the defaults suit a laptop and thousands of
     /// streams. Each setting with a flag is declared once in ``settings``, which `livebind-server`'s

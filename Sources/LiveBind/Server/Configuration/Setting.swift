@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// One setting of a server or cluster node, declared once: its flag, what it does, the values it takes
 /// and where it lives in the configuration.
 ///

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// `application/x-www-form-urlencoded` bodies: `a=1&b.c=x+y` → [("a", "1"), ("b.c", "x y")].
 enum FormDecoding {
     /// Decodes name/value pairs in order; throws on bad percent escapes or invalid UTF-8.

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBindEngine
 
 /// `GET /models/{name}{pointer}?history` (a location's past values, raw or in buckets, optionally with
 /// who made each change) and `?at=` (a document as it was), read from the data directory's history

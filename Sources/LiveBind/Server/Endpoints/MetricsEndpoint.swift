@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// `GET /metrics` in the Prometheus text exposition format.
 enum MetricsEndpoint {
     static func render(hub: EventHubMetrics, counters: ServerCounters, models: Int, log: CommitWriter?,

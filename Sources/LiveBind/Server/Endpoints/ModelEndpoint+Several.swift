@@ -1,4 +1,5 @@
 import Collections
+import LiveBindEngine
 
 /// `PATCH /models`: one write to several models, atomic (see `Store.write(_:)`).
 ///

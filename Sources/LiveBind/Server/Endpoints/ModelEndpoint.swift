@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// `/models` and `/models/{name}/{pointer}`: models as HTTP resources.
 ///
 /// Every write is one atomic store commit and answers `{"id": "<event id>", "rev": N}` (plus `index`

@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension Problem {
     /// THE mapping from any error to a problem. Every error response goes through here.
     static func from(_ error: any Error) -> Problem {

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// An RFC 9457 problem: the one shape every error takes on the wire (`application/problem+json`).
 struct Problem: Sendable {
     /// The HTTP status.

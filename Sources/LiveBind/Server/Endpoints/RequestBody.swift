@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// Reading request bodies: JSON, and `application/x-www-form-urlencoded`.
 enum RequestBody {
     /// Media types that carry plain JSON.

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// Why a request cannot be answered, independent of the engine: routing, media types, limits.
 @_spi(Fuzzing) public enum RequestError: Error, Equatable, CustomStringConvertible {
     /// Nothing lives at this path.

@@ -1,5 +1,6 @@
 import DequeModule
 import Foundation
+import LiveBindEngine
 
 /// `POST /session` and `DELETE /session`: cookie sessions for browsers, so that `EventSource` (which
 /// sends no headers) needs no token in its URL.

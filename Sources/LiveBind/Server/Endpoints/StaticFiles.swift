@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import LiveBindEngine
 
 /// Serves files from one directory: `index.html` for `/` and folders, content types by extension,
 /// security headers, and nothing outside the directory (no `..`, no symlinks pointing out).

@@ -1,4 +1,5 @@
 import Collections
+import LiveBindEngine
 
 /// The receipt of a keyed write whose answer is not made from a commit (a `/bindings` change): its
 /// ticket's tag and the answer itself, kept with the change so that a retry gets that answer after a

@@ -1,5 +1,6 @@
 import Collections
 import Foundation
+import LiveBindEngine
 
 /// The answers to writes sent with `Idempotency-Key`, by key, for ``window`` (at most ``capacity``
 /// keys): a retry with the same key and the same request gets the first answer again, without writing

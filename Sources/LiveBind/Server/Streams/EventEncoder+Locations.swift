@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// The events of path subscriptions and windows (`?sub=`): a location's snapshot, its changes, and a
 /// window's `length`. Each is encoded for one stream (a window's coordinates are the stream's own).
 extension EventEncoder {

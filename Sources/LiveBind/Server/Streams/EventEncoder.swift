@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// Turns commits, snapshots and stream notices into SSE frames: `id:`, `event:`, one `data:` line.
 ///
 /// JSON text never contains a raw newline, so each event's data is exactly one `data:` line.

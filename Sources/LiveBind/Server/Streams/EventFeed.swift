@@ -1,4 +1,5 @@
 import Foundation
+import LiveBindEngine
 
 /// Carries durable commits to the event hub on a thread of its own, so that no writer waits for a
 /// commit's frame to be encoded or for the streams it wakes.

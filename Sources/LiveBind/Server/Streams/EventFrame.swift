@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// One encoded piece of an event stream, shared by every subscriber that receives it.
 ///
 /// A commit is encoded once into a frame; subscribers hold references to it, never copies.

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// New views are arranged outside the hub's lock.
 ///
 /// Arranging an array is O(n log n): seconds for millions of rows, during which no stream could read

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// One memory budget for what every stream holds unsent (`Settings.maxUnsentBytes`).
 ///
 /// A stream holds frames it has not finished sending: its preface (snapshots, notices), its own

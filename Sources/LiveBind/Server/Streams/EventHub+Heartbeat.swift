@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension EventHub {
     /// One heartbeat tick; call it twice per heartbeat interval.
     ///

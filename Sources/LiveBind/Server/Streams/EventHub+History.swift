@@ -1,4 +1,5 @@
 import DequeModule
+import LiveBindEngine
 
 extension EventHub {
     /// Puts commits made before this hub existed in front of its log, so clients resume across a

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// Location and window snapshots, encoded outside the hub's lock.
 ///
 /// A location's snapshot can be as large as its model (16 MiB by default), and encoding it takes tens

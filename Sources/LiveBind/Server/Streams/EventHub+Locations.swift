@@ -1,4 +1,5 @@
 import DequeModule
+import LiveBindEngine
 
 /// Streams that subscribe to locations (`?sub=model/pointer`, windows of arrays).
 ///

@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension EventHub {
     private enum Step {
         case done(HTTPStreamRead)

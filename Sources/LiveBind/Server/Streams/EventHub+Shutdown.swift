@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension EventHub {
     /// Ends every stream: refuses new ones, resumes the suspended so their readers return
     /// end-of-stream, then waits (up to `deadline`) until all have closed.

@@ -1,3 +1,4 @@
+import LiveBindEngine
 extension EventHub {
     /// The snapshot frame another stream started from with the same content, if it is still a good
     /// start (see `SharedSnapshots`) and not before `notBefore`. Called with the lock held.

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBindEngine
 
 extension EventHub {
     /// Registers a stream for the models `models` lets through, starting after `lastEventID` when given.

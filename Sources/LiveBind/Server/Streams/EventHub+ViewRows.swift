@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// `--max-view-rows` as arrays grow.
 ///
 /// A view is counted when it is made (`checkViews`), but its array can grow afterwards: many views

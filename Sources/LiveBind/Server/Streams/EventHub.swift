@@ -1,5 +1,6 @@
 import DequeModule
 import Synchronization
+import LiveBindEngine
 
 /// The fan-out of store commits to event streams.
 ///

@@ -1,4 +1,5 @@
 import Synchronization
+import LiveBindEngine
 
 /// One `GET /events` response body: reads its subscriber's frames from the hub.
 final class EventStream: HTTPStreamBody {

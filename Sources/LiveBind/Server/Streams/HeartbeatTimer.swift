@@ -1,4 +1,5 @@
 import Dispatch
+import LiveBindEngine
 
 /// Calls `tick` every `interval` on a private dispatch queue until cancelled.
 ///

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// A model as the event hub last published it, kept while streams subscribe to locations in it: what a
 /// location holds after each change, which the change alone does not say (an array shifted under a
 /// location, the rows entering a window). Guarded by the hub's lock.

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// The snapshot frames streams start from, one per content (`SnapshotKey`), so that streams
 /// connecting at the same cut share one encoded frame instead of each holding a copy until it is sent.
 ///

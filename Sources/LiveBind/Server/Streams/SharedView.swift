@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// A view of an array (`sub=…;where=…;order=…`) kept by the event hub for every stream that subscribes
 /// to it: one ``ArrangedArray`` per model, location and query, however many streams show it, so a
 /// change costs the view O(log n) once and its event is encoded once. Guarded by the hub's lock

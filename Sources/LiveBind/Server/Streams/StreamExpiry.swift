@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import HeapModule
 import Synchronization
+import LiveBindEngine
 
 /// Calls back with the streams whose credential expired, at their expiry: one timer for all streams,
 /// set for the earliest expiry.

@@ -1,4 +1,5 @@
 import DequeModule
+import LiveBindEngine
 
 /// One change as a location's stream sends it: a change of the commit, or a `set` that says what the
 /// location holds now (`exists` false: nothing).

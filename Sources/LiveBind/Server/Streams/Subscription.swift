@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// One location a stream subscribes to with `?sub=`: a model, a JSON Pointer into it, and perhaps a
 /// window of rows when the location is an array. Guarded by the event hub's lock once registered.
 ///

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// The suspended subscribers of an event hub, indexed by what wakes them.
 ///
 /// A commit to one model visits only the streams that named that model and the streams that take

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// The commits a model's mirror takes while views are arranged from it outside the hub's lock (see
 /// `EventHub.arrangeViews`), for those views to catch up with. Guarded by the hub's lock.
 ///

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// Media types for the files a dashboard serves, by file extension.
 enum ContentType {
     static let byExtension: [String: String] = [

@@ -1,4 +1,5 @@
 import Synchronization
+import LiveBindEngine
 
 /// An answer that is known later: a write's, once the commit log has made it durable.
 ///

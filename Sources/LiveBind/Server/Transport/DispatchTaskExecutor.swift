@@ -1,4 +1,5 @@
 import Dispatch
+import LiveBindEngine
 
 /// A task executor that runs its jobs on a serial dispatch queue, outside Swift's cooperative pool.
 ///

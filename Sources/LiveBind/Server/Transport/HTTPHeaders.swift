@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// An ordered list of HTTP header fields with case-insensitive lookup.
 struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// The fields in the order they were added.

@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// A complete HTTP request as the router sees it: the body is fully read.
 struct HTTPRequest: Sendable {
     /// The request method.

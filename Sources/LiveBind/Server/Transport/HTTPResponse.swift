@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// An HTTP response: a status, header fields and either bytes or an open-ended stream.
 struct HTTPResponse: Sendable {
     /// What follows the headers.

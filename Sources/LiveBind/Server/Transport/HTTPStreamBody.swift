@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// What a stream body produced for one read.
 enum HTTPStreamRead: Sendable, Equatable {
     /// `count` bytes were written into the buffer.

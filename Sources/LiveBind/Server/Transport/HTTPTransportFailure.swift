@@ -1,3 +1,4 @@
+import LiveBindEngine
 /// A request the transport refused before the application saw its body.
 enum HTTPTransportFailure: Sendable, Equatable {
     /// The body is (or announced to be) larger than the limit.

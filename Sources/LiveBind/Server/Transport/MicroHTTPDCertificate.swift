@@ -1,5 +1,6 @@
 internal import CGnuTLS
 import Foundation
+import LiveBindEngine
 
 /// A certificate chain and its private key, read from PEM files and parsed by GnuTLS, ready to be
 /// handed to a TLS handshake (see `MicroHTTPDCertificates`).

@@ -2,6 +2,7 @@ internal import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
 #endif
+import LiveBindEngine
 
 /// A libmicrohttpd connection handle as a stream body sees it: suspend, resume, and a direct send
 /// while suspended.

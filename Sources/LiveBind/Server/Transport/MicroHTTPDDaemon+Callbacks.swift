@@ -3,6 +3,7 @@ import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
+import LiveBindEngine
 
 // MARK: - C callback trampolines -------------------------------------------------------------------
 //

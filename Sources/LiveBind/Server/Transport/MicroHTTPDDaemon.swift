@@ -6,6 +6,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import LiveBindEngine
 
 /// A thin owner of one libmicrohttpd daemon: start, quiesce, stop. Nothing here is public.
 ///

@@ -2,6 +2,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import LiveBindEngine
 
 /// Cuts connections whose request (headers and body) takes longer than a deadline to arrive.
 ///

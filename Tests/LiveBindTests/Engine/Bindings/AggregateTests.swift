@@ -1,6 +1,7 @@
 import Collections
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Aggregates") struct AggregateTests {
     @Test func aggregatesFollowRandomEditsIncrementally() throws {

@@ -1,6 +1,7 @@
 import Collections
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Array bindings") struct ArrayBindingTests {
     /// Applies a random insert/remove/replace/move to the store's source array and to a plain Swift array.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Binding chains") struct BindingChainTests {
     /// `c.v0 → c.v1 → … → c.v<links>`, one-way (or two-way) bindings made in that order.

@@ -1,5 +1,6 @@
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Binding graph") struct BindingGraphTests {
     private func searched(_ registry: BindingRegistry) -> Int { registry.state.withLock { $0.graph.searchedStates } }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Binding sets") struct BindingSetTests {
     static func fixture(_ name: String) throws -> [UInt8] {

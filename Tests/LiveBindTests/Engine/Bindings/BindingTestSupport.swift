@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// Parses JSON text in tests (invalid text is a test bug).
 func bindingJSON(_ text: String) -> JSON {

@@ -2,6 +2,7 @@ import Collections
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// docs/Bindings.md cannot drift from the code: every built-in transform is documented, every binding entry
 /// it shows (in `json` blocks and in `curl` bodies sent to `POST /bindings`) parses and binds without error,

@@ -1,5 +1,6 @@
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Closure and object bindings") struct ClosureBindingTests {
     struct Reading: Decodable, Equatable, Sendable {

@@ -1,5 +1,6 @@
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 // `Thermostat` is declared in ObservableFixtures.swift.
 

@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// One-way bindings between key paths through a scalar transform follow their source by path
 /// (`Binding+Following.swift`): these pin down that the fast path keeps the feed's behaviour.

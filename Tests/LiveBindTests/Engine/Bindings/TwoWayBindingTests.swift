@@ -1,5 +1,6 @@
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Two-way bindings") struct TwoWayBindingTests {
     @Test func oneWayAppliesTheCurrentValueAndFollowsChanges() throws {

@@ -1,5 +1,6 @@
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// The fast paths of the parser: word-wise string scanning, interned keys, duplicate keys found by
 /// fingerprint, numbers read while they are checked, and containers closed off explicit stacks.

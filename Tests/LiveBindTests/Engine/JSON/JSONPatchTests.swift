@@ -1,5 +1,6 @@
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// RFC 6902 Appendix A examples, plus failure and atomicity cases.
 @Suite("JSON Patch") struct JSONPatchTests {

@@ -1,6 +1,7 @@
 import Collections
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// The fast paths of the encoder, held to the text the simple implementation wrote.
 @Suite("JSON writer") struct JSONWriterTests {

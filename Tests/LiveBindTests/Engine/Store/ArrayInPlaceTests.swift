@@ -1,6 +1,7 @@
 import Collections
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// Array edits must mutate the stored array in place: their cost must not depend on the array's length.
 @Suite("Arrays mutate in place") struct ArrayInPlaceTests {

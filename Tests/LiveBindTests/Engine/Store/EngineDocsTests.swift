@@ -1,6 +1,7 @@
 import Collections
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// Runs the Quick Start of docs/Engine.md, so that it keeps compiling and doing what it says.
 @Suite("Engine docs") struct EngineDocsTests {

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// A value behind an `NSLock`, for tests. (`NSLock` is a pthread mutex, which the thread sanitizer
 /// understands even when contended.)

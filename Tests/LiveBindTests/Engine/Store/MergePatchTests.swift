@@ -1,5 +1,6 @@
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// RFC 7386 Appendix A examples, applied at a member so that non-object targets can be tested too.
 @Suite("Merge patch") struct MergePatchTests {

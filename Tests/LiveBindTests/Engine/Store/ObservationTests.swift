@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Observation") struct ObservationTests {
     @Test func observersHearChangesAtAboveAndBelowTheirPath() throws {

@@ -1,5 +1,6 @@
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Paths") struct PathTests {
     @Test func parsesDottedPaths() throws {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// Hammers one store from several threads; `make test` runs this under the thread sanitizer.
 @Suite("Store concurrency") struct StoreConcurrencyTests {

@@ -1,5 +1,6 @@
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// The store's fast path for replacing an existing object member (`JSON+FastSet.swift`) and the shared
 /// delivery batch behind it: the same results and changes as the general path.

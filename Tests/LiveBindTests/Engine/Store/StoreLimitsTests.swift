@@ -1,6 +1,7 @@
 import Collections
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// A value nested `levels` containers deep: `{"a": {"a": … 1 …}}`.
 func nested(_ levels: Int) -> JSON {

@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// A commit log that keeps what the store appends until the test says it is in the shared log (as a
 /// cluster's stream acknowledges), so that a test can roll back what is not.

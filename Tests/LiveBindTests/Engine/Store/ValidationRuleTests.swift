@@ -1,6 +1,7 @@
 import Dispatch
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// Validation rules run inside the store's commit, against the state the write lands on.
 @Suite("Validation inside the commit") struct ValidationRuleTests {

@@ -1,6 +1,7 @@
 import Collections
 import Testing
 @testable import LiveBind
+@testable import LiveBindEngine
 
 /// Arranged views, searched for counterexamples: for seeded random arrays, views and sequences of
 /// changes (inserts, removes, replaces, moves, changes inside elements, the array replaced), the rows a

@@ -1,6 +1,7 @@
 import Collections
 import Testing
 @testable import LiveBind
+@testable import LiveBindEngine
 
 /// A view as a binding's transform (`{"name": "view", "where": …, "order": …, "limit": …}`): the target
 /// array holds the shown rows of the source array after every write, written row by row, and bindings

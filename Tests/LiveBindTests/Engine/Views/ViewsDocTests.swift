@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import LiveBind
+@testable import LiveBindEngine
 
 /// docs/Bindings.md's Swift example of views is the code below, which runs.
 @Suite("Views in the docs") struct ViewsDocTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// Tokens used by the access tests: an admin (everything), a lab writer (models `lab-…`), a reader.
 enum TestTokens {

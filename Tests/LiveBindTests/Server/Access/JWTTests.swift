@@ -2,6 +2,7 @@ import Foundation
 import JWTKit
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// JSON Web Tokens beside static tokens (`--jwt-key`): keys of three kinds, claims mapped to scopes and
 /// model prefixes, time, audience and issuer checks, and streams that end when their token expires.

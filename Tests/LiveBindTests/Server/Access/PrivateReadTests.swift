@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Access control: private reads and logs") struct PrivateReadTests {
     private func seeded() throws -> Store {

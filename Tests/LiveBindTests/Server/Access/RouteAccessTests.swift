@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// The one authorization layer: every route in the table declares what it needs, and the check runs
 /// before its handler. Walking the table means a route added later is tested without being listed.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// Cookie sessions (`POST /session`): a browser trades its bearer token for an `HttpOnly` cookie, so
 /// that `EventSource` needs no token in its URL.

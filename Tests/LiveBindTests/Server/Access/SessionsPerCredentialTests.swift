@@ -2,6 +2,7 @@ import Foundation
 import JWTKit
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// `--max-sessions-per-credential` and a full `--max-sessions` table: one token holder cannot end
 /// other holders' sessions, however many sessions it makes.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// `--max-streams-per-address`: one client address cannot take every stream. Every test client
 /// connects from 127.0.0.1, so the addresses come from a trusted proxy's `X-Forwarded-For`, as they

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// `--trust-proxy`: `X-Forwarded-For` and `X-Forwarded-Proto` count only when the TCP peer is a
 /// trusted proxy; they then give the client's address (write rate limits) and scheme (HSTS and the

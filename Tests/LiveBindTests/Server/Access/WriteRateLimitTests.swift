@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// Write rate limits: per client (bearer token, or address), 429 with `Retry-After`, counted in
 /// `/metrics`; reads and streams go on; the table of clients stays bounded.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// Each setting is declared once (`Configuration.settings`); the library refuses what the command line
 /// refuses, naming the flag, instead of clamping it.

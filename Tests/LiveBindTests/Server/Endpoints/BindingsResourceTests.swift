@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Bindings over HTTP") struct BindingsResourceTests {
     typealias Client = TestHTTPClient

@@ -1,5 +1,6 @@
 import Testing
 import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Built-in files") struct BuiltinFilesTests {
     static let files: [String: [UInt8]] = [

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// The store's limits over HTTP: each refusal is a problem naming the limit and its flag, and changes nothing.
 @Suite("Limits over HTTP") struct LimitsTests {

@@ -1,5 +1,6 @@
 import Testing
 import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Server skeleton") struct LiveBindServerTests {
     @Test func healthzAnswersOKWithTheVersion() throws {

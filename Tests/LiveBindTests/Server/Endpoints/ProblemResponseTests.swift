@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// One bad request and the status it must get.
 struct BadRequestCase: CustomTestStringConvertible, Sendable {

@@ -1,5 +1,6 @@
 import Testing
 import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Router") struct RouterTests {
     /// Found by schemathesis (`make test-contract`): `DELETE /models/%E0%BE%80/…` got 405, because the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// `PATCH /models` and `Store.write(_:)`: one write to several models, all or nothing.
 @Suite("Writes to several models") struct SeveralModelsTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// The table of `Idempotency-Key` answers (its HTTP behaviour, restarts, crashes and clusters are
 /// tested against the running server in Tests/property/test_idempotency.py and Tests/cluster).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Path subscriptions") struct PathSubscriptionTests {
     /// A stream's events up to and including the first whose data contains `marker`.

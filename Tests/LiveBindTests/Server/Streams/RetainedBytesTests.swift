@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// The retained event log is bounded in bytes (`--retained-bytes`) as well as in events.
 @Suite("Retained bytes") struct RetainedBytesTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// Streams that start at the same cut share one encoded snapshot frame.
 @Suite("Shared snapshot frames") struct SharedSnapshotTests {

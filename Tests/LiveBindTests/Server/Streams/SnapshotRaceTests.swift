@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// Holds back the event log's append of one commit, through the hub's test seam, until released.
 final class AppendGate: Sendable {

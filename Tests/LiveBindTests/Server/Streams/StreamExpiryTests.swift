@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// The one timer that ends streams at their credential's expiry.
 @Suite("Stream expiry") struct StreamExpiryTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Streams at scale", .serialized) struct StreamScaleTests {
     /// Streams open at once in the big test: client and server share this process, so twice as many sockets.

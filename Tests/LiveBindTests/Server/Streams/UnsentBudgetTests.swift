@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// `--max-unsent-bytes` bounds every frame streams hold unsent, their own window events included.
 @Suite("Unsent-bytes budget") struct UnsentBudgetTests {

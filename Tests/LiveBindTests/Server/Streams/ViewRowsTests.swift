@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// `--max-view-rows` holds as arrays grow, not only when a view is made.
 @Suite("View rows") struct ViewRowsTests {

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Array windows") struct WindowSubscriptionTests {
     static func rows(_ count: Int) -> JSON {

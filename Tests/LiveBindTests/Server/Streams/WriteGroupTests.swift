@@ -1,5 +1,6 @@
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// A write to several models is one event id: on any stream, its events form one group that its last
 /// event closes, whatever else the stream holds (location snapshots, a window moved meanwhile).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// What each connection's small memory pool still allows: big request headers, HTTP/1.0 streams, bodies.
 @Suite("Connection memory") struct ConnectionMemoryTests {

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 @Suite("Parallel clients") struct ParallelClientTests {
     @Test func concurrentHTTPWritersAreStreamedInOrderExactlyOnceToEveryStream() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import LiveBind
+@testable import LiveBindEngine
 import Testing
 
 /// RFC 9112 framing: a request whose body's end is in doubt is refused and its connection closed, so

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindEngine
 
 /// HTTPS served by libmicrohttpd's GnuTLS: reads, writes, static files and event streams over TLS,
 /// `Strict-Transport-Security`, start-up errors for bad certificate files, and certificate reload.

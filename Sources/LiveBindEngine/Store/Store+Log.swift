@@ -63,7 +63,7 @@ extension Store {
     /// Runs `body` (one write on this thread); the first commit it makes that no binding made carries
     /// `tag` into the commit log, which keeps it in the same durable unit (an idempotency receipt: see
     /// `IdempotencyTable`). Without a log the tag goes nowhere.
-    func withCommitTag<R>(_ tag: String?, _ body: () throws -> R) rethrows -> R {
+    package func withCommitTag<R>(_ tag: String?, _ body: () throws -> R) rethrows -> R {
         guard let tag, log != nil else { return try body() }
         return try Self.$commitTag.withValue(CommitTag(tag), operation: body)
     }
@@ -73,7 +73,7 @@ extension Store {
 
     /// Who the writes running on this thread are from (set by the server's router for each write
     /// request): every commit they make, with those their bindings derive, records it in the log.
-    @TaskLocal static var commitOrigin: CommitOrigin?
+    @TaskLocal package static var commitOrigin: CommitOrigin?
 
     /// Gives a commit entering the log its time and the running write's origin.
     @inline(__always)
@@ -91,7 +91,7 @@ extension Store {
     }
 
     /// The results ``unitResults(_:)`` wrote, nil when `text` holds none.
-    static func unitResults(parsing text: Substring) -> [(model: String, result: WriteResult)]? {
+    package static func unitResults(parsing text: Substring) -> [(model: String, result: WriteResult)]? {
         guard let list = (try? JSON(parsing: Array(text.utf8)))?.arrayValue else { return nil }
         var results: [(model: String, result: WriteResult)] = []
         for entry in list {
@@ -106,7 +106,7 @@ extension Store {
     /// The log made `commits` durable (the next ones in sequence order): clients may see them now.
     /// Called on the log's thread, which then runs the returned calls (the waiting writes' and the
     /// durable feed's) once it holds no reference to the store: a write's waiter may let the store go.
-    func logDidPersist(_ commits: [Commit]) -> DurableCalls {
+    package func logDidPersist(_ commits: [Commit]) -> DurableCalls {
         guard let last = commits.last else { return DurableCalls() }
         let (ready, observers) = withState { state in
             for commit in commits {
@@ -131,7 +131,7 @@ extension Store {
     /// The log could not make commits durable and takes no more: every waiting and later write fails
     /// with `reason`; clients keep seeing the durable state. Called on the log's thread, which runs
     /// the returned calls as for ``logDidPersist(_:)``.
-    func logDidFail(_ reason: String) -> DurableCalls {
+    package func logDidFail(_ reason: String) -> DurableCalls {
         let waiting = withState { state in
             if state.durable.failure == nil { state.durable.failure = reason }
             defer { state.durable.waiters.removeAll() }
@@ -142,7 +142,7 @@ extension Store {
 
     /// Refuses every later write with `reason`, as the log is about to close; what was committed before
     /// still becomes durable (``CommitLog/flush()`` waits for it).
-    func refuseWrites(_ reason: String) {
+    package func refuseWrites(_ reason: String) {
         withState { state in state.durable.closing = state.durable.closing ?? reason }
     }
 
@@ -156,7 +156,7 @@ extension Store {
 
     /// Tells `waiter` once every commit up to `sequence` (`nil`: the last commit made so far) is
     /// durable, as ``whenDurable(through:_:)`` calls its handler.
-    func whenDurable(through sequence: UInt64? = nil, tell waiter: any DurableWaiter) {
+    package func whenDurable(through sequence: UInt64? = nil, tell waiter: any DurableWaiter) {
         guard log != nil else { return waiter.durabilitySettled(nil) }
         let failure: StoreError?? = withState { state in
             let sequence = sequence ?? state.lastSequence
@@ -188,7 +188,7 @@ extension Store {
     /// Calls `handler` with every durable batch of commits, in sequence order, on one thread at a time:
     /// the log's thread with a log; else the writing thread with each commit, with the store's lock held,
     /// so `handler` must be quick and must not call the store. (The server's SSE feed.)
-    func observeDurable(_ handler: @escaping @Sendable ([Commit]) -> Void) -> ObservationToken {
+    package func observeDurable(_ handler: @escaping @Sendable ([Commit]) -> Void) -> ObservationToken {
         let id = withState { state in
             state.nextObserverID += 1
             state.durable.observers.append((state.nextObserverID, handler))
@@ -200,20 +200,20 @@ extension Store {
     }
 
     /// The sequence clients may see: the last durable commit's (the last commit's without a log).
-    var visibleSequence: UInt64 {
+    package var visibleSequence: UInt64 {
         withState { state in log == nil ? state.lastSequence : state.durable.sequence }
     }
 
     /// What clients may see: the models (sorted by name; `nil` means every model) and the sequence of
     /// the last durable commit, as ``snapshot(models:)`` gives for a store without a log.
-    func visibleSnapshot(models names: [String]?) -> (sequence: UInt64, models: [ModelSnapshot]) {
+    package func visibleSnapshot(models names: [String]?) -> (sequence: UInt64, models: [ModelSnapshot]) {
         guard log != nil else { return snapshot(models: names) }
         let (sequence, snapshots) = withState { state in (state.durable.sequence, state.visibleSnapshots(names)) }
         return (sequence, snapshots.sorted { $0.name < $1.name })
     }
 
     /// The name and revision of every model clients may see, sorted by name.
-    func visibleModelNames() -> [(name: String, revision: UInt64)] {
+    package func visibleModelNames() -> [(name: String, revision: UInt64)] {
         guard log != nil else { return modelNames() }
         return visibleSnapshot(models: nil).models.map { (name: $0.name, revision: $0.revision) }
     }

@@ -88,7 +88,7 @@ public final class BindingRegistry: Sendable {
 
     // MARK: Internals
 
-    func setEnabled(_ binding: Binding, _ enabled: Bool) {
+    package func setEnabled(_ binding: Binding, _ enabled: Bool) {
         let wasEnabled = binding.state.withLock { state in
             defer { state.enabled = enabled }
             return state.enabled
@@ -97,7 +97,7 @@ public final class BindingRegistry: Sendable {
     }
 
     /// Makes the transform and checks what can be checked without the other bindings.
-    func prepare(_ spec: BindingSpec, target: BindingTarget? = nil, sink: BindingSink? = nil) throws(BindingError) -> PreparedBinding {
+    package func prepare(_ spec: BindingSpec, target: BindingTarget? = nil, sink: BindingSink? = nil) throws(BindingError) -> PreparedBinding {
         let transform: Transform?
         do {
             transform = try spec.transform.map { spec throws(BindingError) in try transforms.make(spec) }
@@ -146,7 +146,7 @@ public final class BindingRegistry: Sendable {
 }
 
 /// A binding checked on its own, ready to be given an id.
-struct PreparedBinding: Sendable {
+package struct PreparedBinding: Sendable {
     var spec: BindingSpec
     var target: BindingTarget
     var transform: Transform?

@@ -13,7 +13,7 @@
 /// (bindings, Swift observers) see commits as they are applied.
 ///
 /// Class-bound, so that the store's hot path checks for a log with a pointer compare.
-protocol CommitLog: AnyObject, Sendable {
+package protocol CommitLog: AnyObject, Sendable {
     /// Connects the log to the store it serves (held weakly). Called once, before the first append.
     func attach(to store: Store)
     /// Takes `commit`, the next one in sequence order.

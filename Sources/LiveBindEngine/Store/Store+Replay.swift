@@ -16,7 +16,7 @@ extension Store {
     ///
     /// Returns the commits applied and the calls to run (with them) once no store lock is held, and the
     /// reason a commit did not apply (the store then holds every commit before it).
-    func replay(_ commits: [Commit], whileLocked: () -> Void) -> (applied: [Commit], calls: DurableCalls, failure: String?) {
+    package func replay(_ commits: [Commit], whileLocked: () -> Void) -> (applied: [Commit], calls: DurableCalls, failure: String?) {
         var failure: String?
         var applied: [Commit] = []
         applied.reserveCapacity(commits.count)
@@ -42,7 +42,7 @@ extension Store {
     /// store's lock after that. Observers are not told: they heard the commits, and hear the next ones.
     /// Returns how many commits were undone.
     @discardableResult
-    func rollBackToDurable(whileLocked: () -> Void) -> UInt64 {
+    package func rollBackToDurable(whileLocked: () -> Void) -> UInt64 {
         withState { state in
             let undone = state.lastSequence - state.durable.sequence
             state.rollBack(log: log != nil)
@@ -130,7 +130,7 @@ extension Store {
     /// shared log refused, rebased on what the log holds): a set or a replace is last-writer-wins, a
     /// `put` puts the value again, a drop drops the model. Bindings run as for any write. Throws, having
     /// changed nothing, when an edit no longer applies (a missing model, an index out of range, a limit).
-    func reapply(_ commit: Commit) throws(StoreError) {
+    package func reapply(_ commit: Commit) throws(StoreError) {
         switch commit.kind {
         case .snapshot(let value):
             _ = try put(commit.model, value)

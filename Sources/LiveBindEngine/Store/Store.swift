@@ -13,7 +13,7 @@ public final class Store: Sendable {
     /// Every model and observer; only through ``withState(_:)``.
     private let state: OrderedMutex<StoreState>
     /// Takes every commit and makes it durable (see `CommitLog`); nil keeps the store in memory.
-    let log: (any CommitLog)?
+    package let log: (any CommitLog)?
     /// Who delivers: `DeliveryState` bits. Set and read under the lock, except that the deliverer of a
     /// single call ends its delivery without taking the lock again (see `Store+Delivery.swift`).
     let delivery = Atomic<UInt8>(0)
@@ -34,7 +34,7 @@ public final class Store: Sendable {
     }
 
     /// A store holding `models` as they were recorded, whose every commit goes to `log`.
-    init(restoring models: [ModelSnapshot], lastSequence: UInt64, log: any CommitLog,
+    package init(restoring models: [ModelSnapshot], lastSequence: UInt64, log: any CommitLog,
          limits: StoreLimits = StoreLimits()) {
         Self.check(limits)
         state = OrderedMutex(StoreState(restoring: models, lastSequence: lastSequence))

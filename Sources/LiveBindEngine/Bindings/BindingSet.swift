@@ -137,7 +137,7 @@ public final class BindingSet: Sendable {
 extension BindingRegistry {
     /// Inserts the bindings disabled, atomically: when any id is taken or any cycle cannot settle, the
     /// issues are appended and nothing stays inserted (nothing is inserted when `issues` was not empty).
-    func insertDisabled(_ prepared: [(PreparedBinding, String)], issues: inout [BindingIssue]) -> [Binding] {
+    package func insertDisabled(_ prepared: [(PreparedBinding, String)], issues: inout [BindingIssue]) -> [Binding] {
         let inserted = insertDisabledLocked(prepared, issues: &issues)
         if inserted.contains(where: { !$0.followsPath }) { startFeed() }
         return inserted

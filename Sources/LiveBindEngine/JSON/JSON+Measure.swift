@@ -6,7 +6,7 @@
 extension JSON {
     /// The counted size of this value, at any depth.
     @inline(__always)
-    var countedSize: Int {
+    package var countedSize: Int {
         switch self {
         case .null: return 4
         case .bool(let value): return value ? 4 : 5

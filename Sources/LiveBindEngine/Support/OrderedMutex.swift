@@ -10,16 +10,16 @@ import Synchronization
 /// Every lock of the library is one of these (the store's state, the commit log's connection, each
 /// registry and table), except the lock a ``WorkerThread`` or ``WaitSignal`` sleeps on, which is a
 /// condition's.
-final class OrderedMutex<Value>: Sendable {
+package final class OrderedMutex<Value>: Sendable {
     private let mutex: Mutex<Value>
     private let order = Atomic<Int>(0)
 
-    init(_ value: sending Value) {
+    package init(_ value: sending Value) {
         mutex = Mutex(value)
     }
 
     /// Runs `body` with the value locked.
-    func withLock<Result, E: Error>(_ body: (inout sending Value) throws(E) -> sending Result) throws(E) -> sending Result {
+    package func withLock<Result, E: Error>(_ body: (inout sending Value) throws(E) -> sending Result) throws(E) -> sending Result {
         try mutex.withLock { (value) throws(E) -> sending Result in
             _ = order.load(ordering: .acquiring)
             defer { order.store(0, ordering: .releasing) }

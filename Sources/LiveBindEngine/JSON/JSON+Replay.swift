@@ -1,7 +1,7 @@
 extension JSON {
     /// Applies `change`, as a store's write recorded it, to a document in the state that write found:
     /// how a commit log's changes are replayed onto an older copy of a model.
-    mutating func replay(_ change: Change) throws(StoreError) {
+    package mutating func replay(_ change: Change) throws(StoreError) {
         switch change.kind {
         case .set:
             guard let value = change.value else { throw .typeMismatch(path: change.path, expected: "a value", found: "none") }

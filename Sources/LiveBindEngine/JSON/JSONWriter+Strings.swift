@@ -50,7 +50,7 @@ extension JSONWriter {
 
     /// Whether `byte` must be escaped in a JSON string.
     @inline(__always)
-    static func needsEscape(_ byte: UInt8) -> Bool {
+    package static func needsEscape(_ byte: UInt8) -> Bool {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 

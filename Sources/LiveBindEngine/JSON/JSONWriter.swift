@@ -3,7 +3,7 @@
 /// Appending to an `[UInt8]` checks uniqueness and capacity on every byte; the writer checks capacity
 /// once per piece (`reserve`) and then writes through a pointer. The text is copied into an array once,
 /// at the end. Not shared between threads: each encoding makes its own.
-struct JSONWriter: ~Copyable {
+package struct JSONWriter: ~Copyable {
     /// The start of the allocation; `count` bytes of it are written.
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int

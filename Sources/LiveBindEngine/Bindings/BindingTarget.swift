@@ -23,7 +23,7 @@ public enum BindingTarget: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Receives the values of a closure or object binding, and says whether its receiver still exists.
-struct BindingSink: Sendable {
+package struct BindingSink: Sendable {
     /// Called with the source value (`nil` when the source is missing); returns an error to record.
     var deliver: @Sendable (JSON?) -> BindingError?
     /// `false` once a weakly held receiver is gone: the binding then ends by itself.

@@ -79,7 +79,7 @@ struct DurableState {
 /// ``Store/waitUntilDurable(through:)``. Told once, on the log's thread (or at once, on the caller's).
 ///
 /// A class rather than a closure, so that a waiting write costs no allocation beyond its answer.
-protocol DurableWaiter: AnyObject, Sendable {
+package protocol DurableWaiter: AnyObject, Sendable {
     /// Every commit waited for is durable (`nil`), or the log failed first (why).
     func durabilitySettled(_ error: StoreError?)
 }
@@ -96,14 +96,14 @@ final class DurableCallback: DurableWaiter {
 }
 
 /// What a commit log's thread runs after reporting to the store, without holding the store.
-struct DurableCalls {
+package struct DurableCalls {
     var waiters: [any DurableWaiter] = []
     var observers: [@Sendable ([Commit]) -> Void] = []
     /// Set when the log failed: what every waiter gets.
     var failure: StoreError?
 
     /// Tells the waiters, then the durable feed about `commits`.
-    func run(_ commits: [Commit]) {
+    package func run(_ commits: [Commit]) {
         for waiter in waiters { waiter.durabilitySettled(failure) }
         if failure == nil { for call in observers { call(commits) } }
     }

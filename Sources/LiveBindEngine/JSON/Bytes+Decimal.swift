@@ -32,7 +32,7 @@ enum DecimalDigits {
 
 extension Array where Element == UInt8 {
     /// Appends `value` in decimal.
-    mutating func appendDecimal(_ value: UInt64) {
+    package mutating func appendDecimal(_ value: UInt64) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in  // the 20 digits of UInt64.max
             let last = buffer.baseAddress! + buffer.count
             var first = last
@@ -42,7 +42,7 @@ extension Array where Element == UInt8 {
     }
 
     /// Appends `value` in decimal, with a `-` when negative.
-    mutating func appendDecimal(_ value: Int) {
+    package mutating func appendDecimal(_ value: Int) {
         if value < 0 { append(UInt8(ascii: "-")) }
         appendDecimal(UInt64(value.magnitude))
     }

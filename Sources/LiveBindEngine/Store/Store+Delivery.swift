@@ -136,7 +136,7 @@ extension Store {
 
     /// Waits until no delivery is under way (at most `timeout`) and says whether that happened: calls
     /// of other threads' writes may still run on the relay thread after their writers returned.
-    func waitUntilDelivered(timeout: Duration = .seconds(10)) -> Bool {
+    package func waitUntilDelivered(timeout: Duration = .seconds(10)) -> Bool {
         deliveryEnded.wait(until: .now + timeout) {
             delivery.load(ordering: .acquiring) == 0 && withState { $0.queue.isEmpty }
         }

@@ -132,7 +132,7 @@ public struct Path: Sendable, Hashable, CustomStringConvertible {
     /// The component as an array index when it is a canonical non-negative integer (`0`, `12`); one
     /// too large for an `Int` is `Int.max`, past the end of any array (so it is out of range there,
     /// not a member name that is not found).
-    static func arrayIndex(_ component: String) -> Int? {
+    package static func arrayIndex(_ component: String) -> Int? {
         var component = component
         return component.withUTF8 { bytes -> Int? in
             guard let first = bytes.first, first &- UInt8(ascii: "0") < 10 else { return nil }

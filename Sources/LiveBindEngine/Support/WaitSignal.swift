@@ -8,14 +8,14 @@ import Synchronization
 /// The test must read state the notifier changed before it called ``notify()`` (an atomic, or state
 /// under a lock the notifier no longer holds then): the notifier must not call ``notify()`` with a
 /// lock held that the test takes.
-final class WaitSignal: Sendable {
+package final class WaitSignal: Sendable {
     private let condition = NSCondition()
     private let waiters = Atomic<Int>(0)
 
-    init() {}
+    package init() {}
 
     /// Returns once `isDone` holds (true) or `deadline` passed (false, unless it holds by then).
-    func wait(until deadline: ContinuousClock.Instant, for isDone: () -> Bool) -> Bool {
+    package func wait(until deadline: ContinuousClock.Instant, for isDone: () -> Bool) -> Bool {
         condition.lock()
         waiters.add(1, ordering: .sequentiallyConsistent)
         defer {
@@ -32,7 +32,7 @@ final class WaitSignal: Sendable {
     }
 
     /// Wakes the waiters, if any, to test again. Call it after changing what they test.
-    func notify() {
+    package func notify() {
         // Orders the caller's change before the load, as the waiter's increment is before its test:
         // one of the two sees the other.
         atomicMemoryFence(ordering: .sequentiallyConsistent)

@@ -48,7 +48,7 @@ public struct Change: Sendable, Equatable {
     }
 
     /// The `"id"` member of an array element that is an object, used as `key`.
-    static func key(of element: JSON) -> JSON? {
+    package static func key(of element: JSON) -> JSON? {
         if case .object(let members) = element { members["id"] } else { nil }
     }
 }
@@ -75,26 +75,26 @@ public struct Commit: Sendable {
     public var kind: Kind
     /// How deep in a chain of binding writes it was made (0: not by a binding; see `ChangeStamp.depth`).
     /// Bindings read it for their loop guard.
-    var depth = 0
+    package var depth = 0
     /// What the write that made it asked the log to keep with it (see ``Store/withCommitTag(_:_:)``);
     /// nil for most commits.
-    var tag: String?
+    package var tag: String?
     /// How many commits after this one the same write made (a write to several models, see
     /// ``Store/write(_:)``): their events share the last one's id (``eventID``). 0 for most commits.
-    var unitTail = 0
+    package var unitTail = 0
     /// When the write that made it committed, in milliseconds since 1970 (0: not recorded). Stamped as
     /// it enters a commit log, kept in its record, so every node of a cluster sees the same time.
-    var time: Int64 = 0
+    package var time: Int64 = 0
     /// Who made it and through which route (set by the server's router, see `Store.commitOrigin`);
     /// nil when not said.
-    var origin: CommitOrigin?
+    package var origin: CommitOrigin?
     /// Its record (`encodedRecord()`) as the commit log wrote it, handed on with the durable batch so
     /// that the history does not encode it again; nil elsewhere.
-    var record: [UInt8]?
+    package var record: [UInt8]?
 
     /// The id its event goes out with: the sequence of the last commit of the write that made it, so
     /// that a write to several models is one event id (and one group of events on a stream).
-    var eventID: UInt64 { sequence + UInt64(unitTail) }
+    package var eventID: UInt64 { sequence + UInt64(unitTail) }
 
     /// A commit with every field given.
     public init(sequence: UInt64, model: String, revision: UInt64, kind: Kind) {
@@ -113,11 +113,16 @@ public struct Commit: Sendable {
 
 /// Who made a commit and how, as the commit log records it for audit: opaque text the embedding
 /// application chooses (the server writes `token:NAME`, `jwt:SUB`, … and `PUT /models/sensor`).
-struct CommitOrigin: Sendable, Equatable {
+package struct CommitOrigin: Sendable, Equatable {
     /// Who wrote: the credential's name, or an address, or nil.
-    var actor: String?
+    package var actor: String?
     /// Through what: the server's route (method and path).
-    var route: String?
+    package var route: String?
+
+    package init(actor: String?, route: String?) {
+        self.actor = actor
+        self.route = route
+    }
 }
 
 /// What a write did.

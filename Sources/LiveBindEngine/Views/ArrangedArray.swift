@@ -31,7 +31,7 @@ public final class ArrangedArray {
     }
 
     /// Elements in the array.
-    var contentCount: Int { content.count }
+    package var contentCount: Int { content.count }
     /// Elements the filter keeps (before offset and limit).
     public var matchCount: Int { content.keptCount }
 

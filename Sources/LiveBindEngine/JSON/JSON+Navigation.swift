@@ -2,7 +2,7 @@ import Collections
 
 extension JSON {
     /// The value at the first `depth` components of `path` (all of them by default).
-    func value(at path: Path, depth: Int? = nil) throws(StoreError) -> JSON {
+    package func value(at path: Path, depth: Int? = nil) throws(StoreError) -> JSON {
         var current = self
         for level in 0..<(depth ?? path.components.count) {
             let component = path.components[level]
@@ -86,7 +86,7 @@ extension JSON {
 
 extension Path {
     /// The path made of the first `count` components.
-    func prefix(_ count: Int) -> Path {
+    package func prefix(_ count: Int) -> Path {
         count == components.count ? self : Path(Array(components.prefix(count)))
     }
 }

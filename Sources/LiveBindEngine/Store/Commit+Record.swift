@@ -7,7 +7,7 @@
 /// A change names only the fields it has: `value`, `index`, `from`, `to`, `key`. The path is its list of components, so that no escaping rule is involved.
 extension Commit {
     /// This commit's record, written straight into one buffer.
-    func encodedRecord() -> [UInt8] {
+    package func encodedRecord() -> [UInt8] {
         var writer = JSONWriter(capacity: 96)
         switch kind {
         case .changes(let changes):
@@ -50,7 +50,7 @@ extension Commit {
 
     /// The commit `record` describes, with the fields the log kept beside it. Throws
     /// ``CommitRecordError`` when the bytes are not a record this code writes.
-    init(record bytes: some Collection<UInt8>, sequence: UInt64, model: String, revision: UInt64)
+    package init(record bytes: some Collection<UInt8>, sequence: UInt64, model: String, revision: UInt64)
         throws(CommitRecordError)
     {
         let record: JSON
@@ -99,12 +99,17 @@ extension Commit {
 }
 
 /// A commit log holds a record this code cannot read.
-struct CommitRecordError: Error, CustomStringConvertible {
+package struct CommitRecordError: Error, CustomStringConvertible {
     /// The sequence of the commit whose record it is.
     let sequence: UInt64
     let reason: String
 
-    var description: String { "the record of commit \(sequence) cannot be read: \(reason)" }
+    package init(sequence: UInt64, reason: String) {
+        self.sequence = sequence
+        self.reason = reason
+    }
+
+    package var description: String { "the record of commit \(sequence) cannot be read: \(reason)" }
 }
 
 extension Change {

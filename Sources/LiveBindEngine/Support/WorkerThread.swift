@@ -11,7 +11,7 @@ import Glibc
 /// wakes every waiter, and returns once the loop has returned — at once when called on the thread
 /// itself (the owner's last reference went away in one of its own calls), whose loop then ends as
 /// soon as it looks.
-final class WorkerThread: @unchecked Sendable {
+package final class WorkerThread: @unchecked Sendable {
     // `@unchecked`: the flags and `threadID` are only touched with `condition` locked.
     /// The thread's name, for Foundation and the operating system (15 bytes of it on Linux).
     let name: String
@@ -24,14 +24,14 @@ final class WorkerThread: @unchecked Sendable {
     private var threadID: pthread_t?
 
     /// A thread called `name`, not started yet.
-    init(named name: String) {
+    package init(named name: String) {
         self.name = name
     }
 
     /// Starts the thread running `body`, unless it was started before (then returns false and `body`
     /// is not run); it is finished when `body` returns.
     @discardableResult
-    func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+    package func start(_ body: @escaping @Sendable () -> Void) -> Bool {
         let first = withLock { () -> Bool in
             defer { started = true }
             return !started
@@ -50,27 +50,27 @@ final class WorkerThread: @unchecked Sendable {
     }
 
     /// Runs `body` with the thread's lock held: the owner's fields the loop reads are only touched here.
-    func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    package func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         condition.lock()
         defer { condition.unlock() }
         return try body()
     }
 
     /// With the lock held: whether ``stop()`` was called. The loop returns when it is.
-    var isStopping: Bool { stopRequested }
+    package var isStopping: Bool { stopRequested }
 
     /// With the lock held: whether the thread ran and its loop returned.
-    var hasFinished: Bool { finished }
+    package var hasFinished: Bool { finished }
 
     /// With the lock held: sleeps until woken (``signal()``, ``broadcast()``, ``stop()``); the caller
     /// checks again what it waits for.
-    func wait() {
+    package func wait() {
         condition.wait()
     }
 
     /// With the lock held: sleeps until woken or `deadline`; false when the deadline passed.
     @discardableResult
-    func wait(until deadline: ContinuousClock.Instant) -> Bool {
+    package func wait(until deadline: ContinuousClock.Instant) -> Bool {
         let left = ContinuousClock.now.duration(to: deadline)
         guard left > .zero else { return false }
         let seconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
@@ -79,17 +79,17 @@ final class WorkerThread: @unchecked Sendable {
 
     /// Wakes one waiter. Best called after leaving ``withLock(_:)``, so the woken thread does not
     /// block on the lock at once.
-    func signal() {
+    package func signal() {
         condition.signal()
     }
 
     /// Wakes every waiter (the loop and threads waiting for its progress).
-    func broadcast() {
+    package func broadcast() {
         condition.broadcast()
     }
 
     /// Whether the caller is this thread.
-    var isCurrent: Bool {
+    package var isCurrent: Bool {
         withLock { isCurrentLocked }
     }
 
@@ -99,7 +99,7 @@ final class WorkerThread: @unchecked Sendable {
 
     /// Asks the loop to end, wakes it, and returns once it has ended (at once on the thread itself,
     /// or when it never started). Safe to call more than once.
-    func stop() {
+    package func stop() {
         condition.lock()
         defer { condition.unlock() }
         stopRequested = true

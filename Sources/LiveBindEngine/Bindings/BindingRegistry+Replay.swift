@@ -3,7 +3,7 @@
 extension BindingRegistry {
     /// Makes the binding `definition` (an entry with its `id`) describes, enabled, without applying
     /// the source's value to the target.
-    func makeReplayed(_ definition: JSON, id: String) throws(BindingError) {
+    package func makeReplayed(_ definition: JSON, id: String) throws(BindingError) {
         let prepared = try prepare(try BindingSpec(json: definition))
         var issues: [BindingIssue] = []
         guard let binding = insertDisabled([(prepared, id)], issues: &issues).first else {
@@ -13,7 +13,7 @@ extension BindingRegistry {
     }
 
     /// Enables or disables binding `id` without catching up.
-    func setEnabledReplayed(id: String, _ enabled: Bool) throws(BindingError) {
+    package func setEnabledReplayed(id: String, _ enabled: Bool) throws(BindingError) {
         guard let binding = binding(id: id) else { throw .bindingNotFound(id) }
         binding.state.withLock { $0.enabled = enabled }
     }
@@ -24,7 +24,7 @@ extension BindingRegistry {
     /// two-way binding with either end there): target := transform(source) when they differ, as enabling
     /// a binding does. The commits were derived by bindings and then refused by a cluster's log, so those
     /// targets may no longer agree with their sources.
-    func catchUp(after commits: [Commit]) {
+    package func catchUp(after commits: [Commit]) {
         let models = Set(commits.map(\.model))
         guard !models.isEmpty else { return }
         for binding in all where binding.isEnabled {

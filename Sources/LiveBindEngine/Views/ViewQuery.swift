@@ -61,7 +61,7 @@ public struct ViewQuery: Sendable, Hashable {
 
     /// The shown rows of `elements` by filtering and stably sorting all of them: what an
     /// ``ArrangedArray`` must hold, computed the slow way (tests and fuzzing compare the two).
-    func arrangedByFullSort(_ elements: [JSON]) -> (rows: [JSON], matching: Int) {
+    package func arrangedByFullSort(_ elements: [JSON]) -> (rows: [JSON], matching: Int) {
         let kept = elements.enumerated().filter { keeps($0.element) }.map { ($0.offset, $0.element, sortValues(of: $0.element)) }
         let sorted = kept.sorted { a, b in compare(a.2, b.2) ?? (a.0 < b.0) }.map(\.1)
         let start = min(offset, sorted.count)
