@@ -209,7 +209,8 @@ class Client:
         os.replace(temporary, self.queue_path)
 
     def mirror(self, targets, **options):
-        """A `Mirror` of `targets` (model names, or "model/pointer" locations), started."""
+        """A `Mirror` of `targets` (model names, "model/pointer" locations, windows and views such as
+        "readings/items;last=3"), started."""
         from .mirror import Mirror
         return Mirror(self, targets, **options)
 

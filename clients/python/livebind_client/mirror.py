@@ -1,20 +1,25 @@
-"""A live copy of models, or of locations inside them, kept equal to the server's through
-`GET /events`: snapshots, then every change applied in order; exact resume with `Last-Event-ID` after a
-dropped connection; `resync` handled; a silent connection (no heartbeat in two intervals) dropped and
-made again, with backoff and jitter."""
+"""A live copy of models, of locations inside them, and of array windows and views, kept equal to the
+server's through `GET /events`: snapshots, then every change applied in order; exact resume with
+`Last-Event-ID` after a dropped connection (windows and views restated by fresh snapshots); `resync`
+handled; a silent connection (no heartbeat in two intervals) dropped and made again, with backoff and
+jitter; windows moved with `PATCH /events/{stream}`."""
 import copy
 import http.client
 import json
 import random
 import threading
+import time
 import urllib.parse
 import uuid
 
 from . import pointer as jsonpointer
 from .client import retry_after
 from .errors import LiveBindError
+from .window import Rows, Target, window_params
 
 CHANGES = ("set", "insert", "remove", "replace", "move", "length")
+# Answers to `PATCH /events/{stream}` that refuse the window itself (the others are about the connection).
+MOVE_REFUSALS = (400, 401, 403, 413, 415, 422)
 
 
 def split_target(target):
@@ -32,8 +37,10 @@ def model_path(model, pointer):
 
 
 class Mirror:
-    """Mirrors `targets` of `client`'s server: model names ("sensor") and locations ("orders/items",
-    "sensor/meta/unit"). Starts a thread at once; `close()` ends it.
+    """Mirrors `targets` of `client`'s server: model names ("sensor"), locations ("orders/items",
+    "sensor/meta/unit"), array windows ("readings/items;last=3", "readings/items;offset=5;limit=3") and
+    views ("orders/items;where=status:eq:open;order=-time;limit=20"), written as the server's `sub`.
+    Windows and views are read-only. Starts a thread at once; `close()` ends it.
 
     `heartbeat`: the server's `--heartbeat` in seconds; a stream silent for two of them is dropped
     and made again. `on_change(mirror, events)` is called on the mirror's thread after each group of
@@ -45,10 +52,18 @@ class Mirror:
         self.on_change = on_change
         self.models = []          # mirrored whole
         self.locations = []       # (model, pointer) mirrored
+        self.windows = {}         # target as written → Rows, for windows and views
         for target in targets:
-            model, pointer = split_target(target)
-            (self.locations.append((model, pointer)) if pointer else self.models.append(model))
+            parsed = Target(target)
+            if parsed.shows_rows:
+                self.windows[target] = Rows(parsed)
+            elif parsed.pointer:
+                self.locations.append((parsed.model, parsed.pointer))
+            else:
+                self.models.append(parsed.model)
         self.lock = threading.RLock()
+        self._window_moved = threading.Condition(self.lock)
+        self._moving = threading.Lock()      # one window move at a time; taken before `lock`, never inside it
         self.documents = {}       # model → {"rev", "value"}; a dropped or missing model has none
         self.places = {}          # (model, pointer) → {"rev", "value", "exists"}
         self.last_id = None
@@ -59,6 +74,8 @@ class Mirror:
         self.resyncs = 0          # times the server said to start over
         self._closed = threading.Event()
         self._connection = None
+        self._stream_id = None    # the open stream's id (its `stream` event), for PATCH /events/{stream}
+        self.max_window = None    # the most rows a window may have (the server's --max-window), once told
         self._local = []          # local writes not answered yet, which a refusal may undo
         self._thread = threading.Thread(target=self._run, name="livebind-mirror", daemon=True)
         self._thread.start()
@@ -81,7 +98,12 @@ class Mirror:
 
     def value(self, target):
         """A copy of the target's value: a mirrored model or location, or anything inside one (None
-        when it does not exist)."""
+        when it does not exist); for a window or view (the target as it was given), the list of rows it
+        shows (None before its snapshot, or while its array does not exist)."""
+        with self.lock:
+            rows = self.windows.get(target)
+            if rows is not None:
+                return copy.deepcopy(rows.rows) if rows.exists else None
         model, pointer = split_target(target)
         with self.lock:
             found = self._holder(model, pointer)
@@ -92,12 +114,91 @@ class Mirror:
             except (KeyError, IndexError, ValueError, TypeError):
                 return None
 
+    def window(self, target):
+        """Where a window or view is: {"offset": the absolute index of its first row, "length": the
+        array's length, or for a view how many elements match}; None before its snapshot."""
+        with self.lock:
+            window = self._rows(target).window
+            return dict(window) if window else None
+
     def revision(self, target):
         """The model's revision as the mirror last heard it, where the target is mirrored (0: unknown)."""
+        with self.lock:
+            if target in self.windows:
+                return self.windows[target].rev
         model, pointer = split_target(target)
         with self.lock:
             found = self._holder(model, pointer)
             return found[0]["rev"] if found else 0
+
+    # --- windows --------------------------------------------------------------------------------
+
+    def _rows(self, target):
+        rows = self.windows.get(target)
+        if rows is None:
+            raise ValueError(f"{target!r} is not a window or view of this mirror")
+        return rows
+
+    def move_window(self, target, offset=None, limit=None, first=None, last=None, timeout=None):
+        """Moves a window (`target` as it was given, which goes on naming it): `offset` with `limit`,
+        `first`, or `last`, as in a `sub`. Sends `PATCH /events/{stream}`; the server then sends a
+        snapshot of the new window and its events in the new coordinates, and every later connection
+        asks for the window where it is now. Waits up to `timeout` seconds (the client's timeout when
+        None) for the new window's snapshot; returns whether it came (if not, the rows follow when it
+        does). Raises ValueError for a view (its offset and limit are part of it: mirror another view)
+        or a malformed window, LiveBindError when the server refuses the window (it stays where it was).
+        When the server cannot be reached the stream is made again, asking for the new window."""
+        rows = self._rows(target)
+        if rows.view is not None:
+            raise ValueError(f"{target!r} is a view: its offset and limit are part of it; mirror the view you want")
+        params = window_params(offset=offset, limit=limit, first=first, last=last)
+        with self._moving:
+            with self.lock:
+                before, rows.params = rows.params, params
+            try:
+                self._follow_moves([rows])
+            except LiveBindError:
+                with self.lock:
+                    if rows.params is params:
+                        rows.params = before
+                raise
+        deadline = time.monotonic() + (self.client.timeout if timeout is None else timeout)
+        with self._window_moved:
+            while not (rows.shown == params and rows.awaiting == 0 and rows.rows is not None):
+                left = deadline - time.monotonic()
+                if left <= 0 or self._closed.is_set() or rows.params is not params:
+                    return False
+                self._window_moved.wait(min(left, 0.5))
+        return True
+
+    def _follow_moves(self, windows):
+        """Asks the open stream (`PATCH /events/{stream}`) for each of `windows` where it should be, when
+        it shows it elsewhere (`_moving` held). A stream that is gone or cannot be reached is made again:
+        its `stream` event calls this again. Raises LiveBindError when the server refuses a window."""
+        for rows in windows:
+            for _ in range(3):     # the stream may have just been made again: then once more, with its id
+                with self.lock:
+                    stream, params = self._stream_id, rows.params
+                    if stream is None or rows.shown == params:
+                        break      # no stream now: the next is asked on its `stream` event
+                    rows.awaiting += 1     # before the answer: the snapshot may come first
+                path, body = "/events/" + urllib.parse.quote(stream, safe=""), dict(params, sub=rows.target.base)
+                try:
+                    status, _, answer = self.client.request("PATCH", path, body)
+                except (OSError, http.client.HTTPException):
+                    status, answer = None, None
+                with self.lock:
+                    current = self._stream_id
+                    if current == stream:      # (a new stream awaits its own snapshot)
+                        if status == 204:
+                            rows.shown = params
+                            break
+                        rows.awaiting = max(0, rows.awaiting - 1)
+                if status in MOVE_REFUSALS:
+                    raise LiveBindError(status, answer)
+                if current == stream:
+                    self._end_stream()     # unreachable, or a stream the server has ended: start it again
+                    break
 
     # --- writing --------------------------------------------------------------------------------
 
@@ -109,7 +210,12 @@ class Mirror:
         answer. When the server refuses it, the local value is rolled back (unless a newer change to
         that place came from the stream meanwhile) and ConflictError raised. When the server cannot be
         reached and the client has a queue file, or older writes still wait there, the write goes to
-        the queue (the value stays) and None is returned; the queue is sent, in order, whenever it can be."""
+        the queue (the value stays) and None is returned; the queue is sent, in order, whenever it can be.
+        Windows and views are read-only (ValueError): write to the model's own locations, through a
+        mirror that has them or `client.write`."""
+        if target in self.windows:
+            raise ValueError(f"{target!r} is a window or view, which is read-only: write to the model's own "
+                             "locations (a mirror of them, or client.write)")
         model, pointer = split_target(target)
         with self.lock:
             whole = model in self.models
@@ -213,9 +319,23 @@ class Mirror:
     # --- the stream -----------------------------------------------------------------------------
 
     def _query(self):
+        """The stream's query (lock held): a new stream restates every window and view, from its `stream`
+        event on, where the server last agreed to show it."""
         parts = [("model", m) for m in self.models]
         parts += [("sub", m + p) for m, p in self.locations]
+        parts += [("sub", rows.sub()) for rows in self.windows.values()]
+        self._stream_id = None
+        for rows in self.windows.values():
+            rows.awaiting = 1
         return urllib.parse.urlencode(parts)
+
+    def _forget(self):
+        """Starts over from fresh snapshots (lock held)."""
+        self.documents.clear()
+        self.places.clear()
+        for rows in self.windows.values():
+            rows.forget()
+        self.synced.clear()
 
     def _run(self):
         failures = 0
@@ -241,10 +361,8 @@ class Mirror:
                 pass
             except Exception:    # noqa: BLE001 - an event this code could not apply: start over from snapshots
                 with self.lock:
-                    self.documents.clear()
-                    self.places.clear()
+                    self._forget()
                     self.last_id = None
-                    self.synced.clear()
             if self._closed.is_set():
                 return
             failures = 0 if heard else failures + 1
@@ -259,12 +377,13 @@ class Mirror:
             if self._closed.is_set():
                 return False
             self._connection = connection
+            query = self._query()
         heard = False
         try:
             headers = self.client.headers({"Accept": "text/event-stream"})
             if self.last_id:
                 headers["Last-Event-ID"] = self.last_id
-            connection.request("GET", "/events?" + self._query(), headers=headers)
+            connection.request("GET", "/events?" + query, headers=headers)
             response = connection.getresponse()
             if response.status != 200:
                 body = response.read().decode("utf-8", "replace")
@@ -295,6 +414,7 @@ class Mirror:
         finally:
             with self.lock:
                 self._connection = None
+                self._stream_id = None
             connection.close()
         return heard
 
@@ -302,6 +422,7 @@ class Mirror:
         event = fields.get("event", "message")
         data = json.loads(fields["data"]) if "data" in fields else None
         if event == "stream":
+            self._stream_opened(data if isinstance(data, dict) else {})
             return False
         if event == "auth_revoked":
             raise OSError("the stream's credential ended")
@@ -311,12 +432,15 @@ class Mirror:
                 self.resyncs += 1
                 for record in self._local:
                     record["stale"] = True
-                self.documents.clear()
-                self.places.clear()
-                self.synced.clear()
+                self._forget()
                 pending.clear()
             elif event == "snapshot" and data and "path" in data:
-                self._apply(event, data)       # a location's snapshot restates it: at once
+                # A location's or window's snapshot restates it: at once; a window's events still
+                # waiting for their id came before it, so it holds them already.
+                rows = self._rows_of(data)
+                if rows is not None:
+                    pending[:] = [item for item in pending if self._rows_of(item[1]) is not rows]
+                self._apply(event, data)
                 applied.append((event, data))
             elif data is not None:
                 pending.append((event, data))
@@ -338,11 +462,52 @@ class Mirror:
                 pass
         return bool(applied)
 
+    def _stream_opened(self, data):
+        """The `stream` event: the stream's id, and the windows moved since the stream was asked for
+        (on the mirror's thread, before the stream's snapshots are read)."""
+        with self.lock:
+            self._stream_id = data.get("stream")
+            if isinstance(data.get("maxWindow"), int):
+                self.max_window = data["maxWindow"]
+            moved = [rows for rows in self.windows.values() if rows.params != rows.shown]
+        if not moved:
+            return
+        with self._moving:
+            for rows in moved:
+                try:
+                    self._follow_moves([rows])
+                except LiveBindError:
+                    with self.lock:           # refused: it stays where the server shows it
+                        rows.params = rows.shown
+                        self._window_moved.notify_all()
+
     def _holds_every_target(self):
-        return all(m in self.documents for m in self.models) and all(p in self.places for p in self.locations)
+        return (all(m in self.documents for m in self.models) and all(p in self.places for p in self.locations)
+                and all(rows.rows is not None for rows in self.windows.values()))
+
+    def _rows_of(self, data):
+        """The window or view an event is for, or None (lock held). A view's events name it in `view`;
+        a window's are at or below its location, which no other `sub` of the stream shares."""
+        if not self.windows or not isinstance(data, dict):
+            return None
+        path = data.get("path")
+        if path is None and data.get("changes"):
+            path = data["changes"][0].get("path")
+        if path is None:
+            return None
+        for rows in self.windows.values():
+            if rows.holds(data.get("model"), path, data.get("view")):
+                return rows
+        return None
 
     def _apply(self, event, data):
         model = data.get("model")
+        rows = self._rows_of(data) if event != "drop" else None
+        if rows is not None:
+            rows.apply(event, data)
+            if event == "snapshot":
+                self._window_moved.notify_all()
+            return
         if event in ("snapshot", "drop"):
             self._touched(model)
         if event == "snapshot":
@@ -358,6 +523,9 @@ class Mirror:
             for (place_model, _), place in self.places.items():
                 if place_model == model:
                     place.update(rev=data.get("rev", 0), value=None, exists=False)
+            for rows in self.windows.values():
+                if rows.model == model:
+                    rows.gone(data.get("rev", 0))
         elif event == "batch":
             for change in data["changes"]:
                 self._change(model, change["kind"], change, data["rev"])
