@@ -14,6 +14,8 @@ let package = Package(
     products: [
         .library(name: "LiveBind", targets: ["LiveBind"]),
         .library(name: "LiveBindEngine", targets: ["LiveBindEngine"]),
+        .library(name: "LiveBindClient", targets: ["LiveBindClient"]),
+        .executable(name: "livebind-mirror", targets: ["livebind-mirror"]),
         .executable(name: "livebind-server", targets: ["livebind-server"]),
     ],
     dependencies: [
@@ -54,6 +56,24 @@ let package = Package(
                 .product(name: "Collections", package: "swift-collections"),
             ],
             swiftSettings: sanitized
+        ),
+        // A client of a LiveBind server that mirrors its models into a local Store: the engine and
+        // Foundation's URLSession only (no C library, no SwiftNIO), so it builds for Apple platforms too.
+        .target(
+            name: "LiveBindClient",
+            dependencies: [
+                "LiveBindEngine",
+                .product(name: "Collections", package: "swift-collections"),
+            ],
+            swiftSettings: sanitized
+        ),
+        // The client on the command line: prints a mirror's documents as they change, or takes
+        // commands on standard input (what the conformance tests drive).
+        .executableTarget(
+            name: "livebind-mirror",
+            dependencies: ["LiveBindClient", .product(name: "Collections", package: "swift-collections")],
+            swiftSettings: sanitized,
+            linkerSettings: sanitizedLink
         ),
         .target(
             name: "LiveBind",

@@ -86,7 +86,8 @@ public struct Commit: Sendable {
     /// it enters a commit log, kept in its record, so every node of a cluster sees the same time.
     package var time: Int64 = 0
     /// Who made it and through which route (set by the server's router, see `Store.commitOrigin`);
-    /// nil when not said.
+    /// nil when not said. Store observers (`observeAll`) get it too, with or without a log: the client
+    /// tells the commits its mirror applied from the ones the application made.
     package var origin: CommitOrigin?
     /// Its record (`encodedRecord()`) as the commit log wrote it, handed on with the durable batch so
     /// that the history does not encode it again; nil elsewhere.

@@ -124,6 +124,7 @@ struct StoreState {
         guard !commitObservers.isEmpty else { return }
         var commit = commit
         commit.depth = depth
+        commit.origin = Store.commitOrigin
         queue.add(commit, for: commitObservers)
     }
 

@@ -1,0 +1,159 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@_exported import LiveBindEngine
+import Synchronization
+
+/// A connection to one LiveBind server: writes that are retried safely, an offline queue of writes,
+/// and mirrors that keep models of a local `Store` equal to the server's.
+///
+/// ```swift
+/// let client = LiveBindClient(url: URL(string: "http://127.0.0.1:8080")!, token: nil,
+///                             queueFile: URL(fileURLWithPath: "writes.jsonl"))
+/// let store = Store()
+/// let mirror = try client.mirror(["sensor", "orders/items"], into: store)
+/// _ = await mirror.waitUntilSynced(timeout: .seconds(5))
+/// try store.set(30, at: Path(pointer: "/threshold"), in: "sensor")   // also written to the server
+/// ```
+///
+/// HTTP goes through `URLSession` (FoundationNetworking on Linux): no dependency beyond Foundation,
+/// native on Apple platforms, TLS and cookies (the configuration's cookie storage) from the platform.
+public final class LiveBindClient: Sendable {
+    /// The server's address (`http(s)://host:port`).
+    public let url: URL
+    /// How often a write whose answer was lost is sent again, with its `Idempotency-Key`.
+    public let retries: Int
+    let transport: HTTPTransport
+    let queue: WriteQueue?
+    private let refused = Mutex<[RejectedWrite]>([])
+    private let flushing = Mutex(false)
+
+    /// A client of the server at `url`. `token`: a bearer token or JWT sent with every request and
+    /// stream. `queueFile`: where writes wait while the server cannot be reached (JSON lines), sent in
+    /// order when it can; nil: such a write fails. `configuration`: the `URLSession` settings (cookie
+    /// storage, TLS, proxies; its timeouts are set per request).
+    public init(url: URL, token: String? = nil, queueFile: URL? = nil, retries: Int = 3,
+                configuration: URLSessionConfiguration = .default)
+    {
+        self.url = url
+        self.retries = max(0, retries)
+        transport = HTTPTransport(base: url, token: token, configuration: configuration)
+        queue = queueFile.map(WriteQueue.init(file:))
+    }
+
+    /// Mirrors `targets` (models, locations, windows, views) into `store`, starting at once: see
+    /// ``Mirror``. `heartbeat` is the server's `--heartbeat`: a stream silent for two of them is made
+    /// again. `onRefusal` hears writes made in `store` that the server refused (rolled back by then).
+    public func mirror(
+        _ targets: [MirrorTarget], into store: Store, heartbeat: Duration = .seconds(15),
+        onRefusal: (@Sendable (LiveBindClientError) -> Void)? = nil
+    ) throws(LiveBindClientError) -> Mirror {
+        try Mirror(client: self, targets: targets, store: store, heartbeat: heartbeat, onRefusal: onRefusal)
+    }
+
+    // MARK: Writes
+
+    /// Sends a write (`PUT`, `POST`, `PATCH`, `DELETE` to `path`, such as `/models/sensor/t`) and
+    /// returns the server's answer (`{"id","rev"[,"index"]}`). It goes with an `Idempotency-Key`
+    /// (`key`, else a new one) and, when its answer is lost (no connection, 502, 503, 504, or 409
+    /// with `Retry-After`), is sent again with it up to ``retries`` times: the server applies it once.
+    public func write(
+        _ method: String, _ path: String, body: JSON? = nil, contentType: String = "application/json",
+        ifMatch: UInt64? = nil, key: String? = nil
+    ) async throws(LiveBindClientError) -> JSON {
+        let key = key ?? UUID().uuidString.lowercased()
+        var headers = ["Idempotency-Key": key]
+        if let ifMatch { headers["If-Match"] = "\"\(ifMatch)\"" }
+        if body != nil { headers["Content-Type"] = contentType }
+        let request = transport.request(method, path, headers: headers)
+        let data = body.map { Data($0.encoded()) }
+        var attempt = 0
+        while true {
+            var wait: Double?
+            let failure: LiveBindClientError
+            do {
+                let answer = try await transport.send(request, body: data)
+                if [502, 503, 504].contains(answer.status) || (answer.status == 409 && answer.retryAfter != nil) {
+                    wait = answer.retryAfter
+                    failure = .refusal(answer)
+                } else if answer.status < 300 {
+                    return answer.json ?? .object([:])
+                } else {
+                    throw LiveBindClientError.refusal(answer)
+                }
+            } catch let error as LiveBindClientError {
+                throw error
+            } catch {
+                failure = .unreachable(String(describing: error))
+            }
+            guard attempt < retries else { throw failure }
+            let backoff = min(wait ?? 0.25 * Double(1 << min(attempt, 6)), 5) * Double.random(in: 0.75...1.25)
+            try? await Task.sleep(for: .seconds(backoff))
+            attempt += 1
+        }
+    }
+
+    // MARK: The offline queue
+
+    /// The writes waiting in the queue file, oldest first (none without a queue file).
+    public func queuedWrites() -> [QueuedWrite] {
+        queue?.withEntries { $0 } ?? []
+    }
+
+    /// Queued writes the server refused for good (400, 404, 409, 412, 422), with its answer: taken
+    /// out of the queue, left for the application to decide.
+    public var rejectedWrites: [RejectedWrite] { refused.withLock { $0 } }
+
+    /// Keeps a write for later, behind the ones waiting; returns its key.
+    @discardableResult
+    public func enqueue(_ method: String, _ path: String, body: JSON? = nil, ifMatch: UInt64? = nil,
+                        key: String? = nil, contentType: String? = nil) throws(LiveBindClientError) -> String
+    {
+        guard let queue else { throw .invalidTarget("this client has no queue file") }
+        let entry = QueuedWrite(key: key ?? UUID().uuidString.lowercased(), method: method, path: path, body: body,
+                                ifMatch: ifMatch, contentType: contentType)
+        queue.withEntries { $0.append(entry) }
+        return entry.key
+    }
+
+    /// Sends the queued writes in order, each with its key. Stops at the first that cannot reach the
+    /// server or that the server cannot take now (429, 5xx, 401, 403: it stays first); one refused
+    /// for good goes to ``rejectedWrites``. Returns how many left the queue, and calls `answered`
+    /// with each one's key and answer or refusal.
+    @discardableResult
+    public func flushQueue() async -> Int {
+        await flushQueue { _, _ in }
+    }
+
+    func flushQueue(_ answered: (String, Result<JSON, LiveBindClientError>) -> Void) async -> Int {
+        guard let queue, flushing.withLock({ busy in defer { busy = true }; return !busy }) else { return 0 }
+        defer { flushing.withLock { $0 = false } }
+        var sent = 0
+        while let entry = queue.withEntries({ $0.first }) {
+            let outcome: Result<JSON, LiveBindClientError>
+            do {
+                outcome = .success(try await write(entry.method, entry.path, body: entry.body,
+                                                   contentType: entry.contentType ?? "application/json",
+                                                   ifMatch: entry.ifMatch, key: entry.key))
+            } catch {
+                guard let status = error.status, [400, 404, 409, 412, 422].contains(status) else { break }
+                outcome = .failure(error)
+                refused.withLock { $0.append(RejectedWrite(write: entry, error: error)) }
+            }
+            queue.withEntries { entries in entries.removeAll { $0.key == entry.key } }
+            answered(entry.key, outcome)
+            sent += 1
+        }
+        return sent
+    }
+
+    /// Whether writes wait in the queue file.
+    var hasQueuedWrites: Bool { queue?.withEntries { !$0.isEmpty } ?? false }
+}
+
+/// A queued write the server refused, and its refusal.
+public struct RejectedWrite: Sendable {
+    public var write: QueuedWrite
+    public var error: LiveBindClientError
+}

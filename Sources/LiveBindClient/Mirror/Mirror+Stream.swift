@@ -1,0 +1,184 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// Why a stream ended, when it was not the network.
+enum StreamEnd: Error {
+    /// The server refused the stream: for good (`permanent`) or for now (`retryAfter` seconds).
+    case refused(LiveBindClientError, permanent: Bool, retryAfter: Double?)
+    /// The stream's credential ended (`auth_revoked`).
+    case credentialEnded
+    /// An event the mirror could not apply: start over from snapshots.
+    case unreadable(String)
+}
+
+extension Mirror {
+    /// Streams until closed: each connection, then a pause that backs off while connections fail.
+    func run() async {
+        var failures = 0
+        while !state.withLock({ $0.closed }) {
+            await flushQueue()
+            var heard = false
+            var wait: Double?
+            do {
+                heard = try await stream()
+            } catch StreamEnd.refused(let error, let permanent, let retryAfter) {
+                if permanent {
+                    state.withLock { $0.error = error }
+                    return
+                }
+                wait = retryAfter
+            } catch StreamEnd.unreadable {
+                state.withLock { $0.lastEventID = nil }
+            } catch {
+                // the network, a silent stream, an ended credential: connect again
+            }
+            let closed = state.withLock { state in
+                state.connection = nil
+                if !state.closed { state.reconnects += 1 }
+                return state.closed
+            }
+            if closed { return }
+            failures = heard ? 0 : failures + 1
+            let pause = wait ?? min(10, 0.2 * Double(1 << min(failures, 6))) * Double.random(in: 0.5...1.5)
+            try? await Task.sleep(for: .seconds(pause))
+        }
+    }
+
+    /// Sends what waits in the queue file, settling this mirror's writes among it by their keys. A
+    /// queued write the server refused that this mirror did not make (an earlier run's) means the
+    /// store may show what never happened: start over from snapshots.
+    func flushQueue() async {
+        guard client.queue != nil else { return }
+        var strangerRefused = false
+        _ = await client.flushQueue { key, outcome in
+            if !self.answered(key: key, outcome), case .failure = outcome { strangerRefused = true }
+        }
+        if strangerRefused { state.withLock { $0.lastEventID = nil } }
+    }
+
+    /// One connection's events until it ends; returns whether a group of events was applied.
+    func stream() async throws -> Bool {
+        let query = streamQuery()
+        let lastID = state.withLock { $0.lastEventID }
+        var headers = ["Accept": "text/event-stream"]
+        if let lastID { headers["Last-Event-ID"] = lastID }
+        let timeout = Double(heartbeat.components.seconds) * 2 + 5
+        let request = client.transport.request("GET", "/events?" + query, headers: headers, timeout: timeout)
+        let connection = EventConnection(request, configuration: client.transport.configuration)
+        let stopped = state.withLock { state in
+            state.connection = connection
+            state.streamID = nil
+            return state.closed
+        }
+        guard !stopped else {
+            connection.cancel()
+            return false
+        }
+        let activity = Mutex(ContinuousClock.now)
+        let silence = heartbeat * 2
+        let watchdog = Task.detached {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(200))
+                if ContinuousClock.now - activity.withLock({ $0 }) > silence { connection.cancel() }
+            }
+        }
+        defer { watchdog.cancel(); connection.cancel() }
+        var parser = EventStreamParser()
+        var group = Group(fresh: lastID == nil)
+        var heard = false
+        var refusal: (status: Int, headers: [String: String], body: Data)?
+        for try await chunk in connection.chunks {
+            activity.withLock { $0 = .now }
+            switch chunk {
+            case .head(let status, let headers):
+                if status == 200 {
+                    state.withLock { $0.connections += 1 }
+                } else {
+                    refusal = (status, headers, Data())
+                }
+            case .bytes(let data):
+                if refusal != nil {
+                    if refusal!.body.count < 65536 { refusal!.body.append(data) }
+                    continue
+                }
+                for event in try parser.feed(data) {
+                    heard = try dispatch(event, &group) || heard
+                }
+            }
+        }
+        if let refusal {
+            throw Self.streamRefusal(refusal.status, refusal.headers, refusal.body)
+        }
+        return heard
+    }
+
+    /// The query of the stream: `model=` for whole models, `sub=` for the rest (windows where they
+    /// were last moved to).
+    func streamQuery() -> String {
+        let moved = state.withLock { $0.windowParameters }
+        return targets.indices.map { index in
+            let target = targets[index]
+            let parameters = moved[index] ?? target.parameters
+            return target.path.isRoot && !target.showsRows
+                ? "model=" + Self.queryEscaped(target.model)
+                : "sub=" + Self.queryEscaped(target.location + (parameters.map { ";" + $0 } ?? ""))
+        }.joined(separator: "&")
+    }
+
+    static func queryEscaped(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~/")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    static func streamRefusal(_ status: Int, _ headers: [String: String], _ body: Data) -> StreamEnd {
+        let answer = HTTPAnswer(status: status, headers: headers, body: body)
+        return .refused(.refusal(answer), permanent: [400, 401, 403, 404, 422].contains(status),
+                        retryAfter: answer.retryAfter)
+    }
+
+    /// The events of one group, gathered until its id arrives.
+    struct Group {
+        /// The stream started without `Last-Event-ID`, or resynced: its first group holds a snapshot of
+        /// every model there is, so a whole model without one is gone.
+        var fresh: Bool
+        var events: [(name: String, data: JSON)] = []
+    }
+
+    /// Takes one event: gathers it, or applies its group when it closes one. Returns whether it applied.
+    func dispatch(_ event: ServerSentEvent, _ group: inout Group) throws -> Bool {
+        let data: JSON
+        do {
+            data = event.data.isEmpty ? .null : try JSON(parsing: event.data)
+        } catch {
+            throw StreamEnd.unreadable("an event's data is not JSON: \(error)")
+        }
+        switch event.name {
+        case "stream":
+            state.withLock { $0.streamID = data["stream"]?.stringValue }
+            return false
+        case "auth_revoked":
+            throw StreamEnd.credentialEnded
+        case "resync":
+            state.withLock { state in
+                state.resyncs += 1
+                state.heard = []
+                state.synced = false
+            }
+            group = Group(fresh: true)
+            return false
+        case "snapshot" where data["path"] != nil && event.id == nil:
+            try apply([(event.name, data)], id: nil, fresh: false)
+            return true
+        default:
+            if data != .null { group.events.append((event.name, data)) }
+        }
+        guard let id = event.id else { return false }
+        try apply(group.events, id: id, fresh: group.fresh)
+        group = Group(fresh: false)
+        return true
+    }
+}

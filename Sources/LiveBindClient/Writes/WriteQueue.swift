@@ -1,0 +1,111 @@
+import Collections
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A write kept for later in the offline queue: sent in order, with its key, once the server answers.
+public struct QueuedWrite: Sendable, Equatable {
+    /// Its `Idempotency-Key`, given when it was made: a write sent before a crash is applied once.
+    public var key: String
+    public var method: String
+    /// The path and query it goes to (`/models/sensor/t`).
+    public var path: String
+    public var body: JSON?
+    /// The revision it was made against (`If-Match`), if any.
+    public var ifMatch: UInt64?
+    /// The body's content type (`application/json` when nil).
+    public var contentType: String?
+
+    var record: JSON {
+        var object: OrderedDictionary<String, JSON> = [
+            "key": .string(key), "method": .string(method), "path": .string(path), "body": body ?? .null,
+            "if_match": ifMatch.map { .int(Int($0)) } ?? .null,
+        ]
+        if let contentType { object["content_type"] = .string(contentType) }
+        return .object(object)
+    }
+
+    init(key: String, method: String, path: String, body: JSON?, ifMatch: UInt64?, contentType: String?) {
+        self.key = key
+        self.method = method
+        self.path = path
+        self.body = body
+        self.ifMatch = ifMatch
+        self.contentType = contentType
+    }
+
+    init?(record: JSON) {
+        guard let key = record["key"]?.stringValue, let method = record["method"]?.stringValue,
+            let path = record["path"]?.stringValue
+        else { return nil }
+        let body = record["body"]
+        var ifMatch: UInt64?
+        if case .int(let revision)? = record["if_match"], revision >= 0 { ifMatch = UInt64(revision) }
+        self.init(key: key, method: method, path: path, body: body == .null ? nil : body, ifMatch: ifMatch,
+                  contentType: record["content_type"]?.stringValue)
+    }
+}
+
+/// The offline queue: JSON lines in a file, rewritten whole (a temporary file, synced, renamed) on
+/// every change; a line torn by a crash is skipped. A `flock` on `<file>.lock` keeps two processes
+/// (an app and its restarted self, or the Python client on the same file: the format is the same)
+/// from sending it at once.
+final class WriteQueue: Sendable {
+    let file: URL
+    private let lock = Mutex(())
+
+    init(file: URL) {
+        self.file = file
+    }
+
+    /// Runs `body` with the queue locked, across threads and processes, on the writes it holds;
+    /// what `body` leaves in them is written back when it changed.
+    func withEntries<R>(_ body: (inout [QueuedWrite]) throws -> R) rethrows -> R {
+        try lock.withLock { _ in
+            let descriptor = open(file.path + ".lock", O_CREAT | O_RDWR, 0o644)
+            if descriptor >= 0 { _ = flock(descriptor, LOCK_EX) }
+            defer {
+                if descriptor >= 0 {
+                    _ = flock(descriptor, LOCK_UN)
+                    close(descriptor)
+                }
+            }
+            var entries = read()
+            let before = entries
+            let result = try body(&entries)
+            if entries != before { rewrite(entries) }
+            return result
+        }
+    }
+
+    private func read() -> [QueuedWrite] {
+        guard let data = FileManager.default.contents(atPath: file.path) else { return [] }
+        return data.split(separator: UInt8(ascii: "\n")).compactMap { line in
+            (try? JSON(parsing: line)).flatMap(QueuedWrite.init(record:))
+        }
+    }
+
+    private func rewrite(_ entries: [QueuedWrite]) {
+        var bytes: [UInt8] = []
+        for entry in entries {
+            entry.record.encode(into: &bytes)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        let temporary = file.path + ".tmp"
+        let descriptor = open(temporary, O_CREAT | O_WRONLY | O_TRUNC, 0o644)
+        guard descriptor >= 0 else { return }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, bytes.count - written) }
+            if count <= 0 { break }
+            written += count
+        }
+        fsync(descriptor)
+        close(descriptor)
+        rename(temporary, file.path)
+    }
+}
