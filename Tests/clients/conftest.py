@@ -1,4 +1,5 @@
-"""Fixtures of the client tests (see client_harness.py)."""
+"""Fixtures of the client tests (see client_harness.py), and `client_class`: each conformance test runs
+once with the Python client and once with the Swift client (swift_client.py)."""
 import os
 import sys
 
@@ -6,6 +7,13 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from client_harness import DroppingProxy, Server  # noqa: E402
+from livebind_client import Client  # noqa: E402
+from swift_client import SwiftClient  # noqa: E402
+
+# test_python_windows.py imports its helpers from this file's old name: an alias until it imports
+# them from test_conformance.
+import test_conformance  # noqa: E402
+sys.modules.setdefault("test_python_client", test_conformance)
 
 
 @pytest.fixture()
@@ -25,3 +33,40 @@ def proxy(server):
 @pytest.fixture()
 def folder(tmp_path):
     return tmp_path
+
+
+@pytest.fixture(params=["python", "swift"])
+def client_class(request):
+    """What makes the client under test, called as `Client(base, token=, queue=, retries=)`: the Python
+    `Client`, or for the Swift client a `SwiftClient` maker whose processes (livebind-mirror, from
+    LIVEBIND_MIRROR) all end with the test; their stderr is added to a failing test's report."""
+    if request.param == "python":
+        yield Client
+        return
+    binary = os.environ.get("LIVEBIND_MIRROR")
+    if not binary:
+        pytest.skip("the Swift client is tested through its driver: set LIVEBIND_MIRROR to the absolute "
+                    "path of livebind-mirror")
+    if not (os.path.isabs(binary) and os.access(binary, os.X_OK)):
+        pytest.fail(f"LIVEBIND_MIRROR={binary!r} is not the absolute path of an executable")
+
+    def make(*args, **options):
+        client = SwiftClient(*args, binary=binary, **options)
+        make.clients.append(client)
+        return client
+    make.clients = []
+    yield make
+    for client in make.clients:
+        client.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing Swift test's report ends with what each of its livebind-mirror processes wrote to stderr."""
+    report = yield
+    if report.failed:
+        maker = getattr(item, "funcargs", {}).get("client_class")
+        for client in getattr(maker, "clients", []):
+            for title, text in client.logs():
+                report.sections.append((f"livebind-mirror {title}", text))
+    return report

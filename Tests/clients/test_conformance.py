@@ -1,8 +1,10 @@
-"""The Python client (clients/python) against a real livebind-server: whatever the server does to the
-models, and whatever happens to the connection (dropped, silent, the server killed and restarted with
-its data, ids too old to resume), a mirror ends equal to the server's documents; local writes reach
-the server once, or roll back with a conflict; writes made while the server is away wait in a file
-and are applied once, in order, when it is back — even across a restart of the client."""
+"""Both clients against a real livebind-server, by the same tests: the Python client (clients/python)
+and the Swift client, through its driver livebind-mirror (swift_client.py; skipped unless LIVEBIND_MIRROR
+names it). Whatever the server does to the models, and whatever happens to the connection (dropped,
+silent, the server killed and restarted with its data, ids too old to resume), a mirror ends equal to
+the server's documents; local writes reach the server once, or roll back with a conflict; writes made
+while the server is away wait in a file and are applied once, in order, when it is back — even across
+a restart of the client. The server itself is read with the Python client's plain requests (`call`)."""
 import json
 import random
 import threading
@@ -73,9 +75,9 @@ TARGETS = ["sensor", "orders/items"]
 
 
 @pytest.mark.parametrize("seed_value", [1, 2, 3])
-def test_a_mirror_follows_every_kind_of_change(server, seed_value):
+def test_a_mirror_follows_every_kind_of_change(client_class, server, seed_value):
     seed(server)
-    client = Client(server.base)
+    client = client_class(server.base)
     mirror = client.mirror(TARGETS)
     try:
         assert mirror.wait_until_synced(10)
@@ -90,9 +92,9 @@ def test_a_mirror_follows_every_kind_of_change(server, seed_value):
         mirror.close()
 
 
-def test_dropped_connections_resume_exactly(server, proxy):
+def test_dropped_connections_resume_exactly(client_class, server, proxy):
     seed(server)
-    mirror = Client(proxy.base).mirror(TARGETS)
+    mirror = client_class(proxy.base).mirror(TARGETS)
     try:
         assert mirror.wait_until_synced(10)
         rng = random.Random(7)
@@ -110,9 +112,9 @@ def test_dropped_connections_resume_exactly(server, proxy):
         mirror.close()
 
 
-def test_the_server_killed_and_restarted_with_its_data(server):
+def test_the_server_killed_and_restarted_with_its_data(client_class, server):
     seed(server)
-    mirror = Client(server.base).mirror(TARGETS)
+    mirror = client_class(server.base).mirror(TARGETS)
     try:
         assert mirror.wait_until_synced(10)
         rng = random.Random(11)
@@ -128,12 +130,12 @@ def test_the_server_killed_and_restarted_with_its_data(server):
         mirror.close()
 
 
-def test_ids_too_old_to_resume_get_resync_and_fresh_snapshots(folder):
+def test_ids_too_old_to_resume_get_resync_and_fresh_snapshots(client_class, folder):
     server = Server(["--retained-events", "5"]).start()
     proxy = DroppingProxy(server.port)
     try:
         seed(server)
-        mirror = Client(proxy.base).mirror(TARGETS)
+        mirror = client_class(proxy.base).mirror(TARGETS)
         assert mirror.wait_until_synced(10)
         proxy.drop()
         rng = random.Random(3)
@@ -147,12 +149,12 @@ def test_ids_too_old_to_resume_get_resync_and_fresh_snapshots(folder):
         server.close()
 
 
-def test_a_silent_connection_is_noticed_within_two_heartbeats(folder):
+def test_a_silent_connection_is_noticed_within_two_heartbeats(client_class, folder):
     server = Server(["--heartbeat", "1"]).start()
     proxy = DroppingProxy(server.port)
     try:
         seed(server)
-        mirror = Client(proxy.base).mirror(TARGETS, heartbeat=1)
+        mirror = client_class(proxy.base).mirror(TARGETS, heartbeat=1)
         assert mirror.wait_until_synced(10)
         before = mirror.reconnects
         proxy.hold_events()          # the stream stays open but nothing comes through
@@ -168,9 +170,9 @@ def test_a_silent_connection_is_noticed_within_two_heartbeats(folder):
         server.close()
 
 
-def test_local_writes_reach_the_server_or_roll_back_on_conflict(server, proxy):
+def test_local_writes_reach_the_server_or_roll_back_on_conflict(client_class, server, proxy):
     seed(server)
-    one, two = Client(proxy.base).mirror(TARGETS), Client(server.base).mirror(TARGETS)
+    one, two = client_class(proxy.base).mirror(TARGETS), client_class(server.base).mirror(TARGETS)
     try:
         assert one.wait_until_synced(10) and two.wait_until_synced(10)
         answer = one.set("sensor/t", 31)
@@ -198,10 +200,10 @@ def test_local_writes_reach_the_server_or_roll_back_on_conflict(server, proxy):
         two.close()
 
 
-def test_offline_writes_wait_in_a_file_and_are_applied_once_in_order(server, proxy, folder):
+def test_offline_writes_wait_in_a_file_and_are_applied_once_in_order(client_class, server, proxy, folder):
     seed(server)
     queue = str(folder / "writes.jsonl")
-    client = Client(proxy.base, queue=queue, retries=1)
+    client = client_class(proxy.base, queue=queue, retries=1)
     mirror = client.mirror(TARGETS)
     assert mirror.wait_until_synced(10)
     proxy.drop()                                   # the server is out of reach
@@ -216,7 +218,7 @@ def test_offline_writes_wait_in_a_file_and_are_applied_once_in_order(server, pro
     before = revision()
     proxy.resume()
     proxy.swallow_write_answers(1)
-    again = Client(proxy.base, queue=queue, retries=3)
+    again = client_class(proxy.base, queue=queue, retries=3)
     mirror = again.mirror(TARGETS)
     try:
         wait_until(lambda: not again.queued(), 15, "the queue to drain")
@@ -228,10 +230,10 @@ def test_offline_writes_wait_in_a_file_and_are_applied_once_in_order(server, pro
         mirror.close()
 
 
-def test_a_queued_write_the_server_refuses_is_set_aside(server, proxy, folder):
+def test_a_queued_write_the_server_refuses_is_set_aside(client_class, server, proxy, folder):
     seed(server)
     queue = str(folder / "writes.jsonl")
-    client = Client(proxy.base, queue=queue, retries=0)
+    client = client_class(proxy.base, queue=queue, retries=0)
     mirror = client.mirror(TARGETS)
     assert mirror.wait_until_synced(10)
     proxy.drop()
@@ -244,9 +246,9 @@ def test_a_queued_write_the_server_refuses_is_set_aside(server, proxy, folder):
     mirror.close()
 
 
-def test_writers_racing_through_mirrors_converge(server):
+def test_writers_racing_through_mirrors_converge(client_class, server):
     seed(server)
-    mirrors = [Client(server.base).mirror(TARGETS) for _ in range(3)]
+    mirrors = [client_class(server.base).mirror(TARGETS) for _ in range(3)]
     try:
         for mirror in mirrors:
             assert mirror.wait_until_synced(10)
@@ -273,11 +275,11 @@ def test_writers_racing_through_mirrors_converge(server):
             mirror.close()
 
 
-def test_large_documents_and_events_arrive_whole(server):
+def test_large_documents_and_events_arrive_whole(client_class, server):
     """Events larger than the server's write buffer come in several HTTP chunks."""
     big = {"rows": [{"id": n, "text": "x" * 200} for n in range(1500)]}     # about 330 kB
     assert call(server, "PUT", "/models/big", big)[0] == 201
-    mirror = Client(server.base).mirror(["big"])
+    mirror = client_class(server.base).mirror(["big"])
     try:
         assert mirror.wait_until_synced(10)
         assert mirror.value("big") == big
@@ -288,9 +290,9 @@ def test_large_documents_and_events_arrive_whole(server):
         mirror.close()
 
 
-def test_a_location_write_is_not_refused_for_changes_elsewhere_in_the_model(server):
+def test_a_location_write_is_not_refused_for_changes_elsewhere_in_the_model(client_class, server):
     seed(server)
-    mirror = Client(server.base).mirror(["orders/items"])
+    mirror = client_class(server.base).mirror(["orders/items"])
     try:
         assert mirror.wait_until_synced(10)
         call(server, "PUT", "/models/orders/note", "elsewhere")     # a location does not hear this
@@ -300,10 +302,10 @@ def test_a_location_write_is_not_refused_for_changes_elsewhere_in_the_model(serv
         mirror.close()
 
 
-def test_names_that_need_escaping_round_trip(server):
+def test_names_that_need_escaping_round_trip(client_class, server):
     odd = {"a/b": 1, "t~x": 2, "sp ace": 3, "pct%20": 4, "ünï": 5}
     assert call(server, "PUT", "/models/odd", odd)[0] == 201
-    mirror = Client(server.base).mirror(["odd"])
+    mirror = client_class(server.base).mirror(["odd"])
     try:
         assert mirror.wait_until_synced(10)
         for key, value in odd.items():
@@ -318,12 +320,12 @@ def test_names_that_need_escaping_round_trip(server):
         mirror.close()
 
 
-def test_a_line_torn_by_a_crash_is_skipped_and_the_rest_is_sent(server, folder):
+def test_a_line_torn_by_a_crash_is_skipped_and_the_rest_is_sent(client_class, server, folder):
     seed(server)
     queue = folder / "writes.jsonl"
     entry = {"key": "k-1", "method": "PUT", "path": "/models/sensor/t", "body": 7, "if_match": None}
     queue.write_text(json.dumps(entry) + "\n" + '{"key": "k-2", "method": "PU')
-    client = Client(server.base, queue=str(queue))
+    client = client_class(server.base, queue=str(queue))
     assert [e["key"] for e in client.queued()] == ["k-1"]
     assert client.flush_queue() == 1
     assert server_value(server, "sensor/t") == 7 and client.queued() == []
