@@ -105,7 +105,7 @@ let package = Package(
         .plugin(name: "EmbedPublic", capability: .buildTool(), dependencies: ["embed-public"]),
         .testTarget(
             name: "LiveBindTests",
-            dependencies: ["LiveBind", "LiveBindEngine", .product(name: "JWTKit", package: "jwt-kit")],
+            dependencies: ["LiveBind", "LiveBindEngine", "LiveBindClient", .product(name: "JWTKit", package: "jwt-kit")],
             resources: [.copy("Fixtures")],
             swiftSettings: sanitized,
             linkerSettings: sanitizedLink

@@ -75,7 +75,10 @@ extension Mirror {
                     writes.append((index, "PUT", modelPath(target.model, server(change.path)), change.value ?? .null,
                                    "application/json"))
                 } else {
-                    let operations = changes.map { Self.patchOperation($0, at: server($0.path)) }
+                    let operations = changes.flatMap { change in
+                        Self.patchOperations(change, at: server(change.path), appends: change.kind == .insert
+                            && isAppend(change, in: commit.model))
+                    }
                     writes.append((index, "PATCH", modelPath(target.model, .root), .array(Deque(operations)),
                                    "application/json-patch+json"))
                 }
@@ -102,8 +105,19 @@ extension Mirror {
         wake.yield()
     }
 
-    /// The JSON Patch operation (RFC 6902) of a change, at `path` on the server.
-    static func patchOperation(_ change: Change, at path: Path) -> JSON {
+    /// Whether an insert added a row at the end of the array as the application saw it (or past the
+    /// server's rows): it goes as an append (`/-`), which lands whatever the server's array holds now.
+    func isAppend(_ change: Change, in model: String) -> Bool {
+        guard let index = change.index else { return false }
+        let local = (try? store.value(of: model, at: change.path))?.arrayValue?.count ?? 0
+        let server = (try? shadow.value(of: model, at: change.path))?.arrayValue?.count ?? 0
+        return index == local - 1 || index >= server
+    }
+
+    /// The JSON Patch operations (RFC 6902) of a change, at `path` on the server. A change to an
+    /// element by its index first tests that the element there has the `id` (`key`) it had here, so a
+    /// server whose array moved on refuses it (409) rather than change another row.
+    static func patchOperations(_ change: Change, at path: Path, appends: Bool) -> [JSON] {
         func operation(_ op: String, _ path: Path, value: JSON? = nil, from: Path? = nil) -> JSON {
             var object: OrderedDictionary<String, JSON> = ["op": .string(op)]
             if let from { object["from"] = .string(from.pointer) }
@@ -111,13 +125,24 @@ extension Mirror {
             if let value { object["value"] = value }
             return .object(object)
         }
+        func identity(_ index: Int?) -> [JSON] {
+            guard let index, let key = change.key, change.kind != .insert else { return [] }
+            return [operation("test", path.appending(index: index).appending("id"), value: key)]
+        }
         switch change.kind {
-        case .set: return operation("add", path, value: change.value ?? .null)
-        case .insert: return operation("add", path.appending(index: change.index ?? 0), value: change.value ?? .null)
-        case .remove: return operation("remove", change.index.map { path.appending(index: $0) } ?? path)
-        case .replace: return operation("replace", path.appending(index: change.index ?? 0), value: change.value ?? .null)
+        case .set:
+            return [operation("add", path, value: change.value ?? .null)]
+        case .insert:
+            return [operation("add", appends ? path.appending("-") : path.appending(index: change.index ?? 0),
+                              value: change.value ?? .null)]
+        case .remove:
+            return identity(change.index) + [operation("remove", change.index.map { path.appending(index: $0) } ?? path)]
+        case .replace:
+            return identity(change.index) + [operation("replace", path.appending(index: change.index ?? 0),
+                                                       value: change.value ?? .null)]
         case .move:
-            return operation("move", path.appending(index: change.to ?? 0), from: path.appending(index: change.from ?? 0))
+            return identity(change.from) + [operation("move", path.appending(index: change.to ?? 0),
+                                                      from: path.appending(index: change.from ?? 0))]
         }
     }
 
@@ -183,7 +208,7 @@ extension Mirror {
     func answered(key: String, _ outcome: Result<JSON, LiveBindClientError>) -> Bool {
         var resume: [(CheckedContinuation<Result<JSON?, LiveBindClientError>, Never>, Result<JSON?, LiveBindClientError>)] = []
         var refusedModel: String?
-        var reported = false
+        var unheard: [LiveBindClientError] = []
         let found = state.withLock { state -> Bool in
             guard let index = state.pending.firstIndex(where: { $0.key == key }) else { return false }
             let write = state.pending[index]
@@ -198,10 +223,16 @@ extension Mirror {
                     $0.number == write.number || ($0.localModel == write.localModel && $0.number > write.number && $0.phase == .waiting)
                 }.map(\.number)
                 state.pending.removeAll { dropped.contains($0.number) }
+                // The model's later writes were made on top of this one: they go too, each reported.
+                let following = LiveBindClientError.conflict(status: error.status ?? 409, problem: .object([
+                    "detail": .string("an earlier write to \(write.localModel) was refused: \(error.description)"),
+                ]))
                 for number in dropped {
+                    let reason = number == write.number ? error : following
                     if let waiter = state.waiters.removeValue(forKey: number) {
-                        resume.append((waiter, .failure(error)))
-                        if number == write.number { reported = true }
+                        resume.append((waiter, .failure(reason)))
+                    } else {
+                        unheard.append(reason)
                     }
                 }
                 if !state.pending.contains(where: { $0.localModel == write.localModel }) { refusedModel = write.localModel }
@@ -210,7 +241,7 @@ extension Mirror {
         }
         if let refusedModel { reconcile(refusedModel) }
         for (waiter, result) in resume { waiter.resume(returning: result) }
-        if case .failure(let error) = outcome, found, !reported { onRefusal?(error) }
+        for error in unheard { onRefusal?(error) }
         settle()
         return found
     }
