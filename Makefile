@@ -110,10 +110,15 @@ test-access: release deps-python
 test-property: release deps-python
 	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 900 $(PYTHON) -m pytest -q Tests/property
 
-## test-clients: the Python client (clients/python) against a release server: mirrors converge through
-##               drops, silences, restarts and resyncs; writes back, conflicts, the offline queue
+## test-clients: both clients, Python (clients/python) and Swift (LiveBindClient, driven through
+##               livebind-mirror --commands), run the same conformance tests against a release server:
+##               mirrors converge through drops, silences, restarts and resyncs; writes back, conflicts,
+##               the offline queue; windows and views (livebind-mirror links Foundation's URLSession, which
+##               needs libcurl: not static like the server)
 test-clients: release deps-python
-	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 600 $(PYTHON) -m pytest -q Tests/clients
+	$(SWIFT) build -c release --product livebind-mirror
+	LIVEBIND_SERVER=.build/release/livebind-server LIVEBIND_MIRROR=$(CURDIR)/.build/release/livebind-mirror \
+		$(LIMIT) 900 $(PYTHON) -m pytest -q Tests/clients
 
 ## test-dist: the static binary runs without the toolchain; the .deb passes lintian, unpacks and serves
 test-dist: deb

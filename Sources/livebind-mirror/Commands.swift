@@ -60,11 +60,11 @@ struct Commands {
                                body: command["body"].flatMap { $0 == .null ? nil : $0 })
             return .null
         case "window":
-            guard let window = try mirrored().window(of: try MirrorTarget(target)) else { return .null }
+            guard let window = try mirrored().window(of: try shown(target)) else { return .null }
             return .object(["offset": .int(window.offset), "length": .int(window.length)])
         case "move_window":
             func number(_ name: String) -> Int? { command[name]?.doubleValue.map { Int($0) } }
-            try await mirrored().moveWindow(try MirrorTarget(target), offset: number("offset"), limit: number("limit"),
+            try await mirrored().moveWindow(try shown(target), offset: number("offset"), limit: number("limit"),
                                             first: number("first"), last: number("last"))
             return .null
         case "close":
@@ -73,6 +73,14 @@ struct Commands {
         default:
             throw .invalidTarget("no command \(op)")
         }
+    }
+
+    /// The window or view target written `text`.
+    func shown(_ text: String) throws(LiveBindClientError) -> MirrorTarget {
+        guard let target = try mirrored().targets.first(where: { $0.sub == text && $0.showsRows }) else {
+            throw .invalidTarget("\(text) is no window or view of this mirror")
+        }
+        return target
     }
 
     func mirrored() throws(LiveBindClientError) -> Mirror {

@@ -32,8 +32,15 @@ struct MirrorCommand {
             retries: options["--retries"].flatMap(Int.init) ?? 3)
         let heartbeat = Duration.seconds(options["--heartbeat"].flatMap(Double.init) ?? 15)
         var targets: [MirrorTarget] = []
-        for text in arguments.dropFirst() {
-            do throws(LiveBindClientError) { targets.append(try MirrorTarget(text)) } catch { fail(error.description) }
+        for (number, text) in arguments.dropFirst().enumerated() {
+            do throws(LiveBindClientError) {
+                // A window or view gets a local place of its own (`rows-N/rows`), so several of one
+                // array can be mirrored at once; `value` finds it by the target as written.
+                let target = try MirrorTarget(text)
+                targets.append(target.showsRows ? try MirrorTarget(text, into: "rows-\(number)/rows") : target)
+            } catch {
+                fail(error.description)
+            }
         }
         let store = Store()
         var mirror: Mirror?

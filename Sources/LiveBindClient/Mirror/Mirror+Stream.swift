@@ -90,8 +90,26 @@ extension Mirror {
         var group = Group(fresh: lastID == nil)
         var heard = false
         var refusal: (status: Int, headers: [String: String], body: Data)?
+        do {
+            try await read(connection, activity, &parser, &group, &heard, &refusal)
+        } catch let end as StreamEnd {
+            throw end
+        } catch where refusal == nil && heard {
+            return true    // a stream that served events and then dropped: connect again at once
+        }
+        if let refusal {
+            throw Self.streamRefusal(refusal.status, refusal.headers, refusal.body)
+        }
+        return heard
+    }
+
+    /// Reads the connection's chunks until it ends, applying the events.
+    private func read(
+        _ connection: EventConnection, _ activity: borrowing Mutex<ContinuousClock.Instant>, _ parser: inout EventStreamParser,
+        _ group: inout Group, _ heard: inout Bool, _ refusal: inout (status: Int, headers: [String: String], body: Data)?
+    ) async throws {
         for try await chunk in connection.chunks {
-            activity.withLock { $0 = .now }
+            activity.withLock { $0 = ContinuousClock.now }
             switch chunk {
             case .head(let status, let headers):
                 if status == 200 {
@@ -109,10 +127,6 @@ extension Mirror {
                 }
             }
         }
-        if let refusal {
-            throw Self.streamRefusal(refusal.status, refusal.headers, refusal.body)
-        }
-        return heard
     }
 
     /// The query of the stream: `model=` for whole models, `sub=` for the rest (windows where they
