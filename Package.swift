@@ -10,7 +10,7 @@ let sanitizedLink: [LinkerSetting] = sanitizer.map { [.unsafeFlags(["-sanitize=\
 
 let package = Package(
     name: "LiveBind",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "LiveBind", targets: ["LiveBind"]),
         .library(name: "LiveBindEngine", targets: ["LiveBindEngine"]),

@@ -154,6 +154,8 @@ public final class LiveBindClient: Sendable {
 
 /// A queued write the server refused, and its refusal.
 public struct RejectedWrite: Sendable {
+    /// The write as it was queued.
     public var write: QueuedWrite
+    /// The server's refusal (its status and problem).
     public var error: LiveBindClientError
 }

@@ -9,8 +9,8 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# The modules an embedder imports: the engine (also under the client) and the server, which re-exports it.
-SOURCES = [os.path.join(ROOT, "Sources", name) for name in ("LiveBindEngine", "LiveBind")]
+# The modules an embedder imports: the engine, the server (which re-exports it) and the client.
+SOURCES = [os.path.join(ROOT, "Sources", name) for name in ("LiveBindEngine", "LiveBind", "LiveBindClient")]
 LISTING = os.path.join(ROOT, "Tests", "api", "LiveBind.public")
 TYPE = re.compile(r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:public\s+|internal\s+|private\s+|fileprivate\s+)?(?:final\s+)?"
                   r"(struct|class|enum|protocol|extension|actor)\s+([\w.]+)")

@@ -11,6 +11,7 @@ import Darwin
 public struct QueuedWrite: Sendable, Equatable {
     /// Its `Idempotency-Key`, given when it was made: a write sent before a crash is applied once.
     public var key: String
+    /// `PUT`, `POST`, `PATCH` or `DELETE`.
     public var method: String
     /// The path and query it goes to (`/models/sensor/t`).
     public var path: String
