@@ -13,7 +13,7 @@ import time
 import pytest
 
 from client_harness import DroppingProxy, Server
-from livebind_client import Client, ConflictError
+from livebind_client import Client, ConflictError, LiveBindError
 
 
 def call(server, method, path, body=None, content_type="application/json"):
@@ -331,3 +331,39 @@ def test_a_line_torn_by_a_crash_is_skipped_and_the_rest_is_sent(client_class, se
     assert server_value(server, "sensor/t") == 7 and client.queued() == []
     client.enqueue("PUT", "/models/sensor/t", 8)
     assert client.flush_queue() == 1 and server_value(server, "sensor/t") == 8
+
+
+def test_tokens_reach_the_stream_and_writes_and_a_refused_stream_stops_the_mirror(client_class, folder):
+    """With tokens and `--private`: no token (or a wrong one) is 401 for the stream, which stops the
+    mirror with that error; the right token mirrors; a token that may only read has its write refused
+    (403) and the local value put back."""
+    tokens = folder / "tokens.json"
+    tokens.write_text(json.dumps([{"token": "reader-token-0123456789", "scopes": ["read"]},
+                                  {"token": "writer-token-0123456789", "scopes": ["read", "write"]}]))
+    server = Server(["--tokens", str(tokens), "--private"]).start()
+    try:
+        writer = Client(server.base, token="writer-token-0123456789")
+        assert writer.write("PUT", "/models/sensor", {"t": 1})["rev"]
+        for token in (None, "wrong-token-0123456789"):
+            refused = client_class(server.base, token=token).mirror(TARGETS, heartbeat=1)
+            wait_until(lambda: refused.error is not None, 10, "the stream to be refused")
+            assert refused.error.status == 401
+            refused.close()
+        reader = client_class(server.base, token="reader-token-0123456789").mirror(["sensor"], heartbeat=1)
+        try:
+            assert reader.wait_until_synced(10) and reader.value("sensor/t") == 1
+            with pytest.raises(LiveBindError) as forbidden:
+                reader.set("sensor/t", 2)
+            assert forbidden.value.status == 403
+            assert reader.value("sensor/t") == 1
+        finally:
+            reader.close()
+        mirror = client_class(server.base, token="writer-token-0123456789").mirror(["sensor"], heartbeat=1)
+        try:
+            assert mirror.wait_until_synced(10)
+            assert mirror.set("sensor/t", 3)["rev"]
+            assert writer.request("GET", "/models/sensor/t")[2] == 3
+        finally:
+            mirror.close()
+    finally:
+        server.close()

@@ -90,16 +90,19 @@ extension Mirror {
         var group = Group(fresh: lastID == nil)
         var heard = false
         var refusal: (status: Int, headers: [String: String], body: Data)?
+        var dropped: (any Error)?
         do {
             try await read(connection, activity, &parser, &group, &heard, &refusal)
         } catch let end as StreamEnd {
             throw end
-        } catch where refusal == nil && heard {
-            return true    // a stream that served events and then dropped: connect again at once
+        } catch {
+            dropped = error
         }
         if let refusal {
             throw Self.streamRefusal(refusal.status, refusal.headers, refusal.body)
         }
+        // A stream that served events and then dropped connects again at once.
+        if let dropped, !heard { throw dropped }
         return heard
     }
 

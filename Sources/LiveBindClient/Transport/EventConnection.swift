@@ -49,6 +49,6 @@ final class EventConnection: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        continuation.finish(throwing: error ?? URLError(.networkConnectionLost))
+        continuation.finish(throwing: error)
     }
 }

@@ -33,7 +33,7 @@ struct MirrorTests {
         }
     }
 
-    static func eventually(_ what: String, timeout: Double = 10, _ condition: () throws -> Bool) async throws {
+    static func eventually(_ what: String, timeout: Double = 30, _ condition: () throws -> Bool) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if try condition() { return }
@@ -60,7 +60,7 @@ struct MirrorTests {
         let client = LiveBindClient(url: server.url)
         let mirror = try client.mirror(["orders", "sensor/meta"], into: store, heartbeat: .seconds(1),
                                        onRefusal: { _ in refusals.withLock { $0 += 1 } })
-        #expect(await mirror.waitUntilSynced(timeout: .seconds(10)))
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(30)))
         var random = SplitMix(seed: seed)
         var local: Set<String> = []
         for step in 0..<120 {
@@ -112,7 +112,7 @@ struct MirrorTests {
         let refusals = Mutex(0)
         let mirror = try LiveBindClient(url: server.url).mirror(
             ["orders/items"], into: store, heartbeat: .seconds(1), onRefusal: { _ in refusals.withLock { $0 += 1 } })
-        #expect(await mirror.waitUntilSynced(timeout: .seconds(10)))
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(30)))
         var random = SplitMix(seed: seed)
         var local: [String] = []
         for step in 0..<150 {
@@ -146,7 +146,7 @@ struct MirrorTests {
         try server.send("PUT", "/models/orders", #"{"items":[{"id":"a"},{"id":"b"}]}"#)
         let store = Store()
         let mirror = try LiveBindClient(url: server.url).mirror(["orders/items"], into: store, heartbeat: .seconds(1))
-        #expect(await mirror.waitUntilSynced(timeout: .seconds(10)))
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(30)))
         let kinds = Mutex<[Change.Kind]>([])
         let token = try store.observe(Path(pointer: "/items"), in: "orders") { change in kinds.withLock { $0.append(change.kind) } }
         try server.send("POST", "/models/orders/items", #"{"id":"c"}"#)
@@ -170,7 +170,7 @@ struct MirrorTests {
         let mirror = try LiveBindClient(url: server.url).mirror(
             ["sensor/t", MirrorTarget("sensor/rows;last=2", into: "recent/rows")], into: store, heartbeat: .seconds(1),
             onRefusal: { error in refusals.withLock { $0.append(error) } })
-        #expect(await mirror.waitUntilSynced(timeout: .seconds(10)))
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(30)))
         #expect(try store.value(of: "recent", at: Path(pointer: "/rows")) == .array([4, 5]))
         #expect(mirror.window(of: try MirrorTarget("sensor/rows;last=2", into: "recent/rows")) == Mirror.ArrayWindow(offset: 3, length: 5))
         let answer = try await mirror.set(2, at: "sensor/t")
