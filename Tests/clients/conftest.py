@@ -1,5 +1,6 @@
-"""Fixtures of the client tests (see client_harness.py), and `client_class`: each conformance test runs
-once with the Python client and once with the Swift client (swift_client.py)."""
+"""Fixtures of the client tests (see client_harness.py), and `client_class`: each test that takes it
+(test_conformance.py, test_windows.py) runs once with the Python client and once with the Swift client
+(swift_client.py)."""
 import os
 import sys
 
@@ -9,11 +10,6 @@ sys.path.insert(0, os.path.dirname(__file__))
 from client_harness import DroppingProxy, Server  # noqa: E402
 from livebind_client import Client  # noqa: E402
 from swift_client import SwiftClient  # noqa: E402
-
-# test_python_windows.py imports its helpers from this file's old name: an alias until it imports
-# them from test_conformance.
-import test_conformance  # noqa: E402
-sys.modules.setdefault("test_python_client", test_conformance)
 
 
 @pytest.fixture()

@@ -1,6 +1,6 @@
-"""The Swift client behind the Python client's interface, so test_conformance.py runs unchanged against
-both: `SwiftClient` and `SwiftMirror` drive the Swift client's command-line driver `livebind-mirror`
-(its path in LIVEBIND_MIRROR).
+"""The Swift client behind the Python client's interface, so test_conformance.py and test_windows.py run
+unchanged against both: `SwiftClient` and `SwiftMirror` drive the Swift client's command-line driver
+`livebind-mirror` (its path in LIVEBIND_MIRROR).
 
 Each mirror is one process, `livebind-mirror --commands [--token T] [--queue FILE] [--retries N]
 [--heartbeat S] BASE TARGET…`; the client's queue calls with no mirror open go to one more process with
@@ -19,6 +19,7 @@ import queue
 import subprocess
 import tempfile
 import threading
+import time
 import weakref
 
 from livebind_client import Client, ConflictError, LiveBindError
@@ -27,6 +28,8 @@ ANSWER_TIMEOUT = 30
 SYNC_MARGIN = 10
 EXIT_TIMEOUT = 5
 LOG_TAIL = 8000          # characters of a driver's stderr shown in a failure
+MOVE_TIMEOUT = 10        # seconds a moved window is waited for: the Python client's default timeout
+MOVE_POLL = 0.02         # seconds between two looks at a moved window
 
 
 class DriverError(RuntimeError):
@@ -315,11 +318,39 @@ class SwiftMirror:
     def window(self, target):
         return self._driver.ask({"op": "window", "target": target})
 
-    def move_window(self, target, offset=None, limit=None, first=None, last=None):
+    def move_window(self, target, offset=None, limit=None, first=None, last=None, timeout=None):
+        """Moves a window as the Python `Mirror.move_window` does: UsageError (a ValueError) for a view, a
+        target that is no window of this mirror or a malformed window; the server's refusal as a
+        LiveBindError. The driver answers once the server has taken the move, so this then asks for the
+        window until it shows the rows asked for, and returns whether it did within `timeout` seconds
+        (MOVE_TIMEOUT when None). A move the driver could not send (the server out of reach) raises
+        OfflineError, where the Python client returns False and asks for the window on its next stream."""
         given = {"offset": offset, "limit": limit, "first": first, "last": last}
         request = {"op": "move_window", "target": target}
         request.update((name, number) for name, number in given.items() if number is not None)
-        return self._driver.ask(request)
+        self._driver.ask(request)
+        deadline = time.monotonic() + (MOVE_TIMEOUT if timeout is None else timeout)
+        while not self._shows(target, offset, limit, first, last):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(MOVE_POLL)
+        return True
+
+    def _shows(self, target, offset, limit, first, last):
+        """Whether the window `target` is where the move asked for and holds its rows: the offset the
+        server would give it (`last`: counted from the array's end) and as many rows as the array has
+        there, so the snapshot of the old window, which may start at the same offset, is not taken for it."""
+        window, rows = self.window(target), self.value(target)
+        if window is None or not isinstance(rows, list):
+            return False
+        length = window["length"]
+        if last is not None:
+            start, size = max(0, length - last), last
+        elif first is not None:
+            start, size = 0, first
+        else:
+            start, size = offset or 0, limit
+        return window["offset"] == start and len(rows) == min(size, max(0, length - start))
 
     def _status(self):
         return self._driver.ask({"op": "status"})

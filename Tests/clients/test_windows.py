@@ -1,16 +1,17 @@
-"""The Python client's array windows and views (docs/HTTP.md, "Array windows", "Views") against a real
-livebind-server: whatever the server does to the array, and whatever happens to the connection, each
-window shows the rows the whole array has there and each view the rows its filter, order, offset and
-limit make of it — computed here from `GET /models/orders/items`; a moved window is followed, and asked
-for where it is after a reconnect; windows and views are read-only."""
+"""Both clients' array windows and views (docs/HTTP.md, "Array windows", "Views") against a real
+livebind-server, by the same tests (the client from the `client_class` fixture, as in test_conformance.py;
+the target parser is the Python client's alone): whatever the server does to the array, and whatever
+happens to the connection, each window shows the rows the whole array has there and each view the rows
+its filter, order, offset and limit make of it — computed here from `GET /models/orders/items`; a moved
+window is followed, and asked for where it is after a reconnect; windows and views are read-only."""
 import random
 
 import pytest
 
 from client_harness import DroppingProxy, Server
-from livebind_client import Client, LiveBindError
+from livebind_client import LiveBindError
 from livebind_client.window import Target
-from test_python_client import call, server_value, wait_until
+from test_conformance import call, server_value, wait_until
 
 LAST = "orders/items;last=3"
 SLICE = "orders/items;offset=5;limit=3"
@@ -135,10 +136,10 @@ def test_targets_are_read_as_the_server_reads_a_sub():
 
 
 @pytest.mark.parametrize("seed_value", [1, 2, 3])
-def test_windows_and_views_follow_every_kind_of_change(server, seed_value):
+def test_windows_and_views_follow_every_kind_of_change(client_class, server, seed_value):
     writer = Writer(server, seed_value)
     writer.counter = seed(server)
-    client = Client(server.base)
+    client = client_class(server.base)
     first, second = client.mirror(FIRST_TARGETS), client.mirror(SECOND_TARGETS)
     try:
         assert first.wait_until_synced(10) and second.wait_until_synced(10)
@@ -156,10 +157,11 @@ def test_windows_and_views_follow_every_kind_of_change(server, seed_value):
         second.close()
 
 
-def test_windows_and_views_converge_again_after_dropped_connections(server, proxy):
+def test_windows_and_views_converge_again_after_dropped_connections(client_class, server, proxy):
     writer = Writer(server, 17)
     writer.counter = seed(server)
-    first, second = Client(proxy.base).mirror(FIRST_TARGETS), Client(proxy.base).mirror(SECOND_TARGETS)
+    first = client_class(proxy.base).mirror(FIRST_TARGETS)
+    second = client_class(proxy.base).mirror(SECOND_TARGETS)
     try:
         assert first.wait_until_synced(10) and second.wait_until_synced(10)
         for counter in range(120):
@@ -179,13 +181,13 @@ def test_windows_and_views_converge_again_after_dropped_connections(server, prox
         second.close()
 
 
-def test_ids_too_old_to_resume_get_resync_and_fresh_windows(folder):
+def test_ids_too_old_to_resume_get_resync_and_fresh_windows(client_class, folder):
     server = Server(["--retained-events", "5"]).start()
     proxy = DroppingProxy(server.port)
     try:
         writer = Writer(server, 5)
         writer.counter = seed(server)
-        mirror = Client(proxy.base).mirror(FIRST_TARGETS)
+        mirror = client_class(proxy.base).mirror(FIRST_TARGETS)
         assert mirror.wait_until_synced(10)
         proxy.drop()
         for _ in range(40):
@@ -199,10 +201,10 @@ def test_ids_too_old_to_resume_get_resync_and_fresh_windows(folder):
         server.close()
 
 
-def test_a_moved_window_is_followed_and_asked_for_after_a_reconnect(server, proxy):
+def test_a_moved_window_is_followed_and_asked_for_after_a_reconnect(client_class, server, proxy):
     seed(server, rows=20)
     window = "orders/items;first=3"
-    mirror = Client(proxy.base).mirror([window, NEWEST_OPEN])
+    mirror = client_class(proxy.base).mirror([window, NEWEST_OPEN])
     try:
         assert mirror.wait_until_synced(10)
         assert mirror.window(window) == {"offset": 0, "length": 20}
@@ -250,9 +252,9 @@ def test_a_moved_window_is_followed_and_asked_for_after_a_reconnect(server, prox
         mirror.close()
 
 
-def test_windows_and_views_are_read_only(server):
+def test_windows_and_views_are_read_only(client_class, server):
     seed(server)
-    mirror = Client(server.base).mirror([LAST, NEWEST_OPEN])
+    mirror = client_class(server.base).mirror([LAST, NEWEST_OPEN])
     try:
         assert mirror.wait_until_synced(10)
         before = server_value(server, "orders")
