@@ -113,10 +113,9 @@ test-property: release deps-python
 ## test-clients: both clients, Python (clients/python) and Swift (LiveBindClient, driven through
 ##               livebind-mirror --commands), run the same conformance tests against a release server:
 ##               mirrors converge through drops, silences, restarts and resyncs; writes back, conflicts,
-##               the offline queue; windows and views (livebind-mirror links Foundation's URLSession, which
-##               needs libcurl: not static like the server)
+##               the offline queue; windows and views
 test-clients: release deps-python
-	$(SWIFT) build -c release --product livebind-mirror
+	$(SWIFT) build $(RELEASE) --product livebind-mirror
 	LIVEBIND_SERVER=.build/release/livebind-server LIVEBIND_MIRROR=$(CURDIR)/.build/release/livebind-mirror \
 		$(LIMIT) 900 $(PYTHON) -m pytest -q Tests/clients
 

@@ -25,6 +25,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         // jwt-kit's own; LiveBind keys cookie sessions by the SHA-256 of their id.
         .package(url: "https://github.com/apple/swift-crypto", "4.1.0"..<"6.0.0"),
+        // The Swift client's HTTP and event streams (LiveBindClient only: the server's graph has no
+        // SwiftNIO). Foundation's URLSession on Linux spins a core while a response streams.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
     ],
     targets: [
         .systemLibrary(
@@ -58,12 +62,15 @@ let package = Package(
             swiftSettings: sanitized
         ),
         // A client of a LiveBind server that mirrors its models into a local Store: the engine and
-        // Foundation's URLSession only (no C library, no SwiftNIO), so it builds for Apple platforms too.
+        // async-http-client (no libmicrohttpd, SQLite or NATS), so it builds for Apple platforms too.
         .target(
             name: "LiveBindClient",
             dependencies: [
                 "LiveBindEngine",
                 .product(name: "Collections", package: "swift-collections"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: sanitized
         ),

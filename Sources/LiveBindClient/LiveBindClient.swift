@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 @_exported import LiveBindEngine
 import Synchronization
 
@@ -17,8 +14,8 @@ import Synchronization
 /// try store.set(30, at: Path(pointer: "/threshold"), in: "sensor")   // also written to the server
 /// ```
 ///
-/// HTTP goes through `URLSession` (FoundationNetworking on Linux): no dependency beyond Foundation,
-/// native on Apple platforms, TLS and cookies (the configuration's cookie storage) from the platform.
+/// HTTP goes through async-http-client (SwiftNIO): TLS with the system's trust store, and the
+/// cookies the server sets kept and sent back.
 public final class LiveBindClient: Sendable {
     /// The server's address (`http(s)://host:port`).
     public let url: URL
@@ -31,25 +28,26 @@ public final class LiveBindClient: Sendable {
 
     /// A client of the server at `url`. `token`: a bearer token or JWT sent with every request and
     /// stream. `queueFile`: where writes wait while the server cannot be reached (JSON lines), sent in
-    /// order when it can; nil: such a write fails. `configuration`: the `URLSession` settings (cookie
-    /// storage, TLS, proxies; its timeouts are set per request).
-    public init(url: URL, token: String? = nil, queueFile: URL? = nil, retries: Int = 3,
-                configuration: URLSessionConfiguration = .default)
-    {
+    /// order when it can; nil: such a write fails.
+    public init(url: URL, token: String? = nil, queueFile: URL? = nil, retries: Int = 3) {
         self.url = url
         self.retries = max(0, retries)
-        transport = HTTPTransport(base: url, token: token, configuration: configuration)
+        transport = HTTPTransport(base: url, token: token)
         queue = queueFile.map(WriteQueue.init(file:))
     }
 
     /// Mirrors `targets` (models, locations, windows, views) into `store`, starting at once: see
-    /// ``Mirror``. `heartbeat` is the server's `--heartbeat`: a stream silent for two of them is made
-    /// again. `onRefusal` hears writes made in `store` that the server refused (rolled back by then).
+    /// ``Mirror``; keep it, and `close()` it when done. `heartbeat` is the server's `--heartbeat`: a
+    /// stream silent for two of them is made again. `maxEventBytes` bounds one event's data (a
+    /// snapshot is as large as its model: the server's `--max-model-size`, 16 MiB, by default) and a
+    /// group of events 16 times that; a stream past it is dropped as not a LiveBind server's.
+    /// `onRefusal` hears writes made in `store` that the server refused (rolled back by then).
     public func mirror(
         _ targets: [MirrorTarget], into store: Store, heartbeat: Duration = .seconds(15),
-        onRefusal: (@Sendable (LiveBindClientError) -> Void)? = nil
+        maxEventBytes: Int = 64 << 20, onRefusal: (@Sendable (LiveBindClientError) -> Void)? = nil
     ) throws(LiveBindClientError) -> Mirror {
-        try Mirror(client: self, targets: targets, store: store, heartbeat: heartbeat, onRefusal: onRefusal)
+        try Mirror(client: self, targets: targets, store: store, heartbeat: heartbeat, maxEventBytes: maxEventBytes,
+                   onRefusal: onRefusal)
     }
 
     // MARK: Writes
@@ -67,7 +65,7 @@ public final class LiveBindClient: Sendable {
         if let ifMatch { headers["If-Match"] = "\"\(ifMatch)\"" }
         if body != nil { headers["Content-Type"] = contentType }
         let request = transport.request(method, path, headers: headers)
-        let data = body.map { Data($0.encoded()) }
+        let data = body.map { $0.encoded() }
         var attempt = 0
         while true {
             var wait: Double?

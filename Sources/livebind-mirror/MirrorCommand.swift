@@ -1,6 +1,6 @@
 // livebind-mirror: a LiveBind client on the command line.
 //
-//   livebind-mirror [--token T] [--queue FILE] [--retries N] [--heartbeat S] URL TARGET...
+//   livebind-mirror [--token T] [--queue FILE] [--retries N] [--heartbeat S] [--max-event-bytes N] URL TARGET...
 //       prints each mirrored model as one JSON line whenever it changes: {"model":…,"value":…}
 //   livebind-mirror --commands [options] URL [TARGET...]
 //       takes one JSON command a line on standard input and answers each with one line (the
@@ -18,14 +18,14 @@ struct MirrorCommand {
             arguments.removeFirst()
             if first == "--commands" {
                 commands = true
-            } else if ["--token", "--queue", "--retries", "--heartbeat"].contains(first), !arguments.isEmpty {
+            } else if ["--token", "--queue", "--retries", "--heartbeat", "--max-event-bytes"].contains(first), !arguments.isEmpty {
                 options[first] = arguments.removeFirst()
             } else {
                 fail("unknown option \(first)")
             }
         }
         guard let address = arguments.first, let url = URL(string: address), url.scheme?.hasPrefix("http") == true else {
-            fail("usage: livebind-mirror [--commands] [--token T] [--queue FILE] [--retries N] [--heartbeat S] URL TARGET...")
+            fail("usage: livebind-mirror [--commands] [--token T] [--queue FILE] [--retries N] [--heartbeat S] [--max-event-bytes N] URL TARGET...")
         }
         let client = LiveBindClient(
             url: url, token: options["--token"], queueFile: options["--queue"].map { URL(fileURLWithPath: $0) },
@@ -46,7 +46,8 @@ struct MirrorCommand {
         var mirror: Mirror?
         if !targets.isEmpty {
             do throws(LiveBindClientError) {
-                mirror = try client.mirror(targets, into: store, heartbeat: heartbeat)
+                mirror = try client.mirror(targets, into: store, heartbeat: heartbeat,
+                                           maxEventBytes: options["--max-event-bytes"].flatMap(Int.init) ?? 64 << 20)
             } catch {
                 fail(error.description)
             }

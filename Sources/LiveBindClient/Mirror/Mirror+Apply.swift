@@ -24,7 +24,7 @@ extension Mirror {
         var revisions: [Int: UInt64] = [:]
         var windows: [Int: ArrayWindow] = [:]
         for (name, data) in events {
-            for (index, edit) in try localEdits(name, data) {
+            for (index, edit) in try Self.localEdits(name, data, targets: targets) {
                 let model = targets[index].localModel
                 if edits[model] == nil { order.append(model) }
                 edits[model, default: []].append(contentsOf: edit)
@@ -80,7 +80,7 @@ extension Mirror {
     }
 
     /// The targets an event touches, and its edits of each in the local layout.
-    func localEdits(_ name: String, _ data: JSON) throws -> [(Int, [LocalEdit])] {
+    static func localEdits(_ name: String, _ data: JSON, targets: [MirrorTarget]) throws -> [(Int, [LocalEdit])] {
         guard let model = data["model"]?.stringValue else { return [] }
         let view = data["view"]?.stringValue
         if name == "drop" {
@@ -90,7 +90,7 @@ extension Mirror {
         }
         if name == "snapshot" {
             let path = try data["path"]?.stringValue.map { try Path(pointer: $0) } ?? .root
-            guard let index = target(model, path, view: view) else { return [] }
+            guard let index = target(model, path, view: view, in: targets) else { return [] }
             let local = targets[index].localPath
             if data["exists"] == .bool(false) { return [(index, [.remove(local)])] }
             let value = data["value"] ?? .null
@@ -102,7 +102,7 @@ extension Mirror {
             let kind = name == "batch" ? change["kind"]?.stringValue ?? "" : name
             guard let pointer = change["path"]?.stringValue else { continue }
             let path = try Path(pointer: pointer)
-            guard let index = target(model, path, view: view) else { continue }
+            guard let index = target(model, path, view: view, in: targets) else { continue }
             if kind == "length" {
                 found.append((index, []))
                 continue
@@ -131,7 +131,7 @@ extension Mirror {
 
     /// The target an event at `path` of `model` belongs to: a view's by its `view`, else the target
     /// whose location holds the path.
-    func target(_ model: String, _ path: Path, view: String?) -> Int? {
+    static func target(_ model: String, _ path: Path, view: String?, in targets: [MirrorTarget]) -> Int? {
         targets.indices.first { index in
             let target = targets[index]
             guard target.model == model else { return false }

@@ -1,7 +1,5 @@
+import AsyncHTTPClient
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Synchronization
 
 /// Why a stream ended, when it was not the network.
@@ -65,71 +63,62 @@ extension Mirror {
         let lastID = state.withLock { $0.lastEventID }
         var headers = ["Accept": "text/event-stream"]
         if let lastID { headers["Last-Event-ID"] = lastID }
-        let timeout = Double(heartbeat.components.seconds) * 2 + 5
-        let request = client.transport.request("GET", "/events?" + query, headers: headers, timeout: timeout)
-        let connection = EventConnection(request, configuration: client.transport.configuration)
+        let request = client.transport.request("GET", "/events?" + query, headers: headers)
+        let activity = Activity()
+        let reader = Task { try await self.read(request, fresh: lastID == nil, activity) }
         let stopped = state.withLock { state in
-            state.connection = connection
+            state.connection = reader
             state.streamID = nil
             return state.closed
         }
-        guard !stopped else {
-            connection.cancel()
-            return false
-        }
-        let activity = Mutex(ContinuousClock.now)
         let silence = heartbeat * 2
         let watchdog = Task.detached {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(200))
-                if ContinuousClock.now - activity.withLock({ $0 }) > silence { connection.cancel() }
+                if activity.silent(for: silence) { reader.cancel() }
             }
         }
-        defer { watchdog.cancel(); connection.cancel() }
-        var parser = EventStreamParser()
-        var group = Group(fresh: lastID == nil)
-        var heard = false
-        var refusal: (status: Int, headers: [String: String], body: Data)?
-        var dropped: (any Error)?
-        do {
-            try await read(connection, activity, &parser, &group, &heard, &refusal)
-        } catch let end as StreamEnd {
-            throw end
-        } catch {
-            dropped = error
+        defer {
+            watchdog.cancel()
+            reader.cancel()
         }
-        if let refusal {
-            throw Self.streamRefusal(refusal.status, refusal.headers, refusal.body)
-        }
-        // A stream that served events and then dropped connects again at once.
-        if let dropped, !heard { throw dropped }
-        return heard
+        if stopped { reader.cancel() }
+        return try await reader.value
     }
 
-    /// Reads the connection's chunks until it ends, applying the events.
-    private func read(
-        _ connection: EventConnection, _ activity: borrowing Mutex<ContinuousClock.Instant>, _ parser: inout EventStreamParser,
-        _ group: inout Group, _ heard: inout Bool, _ refusal: inout (status: Int, headers: [String: String], body: Data)?
-    ) async throws {
-        for try await chunk in connection.chunks {
-            activity.withLock { $0 = ContinuousClock.now }
-            switch chunk {
-            case .head(let status, let headers):
-                if status == 200 {
-                    state.withLock { $0.connections += 1 }
-                } else {
-                    refusal = (status, headers, Data())
-                }
-            case .bytes(let data):
-                if refusal != nil {
-                    if refusal!.body.count < 65536 { refusal!.body.append(data) }
-                    continue
-                }
-                for event in try parser.feed(data) {
+    /// Reads the stream's events and applies them. A stream that served events and then ended or
+    /// dropped returns true: connect again at once.
+    private func read(_ request: HTTPClientRequest, fresh: Bool, _ activity: Activity) async throws -> Bool {
+        let response = try await client.transport.open(request)
+        guard response.status == .ok else {
+            let body = (try? await response.body.collect(upTo: 65536)).map { Data($0.readableBytesView) } ?? Data()
+            throw Self.streamRefusal(Int(response.status.code), HTTPTransport.lowercased(response.headers), body)
+        }
+        state.withLock { $0.connections += 1 }
+        activity.touch()
+        var parser = EventStreamParser(maxLineBytes: maxEventBytes)
+        var group = Group(fresh: fresh)
+        var heard = false
+        do {
+            for try await buffer in response.body {
+                activity.touch()
+                for event in try parser.feed(buffer.readableBytesView) {
                     heard = try dispatch(event, &group) || heard
                 }
             }
+        } catch let end as StreamEnd {
+            throw end
+        } catch {
+            if !heard { throw error }
         }
+        return heard
+    }
+
+    /// When the stream last sent something, for the watchdog.
+    final class Activity: Sendable {
+        private let last = Mutex(ContinuousClock.now)
+        func touch() { last.withLock { $0 = .now } }
+        func silent(for duration: Duration) -> Bool { ContinuousClock.now - last.withLock { $0 } > duration }
     }
 
     /// The query of the stream: `model=` for whole models, `sub=` for the rest (windows where they
@@ -163,6 +152,7 @@ extension Mirror {
         /// every model there is, so a whole model without one is gone.
         var fresh: Bool
         var events: [(name: String, data: JSON)] = []
+        var bytes = 0
     }
 
     /// Takes one event: gathers it, or applies its group when it closes one. Returns whether it applied.
@@ -191,6 +181,10 @@ extension Mirror {
             try apply([(event.name, data)], id: nil, fresh: false)
             return true
         default:
+            group.bytes += event.data.utf8.count
+            guard group.bytes <= maxEventBytes * 16 else {
+                throw StreamEnd.unreadable("a group of events past \(maxEventBytes * 16) bytes")
+            }
             if data != .null { group.events.append((event.name, data)) }
         }
         guard let id = event.id else { return false }

@@ -3,7 +3,8 @@ import Foundation
 extension Mirror {
     /// Moves a window target (not a view) with `PATCH /events/{stream}`: `offset` and `limit`, or
     /// `first`, or `last`. The stream then restates the window where it is now, and a reconnect asks
-    /// for it there. Throws the server's refusal, or `invalidTarget` for a view or a bad window.
+    /// for it there; while the server cannot be reached the move waits for the next stream. Throws the
+    /// server's refusal (the window stays), or `invalidTarget` for a view or a bad window.
     public func moveWindow(_ target: MirrorTarget, offset: Int? = nil, limit: Int? = nil, first: Int? = nil,
                            last: Int? = nil) async throws(LiveBindClientError)
     {
@@ -26,17 +27,24 @@ extension Mirror {
         default:
             throw .invalidTarget("a window is first=N, last=N, or offset=K with limit=N (N at least 1)")
         }
-        guard let stream = state.withLock({ $0.streamID }) else {
-            throw .unreachable("the mirror's stream is not open")
-        }
+        // Without an open stream, or when the server cannot be reached or no longer has the stream
+        // (404), the next stream asks for the window there.
+        guard let stream = state.withLock({ $0.streamID }) else { return reopen(index, parameters) }
         let request = client.transport.request("PATCH", "/events/\(stream)", headers: ["Content-Type": "application/json"])
         let answer: HTTPAnswer
         do {
-            answer = try await client.transport.send(request, body: Data(JSON.object(body).encoded()))
+            answer = try await client.transport.send(request, body: JSON.object(body).encoded())
         } catch {
-            throw .unreachable(String(describing: error))
+            return reopen(index, parameters)
         }
+        if answer.status == 404 { return reopen(index, parameters) }
         guard answer.status < 300 else { throw .refusal(answer) }
         state.withLock { $0.windowParameters[index] = parameters }
+    }
+
+    private func reopen(_ index: Int, _ parameters: String) {
+        state.withLock { $0.windowParameters[index] = parameters }
+        let connection = state.withLock { $0.connection }
+        connection?.cancel()
     }
 }

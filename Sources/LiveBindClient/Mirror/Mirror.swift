@@ -28,6 +28,7 @@ public final class Mirror: Sendable {
     public let store: Store
     let client: LiveBindClient
     let heartbeat: Duration
+    let maxEventBytes: Int
     let onRefusal: (@Sendable (LiveBindClientError) -> Void)?
     /// The server's documents as the stream tells them, in the local layout.
     let shadow = Store(limits: Mirror.unlimited)
@@ -60,7 +61,7 @@ public final class Mirror: Sendable {
         public var length: Int
     }
 
-    init(client: LiveBindClient, targets: [MirrorTarget], store: Store, heartbeat: Duration,
+    init(client: LiveBindClient, targets: [MirrorTarget], store: Store, heartbeat: Duration, maxEventBytes: Int,
          onRefusal: (@Sendable (LiveBindClientError) -> Void)?) throws(LiveBindClientError)
     {
         var places: Set<String> = []
@@ -73,6 +74,7 @@ public final class Mirror: Sendable {
         self.targets = targets
         self.store = store
         self.heartbeat = heartbeat
+        self.maxEventBytes = max(1024, maxEventBytes)
         self.onRefusal = onRefusal
         (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         observation.withLock {
@@ -141,7 +143,7 @@ public final class Mirror: Sendable {
 
     /// Starts over from fresh snapshots (a new stream without `Last-Event-ID`).
     public func refresh() {
-        let connection = state.withLock { state -> EventConnection? in
+        let connection = state.withLock { state -> Task<Bool, any Error>? in
             state.lastEventID = nil
             return state.connection
         }
@@ -150,7 +152,7 @@ public final class Mirror: Sendable {
 
     /// Ends the stream and the writes; writes waiting in the queue file stay there.
     public func close() async {
-        let connection = state.withLock { state -> EventConnection? in
+        let connection = state.withLock { state -> Task<Bool, any Error>? in
             state.closed = true
             return state.connection
         }
@@ -196,7 +198,8 @@ public final class Mirror: Sendable {
 /// What a mirror knows, behind its lock.
 struct MirrorState {
     var closed = false
-    var connection: EventConnection?
+    /// The task reading the open stream (cancelled to end it).
+    var connection: Task<Bool, any Error>?
     var lastEventID: String?
     var streamID: String?
     var synced = false

@@ -10,12 +10,15 @@ struct ServerSentEvent: Sendable, Equatable {
 
 /// Turns the bytes of an event stream, in chunks cut anywhere, into events: lines end with CR, LF or
 /// CRLF (a CRLF split between two chunks is one end), `:` starts a comment (a heartbeat), an empty
-/// line ends an event. A line longer than `maxLineBytes` ends the stream as malformed: the server's
-/// lines are bounded by its own limits, so anything longer is not a LiveBind server.
+/// line ends an event. A line, or an event's data, longer than `maxLineBytes` ends the stream as
+/// malformed: the server's events are bounded by its own limits (a model's size), so anything longer
+/// is not a LiveBind server, and the client's memory stays bounded.
 struct EventStreamParser {
     enum Failure: Error, Equatable { case lineTooLong(Int) }
 
     let maxLineBytes: Int
+    private var dataBytes = 0
+    private var failed = false
     private var line: [UInt8] = []
     private var afterCR = false
     private var id: String?
@@ -39,6 +42,7 @@ struct EventStreamParser {
             case UInt8(ascii: "\r"), UInt8(ascii: "\n"):
                 afterCR = byte == UInt8(ascii: "\r")
                 if let event = endLine() { events.append(event) }
+                if failed { throw .lineTooLong(maxLineBytes) }
             default:
                 guard line.count < maxLineBytes else { throw .lineTooLong(maxLineBytes) }
                 line.append(byte)
@@ -54,7 +58,7 @@ struct EventStreamParser {
             if line.starts(with: [0xEF, 0xBB, 0xBF]) { line.removeFirst(3) }
         }
         guard !line.isEmpty else {
-            defer { id = nil; name = nil; data = [] }
+            defer { id = nil; name = nil; data = []; dataBytes = 0 }
             guard id != nil || name != nil || !data.isEmpty else { return nil }
             return ServerSentEvent(id: id, name: name ?? "message", data: data.joined(separator: "\n"))
         }
@@ -65,7 +69,13 @@ struct EventStreamParser {
         if valueStart < line.endIndex, line[valueStart] == UInt8(ascii: " ") { valueStart += 1 }
         let value = String(decoding: line[valueStart...], as: UTF8.self)
         switch field {
-        case "data": data.append(value)
+        case "data":
+            dataBytes += line.count
+            guard dataBytes <= maxLineBytes else {
+                failed = true
+                return nil
+            }
+            data.append(value)
         case "event": name = value
         case "id" where !value.contains("\0"): id = value
         default: break

@@ -1,7 +1,8 @@
+import AsyncHTTPClient
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import NIOCore
+import NIOHTTP1
+import Synchronization
 
 /// A server's answer to one request.
 struct HTTPAnswer: Sendable {
@@ -17,68 +18,71 @@ struct HTTPAnswer: Sendable {
     var retryAfter: Double? { headers["retry-after"].flatMap(Double.init) }
 }
 
-/// Requests to one server through `URLSession`: the base address, the bearer token, cookies (the
-/// session's cookie storage), TLS (the platform's). One session serves every request of a client;
-/// event streams get a session of their own each (see `EventConnection`).
+/// Requests to one server through async-http-client (SwiftNIO; TLS with the system's trust store):
+/// the base address, the bearer token, and the cookies the server set (sent back on every request,
+/// as a browser would for one site).
 final class HTTPTransport: Sendable {
-    let base: URL
+    let base: String
     let token: String?
-    let configuration: URLSessionConfiguration
-    private let session: URLSession
+    private let cookies = Mutex<[String: String]>([:])
 
-    init(base: URL, token: String?, configuration: URLSessionConfiguration) {
-        self.base = base
+    init(base: URL, token: String?) {
+        self.base = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
         self.token = token
-        self.configuration = configuration
-        session = URLSession(configuration: configuration)
     }
 
-    deinit { session.invalidateAndCancel() }
-
     /// A request for `target` (a path and query, already percent-encoded, starting with `/`).
-    func request(_ method: String, _ target: String, headers: [String: String] = [:], timeout: TimeInterval = 10)
-        -> URLRequest
-    {
-        var request = URLRequest(url: URL(string: base.absoluteString.trimmingSuffix("/") + target)!)
-        request.httpMethod = method
-        request.timeoutInterval = timeout
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    func request(_ method: String, _ target: String, headers: [String: String] = [:]) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: base + target)
+        request.method = HTTPMethod(rawValue: method)
+        request.headers.add(name: "Accept", value: "application/json")
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        let cookie = cookies.withLock { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } }
+        if !cookie.isEmpty { request.headers.add(name: "Cookie", value: cookie.joined(separator: "; ")) }
+        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
         return request
     }
 
-    /// Sends `request`; throws `URLError` when the server cannot be reached or the answer is lost.
-    func send(_ request: URLRequest, body: Data? = nil) async throws -> HTTPAnswer {
+    /// Sends `request` and reads its whole answer (at most `maxBytes`); throws when the server cannot
+    /// be reached or the answer is lost or late.
+    func send(_ request: HTTPClientRequest, body: [UInt8]? = nil, timeout: Int64 = 10, maxBytes: Int = 64 << 20)
+        async throws -> HTTPAnswer
+    {
         var request = request
-        request.httpBody = body
-        return try await withCheckedThrowingContinuation { continuation in
-            session.dataTask(with: request) { data, response, error in
-                if let error {
-                    continuation.resume(throwing: error)
-                } else if let response = response as? HTTPURLResponse {
-                    continuation.resume(returning: HTTPAnswer(
-                        status: response.statusCode, headers: response.lowercasedHeaders, body: data ?? Data()))
-                } else {
-                    continuation.resume(throwing: URLError(.badServerResponse))
-                }
-            }.resume()
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(timeout))
+        remember(response.headers)
+        let buffer = try await response.body.collect(upTo: maxBytes)
+        return HTTPAnswer(status: Int(response.status.code), headers: Self.lowercased(response.headers),
+                          body: Data(buffer.readableBytesView))
+    }
+
+    /// Opens `request` for a body read as it comes (an event stream): no deadline, the caller ends it
+    /// by cancelling its task.
+    func open(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
+        let response = try await HTTPClient.shared.execute(request, deadline: .distantFuture)
+        remember(response.headers)
+        return response
+    }
+
+    /// Keeps the cookies an answer sets (`name=value`; one with `Max-Age=0` or an empty value goes).
+    private func remember(_ headers: HTTPHeaders) {
+        let set = headers["set-cookie"]
+        guard !set.isEmpty else { return }
+        cookies.withLock { jar in
+            for line in set {
+                let parts = line.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+                guard let pair = parts.first, let equals = pair.firstIndex(of: "=") else { continue }
+                let name = String(pair[..<equals]), value = String(pair[pair.index(after: equals)...])
+                let expired = parts.dropFirst().contains { $0.lowercased() == "max-age=0" }
+                if value.isEmpty || expired { jar[name] = nil } else { jar[name] = value }
+            }
         }
     }
-}
 
-extension HTTPURLResponse {
-    var lowercasedHeaders: [String: String] {
-        var headers: [String: String] = [:]
-        for (name, value) in allHeaderFields {
-            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
-        }
-        return headers
-    }
-}
-
-extension String {
-    func trimmingSuffix(_ suffix: String) -> String {
-        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    static func lowercased(_ headers: HTTPHeaders) -> [String: String] {
+        var lowered: [String: String] = [:]
+        for (name, value) in headers { lowered[name.lowercased()] = value }
+        return lowered
     }
 }

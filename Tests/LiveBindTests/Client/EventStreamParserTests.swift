@@ -41,4 +41,14 @@ struct EventStreamParserTests {
             _ = try parser.feed(Array(("data: " + String(repeating: "x", count: 40)).utf8))
         }
     }
+
+    /// Short data lines without the empty line that ends an event cannot make one event grow past
+    /// the limit either.
+    @Test func anEventLongerThanTheLimitEndsTheStream() throws {
+        var parser = EventStreamParser(maxLineBytes: 64)
+        #expect(try parser.feed(Array("data: 12345\ndata: 12345\n\n".utf8)).count == 1)
+        #expect(throws: EventStreamParser.Failure.lineTooLong(64)) {
+            _ = try parser.feed(Array(String(repeating: "data: 12345\n", count: 20).utf8))
+        }
+    }
 }

@@ -140,6 +140,22 @@ struct MirrorTests {
         await mirror.close()
     }
 
+    /// An event larger than `maxEventBytes` drops the stream (the client's memory stays bounded): the
+    /// mirror does not sync while the model is too large, and does once it is small again.
+    @Test func anEventPastTheLimitDropsTheStream() async throws {
+        let server = try Server()
+        try server.send("PUT", "/models/big", #"{"text":"\#(String(repeating: "x", count: 8000))"}"#)
+        let store = Store()
+        let mirror = try LiveBindClient(url: server.url).mirror(["big"], into: store, heartbeat: .seconds(1),
+                                                                maxEventBytes: 4096)
+        #expect(await !mirror.waitUntilSynced(timeout: .seconds(2)))
+        #expect(mirror.status.reconnects > 0 && (try? store.value(of: "big")) == nil)
+        try server.send("PUT", "/models/big", #"{"text":"small"}"#)
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(30)))
+        #expect(try store.value(of: "big") == (try server.document("big")))
+        await mirror.close()
+    }
+
     /// Observers of the local store hear the server's changes as the engine's own granular changes.
     @Test func observersSeeGranularChanges() async throws {
         let server = try Server()
