@@ -367,3 +367,24 @@ def test_tokens_reach_the_stream_and_writes_and_a_refused_stream_stops_the_mirro
             mirror.close()
     finally:
         server.close()
+
+
+def test_a_server_that_is_down_is_noticed_at_once_and_the_write_waits(client_class, server, folder):
+    """The server's process gone (connections refused, no proxy): a write goes to the queue within a
+    few seconds, not after connect timeouts, and is applied once the server is back with its data."""
+    seed(server)
+    client = client_class(server.base, queue=str(folder / "writes.jsonl"), retries=1)
+    mirror = client.mirror(TARGETS, heartbeat=1)
+    try:
+        assert mirror.wait_until_synced(10)
+        server.kill()
+        started = time.monotonic()
+        assert mirror.set("sensor/t", 77, if_match=False) is None
+        assert time.monotonic() - started < 5, time.monotonic() - started
+        assert mirror.value("sensor/t") == 77
+        server.start()
+        wait_until(lambda: server_value(server, "sensor/t") == 77, 20, "the queued write to reach the server")
+        wait_until(lambda: not client.queued(), 10, "the queue to drain")
+        wait_until(lambda: converged(mirror, server, TARGETS), 10, "the mirror")
+    finally:
+        mirror.close()

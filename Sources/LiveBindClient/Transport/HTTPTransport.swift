@@ -25,10 +25,23 @@ final class HTTPTransport: Sendable {
     let base: String
     let token: String?
     private let cookies = Mutex<[String: String]>([:])
+    /// A client of its own: a connection pool wide enough for many mirrors' streams beside the writes
+    /// (each stream holds a connection), and a refused connection reported at once, not retried until
+    /// the connect timeout (the offline queue depends on knowing the server is away).
+    private let http: HTTPClient
 
     init(base: URL, token: String?) {
         self.base = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
         self.token = token
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout = .init(connect: .seconds(5))
+        http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }
+
+    deinit {
+        http.shutdown { _ in }
     }
 
     /// A request for `target` (a path and query, already percent-encoded, starting with `/`).
@@ -50,7 +63,7 @@ final class HTTPTransport: Sendable {
     {
         var request = request
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(timeout))
+        let response = try await http.execute(request, timeout: .seconds(timeout))
         remember(response.headers)
         let buffer = try await response.body.collect(upTo: maxBytes)
         return HTTPAnswer(status: Int(response.status.code), headers: Self.lowercased(response.headers),
@@ -60,7 +73,7 @@ final class HTTPTransport: Sendable {
     /// Opens `request` for a body read as it comes (an event stream): no deadline, the caller ends it
     /// by cancelling its task.
     func open(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
-        let response = try await HTTPClient.shared.execute(request, deadline: .distantFuture)
+        let response = try await http.execute(request, deadline: .distantFuture)
         remember(response.headers)
         return response
     }
