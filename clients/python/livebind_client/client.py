@@ -154,7 +154,8 @@ class Client:
             while entries and not (stop and stop.is_set()):
                 entry = entries[0]
                 try:
-                    self.write(entry["method"], entry["path"], entry["body"], entry["if_match"], entry["key"])
+                    self.write(entry["method"], entry["path"], entry["body"], entry["if_match"], entry["key"],
+                               content_type=entry.get("content_type") or "application/json")
                 except LiveBindError as error:
                     if error.status not in REFUSALS:
                         break
