@@ -1,6 +1,6 @@
 // swift-tools-version: 6.0
 // libFuzzer targets for LiveBind's parsers and grammars (JSON, paths, patches, forms, bearer tokens, cookies,
-// binding entries, `sub=` values, windows and views, tokens and config files, `Last-Event-ID`, `If-Match`, the history's times and durations), patch
+// binding entries, `sub=` values, windows and views, tokens and config files, `Last-Event-ID`, `If-Match`, the history's times and durations, the event stream the Swift client reads and its targets), patch
 // application and sequences of store writes. Built by `Tests/fuzz/run.sh` (`make fuzz`) with
 // `-sanitize=fuzzer,address`; a package of its own so the library's build stays plain.
 import PackageDescription
@@ -36,6 +36,7 @@ let package = Package(
         ]),
         .executableTarget(name: "FuzzHeaders", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzHistoryQuery", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
+        .executableTarget(name: "FuzzClient", dependencies: ["FuzzDriver", .product(name: "LiveBindClient", package: "LiveBind")]),
         .executableTarget(name: "FuzzStoreSequence", dependencies: [
             "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
             .product(name: "Collections", package: "swift-collections"),

@@ -9,7 +9,7 @@ seconds=${FUZZ_SECONDS:-60}
 export SWIFT_BACKTRACE=enable=no   # the Swift backtracer and ASan fight over a crashing process
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(FuzzJSON FuzzPath FuzzPatch FuzzForm FuzzStoreSequence FuzzBearer FuzzCookie
-  FuzzBindingSpec FuzzSubscription FuzzView FuzzConfig FuzzHeaders FuzzHistoryQuery)
+  FuzzBindingSpec FuzzSubscription FuzzView FuzzConfig FuzzHeaders FuzzHistoryQuery FuzzClient)
 
 swift build -c release --package-path Fuzz --scratch-path .build-fuzz \
   -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
@@ -25,7 +25,7 @@ for target in "${targets[@]}"; do
     # bits set, which LeakSanitizer does not read as pointers, so that reachable store reads as leaked.
     FuzzForm) seeds=form; leaks=0 ;;
     FuzzBindingSpec) seeds=binding-spec ;; FuzzConfig) seeds=config ;; FuzzView) seeds=view ;;
-    FuzzHistoryQuery) seeds=history-query ;;
+    FuzzHistoryQuery) seeds=history-query ;; FuzzClient) seeds=client ;;
     # Like FuzzForm's server, their event hub keeps its store across inputs.
     FuzzSubscription) seeds=subscription; leaks=0 ;; FuzzHeaders) seeds=headers; leaks=0 ;;
     *) echo "unknown fuzz target: $target" >&2; exit 2 ;;
