@@ -40,14 +40,19 @@ public final class LiveBindClient: Sendable {
     /// ``Mirror``; keep it, and `close()` it when done. `heartbeat` is the server's `--heartbeat`: a
     /// stream silent for two of them is made again. `maxEventBytes` bounds one event's data (a
     /// snapshot is as large as its model: the server's `--max-model-size`, 16 MiB, by default) and a
-    /// group of events 16 times that; a stream past it is dropped as not a LiveBind server's.
+    /// group of events 4 times that; a stream past it is dropped as not a LiveBind server's.
     /// `onRefusal` hears writes made in `store` that the server refused (rolled back by then).
     public func mirror(
         _ targets: [MirrorTarget], into store: Store, heartbeat: Duration = .seconds(15),
         maxEventBytes: Int = 64 << 20, onRefusal: (@Sendable (LiveBindClientError) -> Void)? = nil
     ) throws(LiveBindClientError) -> Mirror {
-        try Mirror(client: self, targets: targets, store: store, heartbeat: heartbeat, maxEventBytes: maxEventBytes,
-                   onRefusal: onRefusal)
+        let mirror = try Mirror(client: self, targets: targets, store: store, heartbeat: heartbeat,
+                                maxEventBytes: maxEventBytes, onRefusal: onRefusal)
+        mirrors.withLock { list in
+            list.removeAll { $0.mirror == nil }
+            list.append(WeakMirror(mirror: mirror))
+        }
+        return mirror
     }
 
     // MARK: Writes
@@ -73,8 +78,9 @@ public final class LiveBindClient: Sendable {
             do {
                 let answer = try await transport.send(request, body: data)
                 if [502, 503, 504].contains(answer.status) || (answer.status == 409 && answer.retryAfter != nil) {
+                    // The write may be running or may have run: unknown until a retry gets its answer.
                     wait = answer.retryAfter
-                    failure = .refusal(answer)
+                    failure = .unreachable("the server answered \(answer.status) (\(LiveBindClientError.refusal(answer)))")
                 } else if answer.status < 300 {
                     return answer.json ?? .object([:])
                 } else {
@@ -94,9 +100,10 @@ public final class LiveBindClient: Sendable {
 
     // MARK: The offline queue
 
-    /// The writes waiting in the queue file, oldest first (none without a queue file).
+    /// The writes waiting in the queue file, oldest first (none without a queue file, or when it
+    /// cannot be read).
     public func queuedWrites() -> [QueuedWrite] {
-        queue?.withEntries { $0 } ?? []
+        (try? queue?.withEntries { $0 }) ?? []
     }
 
     /// Queued writes the server refused for good (400, 404, 409, 412, 422), with its answer: taken
@@ -111,43 +118,59 @@ public final class LiveBindClient: Sendable {
         guard let queue else { throw .invalidTarget("this client has no queue file") }
         let entry = QueuedWrite(key: key ?? UUID().uuidString.lowercased(), method: method, path: path, body: body,
                                 ifMatch: ifMatch, contentType: contentType)
-        queue.withEntries { $0.append(entry) }
+        do {
+            try queue.withEntries { $0.append(entry) }
+        } catch {
+            throw .unreachable("the server cannot be reached and the queue cannot keep the write: \(error)")
+        }
         return entry.key
     }
 
     /// Sends the queued writes in order, each with its key. Stops at the first that cannot reach the
-    /// server or that the server cannot take now (429, 5xx, 401, 403: it stays first); one refused
-    /// for good goes to ``rejectedWrites``. Returns how many left the queue, and calls `answered`
-    /// with each one's key and answer or refusal.
+    /// server or that the server cannot take now (401, 403, 408, 425, 429, 5xx: it stays first); one
+    /// refused for good (any other 4xx) goes to ``rejectedWrites``. Returns how many left the queue.
+    /// The client's mirrors hear each answer (a write of theirs settles, or rolls back).
     @discardableResult
     public func flushQueue() async -> Int {
-        await flushQueue { _, _ in }
-    }
-
-    func flushQueue(_ answered: (String, Result<JSON, LiveBindClientError>) -> Void) async -> Int {
         guard let queue, flushing.withLock({ busy in defer { busy = true }; return !busy }) else { return 0 }
         defer { flushing.withLock { $0 = false } }
         var sent = 0
-        while let entry = queue.withEntries({ $0.first }) {
+        while let entry = try? queue.withEntries({ $0.first }) {
             let outcome: Result<JSON, LiveBindClientError>
             do {
                 outcome = .success(try await write(entry.method, entry.path, body: entry.body,
                                                    contentType: entry.contentType ?? "application/json",
                                                    ifMatch: entry.ifMatch, key: entry.key))
             } catch {
-                guard let status = error.status, [400, 404, 409, 412, 422].contains(status) else { break }
+                guard let status = error.status, Self.refusedForGood(status) else { break }
                 outcome = .failure(error)
                 refused.withLock { $0.append(RejectedWrite(write: entry, error: error)) }
             }
-            queue.withEntries { entries in entries.removeAll { $0.key == entry.key } }
-            answered(entry.key, outcome)
+            guard (try? queue.withEntries({ entries in entries.removeAll { $0.key == entry.key } })) != nil else { break }
+            for mirror in mirrors.withLock({ $0.compactMap(\.mirror) }) { _ = mirror.answered(key: entry.key, outcome) }
             sent += 1
         }
         return sent
     }
 
-    /// Whether writes wait in the queue file.
-    var hasQueuedWrites: Bool { queue?.withEntries { !$0.isEmpty } ?? false }
+    /// Whether a refusal means the write will never apply as it is (a queued write so refused is set
+    /// aside), rather than not now (a credential to renew, a busy or failing server).
+    static func refusedForGood(_ status: Int) -> Bool {
+        (400..<500).contains(status) && ![401, 403, 408, 425, 429].contains(status)
+    }
+
+    /// Whether writes wait in the queue file (or it cannot be read: then nothing is sent past it).
+    var hasQueuedWrites: Bool {
+        guard let queue else { return false }
+        return (try? queue.withEntries { !$0.isEmpty }) ?? true
+    }
+
+    /// The client's mirrors, which hear the answers to queued writes whoever sends them.
+    let mirrors = Mutex<[WeakMirror]>([])
+
+    struct WeakMirror: Sendable {
+        weak var mirror: Mirror?
+    }
 }
 
 /// A queued write the server refused, and its refusal.

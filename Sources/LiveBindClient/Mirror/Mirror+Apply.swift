@@ -68,7 +68,7 @@ extension Mirror {
             for (index, window) in windows { state.windows[index] = window }
             if let id, let number = UInt64(id) {
                 state.lastEventID = id
-                state.lastAppliedID = number
+                state.lastAppliedID = max(state.lastAppliedID, number)
                 for (index, target) in targets.enumerated() where target.path.isRoot && !target.showsRows {
                     state.heard.insert(index)
                 }

@@ -45,16 +45,27 @@ extension Mirror {
         }
     }
 
-    /// Sends what waits in the queue file, settling this mirror's writes among it by their keys. A
-    /// queued write the server refused that this mirror did not make (an earlier run's) means the
-    /// store may show what never happened: start over from snapshots.
+    /// Sends what waits in the queue file (every mirror of the client hears the answers), then lets go
+    /// of this mirror's queued writes that left the file unheard (another process sent them).
     func flushQueue() async {
         guard client.queue != nil else { return }
-        var strangerRefused = false
-        _ = await client.flushQueue { key, outcome in
-            if !self.answered(key: key, outcome), case .failure = outcome { strangerRefused = true }
+        await client.flushQueue()
+        settleQueued()
+    }
+
+    /// This mirror's queued writes that are no longer in the queue file, and whose answer it did not
+    /// hear: the server's copy is the truth now, so they go and the mirror starts over from snapshots.
+    func settleQueued() {
+        guard let queue = client.queue,
+            state.withLock({ $0.pending.contains { $0.phase == .queued } }),
+            let keys = try? queue.withEntries({ Set($0.map(\.key)) })
+        else { return }
+        let gone = state.withLock { state in
+            let gone = state.pending.filter { $0.phase == .queued && !keys.contains($0.key) }
+            state.pending.removeAll { write in gone.contains { $0.key == write.key } }
+            return gone
         }
-        if strangerRefused { state.withLock { $0.lastEventID = nil } }
+        if !gone.isEmpty { refresh() }
     }
 
     /// One connection's events until it ends; returns whether a group of events was applied.
@@ -101,10 +112,11 @@ extension Mirror {
         var heard = false
         do {
             for try await buffer in response.body {
-                activity.touch()
+                let lines = parser.linesEnded
                 for event in try parser.feed(buffer.readableBytesView) {
                     heard = try dispatch(event, &group) || heard
                 }
+                if parser.linesEnded != lines { activity.touch() }
             }
         } catch let end as StreamEnd {
             throw end
@@ -146,6 +158,18 @@ extension Mirror {
                         retryAfter: answer.retryAfter)
     }
 
+    static func isStreamID(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 64 && text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                true
+            default:
+                false
+            }
+        }
+    }
+
     /// The events of one group, gathered until its id arrives.
     struct Group {
         /// The stream started without `Last-Event-ID`, or resynced: its first group holds a snapshot of
@@ -165,7 +189,9 @@ extension Mirror {
         }
         switch event.name {
         case "stream":
-            state.withLock { $0.streamID = data["stream"]?.stringValue }
+            // A stream id is base64url; anything else is not put in a path.
+            let id = data["stream"]?.stringValue
+            state.withLock { $0.streamID = id.flatMap { Self.isStreamID($0) ? $0 : nil } }
             return false
         case "auth_revoked":
             throw StreamEnd.credentialEnded
@@ -182,8 +208,8 @@ extension Mirror {
             return true
         default:
             group.bytes += event.data.utf8.count
-            guard group.bytes <= maxEventBytes * 16 else {
-                throw StreamEnd.unreadable("a group of events past \(maxEventBytes * 16) bytes")
+            guard group.bytes <= maxEventBytes * 4 else {
+                throw StreamEnd.unreadable("a group of events past \(maxEventBytes * 4) bytes")
             }
             if data != .null { group.events.append((event.name, data)) }
         }

@@ -150,7 +150,8 @@ public final class Mirror: Sendable {
         connection?.cancel()
     }
 
-    /// Ends the stream and the writes; writes waiting in the queue file stay there.
+    /// Ends the stream and the writes. Writes waiting in the queue file stay there, and so do writes
+    /// made but not sent yet (without a queue file they are rolled back and reported).
     public func close() async {
         let connection = state.withLock { state -> Task<Bool, any Error>? in
             state.closed = true
@@ -162,6 +163,14 @@ public final class Mirror: Sendable {
         let running = tasks.withLock { $0 }
         for task in running { task.cancel() }
         for task in running { await task.value }
+        // Writes made but not sent yet wait in the queue file, or fail as the server's absence would.
+        for write in state.withLock({ $0.pending.filter { $0.phase == .waiting } }) {
+            if client.queue != nil {
+                queue(write, ifMatch: write.ifMatch ? baseRevision(of: write) : nil)
+            } else {
+                _ = answered(key: write.key, .failure(.unreachable("the mirror was closed before the write was sent")))
+            }
+        }
         let waiting = state.withLock { state in
             defer { state.waiters = [:] }
             return Array(state.waiters.values)

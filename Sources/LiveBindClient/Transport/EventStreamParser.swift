@@ -19,6 +19,8 @@ struct EventStreamParser {
     let maxLineBytes: Int
     private var dataBytes = 0
     private var failed = false
+    /// How many lines have ended: bytes that end no line (a trickle) are not a sign of life.
+    private(set) var linesEnded = 0
     private var line: [UInt8] = []
     private var afterCR = false
     private var id: String?
@@ -52,6 +54,7 @@ struct EventStreamParser {
     }
 
     private mutating func endLine() -> ServerSentEvent? {
+        linesEnded &+= 1
         defer { line.removeAll(keepingCapacity: true) }
         if !started {
             started = true

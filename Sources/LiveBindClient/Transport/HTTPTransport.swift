@@ -14,8 +14,12 @@ struct HTTPAnswer: Sendable {
     /// The body as JSON (nil when it is empty or not JSON).
     var json: JSON? { body.isEmpty ? nil : try? JSON(parsing: body) }
 
-    /// `Retry-After` in seconds, when the answer has one.
-    var retryAfter: Double? { headers["retry-after"].flatMap(Double.init) }
+    /// `Retry-After` in seconds, at most 60, when the answer has a sensible one; a date, a negative
+    /// number, `nan`, `inf` or more than a day is none (the usual backoff applies).
+    var retryAfter: Double? {
+        guard let seconds = headers["retry-after"].flatMap(Double.init), (0...86400).contains(seconds) else { return nil }
+        return min(seconds, 60)
+    }
 }
 
 /// Requests to one server through async-http-client (SwiftNIO; TLS with the system's trust store):
@@ -37,6 +41,9 @@ final class HTTPTransport: Sendable {
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout = .init(connect: .seconds(5))
+        // A redirect is not followed: a write re-sent to another origin, or a stream mirroring another
+        // server, is not what the application asked for. A 3xx is a refusal.
+        configuration.redirectConfiguration = .disallow
         http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }
 
@@ -61,13 +68,26 @@ final class HTTPTransport: Sendable {
     func send(_ request: HTTPClientRequest, body: [UInt8]? = nil, timeout: Int64 = 10, maxBytes: Int = 64 << 20)
         async throws -> HTTPAnswer
     {
-        var request = request
-        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
-        let response = try await http.execute(request, timeout: .seconds(timeout))
-        remember(response.headers)
-        let buffer = try await response.body.collect(upTo: maxBytes)
-        return HTTPAnswer(status: Int(response.status.code), headers: Self.lowercased(response.headers),
-                          body: Data(buffer.readableBytesView))
+        var prepared = request
+        if let body { prepared.body = .bytes(ByteBuffer(bytes: body)) }
+        let sent = prepared
+        // The deadline covers the whole answer, its body too (a body that trickles in is late).
+        return try await withThrowingTaskGroup(of: HTTPAnswer?.self) { group in
+            group.addTask {
+                let response = try await self.http.execute(sent, timeout: .seconds(timeout))
+                self.remember(response.headers)
+                let buffer = try await response.body.collect(upTo: maxBytes)
+                return HTTPAnswer(status: Int(response.status.code), headers: Self.lowercased(response.headers),
+                                  body: Data(buffer.readableBytesView))
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(timeout))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let answer = try await group.next() ?? nil else { throw HTTPClientError.deadlineExceeded }
+            return answer
+        }
     }
 
     /// Opens `request` for a body read as it comes (an event stream): no deadline, the caller ends it

@@ -11,6 +11,7 @@ extension Mirror {
     public func set(_ value: JSON, at target: String, ifMatch: Bool? = nil) async throws(LiveBindClientError) -> JSON? {
         let (index, local) = try place(of: target, writable: true)
         let mirrored = targets[index]
+        guard !state.withLock({ $0.closed }) else { throw .unreachable("the mirror was closed") }
         do {
             try Store.$commitOrigin.withValue(Self.setOrigin) {
                 _ = try store.set(value, at: local, in: mirrored.localModel)
@@ -172,7 +173,8 @@ extension Mirror {
             }
         }
         settle()
-        if state.withLock({ $0.pending.contains { if case .answered = $0.phase { true } else { false } } }) {
+        settleQueued()
+        if state.withLock({ $0.pending.contains { if case .waiting = $0.phase { false } else { true } } }) {
             Task.detached { [weak self] in
                 try? await Task.sleep(for: .seconds(1))
                 self?.wake.yield()
@@ -191,10 +193,17 @@ extension Mirror {
         }
     }
 
-    /// Puts a write in the offline queue (its value stays in the store); `set` returns nil for it.
+    /// Puts a write in the offline queue (its value stays in the store); `set` returns nil for it. A
+    /// queue that cannot keep it (no folder, a full disk) makes it fail as the server's absence would
+    /// without a queue: rolled back and reported.
     func queue(_ write: PendingWrite, ifMatch: UInt64?) {
-        _ = try? client.enqueue(write.method, write.path, body: write.body, ifMatch: ifMatch, key: write.key,
-                                contentType: write.contentType == "application/json" ? nil : write.contentType)
+        do {
+            try client.enqueue(write.method, write.path, body: write.body, ifMatch: ifMatch, key: write.key,
+                               contentType: write.contentType == "application/json" ? nil : write.contentType)
+        } catch {
+            _ = answered(key: write.key, .failure(error))
+            return
+        }
         let waiter = state.withLock { state in
             if let index = state.pending.firstIndex(where: { $0.key == write.key }) { state.pending[index].phase = .queued }
             return state.waiters.removeValue(forKey: write.number)
@@ -209,6 +218,7 @@ extension Mirror {
         var resume: [(CheckedContinuation<Result<JSON?, LiveBindClientError>, Never>, Result<JSON?, LiveBindClientError>)] = []
         var refusedModel: String?
         var unheard: [LiveBindClientError] = []
+        var droppedKeys: [String] = []
         let found = state.withLock { state -> Bool in
             guard let index = state.pending.firstIndex(where: { $0.key == key }) else { return false }
             let write = state.pending[index]
@@ -219,9 +229,11 @@ extension Mirror {
                 state.pending[index].phase = .answered(id: id, revision: revision, at: .now)
                 if let waiter = state.waiters.removeValue(forKey: write.number) { resume.append((waiter, .success(answer))) }
             case .failure(let error):
-                let dropped = state.pending.filter {
-                    $0.number == write.number || ($0.localModel == write.localModel && $0.number > write.number && $0.phase == .waiting)
-                }.map(\.number)
+                let later = state.pending.filter {
+                    $0.localModel == write.localModel && $0.number > write.number && ($0.phase == .waiting || $0.phase == .queued)
+                }
+                droppedKeys = later.filter { $0.phase == .queued }.map(\.key)
+                let dropped = [write.number] + later.map(\.number)
                 state.pending.removeAll { dropped.contains($0.number) }
                 // The model's later writes were made on top of this one: they go too, each reported.
                 let following = LiveBindClientError.conflict(status: error.status ?? 409, problem: .object([
@@ -238,6 +250,10 @@ extension Mirror {
                 if !state.pending.contains(where: { $0.localModel == write.localModel }) { refusedModel = write.localModel }
             }
             return true
+        }
+        if !droppedKeys.isEmpty {
+            // Queued writes made on top of the refused one go from the queue file too.
+            _ = try? client.queue?.withEntries { entries in entries.removeAll { droppedKeys.contains($0.key) } }
         }
         if let refusedModel { reconcile(refusedModel) }
         for (waiter, result) in resume { waiter.resume(returning: result) }

@@ -51,13 +51,20 @@ public struct QueuedWrite: Sendable, Equatable {
     }
 }
 
-/// The offline queue: JSON lines in a file, rewritten whole (a temporary file, synced, renamed) on
-/// every change; a line torn by a crash is skipped. A `flock` on `<file>.lock` keeps two processes
-/// (an app and its restarted self, or the Python client on the same file: the format is the same)
-/// from sending it at once.
+/// The offline queue: JSON lines in a file, rewritten whole (a temporary file, synced, renamed, the
+/// folder synced) on every change; a line torn by a crash is skipped. A `flock` on `<file>.lock` keeps
+/// two processes (an app and its restarted self, or the Python client on the same file: the format is
+/// the same) from changing it at once; a write sent by both is applied once (its `Idempotency-Key`).
+/// A change that cannot be stored (no such folder, a full disk, a read-only file system) throws and
+/// leaves the file as it was.
 final class WriteQueue: Sendable {
     let file: URL
     private let lock = Mutex(())
+
+    /// Why the queue could not be read or changed.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
 
     init(file: URL) {
         self.file = file
@@ -65,20 +72,17 @@ final class WriteQueue: Sendable {
 
     /// Runs `body` with the queue locked, across threads and processes, on the writes it holds;
     /// what `body` leaves in them is written back when it changed.
-    func withEntries<R>(_ body: (inout [QueuedWrite]) throws -> R) rethrows -> R {
+    func withEntries<R>(_ body: (inout [QueuedWrite]) throws -> R) throws -> R {
         try lock.withLock { _ in
-            let descriptor = open(file.path + ".lock", O_CREAT | O_RDWR, 0o644)
-            if descriptor >= 0 { _ = flock(descriptor, LOCK_EX) }
-            defer {
-                if descriptor >= 0 {
-                    _ = flock(descriptor, LOCK_UN)
-                    close(descriptor)
-                }
-            }
+            let descriptor = open(file.path + ".lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else { throw Failure(description: "cannot open \(file.path).lock: \(Self.reason())") }
+            defer { close(descriptor) }
+            guard flock(descriptor, LOCK_EX) == 0 else { throw Failure(description: "cannot lock \(file.path).lock: \(Self.reason())") }
+            defer { _ = flock(descriptor, LOCK_UN) }
             var entries = read()
             let before = entries
             let result = try body(&entries)
-            if entries != before { rewrite(entries) }
+            if entries != before { try rewrite(entries) }
             return result
         }
     }
@@ -90,23 +94,34 @@ final class WriteQueue: Sendable {
         }
     }
 
-    private func rewrite(_ entries: [QueuedWrite]) {
+    private func rewrite(_ entries: [QueuedWrite]) throws {
         var bytes: [UInt8] = []
         for entry in entries {
             entry.record.encode(into: &bytes)
             bytes.append(UInt8(ascii: "\n"))
         }
         let temporary = file.path + ".tmp"
-        let descriptor = open(temporary, O_CREAT | O_WRONLY | O_TRUNC, 0o644)
-        guard descriptor >= 0 else { return }
+        let descriptor = open(temporary, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Failure(description: "cannot write \(temporary): \(Self.reason())") }
         var written = 0
         while written < bytes.count {
             let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, bytes.count - written) }
-            if count <= 0 { break }
+            guard count > 0 else { break }
             written += count
         }
-        fsync(descriptor)
+        let synced = written == bytes.count && fsync(descriptor) == 0
+        let failure = Self.reason()
         close(descriptor)
-        rename(temporary, file.path)
+        guard synced, rename(temporary, file.path) == 0 else {
+            unlink(temporary)
+            throw Failure(description: "cannot store the queue in \(file.path): \(failure)")
+        }
+        let folder = open(file.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
+        if folder >= 0 {
+            fsync(folder)
+            close(folder)
+        }
     }
+
+    private static func reason() -> String { String(cString: strerror(errno)) }
 }

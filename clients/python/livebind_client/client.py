@@ -15,19 +15,30 @@ import uuid
 from .errors import ConflictError, LiveBindError
 
 RETRYABLE = (502, 503, 504)
-# Refusals that mean the write will never apply as it is: a queued write so refused is set aside.
-REFUSALS = (400, 404, 409, 412, 422)
+
+
+def refused_for_good(status):
+    """Whether a refusal means the write will never apply as it is (a queued write so refused is set
+    aside: any 4xx), rather than not now (a credential to renew, a busy or failing server)."""
+    return 400 <= status < 500 and status not in (401, 403, 408, 425, 429)
 
 
 def retry_after(value):
-    """Seconds from a Retry-After value (seconds or an HTTP date), None when there is none."""
+    """Seconds from a Retry-After value (seconds or an HTTP date), at most 60; None when there is
+    none or it is no sensible wait (negative, not finite, more than a day)."""
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
-        when = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, when.timestamp() - time.time()) if when else None
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time() if when else -1
+    if not (0 <= seconds <= 86400):          # also false for nan
+        return None
+    return min(seconds, 60.0)
 
 
 class Client:
@@ -145,8 +156,8 @@ class Client:
     def flush_queue(self, stop=None):
         """Sends the queued writes in order, each with its own key (a write sent before a crash is not
         applied twice). Stops at the first that cannot reach the server, or that the server cannot take
-        now (429, 5xx, 401, 403: it stays first), and when `stop` (a threading.Event) is set; a write the
-        server refuses for good (400, 404, 409, 412, 422) is dropped from the queue and kept in
+        now (401, 403, 408, 425, 429, 5xx: it stays first), and when `stop` (a threading.Event) is set; a
+        write the server refuses for good (any other 4xx, such as 400, 404, 409, 412, 413, 422) is dropped from the queue and kept in
         `rejected`. Returns how many were sent."""
         sent = 0
         with self._locked_queue():
@@ -157,7 +168,7 @@ class Client:
                     self.write(entry["method"], entry["path"], entry["body"], entry["if_match"], entry["key"],
                                content_type=entry.get("content_type") or "application/json")
                 except LiveBindError as error:
-                    if error.status not in REFUSALS:
+                    if not refused_for_good(error.status):
                         break
                     self.rejected.append((error.status, error.problem, entry))
                 except (OSError, http.client.HTTPException):
