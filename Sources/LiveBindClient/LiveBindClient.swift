@@ -1,12 +1,13 @@
 import Foundation
 @_exported import LiveBindEngine
+import NIOSSL
 import Synchronization
 
 /// A connection to one LiveBind server: writes that are retried safely, an offline queue of writes,
 /// and mirrors that keep models of a local `Store` equal to the server's.
 ///
 /// ```swift
-/// let client = LiveBindClient(url: URL(string: "http://127.0.0.1:8080")!, token: nil,
+/// let client = try LiveBindClient(url: URL(string: "http://127.0.0.1:8080")!, token: nil,
 ///                             queueFile: URL(fileURLWithPath: "writes.jsonl"))
 /// let store = Store()
 /// let mirror = try client.mirror(["sensor", "orders/items"], into: store)
@@ -28,11 +29,22 @@ public final class LiveBindClient: Sendable {
 
     /// A client of the server at `url`. `token`: a bearer token or JWT sent with every request and
     /// stream. `queueFile`: where writes wait while the server cannot be reached (JSON lines), sent in
-    /// order when it can; nil: such a write fails.
-    public init(url: URL, token: String? = nil, queueFile: URL? = nil, retries: Int = 3) {
+    /// order when it can; nil: such a write fails. `trustedCertificates`: a PEM file whose
+    /// certificates `https` trusts instead of the system's (a private CA); throws when it cannot be read.
+    public init(url: URL, token: String? = nil, queueFile: URL? = nil, retries: Int = 3,
+                trustedCertificates: URL? = nil) throws(LiveBindClientError)
+    {
         self.url = url
         self.retries = max(0, retries)
-        transport = HTTPTransport(base: url, token: token)
+        var trusted: [NIOSSLCertificate]?
+        if let trustedCertificates {
+            do {
+                trusted = try NIOSSLCertificate.fromPEMFile(trustedCertificates.path)
+            } catch {
+                throw .invalidTarget("cannot read the certificates in \(trustedCertificates.path): \(error)")
+            }
+        }
+        transport = HTTPTransport(base: url, token: token, trusted: trusted)
         queue = queueFile.map(WriteQueue.init(file:))
     }
 

@@ -1,6 +1,6 @@
 // livebind-mirror: a LiveBind client on the command line.
 //
-//   livebind-mirror [--token T] [--queue FILE] [--retries N] [--heartbeat S] [--max-event-bytes N] URL TARGET...
+//   livebind-mirror [--token T] [--queue FILE] [--retries N] [--heartbeat S] [--max-event-bytes N] [--ca-file PEM] URL TARGET...
 //       prints each mirrored model as one JSON line whenever it changes: {"model":…,"value":…}
 //   livebind-mirror --commands [options] URL [TARGET...]
 //       takes one JSON command a line on standard input and answers each with one line (the
@@ -18,18 +18,24 @@ struct MirrorCommand {
             arguments.removeFirst()
             if first == "--commands" {
                 commands = true
-            } else if ["--token", "--queue", "--retries", "--heartbeat", "--max-event-bytes"].contains(first), !arguments.isEmpty {
+            } else if ["--token", "--queue", "--retries", "--heartbeat", "--max-event-bytes", "--ca-file"].contains(first), !arguments.isEmpty {
                 options[first] = arguments.removeFirst()
             } else {
                 fail("unknown option \(first)")
             }
         }
         guard let address = arguments.first, let url = URL(string: address), url.scheme?.hasPrefix("http") == true else {
-            fail("usage: livebind-mirror [--commands] [--token T] [--queue FILE] [--retries N] [--heartbeat S] [--max-event-bytes N] URL TARGET...")
+            fail("usage: livebind-mirror [--commands] [--token T] [--queue FILE] [--retries N] [--heartbeat S] [--max-event-bytes N] [--ca-file PEM] URL TARGET...")
         }
-        let client = LiveBindClient(
-            url: url, token: options["--token"], queueFile: options["--queue"].map { URL(fileURLWithPath: $0) },
-            retries: options["--retries"].flatMap(Int.init) ?? 3)
+        let client: LiveBindClient
+        do throws(LiveBindClientError) {
+            client = try LiveBindClient(
+                url: url, token: options["--token"], queueFile: options["--queue"].map { URL(fileURLWithPath: $0) },
+                retries: options["--retries"].flatMap(Int.init) ?? 3,
+                trustedCertificates: options["--ca-file"].map { URL(fileURLWithPath: $0) })
+        } catch {
+            fail(error.description)
+        }
         let heartbeat = Duration.seconds(options["--heartbeat"].flatMap(Double.init) ?? 15)
         var targets: [MirrorTarget] = []
         for (number, text) in arguments.dropFirst().enumerated() {

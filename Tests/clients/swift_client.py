@@ -15,6 +15,7 @@ killed, and DriverError says which request, with the process's stderr. A process
 not ended EXIT_TIMEOUT seconds after `close`, and by a finalizer when it is forgotten without one."""
 import json
 import os
+import ssl
 import queue
 import subprocess
 import tempfile
@@ -185,12 +186,13 @@ class SwiftClient:
     offline queue (`queued`, `flush_queue`, `enqueue`, `rejected`) and `request`. `binary`: the
     driver (LIVEBIND_MIRROR when None)."""
 
-    def __init__(self, base, token=None, queue=None, retries=3, binary=None):
+    def __init__(self, base, token=None, queue=None, retries=3, binary=None, ca_file=None):
         self.binary = binary or os.environ.get("LIVEBIND_MIRROR")
         if not self.binary:
             raise ValueError("no livebind-mirror: set LIVEBIND_MIRROR to its absolute path")
         self.base, self.token, self.queue_path, self.retries = base, token, queue, retries
-        self._http = Client(base, token=token)
+        self.ca_file = ca_file
+        self._http = Client(base, token=token, ssl_context=ssl.create_default_context(cafile=ca_file) if ca_file else None)
         self._lock = threading.Lock()
         self._open = []          # drivers running now: the mirrors' (newest last) and the queue's
         self._queue_driver = None
@@ -202,7 +204,7 @@ class SwiftClient:
         """A driver of `targets` (none: for the queue alone), running."""
         options = []
         for flag, value in (("--token", self.token), ("--queue", self.queue_path), ("--retries", self.retries),
-                            ("--heartbeat", heartbeat)):
+                            ("--heartbeat", heartbeat), ("--ca-file", self.ca_file)):
             if value is not None:
                 options += [flag, str(value)]
         driver = Driver([self.binary, "--commands", *options, self.base, *targets])

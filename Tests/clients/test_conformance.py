@@ -388,3 +388,43 @@ def test_a_server_that_is_down_is_noticed_at_once_and_the_write_waits(client_cla
         wait_until(lambda: converged(mirror, server, TARGETS), 10, "the mirror")
     finally:
         mirror.close()
+
+
+def test_tls_with_a_private_certificate(client_class, folder):
+    """An https server whose certificate the system does not trust: the client given it mirrors and
+    writes; without it, the stream is refused before a byte of it is read."""
+    import ssl
+    import subprocess
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=30)
+    server = Server(["--tls-cert", str(cert), "--tls-key", str(key)]).start(wait=False)
+    base = f"https://127.0.0.1:{server.port}"
+    oracle = Client(base, ssl_context=ssl.create_default_context(cafile=str(cert)))
+    try:
+        wait_until(lambda: _answers(oracle), 20, "the TLS server to answer")
+        oracle.write("PUT", "/models/sensor", {"t": 1})
+        trusting = (client_class(base, ssl_context=ssl.create_default_context(cafile=str(cert)))
+                    if client_class is Client else client_class(base, ca_file=str(cert)))
+        mirror = trusting.mirror(["sensor"], heartbeat=1)
+        try:
+            assert mirror.wait_until_synced(10) and mirror.value("sensor") == {"t": 1}
+            assert mirror.set("sensor/t", 2)["rev"]
+            assert oracle.request("GET", "/models/sensor/t")[2] == 2
+        finally:
+            mirror.close()
+        doubting = client_class(base).mirror(["sensor"], heartbeat=1)
+        try:
+            assert not doubting.wait_until_synced(3)
+        finally:
+            doubting.close()
+    finally:
+        server.close()
+
+
+def _answers(client):
+    try:
+        return client.request("GET", "/healthz")[0] == 200
+    except OSError:
+        return False

@@ -1,6 +1,8 @@
 """Both clients against a server that misbehaves, as a proxy, a CDN or something posing as LiveBind
-might: absurd `Retry-After` values, redirects to another origin, and a queued write the server refuses
-with a status no test of the good path sees (413). No crash, no hang, no write lost without a word."""
+might: absurd `Retry-After` values, redirects to another origin, a queued write the server refuses
+with a status no test of the good path sees (413), a queue file that cannot be written, and a load
+balancer that pins clients with a cookie. No crash, no hang, no write lost without a word."""
+import http.client
 import http.server
 import json
 import threading
@@ -8,6 +10,7 @@ import threading
 import pytest
 
 from client_harness import Server
+from livebind_client import Client
 from test_conformance import call, server_value, wait_until
 
 
@@ -101,3 +104,73 @@ def test_a_queue_that_cannot_keep_a_write_says_so(client_class, server, folder):
     with pytest.raises(OSError):
         client.enqueue("PUT", "/models/sensor/t", 2)
     assert not (folder / "missing").exists()
+
+
+def test_the_swift_client_keeps_the_cookies_a_server_sets(client_class, server):
+    """A load balancer that pins clients with a cookie: the first stream request gets 503 and the
+    cookie; the Swift client sends it back, and is let through to the server (the Python client sends
+    a token instead: cookies are for browsers and this client)."""
+    if client_class is Client:
+        pytest.skip("the Python client does not keep cookies (docs/Clients.md)")
+    assert call(server, "PUT", "/models/sensor", {"t": 1})[0] == 201
+    pinned = CookiePin(server.port)
+    try:
+        mirror = client_class(pinned.base).mirror(["sensor"], heartbeat=1)
+        try:
+            assert mirror.wait_until_synced(15) and mirror.value("sensor") == {"t": 1}
+            assert pinned.turned_away >= 1 and pinned.let_through >= 1
+        finally:
+            mirror.close()
+    finally:
+        pinned.close()
+
+
+class CookiePin(http.server.ThreadingHTTPServer):
+    """Turns a request without the cookie `pin=7` away (503, Retry-After: 0, Set-Cookie); passes one
+    with it on to the server on `port` (the answer's body streamed through)."""
+
+    def __init__(self, port):
+        self.turned_away, self.let_through = 0, 0
+        pin = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                if "pin=7" not in (self.headers.get("Cookie") or ""):
+                    pin.turned_away += 1
+                    self.send_response(503)
+                    self.send_header("Set-Cookie", "pin=7; Path=/; HttpOnly")
+                    self.send_header("Retry-After", "0")
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                pin.let_through += 1
+                upstream = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                upstream.request("GET", self.path, headers={"Accept": self.headers.get("Accept", "*/*")})
+                answer = upstream.getresponse()
+                self.send_response(answer.status)
+                self.send_header("Content-Type", answer.getheader("Content-Type", "text/plain"))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                try:
+                    while chunk := answer.read1(65536):
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                except OSError:
+                    pass
+                finally:
+                    upstream.close()
+                self.close_connection = True
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.daemon_threads = True
+        self.base = f"http://127.0.0.1:{self.server_address[1]}"
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.shutdown()
+        self.server_close()

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 import Synchronization
 
 /// A server's answer to one request.
@@ -22,7 +23,8 @@ struct HTTPAnswer: Sendable {
     }
 }
 
-/// Requests to one server through async-http-client (SwiftNIO; TLS with the system's trust store):
+/// Requests to one server through async-http-client (SwiftNIO; TLS with the system's trust store, or
+/// the certificates given):
 /// the base address, the bearer token, and the cookies the server set (sent back on every request,
 /// as a browser would for one site).
 final class HTTPTransport: Sendable {
@@ -34,10 +36,15 @@ final class HTTPTransport: Sendable {
     /// the connect timeout (the offline queue depends on knowing the server is away).
     private let http: HTTPClient
 
-    init(base: URL, token: String?) {
+    init(base: URL, token: String?, trusted: [NIOSSLCertificate]?) {
         self.base = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
         self.token = token
         var configuration = HTTPClient.Configuration()
+        if let trusted {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(trusted)
+            configuration.tlsConfiguration = tls
+        }
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout = .init(connect: .seconds(5))

@@ -57,7 +57,7 @@ struct MirrorTests {
         try server.send("PUT", "/models/sensor", #"{"t":20,"meta":{"unit":"C"}}"#)
         let store = Store()
         let refusals = Mutex(0)
-        let client = LiveBindClient(url: server.url)
+        let client = try LiveBindClient(url: server.url)
         let mirror = try client.mirror(["orders", "sensor/meta"], into: store, heartbeat: .seconds(1),
                                        onRefusal: { _ in refusals.withLock { $0 += 1 } })
         #expect(await mirror.waitUntilSynced(timeout: .seconds(30)))
