@@ -3,7 +3,7 @@ unchanged against both: `SwiftClient` and `SwiftMirror` drive the Swift client's
 `livebind-mirror` (its path in LIVEBIND_MIRROR).
 
 Each mirror is one process, `livebind-mirror --commands [--token T] [--queue FILE] [--retries N]
-[--heartbeat S] BASE TARGET…`; the client's queue calls with no mirror open go to one more process with
+[--heartbeat S] [--ca-file PEM] BASE TARGET…`; the client's queue calls with no mirror open go to one more process with
 no targets. A process reads one JSON request a line on stdin and writes one answer a line on stdout, in
 order: {"ok": true, "result": …} or {"ok": false, "error": {"kind", "status", "problem"}}, where the
 kind is "conflict" (raised as ConflictError), "http" (LiveBindError), "usage" (a LiveBindError that
