@@ -24,8 +24,8 @@ public final class LiveBindClient: Sendable {
     public let retries: Int
     let transport: HTTPTransport
     let queue: WriteQueue?
-    private let refused = Mutex<[RejectedWrite]>([])
-    private let flushing = Mutex(false)
+    private let refused = OrderedMutex<[RejectedWrite]>([])
+    private let flushing = OrderedMutex(false)
 
     /// A client of the server at `url`. `token`: a bearer token or JWT sent with every request and
     /// stream. `queueFile`: where writes wait while the server cannot be reached (JSON lines), sent in
@@ -178,7 +178,7 @@ public final class LiveBindClient: Sendable {
     }
 
     /// The client's mirrors, which hear the answers to queued writes whoever sends them.
-    let mirrors = Mutex<[WeakMirror]>([])
+    let mirrors = OrderedMutex<[WeakMirror]>([])
 
     struct WeakMirror: Sendable {
         weak var mirror: Mirror?

@@ -128,7 +128,7 @@ extension Mirror {
 
     /// When the stream last sent something, for the watchdog.
     final class Activity: Sendable {
-        private let last = Mutex(ContinuousClock.now)
+        private let last = OrderedMutex(ContinuousClock.now)
         func touch() { last.withLock { $0 = .now } }
         func silent(for duration: Duration) -> Bool { ContinuousClock.now - last.withLock { $0 } > duration }
     }

@@ -32,13 +32,13 @@ public final class Mirror: Sendable {
     let onRefusal: (@Sendable (LiveBindClientError) -> Void)?
     /// The server's documents as the stream tells them, in the local layout.
     let shadow = Store(limits: Mirror.unlimited)
-    let state = Mutex(MirrorState())
+    let state = OrderedMutex(MirrorState())
     /// Held while applying to the stores, so the stream and a write's answer do not interleave there.
-    let applying = Mutex(())
+    let applying = OrderedMutex(())
     let wake: AsyncStream<Void>.Continuation
     private let wakeups: AsyncStream<Void>
-    private let tasks = Mutex<[Task<Void, Never>]>([])
-    private let observation = Mutex<ObservationToken?>(nil)
+    private let tasks = OrderedMutex<[Task<Void, Never>]>([])
+    private let observation = OrderedMutex<ObservationToken?>(nil)
 
     /// What the status counts.
     public struct Status: Sendable {

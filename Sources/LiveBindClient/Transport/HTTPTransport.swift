@@ -30,7 +30,7 @@ struct HTTPAnswer: Sendable {
 final class HTTPTransport: Sendable {
     let base: String
     let token: String?
-    private let cookies = Mutex<[String: String]>([:])
+    private let cookies = OrderedMutex<[String: String]>([:])
     /// A client of its own: a connection pool wide enough for many mirrors' streams beside the writes
     /// (each stream holds a connection), and a refused connection reported at once, not retried until
     /// the connect timeout (the offline queue depends on knowing the server is away).

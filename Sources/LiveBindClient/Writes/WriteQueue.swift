@@ -59,7 +59,7 @@ public struct QueuedWrite: Sendable, Equatable {
 /// leaves the file as it was.
 final class WriteQueue: Sendable {
     let file: URL
-    private let lock = Mutex(())
+    private let lock = OrderedMutex(())
 
     /// Why the queue could not be read or changed.
     struct Failure: Error, CustomStringConvertible {

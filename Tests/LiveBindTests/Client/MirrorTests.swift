@@ -33,7 +33,7 @@ struct MirrorTests {
         }
     }
 
-    static func eventually(_ what: String, timeout: Double = 30, _ condition: () throws -> Bool) async throws {
+    static func eventually(_ what: String, timeout: Double = 60, _ condition: () throws -> Bool) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if try condition() { return }
@@ -56,11 +56,11 @@ struct MirrorTests {
         try server.send("PUT", "/models/orders", #"{"items":[],"note":"n"}"#)
         try server.send("PUT", "/models/sensor", #"{"t":20,"meta":{"unit":"C"}}"#)
         let store = Store()
-        let refusals = Mutex(0)
+        let refusals = OrderedMutex(0)
         let client = try LiveBindClient(url: server.url)
         let mirror = try client.mirror(["orders", "sensor/meta"], into: store, heartbeat: .seconds(1),
                                        onRefusal: { _ in refusals.withLock { $0 += 1 } })
-        #expect(await mirror.waitUntilSynced(timeout: .seconds(30)))
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)))
         var random = SplitMix(seed: seed)
         var local: Set<String> = []
         for step in 0..<120 {
@@ -109,10 +109,10 @@ struct MirrorTests {
         let server = try Server()
         try server.send("PUT", "/models/orders", #"{"items":[]}"#)
         let store = Store()
-        let refusals = Mutex(0)
+        let refusals = OrderedMutex(0)
         let mirror = try LiveBindClient(url: server.url).mirror(
             ["orders/items"], into: store, heartbeat: .seconds(1), onRefusal: { _ in refusals.withLock { $0 += 1 } })
-        #expect(await mirror.waitUntilSynced(timeout: .seconds(30)))
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)))
         var random = SplitMix(seed: seed)
         var local: [String] = []
         for step in 0..<150 {
@@ -151,7 +151,7 @@ struct MirrorTests {
         #expect(await !mirror.waitUntilSynced(timeout: .seconds(2)))
         #expect(mirror.status.reconnects > 0 && (try? store.value(of: "big")) == nil)
         try server.send("PUT", "/models/big", #"{"text":"small"}"#)
-        #expect(await mirror.waitUntilSynced(timeout: .seconds(30)))
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)))
         #expect(try store.value(of: "big") == (try server.document("big")))
         await mirror.close()
     }
@@ -162,8 +162,8 @@ struct MirrorTests {
         try server.send("PUT", "/models/orders", #"{"items":[{"id":"a"},{"id":"b"}]}"#)
         let store = Store()
         let mirror = try LiveBindClient(url: server.url).mirror(["orders/items"], into: store, heartbeat: .seconds(1))
-        #expect(await mirror.waitUntilSynced(timeout: .seconds(30)))
-        let kinds = Mutex<[Change.Kind]>([])
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)))
+        let kinds = OrderedMutex<[Change.Kind]>([])
         let token = try store.observe(Path(pointer: "/items"), in: "orders") { change in kinds.withLock { $0.append(change.kind) } }
         try server.send("POST", "/models/orders/items", #"{"id":"c"}"#)
         try server.send("DELETE", "/models/orders/items/0")
@@ -182,11 +182,11 @@ struct MirrorTests {
         let server = try Server()
         try server.send("PUT", "/models/sensor", #"{"t":1,"rows":[1,2,3,4,5]}"#)
         let store = Store()
-        let refusals = Mutex<[LiveBindClientError]>([])
+        let refusals = OrderedMutex<[LiveBindClientError]>([])
         let mirror = try LiveBindClient(url: server.url).mirror(
             ["sensor/t", MirrorTarget("sensor/rows;last=2", into: "recent/rows")], into: store, heartbeat: .seconds(1),
             onRefusal: { error in refusals.withLock { $0.append(error) } })
-        #expect(await mirror.waitUntilSynced(timeout: .seconds(30)))
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)))
         #expect(try store.value(of: "recent", at: Path(pointer: "/rows")) == .array([4, 5]))
         #expect(mirror.window(of: try MirrorTarget("sensor/rows;last=2", into: "recent/rows")) == Mirror.ArrayWindow(offset: 3, length: 5))
         let answer = try await mirror.set(2, at: "sensor/t")
