@@ -141,15 +141,9 @@ extension Mirror {
             let target = targets[index]
             let parameters = moved[index] ?? target.parameters
             return target.path.isRoot && !target.showsRows
-                ? "model=" + Self.queryEscaped(target.model)
-                : "sub=" + Self.queryEscaped(target.location + (parameters.map { ";" + $0 } ?? ""))
+                ? "model=" + percentEncoded(target.model)
+                : "sub=" + percentEncoded(target.location + (parameters.map { ";" + $0 } ?? ""), keepingSlash: true)
         }.joined(separator: "&")
-    }
-
-    static func queryEscaped(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~/")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
     static func streamRefusal(_ status: Int, _ headers: [String: String], _ body: Data) -> StreamEnd {

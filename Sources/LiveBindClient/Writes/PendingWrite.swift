@@ -33,13 +33,17 @@ func modelPath(_ model: String, _ path: Path) -> String {
     }.joined()
 }
 
-private func percentEncoded(_ text: String) -> String {
+/// `text` percent-encoded byte by byte (UTF-8), keeping RFC 3986's unreserved characters and, with
+/// `keepingSlash`, `/` (a query value's `sub=model/pointer`).
+func percentEncoded(_ text: String, keepingSlash: Bool = false) -> String {
     var encoded = ""
     for byte in text.utf8 {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
             UInt8(ascii: "~"):
+            encoded.unicodeScalars.append(Unicode.Scalar(byte))
+        case UInt8(ascii: "/") where keepingSlash:
             encoded.unicodeScalars.append(Unicode.Scalar(byte))
         default:
             encoded += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 15, radix: 16, uppercase: true)
