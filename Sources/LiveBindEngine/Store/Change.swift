@@ -119,10 +119,14 @@ package struct CommitOrigin: Sendable, Equatable {
     package var actor: String?
     /// Through what: the server's route (method and path).
     package var route: String?
+    /// Whether a binding carried it: the commit is in another model than the write's route names, or
+    /// the write named none (``Commit/depth`` > 0 when it was made).
+    package var carried = false
 
-    package init(actor: String?, route: String?) {
+    package init(actor: String?, route: String?, carried: Bool = false) {
         self.actor = actor
         self.route = route
+        self.carried = carried
     }
 }
 

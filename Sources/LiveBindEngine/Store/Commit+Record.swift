@@ -3,7 +3,7 @@
 ///
 /// `{"changes":[{"op":"set","path":["a","b"],"value":1}, …]}`, `{"snapshot":{…}}` or `{"drop":true}`,
 /// with `"unitTail":n` after it when n more commits of the same write follow (see `Commit.unitTail`),
-/// `"at":ms` when it was made (`Commit.time`) and `"by":{"actor","route"}` who made it (`Commit.origin`).
+/// `"at":ms` when it was made (`Commit.time`) and `"by":{"actor","route"}` who made it (`Commit.origin`; `"carried":true` when a binding carried it).
 /// A change names only the fields it has: `value`, `index`, `from`, `to`, `key`. The path is its list of components, so that no escaping rule is involved.
 extension Commit {
     /// This commit's record, written straight into one buffer.
@@ -41,6 +41,10 @@ extension Commit {
                 if origin.actor != nil { writer.append(UInt8(ascii: ",")) }
                 writer.append(#""route":"#)
                 writer.writeString(route)
+            }
+            if origin.carried {
+                if origin.actor != nil || origin.route != nil { writer.append(UInt8(ascii: ",")) }
+                writer.append(#""carried":true"#)
             }
             writer.append(UInt8(ascii: "}"))
         }
@@ -93,7 +97,8 @@ extension Commit {
         }
         if let by = record["by"] {
             guard case .object = by else { throw CommitRecordError(sequence: sequence, reason: "its origin is not an object") }
-            origin = CommitOrigin(actor: by["actor"]?.stringValue, route: by["route"]?.stringValue)
+            origin = CommitOrigin(actor: by["actor"]?.stringValue, route: by["route"]?.stringValue,
+                                  carried: by["carried"] == .bool(true))
         }
     }
 }

@@ -82,6 +82,7 @@ extension Store {
         clock_gettime(CLOCK_REALTIME, &now)
         commit.time = Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec / 1_000_000)
         commit.origin = commitOrigin
+        if commit.depth > 0 { commit.origin?.carried = true }
     }
 
     /// A write to several models' results, as its tag carries them: `[[model, sequence, revision], …]`.
