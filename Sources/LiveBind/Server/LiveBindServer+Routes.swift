@@ -13,7 +13,8 @@ extension LiveBindServer {
         let models = ModelEndpoint(store: store, counters: counters)
         let past = HistoryEndpoint(history: history, limits: .init(maxScan: configuration.persistence.historyMaxScan,
                                                                    maxPoints: configuration.persistence.historyMaxPoints),
-                                   maxBuckets: configuration.persistence.historyMaxBuckets)
+                                   maxBuckets: configuration.persistence.historyMaxBuckets,
+                                   maxBytes: configuration.persistence.historyMaxBytes)
         let idempotent = IdempotentWrites(table: idempotency, store: store)
         let health = access.sessions == nil ? #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
             : #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#
@@ -72,8 +73,8 @@ extension LiveBindServer {
             let (name, pointer) = (context.parameters[0], context.parameters[1])
             if request.method == .get || request.method == .head {
                 if request.query.contains(where: { $0.name == "history" }) {
-                    let audit = request.query.contains { $0.name == "audit" }
-                    if audit { try access.checkAudit(request, model: name) }
+                    // The models whose writes the caller may see (a binding carries writes across models).
+                    let audit = request.query.contains { $0.name == "audit" } ? try access.checkAudit(request, model: name) : nil
                     return try past.series(name, pointer, request, audit: audit)
                 }
                 if let at = request.queryValue("at") { return try past.value(name, pointer, at: at) }

@@ -79,8 +79,9 @@ extension HistoryDatabase {
 
     /// The commits of `models` after event `after` through event `through`, in order, with the models
     /// as they were after `after` (those that existed); throws past `limit` commits of those models, or
-    /// when the range holds more than `scan` events of any model (each is read).
-    func replay(_ models: [String], after: UInt64, through: UInt64, limit: Int, scan: Int)
+    /// when the range holds more than `scan` events of any model (each is read), or when the commits'
+    /// records pass `maxBytes` (`--history-max-bytes`), counted as they are read.
+    func replay(_ models: [String], after: UInt64, through: UInt64, limit: Int, scan: Int, maxBytes: Int = .max)
         throws -> (snapshots: [ModelSnapshot], commits: [Commit]) {
         try withReader { reader in
             try read(reader) { () throws -> (snapshots: [ModelSnapshot], commits: [Commit]) in
@@ -93,6 +94,7 @@ extension HistoryDatabase {
                 }
                 var snapshots: [ModelSnapshot] = []
                 var commits: [Commit] = []
+                var bytes = 0
                 let rows = try reader.prepare("""
                     SELECT sequence, revision, record FROM commits WHERE model = ?1 AND sequence > ?2 AND sequence <= ?3
                     ORDER BY sequence LIMIT ?4
@@ -106,7 +108,13 @@ extension HistoryDatabase {
                     try rows.bind(3, Int64(min(through, meta.last)))
                     try rows.bind(4, Int64(limit - commits.count + 1))
                     while try rows.step() {
-                        commits.append(try Commit(record: rows.bytes(2), sequence: UInt64(rows.int64(0)), model: model,
+                        let record = rows.bytes(2)
+                        bytes += record.count
+                        if bytes > maxBytes {
+                            throw HistoryError.limit(flag: "history-max-bytes", limit: maxBytes,
+                                                     needed: "the events of these models since then hold more than \(maxBytes) bytes")
+                        }
+                        commits.append(try Commit(record: record, sequence: UInt64(rows.int64(0)), model: model,
                                                   revision: UInt64(rows.int64(1))))
                         if commits.count > limit {
                             throw HistoryError.limit(flag: "history-max-points", limit: limit,
@@ -185,28 +193,41 @@ extension HistoryDatabase {
     /// ``Limits/maxPoints``.
     func series(_ model: String, _ path: Path, from: UInt64, to: UInt64, step: Int64? = nil, limits: Limits,
                 origins: Bool) throws -> HistorySeries {
+        var series = HistorySeries(start: nil, through: 0)
+        try self.series(model, path, from: from, to: to, countingPoints: step == nil, limits: limits, origins: origins) { start, through in
+            series.start = start
+            series.through = through
+        } emit: { point in
+            if let step { series.add(point, step: step) } else { series.points.append(point) }
+        }
+        return series
+    }
+
+    /// The same series, streamed: `begin` gets the value after `from` and the last event covered, then
+    /// `emit` each point as it is read, so that no point is held once emitted (a point may be a whole
+    /// document). With `countingPoints`, more than ``Limits/maxPoints`` points throw.
+    func series(_ model: String, _ path: Path, from: UInt64, to: UInt64, countingPoints: Bool, limits: Limits, origins: Bool,
+                begin: (_ start: JSON?, _ through: UInt64) throws -> Void,
+                emit: (HistorySeries.Point) throws -> Void) throws {
         try withReader { reader in
-            try read(reader) { () throws -> HistorySeries in
+            try read(reader) { () throws -> Void in
                 let meta = try Self.readMeta(reader)
                 guard from >= meta.start else { throw HistoryError.before(oldest: "event \(meta.start)") }
                 let to = min(to, meta.last)
                 var tracker = try SeriesTracker(model: model, path: path, reader: reader, limits: limits)
                 let base = try tracker.startAtCheckpoint(before: from)
                 try tracker.follow(after: base, through: from, origins: false) { _ in }
-                var series = HistorySeries(start: tracker.value, through: to)
-                guard to > from else { return series }
+                try begin(tracker.value, to)
+                guard to > from else { return }
+                var points = 0
                 try tracker.follow(after: from, through: to, origins: origins) { point in
-                    if let step {
-                        series.add(point, step: step)
-                    } else {
-                        series.points.append(point)
-                        if series.points.count > limits.maxPoints {
-                            throw HistoryError.limit(flag: "history-max-points", limit: limits.maxPoints,
-                                                     needed: "the range holds more than \(limits.maxPoints) changes of \(path.pointer)")
-                        }
+                    points += 1
+                    if countingPoints, points > limits.maxPoints {
+                        throw HistoryError.limit(flag: "history-max-points", limit: limits.maxPoints,
+                                                 needed: "the range holds more than \(limits.maxPoints) changes of \(path.pointer)")
                     }
+                    try emit(point)
                 }
-                return series
             }
         }
     }

@@ -116,12 +116,14 @@ struct AccessControl: Sendable {
 
     /// Throws unless the request may see who changed `model` (`?history&audit`): with tokens
     /// configured, its credential needs the `audit` scope and must reach the model, even where
-    /// reads are public.
-    func checkAudit(_ request: HTTPRequest, model: String) throws(AccessError) {
-        guard policy.requiresTokens else { return }
+    /// reads are public. Returns the models the credential may audit (every model without tokens).
+    func checkAudit(_ request: HTTPRequest, model: String) throws(AccessError) -> Reach {
+        guard policy.requiresTokens else { return .everything }
         let credential = try presentedCredential(request, queryToken: false)
         guard credential.scopes.contains(.audit) else { throw .missingScope(.audit) }
-        try Reach(prefixes: credential.prefixes).check(model)
+        let reach = Reach(prefixes: credential.prefixes)
+        try reach.check(model)
+        return reach
     }
 
     /// Throws 403 unless `grant` may also read, when reads are private: a route that writes but whose

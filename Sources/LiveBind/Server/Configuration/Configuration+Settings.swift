@@ -113,6 +113,8 @@ extension LiveBindServer.Configuration {
               "Most points one history query may answer without step=, and most events one /events?since= replays (422 past it)."),
         .init("history-max-buckets", "Persistence", .integer(\.persistence.historyMaxBuckets, 1...Int.max, unit: "N"),
               "Most buckets one history query may answer with step= (422 past it)."),
+        .init("history-max-bytes", "Persistence", .integer(\.persistence.historyMaxBytes, 1...Int.max, unit: "BYTES"),
+              "Most bytes one history answer may hold (?history, CSV, ?at=, and what /events?since= sends before going live), counted as it is written (422 past it)."),
     ]
 }
 

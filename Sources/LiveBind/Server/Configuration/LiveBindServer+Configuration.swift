@@ -198,6 +198,10 @@ extension LiveBindServer {
             public var historyMaxPoints = 100_000
             /// Most buckets one history query may answer with `step` (422 past it).
             public var historyMaxBuckets = 11_000
+            /// Most bytes one history answer may hold (`?history`, `?at=`, the past part of
+            /// `/events?since=`), counted as it is written (422 past it): the points and buckets limits
+            /// count values, and a value may be a whole document.
+            public var historyMaxBytes: Int = 32 << 20
 
             /// The defaults.
             public init() {}

@@ -10,6 +10,8 @@ struct HistoryEndpoint: Sendable {
     let limits: HistoryDatabase.Limits
     /// `--history-max-buckets`.
     let maxBuckets: Int
+    /// `--history-max-bytes`: the most one answer holds, counted as it is written.
+    let maxBytes: Int
 
     /// A point in the history as a query names it.
     enum Point: Equatable {
@@ -81,7 +83,12 @@ struct HistoryEndpoint: Sendable {
         } catch {
             throw StoreError.pathNotFound(path)
         }
-        var response = HTTPResponse.bytes(value.encoded(), contentType: RequestBody.json)
+        let bytes = value.encoded()
+        guard bytes.count <= maxBytes else {
+            throw HistoryError.limit(flag: "history-max-bytes", limit: maxBytes,
+                                     needed: "the value at \(path.pointer) was \(bytes.count) bytes then; read a location inside it")
+        }
+        var response = HTTPResponse.bytes(bytes, contentType: RequestBody.json)
         response.headers.add("ETag", "\"\(document.revision)\"")
         response.headers.add(ModelEndpoint.eventIDHeader, "\(sequence)")
         return response
@@ -89,8 +96,9 @@ struct HistoryEndpoint: Sendable {
 
     // MARK: ?history
 
-    /// `GET /models/{name}{pointer}?history[&from=…][&to=…][&step=…][&audit]`.
-    func series(_ name: String, _ pointer: String, _ request: HTTPRequest, audit: Bool) throws -> HTTPResponse {
+    /// `GET /models/{name}{pointer}?history[&from=…][&to=…][&step=…][&audit]`; `audit`, with `&audit`,
+    /// the models the caller may audit.
+    func series(_ name: String, _ pointer: String, _ request: HTTPRequest, audit: AccessControl.Reach?) throws -> HTTPResponse {
         let history = try database()
         let to = try request.queryValue("to").map { text throws(RequestError) in try Self.point(text, parameter: "to") }
         let from = try request.queryValue("from").map { text throws(RequestError) in try Self.point(text, parameter: "from") }
@@ -105,10 +113,10 @@ struct HistoryEndpoint: Sendable {
     /// The buckets of `pointer` from `from` through event `through`, as `?history&step=` answers them
     /// in JSON, and the last event they cover.
     func buckets(_ name: String, _ pointer: String, from: Point, step: String, through: UInt64) throws -> (bytes: [UInt8], through: UInt64) {
-        try answer(name, pointer, from: from, to: .event(through), step: step, audit: false, csv: false, history: try database())
+        try answer(name, pointer, from: from, to: .event(through), step: step, audit: nil, csv: false, history: try database())
     }
 
-    private func answer(_ name: String, _ pointer: String, from: Point?, to: Point?, step text: String?, audit: Bool, csv: Bool,
+    private func answer(_ name: String, _ pointer: String, from: Point?, to: Point?, step text: String?, audit: AccessControl.Reach?, csv: Bool,
                         history: HistoryDatabase) throws -> (bytes: [UInt8], through: UInt64) {
         let path = try Path(pointer: pointer)
         var step: Int64?
@@ -132,114 +140,14 @@ struct HistoryEndpoint: Sendable {
                                          needed: "from … to in steps of \(HistoryUnits.text(milliseconds: step)) is \(buckets) buckets; take a longer step or a shorter range")
             }
         }
-        let series = try history.series(name, path, from: fromSequence, to: max(fromSequence, toSequence), step: step,
-                                        limits: limits, origins: audit)
-        let head = Head(model: name, path: path.pointer, from: fromTime, to: toTime, through: series.through, step: step)
-        return (csv ? Self.csv(series, buckets: step != nil, audit: audit) : Self.json(series, head: head, audit: audit), series.through)
-    }
-
-    private struct Head {
-        var model: String, path: String, from: Int64, to: Int64, through: UInt64, step: Int64?
-    }
-
-    /// The answer, written straight into bytes: a day of points is 86,400 of them.
-    private static func json(_ series: HistorySeries, head: Head, audit: Bool) -> [UInt8] {
-        var bytes = Array(#"{"model":"#.utf8)
-        JSON.string(head.model).encode(into: &bytes)
-        bytes += #","path":"#.utf8
-        JSON.string(head.path).encode(into: &bytes)
-        var times = HistoryTime.Writer()
-        func time(_ name: String, _ milliseconds: Int64) {
-            bytes += ",\"\(name)\":\"".utf8
-            times.append(milliseconds, to: &bytes)
-            bytes.append(UInt8(ascii: "\""))
+        var answer = HistoryAnswer(head: .init(model: name, path: path.pointer, from: fromTime, to: toTime), step: step, csv: csv,
+                                   audit: audit, maxBytes: maxBytes)
+        try history.series(name, path, from: fromSequence, to: max(fromSequence, toSequence), countingPoints: step == nil,
+                           limits: limits, origins: audit != nil) { start, through in
+            try answer.begin(start: start, through: through)
+        } emit: { point in
+            try answer.add(point)
         }
-        time("from", head.from)
-        time("to", head.to)
-        bytes += #","id":""#.utf8
-        bytes.appendDecimal(head.through)
-        bytes += #"","start":"#.utf8
-        if let start = series.start {
-            bytes += #"{"value":"#.utf8
-            start.encode(into: &bytes)
-            bytes.append(UInt8(ascii: "}"))
-        } else {
-            bytes += "null".utf8
-        }
-        if let step = head.step {
-            bytes += #","step":"#.utf8
-            JSON.string(HistoryUnits.text(milliseconds: step)).encode(into: &bytes)
-            bytes += #","buckets":["#.utf8
-            for (index, bucket) in series.buckets.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                bytes += #"{"time":""#.utf8
-                times.append(bucket.time, to: &bytes)
-                bytes += #"","count":"#.utf8
-                bytes.appendDecimal(UInt64(bucket.count))
-                bytes += #","first":"#.utf8
-                bucket.first.encode(into: &bytes)
-                bytes += #","last":"#.utf8
-                bucket.last.encode(into: &bytes)
-                for (name, value) in [("min", bucket.min), ("max", bucket.max), ("avg", bucket.average)] {
-                    bytes += ",\"\(name)\":".utf8
-                    number(value).encode(into: &bytes)
-                }
-                bytes.append(UInt8(ascii: "}"))
-            }
-        } else {
-            bytes += #","points":["#.utf8
-            for (index, point) in series.points.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                bytes += #"{"time":""#.utf8
-                times.append(point.time, to: &bytes)
-                bytes += #"","id":""#.utf8
-                bytes.appendDecimal(point.sequence)
-                if let value = point.value {
-                    bytes += #"","value":"#.utf8
-                    value.encode(into: &bytes)
-                } else {
-                    bytes += #"","removed":true"#.utf8
-                }
-                if audit {
-                    bytes += #","actor":"#.utf8
-                    (point.origin?.actor.map(JSON.string) ?? .null).encode(into: &bytes)
-                    bytes += #","route":"#.utf8
-                    (point.origin?.route.map(JSON.string) ?? .null).encode(into: &bytes)
-                }
-                bytes.append(UInt8(ascii: "}"))
-            }
-        }
-        bytes += "]}".utf8
-        return bytes
-    }
-
-    private static func number(_ value: Double?) -> JSON { value.map(JSON.double) ?? .null }
-
-    private static func csv(_ series: HistorySeries, buckets: Bool, audit: Bool) -> [UInt8] {
-        var text = ""
-        if buckets {
-            text = "time,count,first,last,min,max,avg\r\n"
-            for bucket in series.buckets {
-                let fields = [HistoryTime.text(bucket.time), String(bucket.count), field(bucket.first), field(bucket.last),
-                              bucket.min.map { "\($0)" } ?? "", bucket.max.map { "\($0)" } ?? "", bucket.average.map { "\($0)" } ?? ""]
-                text += fields.joined(separator: ",") + "\r\n"
-            }
-        } else {
-            text = audit ? "time,id,value,actor,route\r\n" : "time,id,value\r\n"
-            for point in series.points {
-                var fields = [HistoryTime.text(point.time), String(point.sequence), point.value.map(field) ?? ""]
-                if audit { fields += [quoted(point.origin?.actor ?? ""), quoted(point.origin?.route ?? "")] }
-                text += fields.joined(separator: ",") + "\r\n"
-            }
-        }
-        return Array(text.utf8)
-    }
-
-    /// A value as a CSV field: its JSON text, quoted when it needs to be (RFC 4180).
-    private static func field(_ value: JSON) -> String { quoted(String(decoding: value.encoded(), as: UTF8.self)) }
-
-    private static func quoted(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return (try answer.finish(), answer.through)
     }
 }

@@ -27,12 +27,14 @@ enum HistoryReplay {
             bytes += answer
             bytes += "\n\n".utf8
             appendSnapshots(snapshots, at: covered, into: &bytes)
+            try check(bytes, endpoint.maxBytes)
             return (bytes, covered)
         }
         let start = try endpoint.resolve(since, history, clamped: true).sequence
         let (snapshots, commits) = try history.replay(models, after: start, through: through, limit: endpoint.limits.maxPoints,
-                                                         scan: endpoint.limits.maxScan)
+                                                         scan: endpoint.limits.maxScan, maxBytes: endpoint.maxBytes)
         appendSnapshots(snapshots, at: start, into: &bytes)
+        try check(bytes, endpoint.maxBytes)
         // Ids close groups: an event keeps its `id:` line only when the next one is of another write.
         let frames = commits.map(EventEncoder.frame(for:))
         for (index, frame) in frames.enumerated() {
@@ -42,8 +44,16 @@ enum HistoryReplay {
             } else {
                 bytes += frame.bytes
             }
+            try check(bytes, endpoint.maxBytes)
         }
         return (bytes, max(start, commits.last?.eventID ?? start))
+    }
+
+    /// Throws once what the stream would send first passes `--history-max-bytes`.
+    private static func check(_ bytes: [UInt8], _ maxBytes: Int) throws {
+        guard bytes.count > maxBytes else { return }
+        throw HistoryError.limit(flag: "history-max-bytes", limit: maxBytes,
+                                 needed: "the replay holds more than \(maxBytes) bytes; start later, or name fewer models")
     }
 
     /// The snapshots of one moment: only the last carries the id.

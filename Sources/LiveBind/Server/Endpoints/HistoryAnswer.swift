@@ -1,0 +1,200 @@
+import LiveBindEngine
+/// The answer of `?history`, written while the series is read (``HistoryDatabase`` emits each point
+/// as it finds it): JSON or CSV, points or buckets.
+///
+/// It holds the bytes written so far and one open bucket, and throws once the bytes pass `maxBytes`
+/// (`--history-max-bytes`): the points and buckets limits count values, and a value may be a whole
+/// document, so without it one query could hold any multiple of a model's size.
+struct HistoryAnswer {
+    /// What the JSON answer says before its points.
+    struct Head {
+        var model: String, path: String, from: Int64, to: Int64
+    }
+
+    let head: Head
+    let step: Int64?
+    let csv: Bool
+    /// With `&audit`, the models the caller may audit (see ``visible(_:to:)``); nil: no audit.
+    let audit: AccessControl.Reach?
+    let maxBytes: Int
+    private(set) var bytes: [UInt8] = []
+    /// The last event the answer covers.
+    private(set) var through: UInt64 = 0
+    private var times = HistoryTime.Writer()
+    private var open: HistorySeries.Bucket?
+    private var empty = true
+
+    init(head: Head, step: Int64?, csv: Bool, audit: AccessControl.Reach?, maxBytes: Int) {
+        self.head = head
+        self.step = step
+        self.csv = csv
+        self.audit = audit
+        self.maxBytes = maxBytes
+    }
+
+    /// Writes what comes before the points: the head and `start` (JSON), or the header row (CSV).
+    mutating func begin(start: JSON?, through: UInt64) throws {
+        self.through = through
+        if csv {
+            bytes += step != nil ? "time,count,first,last,min,max,avg\r\n".utf8
+                : audit != nil ? "time,id,value,actor,route\r\n".utf8 : "time,id,value\r\n".utf8
+            return
+        }
+        bytes += #"{"model":"#.utf8
+        JSON.string(head.model).encode(into: &bytes)
+        bytes += #","path":"#.utf8
+        JSON.string(head.path).encode(into: &bytes)
+        bytes += #","from":""#.utf8
+        times.append(head.from, to: &bytes)
+        bytes += #"","to":""#.utf8
+        times.append(head.to, to: &bytes)
+        bytes += #"","id":""#.utf8
+        bytes.appendDecimal(through)
+        bytes += #"","start":"#.utf8
+        if let start {
+            bytes += #"{"value":"#.utf8
+            start.encode(into: &bytes)
+            bytes.append(UInt8(ascii: "}"))
+        } else {
+            bytes += "null".utf8
+        }
+        if let step {
+            bytes += #","step":"#.utf8
+            JSON.string(HistoryUnits.text(milliseconds: step)).encode(into: &bytes)
+            bytes += #","buckets":["#.utf8
+        } else {
+            bytes += #","points":["#.utf8
+        }
+        try check()
+    }
+
+    /// Writes `point`, or puts it in its bucket (writing the bucket before when it is in the next).
+    mutating func add(_ point: HistorySeries.Point) throws {
+        guard let step else {
+            writePoint(point)
+            return try check()
+        }
+        guard let value = point.value else { return }   // a removal is in no bucket
+        let start = point.time - ((point.time % step) + step) % step
+        if let bucket = open, bucket.time != start {
+            write(bucket)
+            open = nil
+            try check()
+        }
+        if open == nil { open = HistorySeries.Bucket(time: start, first: value, last: value) }
+        open!.add(value)
+    }
+
+    /// The whole answer.
+    mutating func finish() throws -> [UInt8] {
+        if let bucket = open { write(bucket) }
+        open = nil
+        if !csv { bytes += "]}".utf8 }
+        try check()
+        return bytes
+    }
+
+    private func check() throws {
+        guard bytes.count > maxBytes else { return }
+        throw HistoryError.limit(flag: "history-max-bytes", limit: maxBytes,
+                                 needed: "the answer holds more than \(maxBytes) bytes; ask for a shorter range, a longer step or a location inside the document")
+    }
+
+    private mutating func separate() {
+        if !empty && !csv { bytes.append(UInt8(ascii: ",")) }
+        empty = false
+    }
+
+    private mutating func writePoint(_ point: HistorySeries.Point) {
+        separate()
+        let origin = audit.flatMap { Self.visible(point.origin, to: $0) }
+        if csv {
+            times.append(point.time, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+            bytes.appendDecimal(point.sequence)
+            bytes.append(UInt8(ascii: ","))
+            if let value = point.value { field(value) }
+            if audit != nil {
+                bytes.append(UInt8(ascii: ","))
+                quoted(Array((origin?.actor ?? "").utf8))
+                bytes.append(UInt8(ascii: ","))
+                quoted(Array((origin?.route ?? "").utf8))
+            }
+            bytes += "\r\n".utf8
+            return
+        }
+        bytes += #"{"time":""#.utf8
+        times.append(point.time, to: &bytes)
+        bytes += #"","id":""#.utf8
+        bytes.appendDecimal(point.sequence)
+        if let value = point.value {
+            bytes += #"","value":"#.utf8
+            value.encode(into: &bytes)
+        } else {
+            bytes += #"","removed":true"#.utf8
+        }
+        if audit != nil {
+            bytes += #","actor":"#.utf8
+            (origin?.actor.map(JSON.string) ?? .null).encode(into: &bytes)
+            bytes += #","route":"#.utf8
+            (origin?.route.map(JSON.string) ?? .null).encode(into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    private mutating func write(_ bucket: HistorySeries.Bucket) {
+        separate()
+        let numbers = [bucket.min, bucket.max, bucket.average]
+        if csv {
+            times.append(bucket.time, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+            bytes.appendDecimal(UInt64(bucket.count))
+            bytes.append(UInt8(ascii: ","))
+            field(bucket.first)
+            bytes.append(UInt8(ascii: ","))
+            field(bucket.last)
+            for number in numbers {
+                bytes.append(UInt8(ascii: ","))
+                if let number { bytes += "\(number)".utf8 }
+            }
+            bytes += "\r\n".utf8
+            return
+        }
+        bytes += #"{"time":""#.utf8
+        times.append(bucket.time, to: &bytes)
+        bytes += #"","count":"#.utf8
+        bytes.appendDecimal(UInt64(bucket.count))
+        bytes += #","first":"#.utf8
+        bucket.first.encode(into: &bytes)
+        bytes += #","last":"#.utf8
+        bucket.last.encode(into: &bytes)
+        for (name, number) in zip(["min", "max", "avg"], numbers) {
+            bytes += ",\"\(name)\":".utf8
+            (number.map(JSON.double) ?? .null).encode(into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// A value as a CSV field: its JSON text, quoted when it needs to be (RFC 4180).
+    private mutating func field(_ value: JSON) {
+        quoted(value.encoded())
+    }
+
+    private static let special: Set<UInt8> = [UInt8(ascii: ","), UInt8(ascii: "\""), UInt8(ascii: "\n"), UInt8(ascii: "\r")]
+
+    private mutating func quoted(_ text: [UInt8]) {
+        guard text.contains(where: Self.special.contains) else {
+            bytes += text
+            return
+        }
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text {
+            bytes.append(byte)
+            if byte == UInt8(ascii: "\"") { bytes.append(byte) }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Who made a change, as a caller who may audit the models `reach` covers may see it.
+    static func visible(_ origin: CommitOrigin?, to reach: AccessControl.Reach) -> CommitOrigin? { origin }
+}
