@@ -335,3 +335,59 @@ def test_the_trail_survives_a_restart(secured):
     event = write(secured, Caller(jwt("read write", sub="frank")), "PUT", "/models/restart-1", {"v": 1})
     secured.restart()
     assert origin(secured, secured.auditor, "restart-1", "/v", event) == ("jwt:frank", "PUT /models/restart-1")
+
+
+def test_a_write_a_binding_carries_from_a_model_the_auditor_may_not_audit_shows_as_binding(tmp_path_factory):
+    """Issue #41: a token whose `audit` stops at `pub-` reads `pub-stats?history&audit`; a binding copies
+    `hr-salaries` into it. The change the binding made in `pub-stats` shows as `binding` with no route:
+    neither who wrote `hr-salaries` nor that route. Writes the auditor may audit keep their origin: made
+    straight to `pub-stats` (one model or several at once), or carried from another `pub-` model. An
+    auditor of every model sees the origin the binding carried."""
+    folder = tmp_path_factory.mktemp("audit-carried")
+    writer, clerk, pub, everything = (f"tok-{name}-{secrets.token_hex(12)}" for name in ("w", "c", "p", "e"))
+    (folder / "tokens.json").write_text(json.dumps([
+        {"token": writer, "scopes": ["read", "write"], "name": "writer"},
+        {"token": clerk, "scopes": ["read", "write"], "name": "payroll clerk"},
+        {"token": pub, "scopes": ["read", "audit"], "models": ["pub-"], "name": "pub auditor"},
+        {"token": everything, "scopes": ["read", "audit"], "name": "auditor"}]))
+    server = Server(["--tokens", str(folder / "tokens.json"), "--data", str(folder / "data")],
+                    folder / "server.log").start()
+    try:
+        admin, pub_auditor, auditor = Caller(writer), Caller(pub), Caller(everything)
+        for model, document in (("hr-salaries", {"total": 1}), ("pub-stats", {"total": 0, "note": ""}),
+                                ("pub-source", {"n": 0})):
+            write(server, admin, "PUT", f"/models/{model}", document)
+        for binding in ({"id": "pub-from-hr", "source": "hr-salaries.total", "target": "pub-stats.total"},
+                        {"id": "pub-from-pub", "source": "pub-source.n", "target": "pub-stats.note"}):
+            answer = server.request("POST", "/bindings", binding, "application/json", admin.headers())
+            assert answer.status == 201, f"POST /bindings → {answer.status} {answer.body!r}"
+        carried = write(server, Caller(clerk), "PUT", "/models/hr-salaries/total", 100)
+        inside = write(server, Caller(clerk), "PUT", "/models/pub-source/n", 7)
+        direct = write(server, Caller(clerk), "PUT", "/models/pub-stats/note", json.dumps("by hand"))
+        several = write(server, Caller(clerk), "PATCH", "/models",
+                        {"pub-stats": {"merge": {"note": "both"}}, "hr-salaries": {"merge": {"total": 200}}})
+
+        def origins(caller, pointer):
+            """(actor, route) of each point of pub-stats at `pointer`, by the value it set."""
+            return {json.dumps(p["value"]): (p["actor"], p["route"]) for p in points(server, caller, "pub-stats", pointer).values()}
+        total, note = origins(pub_auditor, "/total"), origins(pub_auditor, "/note")
+        assert total["100"] == ("binding", None), total
+        assert total["1"] == ("binding", None), total          # the first copy, made by POST /bindings
+        # The write to several models changed hr-salaries too, and the binding carried that into pub-stats.
+        assert total["200"] == ("binding", None), total
+        assert note["7"] == ("token:payroll clerk", "PUT /models/pub-source/n"), note
+        assert note['"by hand"'] == ("token:payroll clerk", "PUT /models/pub-stats/note"), note
+        assert note['"both"'] == ("token:payroll clerk", "PATCH /models"), note
+        answer = history(server, pub_auditor, "pub-stats", "/total", accept=CSV)
+        assert answer.status == 200, answer.body[:300]
+        rows = {row["value"]: (row["actor"], row["route"]) for row in csv.DictReader(io.StringIO(answer.body.decode()))}
+        assert rows["100"] == ("binding", ""), rows
+        for form in (None, CSV):
+            body = history(server, pub_auditor, "pub-stats", accept=form).body
+            assert b"hr-salaries" not in body, body[:500]
+
+        total = origins(auditor, "/total")
+        assert (total["100"], total["200"]) == (("token:payroll clerk", "PUT /models/hr-salaries/total"),
+                                                ("token:payroll clerk", "PATCH /models")), total
+    finally:
+        server.stop()

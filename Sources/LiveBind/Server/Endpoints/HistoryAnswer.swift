@@ -196,5 +196,30 @@ struct HistoryAnswer {
     }
 
     /// Who made a change, as a caller who may audit the models `reach` covers may see it.
-    static func visible(_ origin: CommitOrigin?, to reach: AccessControl.Reach) -> CommitOrigin? { origin }
+    ///
+    /// A binding carries its source write's origin into its target. The route names the model that
+    /// write went to (`PUT /models/hr-salaries/x`): when the caller may not audit that model, the
+    /// change shows as `binding`, with no route, and says nothing of the write in a model they cannot
+    /// audit. A route that names no model (`PATCH /models`, `POST /bindings`) shows only when no
+    /// binding carried the change, or when the caller may audit every model.
+    static func visible(_ origin: CommitOrigin?, to reach: AccessControl.Reach) -> CommitOrigin? {
+        guard let origin, reach != .everything else { return origin }
+        if let model = origin.route.flatMap(routedModel) {
+            return reach.covers(model) ? origin : carried
+        }
+        return origin.carried ? carried : origin
+    }
+
+    /// What a caller sees of a change a binding carried from a model they may not audit.
+    static let carried = CommitOrigin(actor: "binding", route: nil)
+
+    /// The model a route's path names: `NAME` of `METHOD /models/NAME[/…]`.
+    private static func routedModel(_ route: String) -> String? {
+        guard let space = route.firstIndex(of: " ") else { return nil }
+        let path = route[route.index(after: space)...]
+        guard path.hasPrefix("/models/") else { return nil }
+        let rest = path.dropFirst("/models/".count)
+        let name = rest.prefix { $0 != "/" }
+        return name.isEmpty ? nil : String(name)
+    }
 }
