@@ -16,9 +16,9 @@ from harness import Server, memory
 
 LIMIT = 1 << 20                 # --history-max-bytes in the memory test
 WRITES = 300                    # small writes to a large model: each is a point of the whole document
-# The peak may grow by the answer being written (its array doubles as it grows, so up to 2× the limit,
-# and 3× while it moves), a few documents being read, and slack for SQLite's and malloc's own caches.
-MULTIPLE = 4
+# The peak may grow by the answer being written (never past the limit; one and a half times while its
+# buffer doubles), a few documents being read, and slack for SQLite's and malloc's own caches.
+MULTIPLE = 2
 SLACK = 16 << 20
 
 

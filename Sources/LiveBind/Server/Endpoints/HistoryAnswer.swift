@@ -2,9 +2,11 @@ import LiveBindEngine
 /// The answer of `?history`, written while the series is read (``HistoryDatabase`` emits each point
 /// as it finds it): JSON or CSV, points or buckets.
 ///
-/// It holds the bytes written so far and one open bucket, and throws once the bytes pass `maxBytes`
-/// (`--history-max-bytes`): the points and buckets limits count values, and a value may be a whole
-/// document, so without it one query could hold any multiple of a model's size.
+/// It holds the bytes written so far, the point or bucket being written, and one open bucket. Each
+/// point or bucket is written apart first and refused (422) when it would take the answer past
+/// `maxBytes` (`--history-max-bytes`), before it is copied in: the points and buckets limits count
+/// values, and a value may be a whole document, so without it one query could hold any multiple of a
+/// model's size.
 struct HistoryAnswer {
     /// What the JSON answer says before its points.
     struct Head {
@@ -17,7 +19,10 @@ struct HistoryAnswer {
     /// With `&audit`, the models the caller may audit (see ``visible(_:to:)``); nil: no audit.
     let audit: AccessControl.Reach?
     let maxBytes: Int
-    private(set) var bytes: [UInt8] = []
+    /// The answer so far: never more than `maxBytes`.
+    private var written: [UInt8] = []
+    /// The point or bucket being written.
+    private var piece: [UInt8] = []
     /// The last event the answer covers.
     private(set) var through: UInt64 = 0
     private var times = HistoryTime.Writer()
@@ -36,50 +41,50 @@ struct HistoryAnswer {
     mutating func begin(start: JSON?, through: UInt64) throws {
         self.through = through
         if csv {
-            bytes += step != nil ? "time,count,first,last,min,max,avg\r\n".utf8
+            piece += step != nil ? "time,count,first,last,min,max,avg\r\n".utf8
                 : audit != nil ? "time,id,value,actor,route\r\n".utf8 : "time,id,value\r\n".utf8
-            return
+            return try flush()
         }
-        bytes += #"{"model":"#.utf8
-        JSON.string(head.model).encode(into: &bytes)
-        bytes += #","path":"#.utf8
-        JSON.string(head.path).encode(into: &bytes)
-        bytes += #","from":""#.utf8
-        times.append(head.from, to: &bytes)
-        bytes += #"","to":""#.utf8
-        times.append(head.to, to: &bytes)
-        bytes += #"","id":""#.utf8
-        bytes.appendDecimal(through)
-        bytes += #"","start":"#.utf8
+        piece += #"{"model":"#.utf8
+        JSON.string(head.model).encode(into: &piece)
+        piece += #","path":"#.utf8
+        JSON.string(head.path).encode(into: &piece)
+        piece += #","from":""#.utf8
+        times.append(head.from, to: &piece)
+        piece += #"","to":""#.utf8
+        times.append(head.to, to: &piece)
+        piece += #"","id":""#.utf8
+        piece.appendDecimal(through)
+        piece += #"","start":"#.utf8
         if let start {
-            bytes += #"{"value":"#.utf8
-            start.encode(into: &bytes)
-            bytes.append(UInt8(ascii: "}"))
+            piece += #"{"value":"#.utf8
+            start.encode(into: &piece)
+            piece.append(UInt8(ascii: "}"))
         } else {
-            bytes += "null".utf8
+            piece += "null".utf8
         }
         if let step {
-            bytes += #","step":"#.utf8
-            JSON.string(HistoryUnits.text(milliseconds: step)).encode(into: &bytes)
-            bytes += #","buckets":["#.utf8
+            piece += #","step":"#.utf8
+            JSON.string(HistoryUnits.text(milliseconds: step)).encode(into: &piece)
+            piece += #","buckets":["#.utf8
         } else {
-            bytes += #","points":["#.utf8
+            piece += #","points":["#.utf8
         }
-        try check()
+        try flush()
     }
 
     /// Writes `point`, or puts it in its bucket (writing the bucket before when it is in the next).
     mutating func add(_ point: HistorySeries.Point) throws {
         guard let step else {
             writePoint(point)
-            return try check()
+            return try flush()
         }
         guard let value = point.value else { return }   // a removal is in no bucket
         let start = point.time - ((point.time % step) + step) % step
         if let bucket = open, bucket.time != start {
             write(bucket)
             open = nil
-            try check()
+            try flush()
         }
         if open == nil { open = HistorySeries.Bucket(time: start, first: value, last: value) }
         open!.add(value)
@@ -89,19 +94,31 @@ struct HistoryAnswer {
     mutating func finish() throws -> [UInt8] {
         if let bucket = open { write(bucket) }
         open = nil
-        if !csv { bytes += "]}".utf8 }
-        try check()
-        return bytes
+        if !csv { piece += "]}".utf8 }
+        try flush()
+        return written
     }
 
-    private func check() throws {
-        guard bytes.count > maxBytes else { return }
-        throw HistoryError.limit(flag: "history-max-bytes", limit: maxBytes,
-                                 needed: "the answer holds more than \(maxBytes) bytes; ask for a shorter range, a longer step or a location inside the document")
+    /// Moves the piece written into the answer, unless it would take it past the limit.
+    private mutating func flush() throws {
+        try Self.append(piece, to: &written, limit: maxBytes) {
+            "the answer holds more than \(maxBytes) bytes; ask for a shorter range, a longer step or a location inside the document"
+        }
+        piece.removeAll(keepingCapacity: true)
+    }
+
+    /// Appends `more` to `bytes`, or throws (422, `--history-max-bytes`) when that would take them past
+    /// `limit`: checked before a byte is copied, and `bytes` grows by doubling but never past the limit,
+    /// so an answer holds at most about the limit once (a doubling copy holds one and a half times).
+    static func append(_ more: [UInt8], to bytes: inout [UInt8], limit: Int, needed: () -> String) throws {
+        let count = bytes.count + more.count
+        guard count <= limit else { throw HistoryError.limit(flag: "history-max-bytes", limit: limit, needed: needed()) }
+        if count > bytes.capacity { bytes.reserveCapacity(min(max(count, bytes.capacity * 2), limit)) }
+        bytes += more
     }
 
     private mutating func separate() {
-        if !empty && !csv { bytes.append(UInt8(ascii: ",")) }
+        if !empty && !csv { piece.append(UInt8(ascii: ",")) }
         empty = false
     }
 
@@ -109,70 +126,70 @@ struct HistoryAnswer {
         separate()
         let origin = audit.flatMap { Self.visible(point.origin, to: $0) }
         if csv {
-            times.append(point.time, to: &bytes)
-            bytes.append(UInt8(ascii: ","))
-            bytes.appendDecimal(point.sequence)
-            bytes.append(UInt8(ascii: ","))
+            times.append(point.time, to: &piece)
+            piece.append(UInt8(ascii: ","))
+            piece.appendDecimal(point.sequence)
+            piece.append(UInt8(ascii: ","))
             if let value = point.value { field(value) }
             if audit != nil {
-                bytes.append(UInt8(ascii: ","))
+                piece.append(UInt8(ascii: ","))
                 quoted(Array((origin?.actor ?? "").utf8))
-                bytes.append(UInt8(ascii: ","))
+                piece.append(UInt8(ascii: ","))
                 quoted(Array((origin?.route ?? "").utf8))
             }
-            bytes += "\r\n".utf8
+            piece += "\r\n".utf8
             return
         }
-        bytes += #"{"time":""#.utf8
-        times.append(point.time, to: &bytes)
-        bytes += #"","id":""#.utf8
-        bytes.appendDecimal(point.sequence)
+        piece += #"{"time":""#.utf8
+        times.append(point.time, to: &piece)
+        piece += #"","id":""#.utf8
+        piece.appendDecimal(point.sequence)
         if let value = point.value {
-            bytes += #"","value":"#.utf8
-            value.encode(into: &bytes)
+            piece += #"","value":"#.utf8
+            value.encode(into: &piece)
         } else {
-            bytes += #"","removed":true"#.utf8
+            piece += #"","removed":true"#.utf8
         }
         if audit != nil {
-            bytes += #","actor":"#.utf8
-            (origin?.actor.map(JSON.string) ?? .null).encode(into: &bytes)
-            bytes += #","route":"#.utf8
-            (origin?.route.map(JSON.string) ?? .null).encode(into: &bytes)
+            piece += #","actor":"#.utf8
+            (origin?.actor.map(JSON.string) ?? .null).encode(into: &piece)
+            piece += #","route":"#.utf8
+            (origin?.route.map(JSON.string) ?? .null).encode(into: &piece)
         }
-        bytes.append(UInt8(ascii: "}"))
+        piece.append(UInt8(ascii: "}"))
     }
 
     private mutating func write(_ bucket: HistorySeries.Bucket) {
         separate()
         let numbers = [bucket.min, bucket.max, bucket.average]
         if csv {
-            times.append(bucket.time, to: &bytes)
-            bytes.append(UInt8(ascii: ","))
-            bytes.appendDecimal(UInt64(bucket.count))
-            bytes.append(UInt8(ascii: ","))
+            times.append(bucket.time, to: &piece)
+            piece.append(UInt8(ascii: ","))
+            piece.appendDecimal(UInt64(bucket.count))
+            piece.append(UInt8(ascii: ","))
             field(bucket.first)
-            bytes.append(UInt8(ascii: ","))
+            piece.append(UInt8(ascii: ","))
             field(bucket.last)
             for number in numbers {
-                bytes.append(UInt8(ascii: ","))
-                if let number { bytes += "\(number)".utf8 }
+                piece.append(UInt8(ascii: ","))
+                if let number { piece += "\(number)".utf8 }
             }
-            bytes += "\r\n".utf8
+            piece += "\r\n".utf8
             return
         }
-        bytes += #"{"time":""#.utf8
-        times.append(bucket.time, to: &bytes)
-        bytes += #"","count":"#.utf8
-        bytes.appendDecimal(UInt64(bucket.count))
-        bytes += #","first":"#.utf8
-        bucket.first.encode(into: &bytes)
-        bytes += #","last":"#.utf8
-        bucket.last.encode(into: &bytes)
+        piece += #"{"time":""#.utf8
+        times.append(bucket.time, to: &piece)
+        piece += #"","count":"#.utf8
+        piece.appendDecimal(UInt64(bucket.count))
+        piece += #","first":"#.utf8
+        bucket.first.encode(into: &piece)
+        piece += #","last":"#.utf8
+        bucket.last.encode(into: &piece)
         for (name, number) in zip(["min", "max", "avg"], numbers) {
-            bytes += ",\"\(name)\":".utf8
-            (number.map(JSON.double) ?? .null).encode(into: &bytes)
+            piece += ",\"\(name)\":".utf8
+            (number.map(JSON.double) ?? .null).encode(into: &piece)
         }
-        bytes.append(UInt8(ascii: "}"))
+        piece.append(UInt8(ascii: "}"))
     }
 
     /// A value as a CSV field: its JSON text, quoted when it needs to be (RFC 4180).
@@ -184,15 +201,15 @@ struct HistoryAnswer {
 
     private mutating func quoted(_ text: [UInt8]) {
         guard text.contains(where: Self.special.contains) else {
-            bytes += text
+            piece += text
             return
         }
-        bytes.append(UInt8(ascii: "\""))
+        piece.append(UInt8(ascii: "\""))
         for byte in text {
-            bytes.append(byte)
-            if byte == UInt8(ascii: "\"") { bytes.append(byte) }
+            piece.append(byte)
+            if byte == UInt8(ascii: "\"") { piece.append(byte) }
         }
-        bytes.append(UInt8(ascii: "\""))
+        piece.append(UInt8(ascii: "\""))
     }
 
     /// Who made a change, as a caller who may audit the models `reach` covers may see it.

@@ -24,36 +24,38 @@ enum HistoryReplay {
             let (answer, covered) = try endpoint.buckets(models[0], path, from: since, step: step, through: through)
             let (snapshots, _) = try history.replay(models, after: covered, through: covered, limit: 0, scan: 0)
             EventEncoder.header(sequence: covered, event: "history", id: snapshots.isEmpty, into: &bytes)
-            bytes += answer
-            bytes += "\n\n".utf8
-            appendSnapshots(snapshots, at: covered, into: &bytes)
-            try check(bytes, endpoint.maxBytes)
+            try append(answer, to: &bytes, endpoint.maxBytes)
+            var piece = Array("\n\n".utf8)
+            appendSnapshots(snapshots, at: covered, into: &piece)
+            try append(piece, to: &bytes, endpoint.maxBytes)
             return (bytes, covered)
         }
         let start = try endpoint.resolve(since, history, clamped: true).sequence
         let (snapshots, commits) = try history.replay(models, after: start, through: through, limit: endpoint.limits.maxPoints,
                                                          scan: endpoint.limits.maxScan, maxBytes: endpoint.maxBytes)
-        appendSnapshots(snapshots, at: start, into: &bytes)
-        try check(bytes, endpoint.maxBytes)
+        var piece: [UInt8] = []
+        appendSnapshots(snapshots, at: start, into: &piece)
+        try append(piece, to: &bytes, endpoint.maxBytes)
         // Ids close groups: an event keeps its `id:` line only when the next one is of another write.
-        let frames = commits.map(EventEncoder.frame(for:))
-        for (index, frame) in frames.enumerated() {
-            if index + 1 < frames.count, frames[index + 1].id == frame.id, let line = frame.idLine {
-                bytes += frame.bytes[..<line.lowerBound]
-                bytes += frame.bytes[line.upperBound...]
+        // Each frame is made when it is sent, and refused before it is copied in past the limit.
+        var frames = commits.lazy.map(EventEncoder.frame(for:)).makeIterator()
+        var next = frames.next()
+        while let frame = next {
+            next = frames.next()
+            if let following = next, following.id == frame.id, let line = frame.idLine {
+                try append(Array(frame.bytes[..<line.lowerBound]) + frame.bytes[line.upperBound...], to: &bytes, endpoint.maxBytes)
             } else {
-                bytes += frame.bytes
+                try append(frame.bytes, to: &bytes, endpoint.maxBytes)
             }
-            try check(bytes, endpoint.maxBytes)
         }
         return (bytes, max(start, commits.last?.eventID ?? start))
     }
 
-    /// Throws once what the stream would send first passes `--history-max-bytes`.
-    private static func check(_ bytes: [UInt8], _ maxBytes: Int) throws {
-        guard bytes.count > maxBytes else { return }
-        throw HistoryError.limit(flag: "history-max-bytes", limit: maxBytes,
-                                 needed: "the replay holds more than \(maxBytes) bytes; start later, or name fewer models")
+    /// Appends what the stream sends first, refused past `--history-max-bytes` before it is copied in.
+    private static func append(_ more: [UInt8], to bytes: inout [UInt8], _ maxBytes: Int) throws {
+        try HistoryAnswer.append(more, to: &bytes, limit: maxBytes) {
+            "the replay holds more than \(maxBytes) bytes; start later, or name fewer models"
+        }
     }
 
     /// The snapshots of one moment: only the last carries the id.
