@@ -86,7 +86,7 @@ struct HistoryEndpoint: Sendable {
         let bytes = value.encoded()
         guard bytes.count <= maxBytes else {
             throw HistoryError.limit(flag: "history-max-bytes", limit: maxBytes,
-                                     needed: "the value at \(path.pointer) was \(bytes.count) bytes then; read a location inside it")
+                                     needed: "\(path.components.isEmpty ? "the model" : "the value at " + path.pointer) was \(bytes.count) bytes then; read a location inside it")
         }
         var response = HTTPResponse.bytes(bytes, contentType: RequestBody.json)
         response.headers.add("ETag", "\"\(document.revision)\"")
