@@ -43,7 +43,10 @@ enum HistoryReplay {
                 bytes += frame.bytes
             }
         }
-        return (bytes, max(start, commits.last?.eventID ?? start))
+        // Every event of these models through `through` is replayed: the live part resumes after it,
+        // not after the models' own last event, which may be long gone from the hub's retained events
+        // when other models were busier.
+        return (bytes, max(start, through, commits.last?.eventID ?? start))
     }
 
     /// The snapshots of one moment: only the last carries the id.
