@@ -148,7 +148,7 @@ class HistoryUnderRetention(RuleBasedStateMachine):
         write(self.server, self.oracle, sorted(models))
 
     @rule(plans=st.lists(st.lists(st.sampled_from([("a",), ("b",), ("a", "b")]), min_size=3, max_size=12),
-                         min_size=2, max_size=4))
+                         min_size=2, max_size=6))
     def burst(self, plans):
         """Writers at once, each its own list of writes, one after another."""
         write_concurrently(self.server, self.oracle, plans)
