@@ -174,7 +174,10 @@ extension HistoryDatabase {
             mark.reset()
             let statements = [
                 "DELETE FROM commits WHERE sequence <= ?1",
-                "DELETE FROM changes WHERE rowid <= ?2",
+                // The mark's `changes` is the last row when it was written, which may already hold rows of
+                // commits after the cut (recorded before the checkpoint was): the range is bounded by
+                // rowid, each row kept or dropped by its own commit.
+                "DELETE FROM changes WHERE rowid <= ?2 AND sequence <= ?1",
                 """
                 DELETE FROM checkpoints WHERE sequence < ?1 AND EXISTS (SELECT 1 FROM checkpoints AS later
                     WHERE later.model = checkpoints.model AND later.sequence > checkpoints.sequence AND later.sequence <= ?1)

@@ -48,7 +48,10 @@ enum HistoryReplay {
                 try append(frame.bytes, to: &bytes, endpoint.maxBytes)
             }
         }
-        return (bytes, max(start, commits.last?.eventID ?? start))
+        // Every event of these models through `through` is replayed: the live part resumes after it,
+        // not after the models' own last event, which may be long gone from the hub's retained events
+        // when other models were busier.
+        return (bytes, max(start, through, commits.last?.eventID ?? start))
     }
 
     /// Appends what the stream sends first, refused past `--history-max-bytes` before it is copied in.
