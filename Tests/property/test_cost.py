@@ -246,13 +246,13 @@ def measure(server, values, method, target, row_query="", *, body=None, content_
     if stream:
         sock = open_silent(port, target)
         try:
-            # Until the server has queued what it will: the unsent total has not moved for 1 s, and
-            # 2 s have passed (a debug build takes its time to make snapshots); at most 8 s.
-            start, last, still, most = time.monotonic(), -1, 0, 0
-            while time.monotonic() < start + 8 and (still < 5 or time.monotonic() < start + 2):
+            # Until the server has queued what it will: for 1 s neither the unsent total nor the
+            # server's CPU time has moved (it may still be making snapshots), at most 15 s.
+            start, last, still, most = time.monotonic(), None, 0, 0
+            while time.monotonic() < start + 15 and still < 5:
                 time.sleep(0.2)
-                now = unsent_bytes(port)
-                still, last, most = (still + 1 if now == last else 0), now, max(most, now)
+                now = (unsent_bytes(port), round(cpu_seconds(pid), 2))
+                still, last, most = (still + 1 if now == last else 0), now, max(most, now[0])
             cost.held = max(0, most - unsent_before)
             cost.memory = status_field(pid, "VmHWM") - rss_before
             cost.cpu = cpu_seconds(pid) - cpu_before
