@@ -725,7 +725,7 @@
       const response = await LB.fetch(path + query, { cache: 'no-store' });
       if (!response.ok) throw new Error(`GET ${path} answered ${response.status}`);
       const page = await response.json();
-      entries.push(...(page[member] || []));
+      entries.push(...(Array.isArray(page) ? page : page[member] || []));
       if (typeof page.next !== 'string') break;
       after = page.next;
     }
