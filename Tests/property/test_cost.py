@@ -241,7 +241,8 @@ def measure(server, values, method, target, row_query="", *, body=None, content_
                                            if body is not None else ""), row, values)
     pid, port = server.pid, server.port
     unsent_before = unsent_bytes(port) if stream else 0
-    reset_peak(pid)
+    # The peak since the reset; where it cannot be reset, the RSS after (a transient peak is missed).
+    peak = "VmHWM" if reset_peak(pid) else "VmRSS"
     rss_before, cpu_before = status_field(pid, "VmRSS"), cpu_seconds(pid)
     if stream:
         sock = open_silent(port, target)
@@ -254,7 +255,7 @@ def measure(server, values, method, target, row_query="", *, body=None, content_
                 now = (unsent_bytes(port), round(cpu_seconds(pid), 2))
                 still, last, most = (still + 1 if now == last else 0), now, max(most, now[0])
             cost.held = max(0, most - unsent_before)
-            cost.memory = status_field(pid, "VmHWM") - rss_before
+            cost.memory = status_field(pid, peak) - rss_before
             cost.cpu = cpu_seconds(pid) - cpu_before
         finally:
             sock.close()
@@ -263,7 +264,7 @@ def measure(server, values, method, target, row_query="", *, body=None, content_
         cap = (cost.bound("answers") or 0) * 4 + 4 * MiB
         answer = exchange(port, method, target, body, content_type, cap=cap)
         cost.status, cost.answered, cost.capped = answer["status"], answer["bytes"], answer["capped"]
-        cost.memory = status_field(pid, "VmHWM") - rss_before
+        cost.memory = status_field(pid, peak) - rss_before
         cost.cpu = cpu_seconds(pid) - cpu_before
         cost.body = answer["body"]
     cost.check()
