@@ -106,7 +106,8 @@ test-access: release deps-python
 	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 600 $(PYTHON) -m pytest -q Tests/access
 
 ## test-property: a stateful, model-based search (hypothesis) for counterexamples to the event-stream
-##                protocol on a live release server: fixed seed, PROPERTY_EXAMPLES (default 60) runs
+##                protocol on a live release server: fixed seed, PROPERTY_EXAMPLES (default 60) runs;
+##                likewise history, views, idempotency and the cost table (test_cost.py: amplification)
 test-property: release deps-python
 	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 900 $(PYTHON) -m pytest -q Tests/property
 
@@ -143,7 +144,7 @@ bench: release deps-browser deps-python
 
 ## fuzz: every libFuzzer target for FUZZ_SECONDS each (default 600), or only FUZZ_TARGETS
 ##       (`make fuzz FUZZ_TARGETS=FuzzStoreSequence FUZZ_SECONDS=600`)
-##       and the event-stream property search for PROPERTY_EXAMPLES (default 2000) random runs
+##       and the property searches (event streams, history, views, cost) for PROPERTY_EXAMPLES (default 2000) random runs
 fuzz: deps-server release deps-python
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-600} bash Tests/fuzz/run.sh $(FUZZ_TARGETS)
 	PROPERTY_EXAMPLES=$${PROPERTY_EXAMPLES:-2000} PROPERTY_RANDOM=1 LIVEBIND_SERVER=.build/release/livebind-server \

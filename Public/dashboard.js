@@ -716,12 +716,26 @@
     $('#models-empty').hidden = names.length > 0;
   }
 
+  /** Every entry of a paged list (`GET /models`, `GET /bindings`): pages of --max-list-bytes, each
+   *  but the last ending with `next`, asked for again with `?after=`. */
+  async function fetchPages(path, member) {
+    const entries = [];
+    for (let after = null, pages = 0; pages < 1000; pages++) {
+      const query = after === null ? '' : '?after=' + encodeURIComponent(after);
+      const response = await LB.fetch(path + query, { cache: 'no-store' });
+      if (!response.ok) throw new Error(`GET ${path} answered ${response.status}`);
+      const page = await response.json();
+      entries.push(...(Array.isArray(page) ? page : page[member] || []));
+      if (typeof page.next !== 'string') break;
+      after = page.next;
+    }
+    return entries;
+  }
+
   async function loadModels() {
     let list;
     try {
-      const response = await LB.fetch('/models', { cache: 'no-store' });
-      if (!response.ok) throw new Error(`GET /models answered ${response.status}`);
-      list = (await response.json()).models || [];
+      list = await fetchPages('/models', 'models');
     } catch (e) {
       $('#model-count').textContent = 'Models unavailable: ' + e.message;
       return;
@@ -931,10 +945,7 @@
 
   async function loadBindings() {
     try {
-      const response = await LB.fetch('/bindings', { cache: 'no-store' });
-      if (!response.ok) throw new Error(`GET /bindings answered ${response.status}`);
-      const body = await response.json();
-      showBindings(Array.isArray(body) ? body : body.bindings || []);
+      showBindings(await fetchPages('/bindings', 'bindings'));
     } catch (e) {
       $('#bindings-status').hidden = false;
       $('#bindings-status').textContent = 'Bindings unavailable: ' + e.message;

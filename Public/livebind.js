@@ -2906,8 +2906,16 @@
     if (modelUsers.size === 0) return;
     let names;
     try {
-      const response = await fetch(config.server + '/models', { headers: withToken({}) });
-      names = new Set((await response.json()).models.map((m) => m.name));
+      names = new Set();
+      // Pages of --max-list-bytes: each but the last names the next one's start.
+      for (let after = null, pages = 0; pages < 1000; pages++) {
+        const query = after === null ? '' : '?after=' + encodeURIComponent(after);
+        const response = await fetch(config.server + '/models' + query, { headers: withToken({}) });
+        const page = await response.json();
+        for (const m of page.models) names.add(m.name);
+        if (typeof page.next !== 'string') break;
+        after = page.next;
+      }
     } catch (e) {
       return;
     }

@@ -73,3 +73,18 @@ def test_a_small_server_opens_every_model(page, bare):
     wait(page, lambda d: 0 < d.execute_script(rows) < 100, lambda: f"rows {page.execute_script(rows)}")
     bare.put("/models/gamma", {"g": 1})  # appears by itself while the server stays small
     wait(page, lambda d: sorted(cards(d)) == ["alpha", "beta", "gamma"], lambda: f"cards {cards(page)}", timeout=15)
+
+
+def test_every_page_of_the_model_list_is_listed(page, public_dir):
+    """GET /models answers in pages of --max-list-bytes: the dashboard follows `next` to the last."""
+    paged = Server(public_dir, extra=["--no-demo", "--max-list-bytes", "1024"]).start()
+    try:
+        for i in range(60):
+            paged.put(f"/models/p-{i:03d}", {"i": i})
+        first = paged.get("/models")
+        assert "next" in first and len(first["models"]) < 60, "the list should take more than one page"
+        page.get(paged.base + "/")
+        wait(page, lambda d: "60 models" in d.find_element(By.ID, "model-count").text,
+             lambda: page.find_element(By.ID, "model-count").text)
+    finally:
+        paged.stop()

@@ -16,6 +16,7 @@ extension LiveBindServer {
                                    maxBuckets: configuration.persistence.historyMaxBuckets,
                                    maxBytes: configuration.persistence.historyMaxBytes)
         let idempotent = IdempotentWrites(table: idempotency, store: store)
+        let maxListBytes = configuration.limits.maxListBytes
         let health = access.sessions == nil ? #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
             : #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#
         router.add([.get], "/healthz", access: .open) { [cluster] _, _ in
@@ -62,7 +63,9 @@ extension LiveBindServer {
             return HTTPResponse(status: 204)
         }
         router.add([.get, .patch], "/models", access: .scoped) { request, context in
-            guard request.method == .patch else { return models.list(reach: context.grant.reach) }
+            guard request.method == .patch else {
+                return models.list(reach: context.grant.reach, after: request.queryValue("after"), maxBytes: maxListBytes)
+            }
             // Preconditions and JSON Patch tests read the models: a write to several needs `read` too.
             try access.checkRead(context.grant)
             return try idempotent.run(request, context.grant, flags: "s", tagged: true) {
@@ -93,7 +96,9 @@ extension LiveBindServer {
                                                 idempotency: idempotency)
         router.add([.get, .post], "/bindings", access: .scoped) { request, context in
             let reach = context.grant.reach
-            guard request.method == .post else { return bindingsResource.list(reach: reach) }
+            guard request.method == .post else {
+                return bindingsResource.list(reach: reach, after: request.queryValue("after"), maxBytes: maxListBytes)
+            }
             try access.checkRead(context.grant)
             if reach != .everything { try bindingsResource.checkNew(request, reach: reach) }
             return try idempotent.runRecording(request, context.grant) { tag in try bindingsResource.create(request, tag: tag) }

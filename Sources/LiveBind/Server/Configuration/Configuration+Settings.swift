@@ -70,6 +70,8 @@ extension LiveBindServer.Configuration {
               "Largest total of all models in bytes of compact JSON (413 past it)."),
         .init("max-patch-operations", "Limits", .integer(\.limits.store.maxPatchOperations, 1...Int.max, unit: "N"),
               "Most operations in one JSON Patch (422 past it)."),
+        .init("max-list-bytes", "Limits", .integer(\.limits.maxListBytes, 1024...Int.max, unit: "BYTES"),
+              "Most bytes of one page of GET /models or GET /bindings; a longer list ends the page with \"next\", to ask for with ?after=."),
         .init("max-bindings", "Limits", .integer(\.limits.maxBindings, 1...Int.max, unit: "N"),
               "Most bindings at once (definition file and POST /bindings together; 422 past it)."),
         .init("write-rate", "Limits", .number(\.limits.writeRate, 0...1_000_000, unit: "N"),

@@ -118,6 +118,9 @@ extension LiveBindServer {
             public var maxBindings = 10_000
             /// Largest request body accepted, in bytes (413 past it).
             public var bodyLimit: Int = 1 << 20
+            /// Most bytes of one page of `GET /models` or `GET /bindings` (at least one entry a page); a
+            /// longer list ends its page with `"next"`, asked for again with `?after=`.
+            public var maxListBytes: Int = 1 << 20
             /// Writes a second each client may make (its bearer token, or its address without one), after
             /// ``writeBurst`` at once; past it, 429 with `Retry-After`. Reads and streams are not limited.
             /// 0, the default, limits nothing.

@@ -16,10 +16,14 @@ struct BindingsResource: Sendable {
     /// Where the answers to writes sent with `Idempotency-Key` are learned.
     let idempotency: IdempotencyTable
 
-    /// `GET /bindings`: `{"bindings":[…]}` in creation order, those whose models the caller reaches.
-    func list(reach: AccessControl.Reach = .everything) -> HTTPResponse {
+    /// `GET /bindings[?after=id]`: the bindings whose models the caller reaches, by id, in pages of at
+    /// most `maxBytes` (`--max-list-bytes`) that end with `"next"` when more remain.
+    func list(reach: AccessControl.Reach = .everything, after: String? = nil, maxBytes: Int = .max) -> HTTPResponse {
         let visible = registry.all.filter { Self.models(of: $0).allSatisfy { $0.map(reach.covers) ?? (reach == .everything) } }
-        return json(.object(["bindings": .array(Deque(visible.map(\.json)))]))
+            .sorted { $0.id < $1.id }
+        return ListPage.make("bindings", visible, key: \.id, after: after, maxBytes: maxBytes) { binding, bytes in
+            bytes += binding.json.encoded()
+        }
     }
 
     /// Throws 404, as for an unknown id, unless the caller reaches the source and target models of

@@ -14,17 +14,15 @@ struct ModelEndpoint: Sendable {
     /// The header naming the event id a snapshot or write corresponds to.
     static let eventIDHeader = "LiveBind-Event-ID"
 
-    /// `GET /models`: the name and revision of every model the caller reaches.
-    func list(reach: AccessControl.Reach = .everything) -> HTTPResponse {
-        var bytes = Array(#"{"models":["#.utf8)
-        for (position, model) in store.visibleModelNames().filter({ reach.covers($0.name) }).enumerated() {
-            if position > 0 { bytes.append(UInt8(ascii: ",")) }
+    /// `GET /models[?after=name]`: the name and revision of every model the caller reaches, by name,
+    /// in pages of at most `maxBytes` (`--max-list-bytes`) that end with `"next"` when more remain.
+    func list(reach: AccessControl.Reach = .everything, after: String? = nil, maxBytes: Int = .max) -> HTTPResponse {
+        let names = store.visibleModelNames().filter { reach.covers($0.name) }
+        return ListPage.make("models", names, key: \.name, after: after, maxBytes: maxBytes) { model, bytes in
             bytes += #"{"name":"#.utf8
             JSON.string(model.name).encode(into: &bytes)
             bytes += #","rev":\#(model.revision)}"#.utf8
         }
-        bytes += "]}".utf8
-        return .bytes(bytes, contentType: RequestBody.json)
     }
 
     /// `GET /models/{name}{pointer}`: the document or the value at the pointer, from one consistent cut.
