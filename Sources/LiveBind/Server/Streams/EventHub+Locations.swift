@@ -42,6 +42,7 @@ extension EventHub {
                     // The mirror and the commits disagree: start it again from the store and give
                     // its streams fresh snapshots rather than events made from a wrong state.
                     let (views, journal) = (mirror.views, mirror.journal)
+                    if let document = mirror.document { released.append(document) }
                     mirror = makeMirror(commit.model, subscribers: mirror.subscribers)
                     (mirror.views, mirror.journal) = (views, journal)
                     mirror.journal.restart(at: mirror.sequence)
