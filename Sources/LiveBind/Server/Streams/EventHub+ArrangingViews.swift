@@ -61,6 +61,7 @@ extension EventHub {
             for view in views {
                 state.arrangingViews -= 1
                 state.arrangingRows -= view.rows
+                state.metrics.viewRowsArranged += view.rows
                 guard state.mirrors[view.model] != nil else { continue }
                 state.mirrors[view.model]!.journal.finish(from: view.sequence)
                 dropMirrorIfUnused(view.model, in: &state)

@@ -25,6 +25,12 @@ extension EventHub {
     func takeSnapshot(ofLocation index: Int, of subscriber: Subscriber, id: Int, in state: inout State) -> PendingSnapshot? {
         let model = subscriber.subscriptions[index].model
         let mirror = state.mirrors[model]!
+        // A view being arranged outside the lock: its snapshot is taken once it is (`finishRearranging`).
+        if let query = subscriber.subscriptions[index].view,
+           mirror.views[SharedView.Key(path: subscriber.subscriptions[index].path, query: query)]?.isStale == true {
+            holdForArrangement(index, of: subscriber)
+            return nil
+        }
         // The id of the model's last commit the mirror holds (or of the store's cut it was made from;
         // of the whole write, when that wrote several models: it then follows the write's events on a
         // stream, never splits them): the location is the same at every later id up to the model's

@@ -11,8 +11,11 @@ import LiveBindEngine
 extension EventHub {
     /// Makes `commit`'s events for the streams with locations in its model, after replaying it onto
     /// the model's mirror; wakes the suspended ones that got any. Called by `publish` with the lock held.
+    ///
+    /// The values the commit replaced in the mirror go to `released`, for `publish` to free once the
+    /// lock is released.
     func deliver(_ commit: Commit, logFrame: EventFrame, in state: inout State,
-                 waking wake: inout [any HTTPStreamConnection]) {
+                 waking wake: inout [any HTTPStreamConnection], releasing released: inout [JSON]) {
         guard var mirror = state.mirrors.removeValue(forKey: commit.model) else { return }
         defer { state.mirrors[commit.model] = mirror }
         guard commit.sequence > mirror.sequence else { return }
@@ -27,43 +30,53 @@ extension EventHub {
                 }
             }
         }
+        // Elements views arranged anew under the lock (arrays up to `SharedView.arrangedUnderLock` long).
+        var arrangedRows = 0
         switch commit.kind {
         case .changes(let changes):
             for change in changes {
+                if let replaced = mirror.value(replacedBy: change) { released.append(replaced) }
                 do {
                     try mirror.apply(change)
                 } catch {
                     // The mirror and the commits disagree: start it again from the store and give
                     // its streams fresh snapshots rather than events made from a wrong state.
                     let (views, journal) = (mirror.views, mirror.journal)
+                    if let document = mirror.document { released.append(document) }
                     mirror = makeMirror(commit.model, subscribers: mirror.subscribers)
                     (mirror.views, mirror.journal) = (views, journal)
                     mirror.journal.restart(at: mirror.sequence)
                     for view in views.values {
-                        view.reset(in: mirror)
+                        arrangedRows += view.reset(in: mirror)
                         view.pending = []
                     }
                     for subscriber in subscribers { dropDerived(of: subscriber.stream, resync: .lagging) }
                     wakeAll(subscribers.map(\.id), in: &state, into: &wake)
+                    startRearranging(&mirror, of: commit.model, in: &state)
+                    state.metrics.countArranged(underLock: arrangedRows)
                     return
                 }
-                for view in mirror.views.values { view.take(change, in: mirror) }
+                for view in mirror.views.values { arrangedRows += view.take(change, in: mirror) }
                 forEachLocation { location, out in
                     if location.view == nil { location.changes(for: change, in: mirror, into: &out) }
                 }
             }
         case .snapshot(let value):
+            if let document = mirror.document { released.append(document) }
             mirror.document = value
-            for view in mirror.views.values { view.reset(in: mirror) }
+            for view in mirror.views.values { arrangedRows += view.reset(in: mirror) }
             forEachLocation { location, out in if location.view == nil { location.reset(in: mirror, into: &out) } }
         case .drop:
+            if let document = mirror.document { released.append(document) }
             mirror.document = nil
-            for view in mirror.views.values { view.reset(in: mirror) }
+            for view in mirror.views.values { arrangedRows += view.reset(in: mirror) }
             forEachLocation { location, _ in _ = location.currentValue(in: mirror) }
         }
-        // A view's changes were made once, for every stream that shows it.
+        // A view's changes were made once, for every stream that shows it (a stale view's streams get
+        // its snapshot once it is arranged, outside the lock).
         forEachLocation { location, out in
-            guard let query = location.view, let view = mirror.views[SharedView.Key(path: location.path, query: query)] else { return }
+            guard let query = location.view, let view = mirror.views[SharedView.Key(path: location.path, query: query)],
+                  !view.isStale else { return }
             out = view.pending
             location.current = view.position
         }
@@ -71,6 +84,8 @@ extension EventHub {
         mirror.revision = commit.revision
         mirror.sequence = commit.sequence
         mirror.eventID = commit.eventID
+        state.metrics.countArranged(underLock: arrangedRows)
+        startRearranging(&mirror, of: commit.model, in: &state)
         var woken: [Int] = []
         // A plain location (no window) gets the same event for the same path: one frame per commit,
         // shared by every stream that follows that path, as whole-model streams share theirs.
@@ -214,16 +229,17 @@ extension EventHub {
                 let key = SharedView.Key(path: location.path, query: query)
                 if state.mirrors[location.model]!.views[key] == nil {
                     let mirror = state.mirrors[location.model]!
-                    var view: SharedView?
-                    if let made = arranged.first(where: { $0.model == location.model && $0.key == key }),
-                       SharedView.catchUp(made.arranged, key, from: made.sequence, to: mirror) {
-                        view = SharedView(key, arranged: made.arranged)
-                    }
-                    state.mirrors[location.model]!.views[key] = view ?? SharedView(key, document: mirror.document)
+                    state.mirrors[location.model]!.views[key] = makeView(key, of: location.model, from: arranged, in: mirror,
+                                                                         metrics: &state.metrics)
                     state.viewCount += 1
                 }
                 state.mirrors[location.model]!.views[key]!.streams += 1
             }
+        }
+        for model in Set(subscriber.subscriptions.lazy.filter { $0.view != nil }.map(\.model)) {
+            var mirror = state.mirrors.removeValue(forKey: model)!
+            startRearranging(&mirror, of: model, in: &state)
+            state.mirrors[model] = mirror
         }
         return snapshotLocations(of: subscriber, id: id, in: &state)
     }
@@ -277,8 +293,10 @@ extension EventHub {
     }
 
     /// Forgets a closed stream's id and its hold on the mirrors; a mirror no stream needs is dropped.
-    func detach(_ id: Int, _ subscriber: Subscriber, in state: inout State) {
+    /// Returns the views no stream shows any more, for the caller to free once the lock is released.
+    func detach(_ id: Int, _ subscriber: Subscriber, in state: inout State) -> [SharedView] {
         if let streamID = subscriber.streamID { state.streams[streamID] = nil }
+        var dropped: [SharedView] = []
         // Every view first: a model's mirror (with its views) goes once its last location is let go.
         for location in subscriber.subscriptions {
             guard let query = location.view,
@@ -287,12 +305,14 @@ extension EventHub {
             if view.streams == 0 {
                 state.mirrors[location.model]?.views[view.key] = nil
                 state.viewCount -= 1
+                dropped.append(view)
             }
         }
         for location in subscriber.subscriptions {
             state.mirrors[location.model]?.subscribers.remove(id)
             dropMirrorIfUnused(location.model, in: &state)
         }
+        return dropped
     }
 
     /// Moves (or sets) the window of the location `name` (`model/pointer`) of the stream `streamID`:

@@ -1,3 +1,4 @@
+import Dispatch
 import DequeModule
 import Synchronization
 import LiveBindEngine
@@ -39,6 +40,9 @@ final class EventHub: Sendable {
         /// A test seam: called while a stream's new views are arranged, outside the lock (see
         /// `arrangeViews`). Nil except in tests that write meanwhile.
         var whileArranging: (@Sendable () -> Void)?
+        /// A test seam: called on the arranging queue before a view whose array was replaced is arranged
+        /// again, outside the lock (see `EventHub+Rearranging`). Nil except in tests that write meanwhile.
+        var whileRearranging: (@Sendable () -> Void)?
     }
 
     /// One stream's place in the log, guarded by the hub's lock.
@@ -186,6 +190,9 @@ final class EventHub: Sendable {
     let openStreams = Atomic<Int>(0)
     /// Told when a stream closes, for ``shutdown(deadline:)``.
     let streamsClosed = WaitSignal()
+    /// Where views whose array was replaced by a long one are arranged again, one at a time, outside
+    /// the lock (see `EventHub+Rearranging`).
+    let arranging = DispatchQueue(label: "livebind.view-arranging")
 
     init(store: Store, settings: Settings) {
         self.store = store
@@ -211,6 +218,8 @@ final class EventHub: Sendable {
     @discardableResult
     func publish(_ frames: some Collection<EventFrame>, commits: [Commit]? = nil) -> Int {
         if let beforeAppend = settings.beforeAppend { for frame in frames { beforeAppend(frame) } }
+        // What location streams' mirrors let go of: freed once the lock is released (see `deliver`).
+        var released: [JSON] = []
         let wake: [any HTTPStreamConnection] = state.withLock { state in
             var wake: [any HTTPStreamConnection] = []
             for (position, frame) in frames.enumerated() {
@@ -231,13 +240,14 @@ final class EventHub: Sendable {
                 }
                 // One branch per event for servers without location streams.
                 if !state.mirrors.isEmpty, let commits, state.mirrors[commits[position].model] != nil {
-                    deliver(commits[position], logFrame: frame, in: &state, waking: &wake)
+                    deliver(commits[position], logFrame: frame, in: &state, waking: &wake, releasing: &released)
                 }
                 if !state.awaiting.isEmpty, frame.isCommit { wakeAwaiting(through: frame.sequence, in: &state, into: &wake) }
             }
             return wake
         }
         for connection in wake { connection.resume() }
+        released.removeAll()
         return wake.count
     }
 
@@ -255,12 +265,15 @@ final class EventHub: Sendable {
 
     /// Removes a subscriber (its response is finished or its client went away).
     func close(_ id: Int) {
-        state.withLock { state in
-            if let subscriber = state.subscribers.removeValue(forKey: id) { detach(id, subscriber, in: &state) }
+        // The views it was the last to show: freed once the lock is released (a node per element).
+        let dropped = state.withLock { state in
+            let dropped = state.subscribers.removeValue(forKey: id).map { detach(id, $0, in: &state) } ?? []
             state.suspended.remove(id)
             state.awaiting[id] = nil
             openStreams.store(state.subscribers.count, ordering: .releasing)
+            return dropped
         }
+        withExtendedLifetime(dropped) {}
         streamsClosed.notify()
         expiry.forget(id)
     }
@@ -310,4 +323,15 @@ struct EventHubMetrics: Sendable {
     var locationStreams = 0
     /// Models mirrored for location streams.
     var mirroredModels = 0
+    /// Elements views arranged (a view's array arranged whole, when it opens or its array is replaced),
+    /// and those of them arranged while holding the hub's lock: at most `SharedView.arrangedUnderLock`
+    /// per array, plus one per change a view caught up with.
+    var viewRowsArranged = 0
+    var viewRowsArrangedUnderLock = 0
+
+    /// Counts elements arranged with the hub's lock held.
+    mutating func countArranged(underLock rows: Int) {
+        viewRowsArranged += rows
+        viewRowsArrangedUnderLock += rows
+    }
 }

@@ -28,6 +28,21 @@ struct ModelMirror {
         try? document?.value(at: path)
     }
 
+    /// The value `change` replaces or removes, if any. The hub keeps it until its lock is released:
+    /// freeing a replaced array (a node per element, when the mirror held its last reference) is work
+    /// in proportion to it.
+    func value(replacedBy change: Change) -> JSON? {
+        switch change.kind {
+        case .set, .remove, .replace:
+            guard let value = value(at: change.path) else { return nil }
+            guard let index = change.index else { return value }
+            guard let elements = value.arrayValue, elements.indices.contains(index) else { return nil }
+            return elements[index]
+        case .insert, .move:
+            return nil
+        }
+    }
+
     /// Applies one change of a published commit, in place.
     mutating func apply(_ change: Change) throws(StoreError) {
         guard document != nil else { throw .modelNotFound("") }

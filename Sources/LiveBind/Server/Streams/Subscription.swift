@@ -25,6 +25,9 @@ struct Subscription: Sendable, Equatable {
     /// Counts the snapshots taken of the location: one still being encoded when a newer one was taken
     /// (a window moved again, the stream started over) is dropped, not sent.
     var snapshotGeneration = 0
+    /// Set while the location is a view being arranged outside the hub's lock (`SharedView.isStale`):
+    /// its stream is held back (`Subscriber.pendingSnapshots`) until the view's snapshot is taken.
+    var awaitsArrangement = false
 
     /// The `sub` value this subscription answers to in `PATCH /events/{stream}`: model and pointer
     /// (and a view's parameters).
