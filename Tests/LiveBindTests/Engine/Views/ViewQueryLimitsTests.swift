@@ -20,7 +20,7 @@ import Testing
         ]
         for (filter, kind, limit) in past {
             #expect(throws: ViewQueryError.self, "\(filter)") { _ = try ViewQuery(where: filter, limits: Self.limits) }
-            do {
+            do throws(ViewQueryError) {
                 _ = try ViewQuery(where: filter, limits: Self.limits)
             } catch {
                 #expect(error.exceeded == ViewQuery.Bound(kind: kind, limit: limit), "\(filter)")
@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func aMalformedQueryExceedsNoLimit() {
-        do {
+        do throws(ViewQueryError) {
             _ = try ViewQuery(where: "n:like:1", limits: Self.limits)
             Issue.record("parsed")
         } catch {
