@@ -29,7 +29,7 @@ extension LiveBindServer {
             return MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
                                    log: database?.writer, cluster: cluster, idempotencyKeys: idempotency.count)
         }
-        let replays = ReplayBudget(limit: configuration.streams.maxUnsentBytes)
+        let replays = ReplayBudget(hub: hub)
         let streamsPerAddress = configuration.streams.maxStreamsPerAddress > 0
             ? AddressQuota(limit: configuration.streams.maxStreamsPerAddress, countsLoopback: configuration.countsLoopbackStreams) : nil
         router.add([.get], "/events", access: .scoped(model: .query("model"), queryToken: true)) { [cluster] request, context in
@@ -152,7 +152,7 @@ extension LiveBindServer {
         }
         var locations: [Subscription] = []
         for text in subs {
-            let location = try Subscription.parse(text, maxWindow: hub.settings.maxWindow)
+            let location = try Subscription.parse(text, maxWindow: hub.settings.maxWindow, viewLimits: hub.settings.viewLimits)
             if location.path.isRoot && location.window == nil { names.append(location.model) } else { locations.append(location) }
         }
         for location in locations {

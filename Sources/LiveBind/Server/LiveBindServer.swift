@@ -63,7 +63,8 @@ public final class LiveBindServer: Sendable {
          cluster: ClusterNode? = nil, history: HistoryDatabase? = nil) {
         precondition(bindings == nil || bindings!.store === store, "the binding registry must belong to the served store")
         self.store = store
-        self.bindings = bindings ?? BindingRegistry(store: store, maxBindings: configuration.limits.maxBindings)
+        self.bindings = bindings ?? BindingRegistry(store: store, transforms: TransformRegistry(viewLimits: configuration.streams.viewLimits),
+                                                         maxBindings: configuration.limits.maxBindings)
         self.configuration = configuration
         self.logger = logger
         self.database = database
@@ -96,7 +97,8 @@ public final class LiveBindServer: Sendable {
             streamBufferLimit: configuration.streams.streamBufferLimit, maxUnsentBytes: configuration.streams.maxUnsentBytes,
             maxStreams: configuration.streams.maxStreams,
             maxSubscriptions: configuration.streams.maxSubscriptions, maxWindow: configuration.streams.maxWindow,
-            maxViews: configuration.streams.maxViews, maxViewRows: configuration.streams.maxViewRows, beforeAppend: configuration.beforeEventAppend,
+            maxViews: configuration.streams.maxViews, maxViewRows: configuration.streams.maxViewRows,
+            viewLimits: configuration.streams.viewLimits, beforeAppend: configuration.beforeEventAppend,
             whileArranging: configuration.whileArrangingView))
         let verifier = try configuration.access.policy.jwt.map { settings throws(ServerError) in try JWTVerifier(settings: settings) }
         let sessions = configuration.access.policy.requiresTokens

@@ -8,6 +8,8 @@ public enum BindingError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownTransform(String)
     /// A transform parameter is missing or has the wrong type.
     case invalidParameter(transform: String, parameter: String, reason: String)
+    /// A `view` transform's query is past one of the registry's ``ViewQuery/Limits`` (`bound`).
+    case queryTooLarge(transform: String, parameter: String, reason: String, bound: ViewQuery.Bound)
     /// A two-way binding needs a transform that can be reversed.
     case notReversible(transform: String)
     /// The binding would close a loop of bindings that cannot settle.
@@ -41,7 +43,8 @@ public enum BindingError: Error, Equatable, Sendable, CustomStringConvertible {
                 + issues.map(\.description).joined(separator: "; ")
         case .unknownTransform(let name):
             "no transform named '\(name)' is registered (register it with TransformRegistry.register)"
-        case .invalidParameter(let transform, let parameter, let reason):
+        case .invalidParameter(let transform, let parameter, let reason),
+             .queryTooLarge(let transform, let parameter, let reason, _):
             "transform '\(transform)': parameter '\(parameter)' \(reason)"
         case .notReversible(let transform):
             "transform '\(transform)' has no reverse, so it cannot be used in a two-way binding; use mode oneWay"

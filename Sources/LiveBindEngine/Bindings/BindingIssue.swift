@@ -22,6 +22,9 @@ public struct BindingIssue: Sendable, Equatable, CustomStringConvertible {
         if case .invalidParameter(_, let parameter, _) = error {
             return BindingIssue(position: join(position, parameter), reason: error.description)
         }
+        if case .queryTooLarge(_, let parameter, _, _) = error {
+            return BindingIssue(position: join(position, parameter), reason: error.description)
+        }
         return BindingIssue(position: position, reason: error.description)
     }
 

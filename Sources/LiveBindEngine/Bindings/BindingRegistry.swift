@@ -114,6 +114,10 @@ public final class BindingRegistry: Sendable {
     }
 
     private static func placed(_ error: BindingError, _ position: String) -> BindingError {
+        // Kept as it is, so that the server's answer names the limit passed.
+        if case .queryTooLarge(let transform, let parameter, let reason, let bound) = error {
+            return .queryTooLarge(transform: transform, parameter: BindingIssue.join(position, parameter), reason: reason, bound: bound)
+        }
         let issue = BindingIssue.from(error, at: position)
         return .invalidSpec(position: issue.position, reason: issue.reason)
     }

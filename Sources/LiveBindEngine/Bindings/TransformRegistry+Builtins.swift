@@ -2,7 +2,7 @@ import Collections
 
 extension TransformRegistry {
     /// Registers `identity`, `format`, `scale`, `not`, `threshold`, `lookup` and the array aggregates.
-    func registerBuiltins() {
+    func registerBuiltins(viewLimits: ViewQuery.Limits) {
         register("identity") { parameters throws(BindingError) in
             try parameters.allowOnly([])
             return Transform(name: "identity", forward: { $0 }, reverse: { $0 })
@@ -55,8 +55,11 @@ extension TransformRegistry {
             }
             let (filter, order, offset, limit) = (try text("where"), try text("order"), try count("offset") ?? 0, try count("limit"))
             do throws(ViewQueryError) {
-                return Transform(view: try ViewQuery(where: filter, order: order, offset: offset, limit: limit))
+                return Transform(view: try ViewQuery(where: filter, order: order, offset: offset, limit: limit, limits: viewLimits))
             } catch {
+                if let bound = error.exceeded {
+                    throw .queryTooLarge(transform: "view", parameter: error.part, reason: error.reason, bound: bound)
+                }
                 throw .invalidParameter(transform: "view", parameter: error.part, reason: error.reason)
             }
         }

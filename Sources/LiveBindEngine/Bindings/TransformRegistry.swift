@@ -12,10 +12,11 @@ public final class TransformRegistry: Sendable {
 
     private let factories: OrderedMutex<[String: Factory]>
 
-    /// A registry with the built-ins (or empty, for `builtins: false`).
-    public init(builtins: Bool = true) {
+    /// A registry with the built-ins (or empty, for `builtins: false`); the `view` transform refuses
+    /// queries past `viewLimits`.
+    public init(builtins: Bool = true, viewLimits: ViewQuery.Limits = ViewQuery.Limits()) {
         factories = OrderedMutex([:])
-        if builtins { registerBuiltins() }
+        if builtins { registerBuiltins(viewLimits: viewLimits) }
     }
 
     /// Registers (or replaces) a transform factory under `name`.

@@ -4,27 +4,81 @@ public struct ViewQueryError: Error, Sendable, Equatable, CustomStringConvertibl
     public var part: String
     /// What is wrong, and where.
     public var reason: String
+    /// The bound the query passed, when that is what is wrong.
+    public var exceeded: ViewQuery.Bound?
+
+    /// A query refused for `reason` in `part`, past `exceeded` when that is why.
+    public init(part: String, reason: String, exceeded: ViewQuery.Bound? = nil) {
+        self.part = part
+        self.reason = reason
+        self.exceeded = exceeded
+    }
 
     /// `part: reason`.
     public var description: String { "\(part): \(reason)" }
 }
 
 extension ViewQuery {
+    /// How large a written query may be, so that evaluating it costs at most `maxTerms` comparisons
+    /// per element, each of a value no longer than `maxBytes`: a view over n elements costs
+    /// O(n × maxTerms) comparisons to arrange (and one element's change O(maxTerms)).
+    public struct Limits: Sendable, Hashable {
+        /// Most values a filter compares an element with, in all: one per comparison, and one per
+        /// value of an `in` list.
+        public var maxTerms: Int
+        /// Most values in one `in` list.
+        public var maxInValues: Int
+        /// Most bytes of the written `where` and `order` together.
+        public var maxBytes: Int
+
+        /// Bounds with the defaults an operator would choose (the server's `--max-view-terms`,
+        /// `--max-view-in`, `--max-view-query-bytes`).
+        public init(maxTerms: Int = 256, maxInValues: Int = 128, maxBytes: Int = 8192) {
+            self.maxTerms = maxTerms
+            self.maxInValues = maxInValues
+            self.maxBytes = maxBytes
+        }
+    }
+
+    /// A bound of ``Limits`` a query passed, and its value.
+    public struct Bound: Sendable, Hashable {
+        /// Which bound.
+        public enum Kind: String, Sendable, Hashable {
+            /// ``Limits/maxTerms``.
+            case terms
+            /// ``Limits/maxInValues``.
+            case inValues
+            /// ``Limits/maxBytes``.
+            case bytes
+        }
+        /// Which bound.
+        public var kind: Kind
+        /// Its value.
+        public var limit: Int
+    }
+
     /// The view written as `where` (a filter), `order` (sort keys) and a window: docs/Bindings.md,
-    /// "Views". Throws ``ViewQueryError`` naming the part and the place that is wrong.
+    /// "Views". Throws ``ViewQueryError`` naming the part and the place that is wrong, with
+    /// ``ViewQueryError/exceeded`` set when the query is past one of `limits`.
     ///
     /// ```swift
     /// let open = try ViewQuery(where: "and(status:eq:open,total:ge:100)", order: "-time", limit: 50)
     /// ```
-    public init(where filter: String?, order: String? = nil, offset: Int = 0, limit: Int? = nil) throws(ViewQueryError) {
+    public init(where filter: String?, order: String? = nil, offset: Int = 0, limit: Int? = nil, limits: Limits = Limits()) throws(ViewQueryError) {
+        let bytes = (filter?.utf8.count ?? 0) + (order?.utf8.count ?? 0)
+        guard bytes <= limits.maxBytes else {
+            throw ViewQueryError(part: filter == nil ? "order" : "where",
+                                 reason: "the query is \(bytes) bytes; at most \(limits.maxBytes)",
+                                 exceeded: Bound(kind: .bytes, limit: limits.maxBytes))
+        }
         var predicate: ViewPredicate?
         if let filter {
-            var parser = ViewQueryParser(filter, part: "where")
+            var parser = ViewQueryParser(filter, part: "where", limits: limits)
             predicate = try parser.parseFilter()
         }
         var keys: [SortKey] = []
         if let order {
-            var parser = ViewQueryParser(order, part: "order")
+            var parser = ViewQueryParser(order, part: "order", limits: limits)
             keys = try parser.parseOrder()
         }
         guard (0...Self.maxOffset).contains(offset) else {
@@ -42,11 +96,13 @@ struct ViewQueryParser {
     private let text: [UInt8]
     private let part: String
     private var position = 0
+    private let limits: ViewQuery.Limits
     private var terms = 0
 
-    init(_ text: String, part: String) {
+    init(_ text: String, part: String, limits: ViewQuery.Limits = ViewQuery.Limits()) {
         self.text = Array(text.utf8)
         self.part = part
+        self.limits = limits
     }
 
     /// `expr`: the whole text.
@@ -93,8 +149,7 @@ struct ViewQueryParser {
     }
 
     private mutating func term() throws(ViewQueryError) -> ViewPredicate {
-        terms += 1
-        guard terms <= ViewQuery.maxTerms else { throw error("more than \(ViewQuery.maxTerms) conditions") }
+        try countTerm()
         let path = try self.path(until: [UInt8(ascii: ":")])
         try expect(":")
         let start = position
@@ -109,7 +164,13 @@ struct ViewQueryParser {
         if op == .in {
             try expect("(")
             repeat {
-                if !values.isEmpty { position += 1 }
+                if !values.isEmpty {
+                    position += 1
+                    try countTerm()
+                }
+                guard values.count < limits.maxInValues else {
+                    throw error("an in list of more than \(limits.maxInValues) values", .inValues, limits.maxInValues)
+                }
                 values.append(try value())
             } while peek == UInt8(ascii: ",")
             try expect(")")
@@ -193,7 +254,16 @@ struct ViewQueryParser {
         position += symbol.utf8.count
     }
 
-    private func error(_ reason: String) -> ViewQueryError {
-        ViewQueryError(part: part, reason: "\(reason) at character \(position + 1)")
+    /// Counts one more value to compare with, against ``ViewQuery/Limits/maxTerms``.
+    private mutating func countTerm() throws(ViewQueryError) {
+        terms += 1
+        guard terms <= limits.maxTerms else {
+            throw error("more than \(limits.maxTerms) values to compare with (one per condition and per in value)", .terms, limits.maxTerms)
+        }
+    }
+
+    private func error(_ reason: String, _ kind: ViewQuery.Bound.Kind? = nil, _ limit: Int = 0) -> ViewQueryError {
+        ViewQueryError(part: part, reason: "\(reason) at character \(position + 1)",
+                       exceeded: kind.map { ViewQuery.Bound(kind: $0, limit: limit) })
     }
 }

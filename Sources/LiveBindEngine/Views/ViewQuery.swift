@@ -38,8 +38,6 @@ public struct ViewQuery: Sendable, Hashable {
         self.limit = limit
     }
 
-    /// Most terms (comparisons) a filter holds.
-    public static let maxTerms = 64
     /// Most levels of `and`/`or`/`not` a filter nests.
     public static let maxNesting = 16
     /// Most sort keys.
@@ -162,15 +160,24 @@ public indirect enum ViewPredicate: Sendable, Hashable {
             case .contains:
                 switch (found, value) {
                 case (.array(let elements), _): return elements.contains(value)
-                case (.string(let text), .string(let part)): return text.unicodeScalars.contains(part.unicodeScalars)
+                case (.string(let text), .string(let part)):
+                    var search = ScalarSearch(Array(part.unicodeScalars))
+                    for scalar in text.unicodeScalars where search.feed(scalar) { return true }
+                    return search.found
                 default: return false
                 }
             case .prefix:
                 guard case .string(let text) = found, case .string(let start) = value else { return false }
                 return text.unicodeScalars.starts(with: start.unicodeScalars)
             case .match:
+                // Case-folded scalar by scalar as the search runs: the element's string is never copied
+                // (lowercasing it whole took a copy of it per `match` term and element).
                 guard case .string(let text) = found, case .string(let part) = value else { return false }
-                return text.lowercased().unicodeScalars.contains(part.lowercased().unicodeScalars)
+                var wanted: [Unicode.Scalar] = []
+                for scalar in part.unicodeScalars { scalar.appendLowercased(to: &wanted) }
+                var search = ScalarSearch(wanted)
+                for scalar in text.unicodeScalars where scalar.feedLowercased(to: &search) { return true }
+                return search.found
             case .in:
                 return values.contains(found)
             }
@@ -242,24 +249,55 @@ enum ViewOrdering {
     }
 }
 
-extension Sequence where Element == Unicode.Scalar {
-    /// Whether `part` occurs in it: Knuth–Morris–Pratt, linear in both lengths (a naive search of a
-    /// long text for a long, almost matching string costs their product).
-    fileprivate func contains(_ part: String.UnicodeScalarView) -> Bool {
-        let wanted = Array(part)
-        guard !wanted.isEmpty else { return true }
-        var fallback = [0], matched = 0
-        for index in 1..<wanted.count {
+/// A search for one string of Unicode scalars in a text fed to it scalar by scalar: Knuth–Morris–Pratt,
+/// linear in both lengths (a naive search of a long text for a long, almost matching string costs
+/// their product).
+struct ScalarSearch {
+    private let wanted: [Unicode.Scalar]
+    private var fallback: [Int]
+    private var matched = 0
+    /// Whether the text fed so far holds the string.
+    private(set) var found: Bool
+
+    init(_ wanted: [Unicode.Scalar]) {
+        self.wanted = wanted
+        found = wanted.isEmpty
+        fallback = [0]
+        var matched = 0
+        for index in wanted.indices.dropFirst() {
             while matched > 0 && wanted[index] != wanted[matched] { matched = fallback[matched - 1] }
             if wanted[index] == wanted[matched] { matched += 1 }
             fallback.append(matched)
         }
-        matched = 0
-        for scalar in self {
-            while matched > 0 && scalar != wanted[matched] { matched = fallback[matched - 1] }
-            if scalar == wanted[matched] { matched += 1 }
-            if matched == wanted.count { return true }
+    }
+
+    /// Takes the text's next scalar; true once the string has been found.
+    mutating func feed(_ scalar: Unicode.Scalar) -> Bool {
+        if found { return true }
+        while matched > 0 && scalar != wanted[matched] { matched = fallback[matched - 1] }
+        if scalar == wanted[matched] { matched += 1 }
+        if matched == wanted.count { found = true }
+        return found
+    }
+}
+
+extension Unicode.Scalar {
+    /// Appends the scalar lowercased, as `String.lowercased()` maps it (one scalar may become several).
+    fileprivate func appendLowercased(to scalars: inout [Unicode.Scalar]) {
+        if isASCII {
+            scalars.append(value >= 0x41 && value <= 0x5A ? Unicode.Scalar(UInt8(value) + 0x20) : self)
+        } else if properties.changesWhenLowercased {
+            scalars.append(contentsOf: properties.lowercaseMapping.unicodeScalars)
+        } else {
+            scalars.append(self)
         }
+    }
+
+    /// Feeds the scalar lowercased (as `appendLowercased`) to `search`; true once it found its string.
+    fileprivate func feedLowercased(to search: inout ScalarSearch) -> Bool {
+        if isASCII { return search.feed(value >= 0x41 && value <= 0x5A ? Unicode.Scalar(UInt8(value) + 0x20) : self) }
+        guard properties.changesWhenLowercased else { return search.feed(self) }
+        for scalar in properties.lowercaseMapping.unicodeScalars where search.feed(scalar) { return true }
         return false
     }
 }

@@ -49,7 +49,7 @@ extension LiveBindServer.Configuration {
         .init("stream-buffer-limit", "Streams", .integer(\.streams.streamBufferLimit, 0...Int.max, unit: "BYTES"),
               "Most bytes of snapshots and events a stream may hold unsent while its client reads nothing; past it the stream is closed."),
         .init("max-unsent-bytes", "Streams", .integer(\.streams.maxUnsentBytes, 1...Int.max, unit: "BYTES"),
-              "Most bytes of snapshots and events all streams together may hold unsent (each shared frame counted once); past it streams whose clients read nothing are closed, fattest first, and new streams get 503."),
+              "Most bytes of snapshots, replays and events all streams together may hold unsent (each shared frame counted once, a snapshot before it is made); past it streams whose clients read nothing are closed, fattest first, and new streams get 503 (413 when their own snapshots reach it)."),
         .init("max-subscriptions", "Streams", .integer(\.streams.maxSubscriptions, 1...Int.max, unit: "N"),
               "Most sub values (locations and windows) on one event stream (422 past it)."),
         .init("max-window", "Streams", .integer(\.streams.maxWindow, 1...Int.max, unit: "N"),
@@ -58,6 +58,12 @@ extension LiveBindServer.Configuration {
               "Most distinct views (sub=…;where=…;order=…) the streams show at once, each keeping its array arranged; a stream asking for another gets 503."),
         .init("max-view-rows", "Streams", .integer(\.streams.maxViewRows, 1...Int.max, unit: "N"),
               "Most array elements all views together keep arranged (about 200 bytes each); a stream asking for a view past it gets 503, and as arrays grow the largest views past it end their streams."),
+        .init("max-view-terms", "Streams", .integer(\.streams.maxViewTerms, 1...Int.max, unit: "N"),
+              "Most values one view's where compares an element with (one per condition, one per in value): a view of n rows costs at most n times this many comparisons (422 past it; view bindings too)."),
+        .init("max-view-in", "Streams", .integer(\.streams.maxViewInValues, 1...Int.max, unit: "N"),
+              "Most values in one in(…) list of a view's where (422 past it; view bindings too)."),
+        .init("max-view-query-bytes", "Streams", .integer(\.streams.maxViewQueryBytes, 1...Int.max, unit: "BYTES"),
+              "Most bytes of one view's where and order together (422 past it; view bindings too)."),
     ]
 
     private static let limits: [Setting<Self>] = [

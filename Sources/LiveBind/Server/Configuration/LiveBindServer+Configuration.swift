@@ -162,6 +162,8 @@ extension LiveBindServer {
             /// Most bytes of snapshots and events all streams together may hold unsent, each frame counted
             /// once however many streams share it: past it, streams whose clients read nothing are closed,
             /// fattest first, and a new stream that still finds it spent gets 503 with `Retry-After`.
+            /// Snapshots are charged before they are made: a stream whose own snapshots (or replay)
+            /// reach it gets 413.
             public var maxUnsentBytes: Int = 256 << 20
             /// Most `sub` values (locations and windows) one event stream may have; more get 422.
             public var maxSubscriptions: Int = 64
@@ -174,6 +176,19 @@ extension LiveBindServer {
             /// stream asking for a view past it gets 503, and as arrays grow the largest views past it
             /// end their streams.
             public var maxViewRows: Int = 1_000_000
+            /// Most values one view's filter compares an element with (one per condition, one per
+            /// value of an `in` list), so arranging a view of n elements costs at most n times this
+            /// many comparisons; more get 422. Bindings' `view` transforms too.
+            public var maxViewTerms: Int = 256
+            /// Most values in one `in` list of a view's filter; more get 422.
+            public var maxViewInValues: Int = 128
+            /// Most bytes of one view's written `where` and `order` together; more get 422.
+            public var maxViewQueryBytes: Int = 8192
+
+            /// The bounds every view query is parsed with (streams and bindings).
+            public var viewLimits: ViewQuery.Limits {
+                ViewQuery.Limits(maxTerms: maxViewTerms, maxInValues: maxViewInValues, maxBytes: maxViewQueryBytes)
+            }
 
             /// The defaults.
             public init() {}

@@ -70,6 +70,10 @@ extension Problem {
             var problem = Problem(status: 422, kind: "limit-exceeded", title: "Unprocessable Content", detail: detail)
             problem.limit = (setting: "max-window", value: limit)
             return problem
+        case .viewQueryTooLarge(_, _, let setting, let limit):
+            var problem = Problem(status: 422, kind: "limit-exceeded", title: "Unprocessable Content", detail: detail)
+            problem.limit = (setting: setting, value: limit)
+            return problem
         case .conflictingSubscription, .unknownSubscription:
             return Problem(status: 422, kind: "invalid-subscription", title: "Unprocessable Content", detail: detail)
         case .patchNotApplicable:
@@ -89,6 +93,11 @@ extension Problem {
         case .tooManyStreams, .tooManyStreamsFromAddress, .unsentBytesSpent, .shuttingDown:
             var problem = Problem(status: 503, kind: "unavailable", title: "Service Unavailable", detail: detail)
             problem.headers.add("Retry-After", "5")
+            if case .unsentBytesSpent(let limit) = error { problem.limit = (setting: "max-unsent-bytes", value: limit) }
+            return problem
+        case .snapshotsTooLarge(_, let limit):
+            var problem = Problem(status: 413, kind: "limit-exceeded", title: "Content Too Large", detail: detail)
+            problem.limit = (setting: "max-unsent-bytes", value: limit)
             return problem
         case .tooManyViews(let limit), .tooManyViewRows(let limit):
             var problem = Problem(status: 503, kind: "unavailable", title: "Service Unavailable", detail: detail)
@@ -171,6 +180,11 @@ extension Problem {
         case .store(let inner): return from(inner)
         case .bindingNotFound: return Problem(status: 404, kind: "not-found", title: "Not Found", detail: detail)
         case .duplicateID: return Problem(status: 409, kind: "conflict", title: "Conflict", detail: detail)
+        case .queryTooLarge(_, _, _, let bound):
+            var problem = Problem(status: 422, kind: "limit-exceeded", title: "Unprocessable Content",
+                                  detail: "\(detail) (--\(bound.setting))")
+            problem.limit = (setting: bound.setting, value: bound.limit)
+            return problem
         case .tooManyBindings:
             return Problem(status: 422, kind: "limit-exceeded", title: "Unprocessable Content",
                            detail: "\(detail); raise it with --max-bindings")

@@ -31,6 +31,9 @@ import LiveBindEngine
     case tooManyViewRows(limit: Int)
     /// The streams together hold `--max-unsent-bytes` unsent, even after cutting those that read nothing.
     case unsentBytesSpent(limit: Int)
+    /// The snapshots (or the `since=` replay) one request asks for (`bytes`, measured before they are
+    /// made) reach `--max-unsent-bytes` on their own: the request can never be served as it is.
+    case snapshotsTooLarge(bytes: Int, limit: Int)
     /// The client's address holds `--max-streams-per-address` event streams already.
     case tooManyStreamsFromAddress(limit: Int)
     /// The session table holds `--max-sessions` live sessions, none of them the token's; the soonest
@@ -44,6 +47,8 @@ import LiveBindEngine
     case invalidSubscription(String, String)
     /// More `sub` values on one stream than `--max-subscriptions`.
     case tooManySubscriptions(given: Int, limit: Int)
+    /// A view's query past `--max-view-terms`, `--max-view-in` or `--max-view-query-bytes` (`setting`).
+    case viewQueryTooLarge(String, reason: String, setting: String, limit: Int)
     /// A window of more rows than `--max-window`.
     case windowTooLarge(String, rows: Int, limit: Int)
     /// A `sub` the stream cannot take: it overlaps a whole model the stream has, or repeats a location.
@@ -87,6 +92,8 @@ import LiveBindEngine
             "this view would take the elements all views arrange past \(limit) (--max-view-rows); retry later, or share a view another stream shows"
         case .unsentBytesSpent(let limit):
             "the open event streams hold \(limit) bytes unsent (--max-unsent-bytes); retry later"
+        case .snapshotsTooLarge(let bytes, let limit):
+            "what this stream would hold before its client reads (its snapshots, or its since= replay) takes about \(bytes) bytes, more than all streams may hold unsent (\(limit), --max-unsent-bytes); ask for fewer or smaller models, locations, windows or views, or a shorter replay"
         case .tooManyStreamsFromAddress(let limit):
             "too many event streams open from this address (limit \(limit), --max-streams-per-address); close one or retry later"
         case .tooManySessions(let limit, let retryAfter):
@@ -97,6 +104,8 @@ import LiveBindEngine
             "\(given) sub values on one stream; at most \(limit) (--max-subscriptions): open another stream or raise it"
         case .windowTooLarge(let sub, let rows, let limit):
             "sub '\(sub)' asks for a window of \(rows) rows; at most \(limit) (--max-window)"
+        case .viewQueryTooLarge(let sub, let reason, let setting, _):
+            "sub '\(sub)': \(reason) (--\(setting)); ask for a smaller view"
         case .conflictingSubscription(let sub, let reason): "sub '\(sub)' \(reason)"
         case .unknownStream: "no open event stream has this id: it ended, or the id is wrong; use the id of the stream's `stream` event"
         case .unknownSubscription(let sub): "this stream has no sub '\(sub)'; name one of the stream's sub values (without the window)"

@@ -30,8 +30,10 @@ extension EventHub {
     }
 
     /// Whether streams may be given more frames of their own, on top of `extra` bytes about to be
-    /// given: the estimate is under the budget, or a count finds it so. Called with the lock held.
+    /// given and of the frames being made (`State.reservedBytes`): the estimate is under the budget, or
+    /// a count finds it so. Called with the lock held.
     func hasRoom(in state: inout State, adding extra: Int = 0) -> Bool {
+        let extra = extra + state.reservedBytes
         guard state.unsentCounted + state.unsentAdded + extra >= settings.maxUnsentBytes else { return true }
         let total = unsentBytes(in: state)
         (state.unsentCounted, state.unsentAdded) = (total, 0)
@@ -39,10 +41,11 @@ extension EventHub {
     }
 
     /// Cuts the fattest streams whose clients read nothing (not suspended, and nothing written since
-    /// the heartbeat tick before the last) until the total is under the budget; true when it is.
-    /// Called with the lock held.
-    func makeRoom(in state: inout State) -> Bool {
-        if hasRoom(in: &state) { return true }
+    /// the heartbeat tick before the last) until the total, with `extra` bytes about to be made and
+    /// those being made, is under the budget; true when it is. Called with the lock held.
+    func makeRoom(in state: inout State, adding extra: Int = 0) -> Bool {
+        if hasRoom(in: &state, adding: extra) { return true }
+        let extra = extra + state.reservedBytes
         var total = state.unsentCounted   // just counted by `hasRoom`
         defer { state.unsentCounted = total }
         let quietSince = state.heartbeatRound - 2
@@ -54,7 +57,7 @@ extension EventHub {
             cut(subscriber, in: &state)
             state.metrics.budgetCuts += 1
             total = unsentBytes(in: state)
-            if total < settings.maxUnsentBytes { return true }
+            if total + extra < settings.maxUnsentBytes { return true }
         }
         return false
     }

@@ -57,8 +57,20 @@ extension EventHub {
 
     /// Encodes `pending` (without the lock), then queues each frame on its stream, unless the stream
     /// ended or took a newer snapshot of that location meanwhile, and wakes the streams waiting for them.
-    func finishSnapshots(_ pending: [PendingSnapshot]) {
+    ///
+    /// The frames are charged to the budget before they are made (see `reserve`): when they do not
+    /// fit, none is made, the streams they were for end (their clients reconnect with `Last-Event-ID`,
+    /// admitted or refused as any new stream), and the refusal is thrown.
+    func finishSnapshots(_ pending: [PendingSnapshot]) throws(RequestError) {
         guard !pending.isEmpty else { return }
+        let bytes = Self.measure(pending)
+        do {
+            try reserve(bytes)
+        } catch {
+            endStreams(awaiting: pending)
+            throw error
+        }
+        defer { release(bytes) }
         let frames = pending.map { snapshot in
             var bytes: [UInt8] = []
             EventEncoder.appendLocationSnapshot(model: snapshot.key.model, revision: snapshot.revision,
@@ -88,6 +100,27 @@ extension EventHub {
                 }
                 // Held back, not at the log's end: woken where it stands.
                 if subscriber.pendingSnapshots == 0, state.suspended.contains(snapshot.stream) {
+                    state.suspended.remove(snapshot.stream)
+                    if let connection = subscriber.connection { wake.append(connection) }
+                }
+            }
+            return wake
+        }
+        for connection in wake { connection.resume() }
+    }
+
+    /// Ends the streams `pending` were for, which will not get them: each drops what it holds, and one
+    /// held back waiting for them is woken to end.
+    private func endStreams(awaiting pending: [PendingSnapshot]) {
+        let wake: [any HTTPStreamConnection] = state.withLock { state in
+            var wake: [any HTTPStreamConnection] = []
+            var ended = Set<Int>()
+            for snapshot in pending {
+                guard let subscriber = state.subscribers[snapshot.stream] else { continue }
+                subscriber.pendingSnapshots -= 1
+                subscriber.end()
+                if ended.insert(snapshot.stream).inserted { state.metrics.budgetCuts += 1 }
+                if state.suspended.contains(snapshot.stream) {
                     state.suspended.remove(snapshot.stream)
                     if let connection = subscriber.connection { wake.append(connection) }
                 }

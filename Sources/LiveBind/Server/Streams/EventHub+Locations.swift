@@ -351,7 +351,8 @@ extension EventHub {
             return (subscriber.connection, pending)
         }
         wake?.resume()
-        if let pending { finishSnapshots([pending]) }
+        // Its snapshot past the budget: the stream ends (see `finishSnapshots`) and the move is refused.
+        if let pending { try finishSnapshots([pending]) }
     }
 
     /// 128 random bits, base64url without padding (22 characters): unguessable, so it is the capability.

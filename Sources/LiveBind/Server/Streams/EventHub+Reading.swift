@@ -16,7 +16,16 @@ extension EventHub {
                 return result
             case .resync(let reason, let models):
                 if !restart(id, reason: reason, key: snapshotKey(for: models), from: nil) {
-                    _ = restart(id, reason: reason, key: nil, from: encodeSnapshot(models: models))
+                    // A fresh snapshot is charged to the budget before it is made; when it does not
+                    // fit, the stream ends (its client reconnects with `Last-Event-ID`).
+                    let cut = snapshotCut(models: models)
+                    do throws(RequestError) {
+                        try reserve(cut.bytes)
+                    } catch {
+                        end(id)
+                        continue
+                    }
+                    _ = restart(id, reason: reason, key: nil, from: encodeSnapshot(cut), reserved: cut.bytes)
                 }
             }
         }
@@ -25,9 +34,12 @@ extension EventHub {
     /// Gives subscriber `id` `resync` and snapshots: `fresh` (or one another stream shared meanwhile),
     /// or without `fresh` only a shared one with content `key`. False when there was none to share.
     /// Never a snapshot older than an id the stream sent: its ids would go backwards.
+    ///
+    /// `reserved`: the bytes charged to the budget for `fresh`, given back once it is queued.
     private func restart(_ id: Int, reason: ResyncReason, key: SnapshotKey?,
-                         from fresh: (frame: EventFrame, key: SnapshotKey)?) -> Bool {
+                         from fresh: (frame: EventFrame, key: SnapshotKey)?, reserved: Int = 0) -> Bool {
         let pending: [PendingSnapshot]? = state.withLock { state in
+            release(reserved, in: &state)
             guard let subscriber = state.subscribers[id] else { return [] }
             let notBefore = subscriber.lastSentID
             let snapshot = if let fresh { adopt(fresh, notBefore: notBefore, in: &state) }
@@ -40,8 +52,18 @@ extension EventHub {
             return snapshotLocations(of: subscriber, id: id, in: &state)
         }
         guard let pending else { return false }
-        finishSnapshots(pending)
+        // Refused: the stream ended, and its next step says so.
+        try? finishSnapshots(pending)
         return true
+    }
+
+    /// Ends stream `id` from its own read: it drops what it holds, and its next step ends the response.
+    private func end(_ id: Int) {
+        state.withLock { state in
+            guard let subscriber = state.subscribers[id] else { return }
+            subscriber.end()
+            state.metrics.budgetCuts += 1
+        }
     }
 
     private func step(_ id: Int, _ buffer: UnsafeMutableRawBufferPointer,

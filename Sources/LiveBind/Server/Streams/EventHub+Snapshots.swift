@@ -17,13 +17,33 @@ extension EventHub {
         return SnapshotKey(filter: models, included: existing)
     }
 
-    /// One consistent cut of the models `models` lets through, as one frame: a `snapshot` event per
-    /// model, all with the cut's id (the frame's `sequence`), and the key of what it holds. Takes the
-    /// store's lock, not the hub's.
-    func encodeSnapshot(models: ModelFilter) -> (frame: EventFrame, key: SnapshotKey) {
+    /// What a fresh snapshot of the models a filter lets through shows: one consistent cut.
+    struct SnapshotCut: Sendable {
+        let sequence: UInt64
+        let models: ModelFilter
+        let wanted: [ModelSnapshot]
+
+        /// An upper bound of the bytes its frame takes (the values' `countedSize`, and room for each
+        /// event's name, id, model and revision): what is charged to the budget before it is encoded.
+        /// Walks the values: call it without the hub's lock.
+        var bytes: Int {
+            wanted.reduce(0) { $0 + $1.value.countedSize + 128 + 2 * $1.name.utf8.count }
+        }
+    }
+
+    /// The cut a fresh snapshot for `models` is made from. Takes the store's lock, not the hub's;
+    /// the values are shared with the store (copy-on-write), nothing is copied.
+    func snapshotCut(models: ModelFilter) -> SnapshotCut {
         let cut = store.visibleSnapshot(models: models.names.map { Array($0) })
+        return SnapshotCut(sequence: cut.sequence, models: models, wanted: cut.models.filter { models.wants($0.name) })
+    }
+
+    /// `cut` as one frame: a `snapshot` event per model, all with the cut's id (the frame's
+    /// `sequence`), and the key of what it holds.
+    func encodeSnapshot(_ cut: SnapshotCut) -> (frame: EventFrame, key: SnapshotKey) {
+        let models = cut.models
         var bytes: [UInt8] = []
-        let wanted = cut.models.filter { models.wants($0.name) }
+        let wanted = cut.wanted
         var idLineAt = 0
         for (index, model) in wanted.enumerated() {
             // One cut, one id: on its last event, so a client that drops inside the cut resumes before it.

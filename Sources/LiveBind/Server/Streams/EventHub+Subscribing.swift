@@ -73,8 +73,19 @@ extension EventHub {
         }
         if let id { return id }
         try checkAdmission()
-        let fresh = encodeSnapshot(models: models)
-        return try register(locations, announced, arranged) { state in starting(at: adopt(fresh, in: &state), in: &state) }!
+        // Charged to the budget before it is made: a snapshot larger than it is refused (413).
+        let cut = snapshotCut(models: models)
+        let bytes = cut.bytes
+        try reserve(bytes)
+        var reserved = bytes
+        defer { release(reserved) }
+        let fresh = encodeSnapshot(cut)
+        return try register(locations, announced, arranged) { state in
+            // Queued now, so counted as unsent: no longer charged twice (the locations' snapshots follow).
+            release(reserved, in: &state)
+            reserved = 0
+            return starting(at: adopt(fresh, in: &state), in: &state)
+        }!
     }
 
     /// Throws unless a new stream may open: the server is running, under `maxStreams`, and under the
@@ -113,7 +124,13 @@ extension EventHub {
             return (state.nextID, attach(state.nextID, subscriber, arranged: arranged, in: &state))
         }
         guard let registered else { return nil }
-        finishSnapshots(registered.pending)
+        do {
+            try finishSnapshots(registered.pending)
+        } catch {
+            // Its snapshots do not fit the budget: the stream was never answered, it goes.
+            close(registered.id)
+            throw error
+        }
         return registered.id
     }
 }

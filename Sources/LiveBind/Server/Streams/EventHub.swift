@@ -33,6 +33,8 @@ final class EventHub: Sendable {
         var maxViews: Int = 256
         /// Most elements all views arrange together.
         var maxViewRows: Int = 1_000_000
+        /// The bounds of a view's query (`--max-view-terms`, `--max-view-in`, `--max-view-query-bytes`).
+        var viewLimits = ViewQuery.Limits()
         var retryMilliseconds: Int = 2000
         /// A test seam: called with each frame before `publish` appends it, outside the lock, on the
         /// thread delivering commits. Nil (one branch per event) except in tests that hold an append back.
@@ -157,6 +159,9 @@ final class EventHub: Sendable {
         /// until they reach the budget (see `makeRoom`).
         var unsentCounted = 0
         var unsentAdded = 0
+        /// Bytes of frames being made for streams (snapshots being encoded, replays not yet sent),
+        /// charged to the budget before they exist (see `reserve`).
+        var reservedBytes = 0
         /// Suspended streams whose next own frame waits for the log to reach its sequence, by stream.
         var awaiting: [Int: UInt64] = [:]
         /// Heartbeat ticks so far (two per heartbeat interval).

@@ -51,24 +51,20 @@ final class EventStream: HTTPStreamBody {
     }
 }
 
-/// The bytes of history replays (`/events?since=`) built and not yet sent, all streams together:
-/// bounded by `--max-unsent-bytes`, like the hub's unsent frames.
+/// The bytes of history replays (`/events?since=`) built and not yet sent: charged to the hub's one
+/// budget for everything streams hold unsent (`--max-unsent-bytes`, see `EventHub.reserve`), so that
+/// replays and the hub's frames together stay under it.
 final class ReplayBudget: Sendable {
-    let limit: Int
-    private let held = Atomic<Int>(0)
+    let hub: EventHub
 
-    init(limit: Int) { self.limit = limit }
+    init(hub: EventHub) { self.hub = hub }
 
-    /// Takes `count` bytes, or throws when they would pass the limit.
+    /// Takes `count` bytes, or throws when they would pass the budget (503), or reach it alone (413).
     func take(_ count: Int) throws(RequestError) {
-        let now = held.add(count, ordering: .relaxed).newValue
-        guard now <= limit else {
-            held.subtract(count, ordering: .relaxed)
-            throw .unsentBytesSpent(limit: limit)
-        }
+        try hub.reserve(count)
     }
 
     func release(_ count: Int) {
-        if count > 0 { held.subtract(count, ordering: .relaxed) }
+        hub.release(count)
     }
 }

@@ -116,7 +116,7 @@ import Testing
         for (filter, order) in [("status:eq", nil), ("status:like:x", nil), ("and(a:eq:1", nil), ("a b:eq:1", nil), ("a..b:eq:1", nil), (":gt:3", nil),
                                 (nil, "a,,b"), (nil, "a;b"), ("x:in:1", nil), ("not(a:eq:1,b:eq:2)", nil),
                                 (String(repeating: "not(", count: 20) + "a:eq:1" + String(repeating: ")", count: 20), nil),
-                                ("or(" + (0..<70).map { "a:eq:\($0)" }.joined(separator: ",") + ")", nil)] as [(String?, String?)] {
+                                ("or(" + (0..<257).map { "a:eq:\($0)" }.joined(separator: ",") + ")", nil)] as [(String?, String?)] {
             #expect(throws: ViewQueryError.self, "\(filter ?? "") \(order ?? "")") { _ = try ViewQuery(where: filter, order: order) }
         }
         #expect(throws: ViewQueryError.self) { _ = try ViewQuery(where: nil, limit: 0) }
