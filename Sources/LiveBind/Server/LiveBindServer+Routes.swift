@@ -14,7 +14,7 @@ extension LiveBindServer {
         let past = HistoryEndpoint(history: history, limits: .init(maxScan: configuration.persistence.historyMaxScan,
                                                                    maxPoints: configuration.persistence.historyMaxPoints),
                                    maxBuckets: configuration.persistence.historyMaxBuckets)
-        let idempotent = IdempotentWrites(table: idempotency, store: store)
+        let idempotent = IdempotentWrites(table: idempotency, store: store, database: cluster == nil ? database : nil)
         let health = access.sessions == nil ? #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
             : #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#
         router.add([.get], "/healthz", access: .open) { [cluster] _, _ in
