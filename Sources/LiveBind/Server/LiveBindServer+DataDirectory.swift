@@ -43,8 +43,7 @@ extension LiveBindServer {
             self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: nil, cluster: node,
                       history: history)
             // Answers to idempotent writes: from the snapshot, then from every commit the node applies.
-            for receipt in snapshot.receipts { idempotency.learn(receipt) }
-            for answer in snapshot.answers { if let receipt = AnswerReceipt(json: answer) { idempotency.learn(receipt) } }
+            learnInOrder(receipts: snapshot.receipts, answers: snapshot.answers.compactMap(AnswerReceipt.init(json:)))
             node.receiptHandler.withLock { [idempotency] in $0 = { idempotency.learn($0) } }
             node.receiptSource.withLock { [idempotency] in
                 $0 = { events, sequence in
@@ -102,7 +101,7 @@ extension LiveBindServer {
         learnInOrder(receipts: database.receipts(since: since), answers: database.answers(since: since).compactMap(AnswerReceipt.init(json:)))
     }
 
-    /// Learns the receipts of a data directory in the order their requests came, commits' and kept
+    /// Learns the receipts of a data directory or a snapshot in the order their requests came, commits' and kept
     /// answers' together: the table then drops what it dropped before the restart (each credential's
     /// own oldest past its share), not whichever kind it happened to learn first.
     private func learnInOrder(receipts: [CommitReceipt], answers: [AnswerReceipt]) {
