@@ -119,7 +119,7 @@ struct Commands {
     static func record(_ write: QueuedWrite) -> JSON {
         .object([
             "key": .string(write.key), "method": .string(write.method), "path": .string(write.path),
-            "body": write.body ?? .null, "has_body": .bool(write.body != nil),
+            "body": write.body ?? .null, "has_body": .bool(write.body.map { _ in true } ?? false),
             "if_match": write.ifMatch.map { .int(Int($0)) } ?? .null,
         ])
     }

@@ -26,7 +26,7 @@ public struct QueuedWrite: Sendable, Equatable {
     var record: JSON {
         var object: OrderedDictionary<String, JSON> = [
             "key": .string(key), "method": .string(method), "path": .string(path), "body": body ?? .null,
-            "has_body": .bool(body != nil), "if_match": ifMatch.map { .int(Int($0)) } ?? .null,
+            "has_body": .bool(body.map { _ in true } ?? false), "if_match": ifMatch.map { .int(Int($0)) } ?? .null,
         ]
         if let contentType { object["content_type"] = .string(contentType) }
         return .object(object)
@@ -47,7 +47,11 @@ public struct QueuedWrite: Sendable, Equatable {
         else { return nil }
         let body = record["body"]
         let hasBody: Bool
-        if case .bool(let given)? = record["has_body"] { hasBody = given } else { hasBody = body != nil && body != .null }
+        switch (record["has_body"], body) {
+        case (.bool(let given)?, _): hasBody = given
+        case (_, .none), (_, .some(.null)): hasBody = false
+        default: hasBody = true
+        }
         var ifMatch: UInt64?
         if case .int(let revision)? = record["if_match"], revision >= 0 { ifMatch = UInt64(revision) }
         self.init(key: key, method: method, path: path, body: hasBody ? (body ?? .null) : nil, ifMatch: ifMatch,
