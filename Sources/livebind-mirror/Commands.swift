@@ -57,7 +57,7 @@ struct Commands {
             return .int(await client.flushQueue())
         case "enqueue":
             try client.enqueue(command["method"]?.stringValue ?? "PUT", command["path"]?.stringValue ?? "",
-                               body: command["body"].flatMap { $0 == .null ? nil : $0 })
+                               body: command["body"])
             return .null
         case "window":
             guard let window = try mirrored().window(of: try shown(target)) else { return .null }
@@ -119,7 +119,8 @@ struct Commands {
     static func record(_ write: QueuedWrite) -> JSON {
         .object([
             "key": .string(write.key), "method": .string(write.method), "path": .string(write.path),
-            "body": write.body ?? .null, "if_match": write.ifMatch.map { .int(Int($0)) } ?? .null,
+            "body": write.body ?? .null, "has_body": .bool(write.body.map { _ in true } ?? false),
+            "if_match": write.ifMatch.map { .int(Int($0)) } ?? .null,
         ])
     }
 }

@@ -70,10 +70,18 @@ enum CommandLine {
             try apply(found, name, value)
             // A settings file's options apply where it stands, as if given there.
             if name == SettingsFile.flag {
-                for (key, setting) in try SettingsFile.entries(value) {
-                    guard let found = find(key) else {
-                        throw ConfigurationError(flag: name, reason: "file '\(value)': \(key) is not an option (--help lists them)")
+                for (written, given) in try SettingsFile.entries(value) {
+                    var key = written
+                    var setting = given
+                    // `no-X` turns off an on/off setting `X`, as on the command line.
+                    if find(key) == nil, key.hasPrefix("no-"), let found = find(String(key.dropFirst(3))), !takesValue(found) {
+                        key = String(key.dropFirst(3))
+                        setting = SettingsFile.negated(given)
                     }
+                    guard let found = find(key) else {
+                        throw ConfigurationError(flag: name, reason: "file '\(value)': \(written) is not an option (--help lists them)")
+                    }
+                    if takesPath(found) { setting = SettingsFile.resolve(setting, from: value) }
                     do {
                         try apply(found, key, setting)
                     } catch {
@@ -100,6 +108,16 @@ enum CommandLine {
         case .command(let setting): setting.valueName != nil
         case .cluster(let setting): setting.valueName != nil
         }
+    }
+
+    /// Whether the setting takes a file or folder name (resolved against a settings file's folder).
+    private static func takesPath(_ found: Found) -> Bool {
+        let unit: String? = switch found {
+        case .server(let setting): setting.valueName
+        case .command(let setting): setting.valueName
+        case .cluster(let setting): setting.valueName
+        }
+        return unit == "FILE" || unit == "DIR"
     }
 
     private static func find(_ name: String) -> Found? {

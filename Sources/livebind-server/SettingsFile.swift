@@ -6,7 +6,9 @@ import LiveBind
 /// Each member names an option by its flag without dashes, as `--help` lists them:
 /// `{"port": 8080, "data": "/var/lib/livebind", "private": true, "token": ["…", "…"]}`. A string,
 /// number or boolean is the option's value (`true`/`false` turn an on/off option on or off); an array
-/// gives a repeatable option each of its values. The same checks apply as on the command line.
+/// gives a repeatable option each of its values; `no-X` turns the on/off option `X` off, as `--no-X`
+/// does. The same checks apply as on the command line, and a key given twice is refused. A relative
+/// path (an option taking a FILE or DIR) is resolved against the file's folder.
 enum SettingsFile {
     /// The flag that reads a settings file.
     static let flag = "settings"
@@ -25,6 +27,9 @@ enum SettingsFile {
         do { document = try JSON(parsing: bytes) } catch { throw refusal("not valid JSON: \(error)") }
         guard let members = document.objectValue else {
             throw refusal("must be a JSON object of options, such as {\"port\": 8080}")
+        }
+        if let twice = firstRepeatedKey(bytes) {
+            throw refusal("\(twice) is given twice: give each option once (an array repeats a repeatable one)")
         }
         var entries: [(String, String)] = []
         for (name, value) in members {
@@ -45,5 +50,58 @@ enum SettingsFile {
             }
         }
         return entries
+    }
+
+    /// The first key the top-level object of `bytes` (valid JSON) holds twice, nil when none is. A JSON
+    /// parser keeps the last of them silently, so `{"private": true, "private": false}` would read as
+    /// public reads.
+    static func firstRepeatedKey(_ bytes: [UInt8]) -> String? {
+        var seen: Set<String> = []
+        var depth = 0
+        var index = 0
+        var expectsKey = false
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                expectsKey = byte == UInt8(ascii: "{") && depth == 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+            case UInt8(ascii: ","):
+                expectsKey = depth == 1
+            case UInt8(ascii: "\""):
+                let start = index
+                index += 1
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                    index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                if expectsKey, let key = (try? JSON(parsing: bytes[start...min(index, bytes.count - 1)]))?.stringValue {
+                    if !seen.insert(key).inserted { return key }
+                    expectsKey = false
+                }
+            default:
+                break
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// `value`, the path a settings file at `file` gives, resolved against the file's folder when it
+    /// is relative: a file names the files beside it wherever the server starts.
+    static func resolve(_ value: String, from file: String) -> String {
+        guard !value.isEmpty, !value.hasPrefix("/"), let slash = file.lastIndex(of: "/") else { return value }
+        return String(file[...slash]) + value
+    }
+
+    /// The on/off value of `--no-X` written as `text` in a file: `{"no-demo": true}` is `--no-demo`,
+    /// `false` the opposite. Another text is passed on, for the option to refuse.
+    static func negated(_ text: String) -> String {
+        switch text {
+        case "on", "true", "yes", "1": "off"
+        case "off", "false", "no", "0": "on"
+        default: text
+        }
     }
 }

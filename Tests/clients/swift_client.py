@@ -23,7 +23,7 @@ import threading
 import time
 import weakref
 
-from livebind_client import Client, ConflictError, LiveBindError
+from livebind_client import NO_BODY, Client, ConflictError, LiveBindError
 
 ANSWER_TIMEOUT = 30
 SYNC_MARGIN = 10
@@ -233,7 +233,7 @@ class SwiftClient:
         """A `SwiftMirror` of `targets`, started."""
         return SwiftMirror(self, targets, heartbeat)
 
-    def request(self, method, path, body=None, content_type="application/json"):
+    def request(self, method, path, body=NO_BODY, content_type="application/json"):
         """One plain request, (status, headers, parsed body): the Python client's."""
         return self._http.request(method, path, body, content_type=content_type)
 
@@ -257,9 +257,12 @@ class SwiftClient:
         """Sends the queued writes in order; returns how many were sent."""
         return self._queue_holder().ask({"op": "flush"})
 
-    def enqueue(self, method, path, body=None):
-        """Keeps a write in the queue file for later."""
-        return self._queue_holder().ask({"op": "enqueue", "method": method, "path": path, "body": body})
+    def enqueue(self, method, path, body=NO_BODY):
+        """Keeps a write in the queue file for later (`None`: a JSON null body; NO_BODY: none)."""
+        command = {"op": "enqueue", "method": method, "path": path}
+        if body is not NO_BODY:
+            command["body"] = body
+        return self._queue_holder().ask(command)
 
     @property
     def rejected(self):

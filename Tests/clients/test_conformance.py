@@ -13,10 +13,10 @@ import time
 import pytest
 
 from client_harness import DroppingProxy, Server
-from livebind_client import Client, ConflictError, LiveBindError
+from livebind_client import NO_BODY, Client, ConflictError, LiveBindError
 
 
-def call(server, method, path, body=None, content_type="application/json"):
+def call(server, method, path, body=NO_BODY, content_type="application/json"):
     client = Client(server.base)
     return client.request(method, path, body, content_type=content_type)
 
@@ -331,6 +331,57 @@ def test_a_line_torn_by_a_crash_is_skipped_and_the_rest_is_sent(client_class, se
     assert server_value(server, "sensor/t") == 7 and client.queued() == []
     client.enqueue("PUT", "/models/sensor/t", 8)
     assert client.flush_queue() == 1 and server_value(server, "sensor/t") == 8
+
+
+def test_null_is_a_value_a_client_writes(client_class, server, proxy, folder):
+    """JSON `null` is a body like any other: a mirror's set sends it (not an empty request, which is
+    415), and so does the offline queue, across a restart of the client, rather than setting it aside."""
+    seed(server)
+    queue = str(folder / "writes.jsonl")
+    client = client_class(proxy.base, queue=queue, retries=0)
+    mirror = client.mirror(TARGETS)
+    try:
+        assert mirror.wait_until_synced(10)
+        assert mirror.set("sensor/t", None)["rev"]
+        assert call(server, "GET", "/models/sensor/t")[:3:2] == (200, None)
+        proxy.drop()
+        assert mirror.set("sensor/meta", None, if_match=False) is None      # offline: queued
+    finally:
+        mirror.close()
+    assert [(entry["body"], entry["has_body"]) for entry in client.queued()] == [(None, True)]
+    proxy.resume()
+    again = client_class(proxy.base, queue=queue)          # the client restarted: the queue file is read
+    assert again.flush_queue() == 1
+    assert again.rejected == [] and again.queued() == []
+    assert call(server, "GET", "/models/sensor/meta")[:3:2] == (200, None)
+
+
+def test_the_queue_file_keeps_a_null_body_apart_from_none_and_reads_older_files(client_class, server, folder):
+    """The queue file is shared by both clients: "has_body" tells a null body from no body; a line
+    written before it (`"body": null` was no body) reads as it did."""
+    seed(server)
+    assert call(server, "PUT", "/models/scratch", {"a": 1})[0] == 201
+    queue = folder / "writes.jsonl"
+    older = [{"key": "old-1", "method": "PUT", "path": "/models/sensor/t", "body": 7, "if_match": None},
+             {"key": "old-2", "method": "DELETE", "path": "/models/scratch/a", "body": None, "if_match": None}]
+    queue.write_text("".join(json.dumps(entry) + "\n" for entry in older))
+    Client(server.base, queue=str(queue)).enqueue("PUT", "/models/sensor/u", None)     # the Python client's line
+    client = client_class(server.base, queue=str(queue))
+    client.enqueue("PUT", "/models/sensor/v", None)
+    client.enqueue("DELETE", "/models/scratch")
+
+    def bodies(entries):
+        return [(e["method"], e["body"], e.get("has_body", e["body"] is not None)) for e in entries]
+    expected = [("PUT", 7, True), ("DELETE", None, False), ("PUT", None, True), ("PUT", None, True),
+                ("DELETE", None, False)]
+    assert bodies(client.queued()) == expected
+    assert bodies(Client(server.base, queue=str(queue)).queued()) == expected   # as the Python client reads it
+    assert client.flush_queue() == 5
+    assert client.rejected == []
+    assert server_value(server, "sensor/t") == 7
+    assert call(server, "GET", "/models/sensor/u")[:3:2] == (200, None)
+    assert call(server, "GET", "/models/sensor/v")[:3:2] == (200, None)
+    assert call(server, "GET", "/models/scratch")[0] == 404
 
 
 def test_tokens_reach_the_stream_and_writes_and_a_refused_stream_stops_the_mirror(client_class, folder):

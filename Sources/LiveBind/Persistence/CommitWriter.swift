@@ -256,8 +256,7 @@ final class CommitWriter: @unchecked Sendable {
         let window = Double(receipts.window.components.seconds)
         try connection.expireReceipts.bind(1, Int64((Date().timeIntervalSince1970 - window) * 1000))
         try connection.expireReceipts.run()
-        try connection.trimReceipts.bind(1, Int64(receipts.capacity))
-        try connection.trimReceipts.run()
+        try StateDatabase.trimFairly(.receipts, capacity: receipts.capacity, connection.database)
         progress.checkpointed(through: cut.sequence)
     }
 
@@ -269,6 +268,7 @@ final class CommitWriter: @unchecked Sendable {
         try connection.appendReceipt.bind(4, Int64(receipt.revision))
         try connection.appendReceipt.bind(5, Int64(receipt.insertIndex ?? -1))
         try connection.appendReceipt.bind(6, Int64(receipt.created * 1000))
+        try connection.appendReceipt.bind(7, StateDatabase.scope(ofTag: receipt.tag))
         try connection.appendReceipt.run()
     }
 

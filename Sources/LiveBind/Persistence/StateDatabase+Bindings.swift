@@ -94,21 +94,20 @@ extension StateDatabase {
     }
 
     /// Writes `answer` in the running transaction, and drops receipts past the idempotency window,
-    /// beyond its capacity, or beyond ``maxAnswerBytes`` together (oldest first).
+    /// beyond its capacity (fairly: ``trimFairly(_:capacity:_:)``), or beyond ``maxAnswerBytes``
+    /// together (oldest first).
     private func keep(_ answer: AnswerRecord?, _ connection: Connection) throws(SQLiteError) {
         guard let answer else { return }
-        let insert = try connection.database.prepare("INSERT INTO answers(created, receipt) VALUES(?1, ?2)")
+        let insert = try connection.database.prepare("INSERT INTO answers(created, receipt, scope) VALUES(?1, ?2, ?3)")
         try insert.bind(1, Int64(answer.created * 1000))
         try insert.bind(2, answer.receipt.encoded())
+        try insert.bind(3, Self.scope(ofTag: answer.receipt.arrayValue?.first?.stringValue ?? ""))
         try insert.run()
         let retention = writer.receipts
         let expire = try connection.database.prepare("DELETE FROM answers WHERE created < ?1")
         try expire.bind(1, Int64((answer.created - Double(retention.window.components.seconds)) * 1000))
         try expire.run()
-        let trim = try connection.database.prepare(
-            "DELETE FROM answers WHERE position <= (SELECT position FROM answers ORDER BY position DESC LIMIT 1 OFFSET ?1)")
-        try trim.bind(1, Int64(retention.capacity))
-        try trim.run()
+        try Self.trimFairly(.answers, capacity: retention.capacity, connection.database)
         let heavy = try connection.database.prepare("""
             DELETE FROM answers WHERE position <= (SELECT position FROM (SELECT position,
                 sum(length(receipt)) OVER (ORDER BY position DESC) AS total FROM answers)

@@ -5,7 +5,7 @@ extension StateDatabase {
         let database: SQLiteConnection
         let begin, commit, rollback: SQLiteStatement
         let appendCommit, upsertModel, deleteModel, saveCheckpoint, trimLog: SQLiteStatement
-        let appendReceipt, expireReceipts, trimReceipts: SQLiteStatement
+        let appendReceipt, expireReceipts: SQLiteStatement
         /// Set when a transaction failed: what happened, for every later write's error.
         var failure: String?
 
@@ -23,10 +23,8 @@ extension StateDatabase {
                 "INSERT INTO meta(key, value) VALUES('checkpoint', ?1) ON CONFLICT(key) DO UPDATE SET value = ?1")
             trimLog = try database.prepare("DELETE FROM log WHERE sequence <= ?1")
             appendReceipt = try database.prepare(
-                "INSERT INTO receipts(sequence, tag, model, revision, insert_index, created) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+                "INSERT INTO receipts(sequence, tag, model, revision, insert_index, created, scope) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)")
             expireReceipts = try database.prepare("DELETE FROM receipts WHERE created < ?1")
-            trimReceipts = try database.prepare(
-                "DELETE FROM receipts WHERE sequence <= (SELECT sequence FROM receipts ORDER BY sequence DESC LIMIT 1 OFFSET ?1)")
         }
     }
 }

@@ -30,7 +30,8 @@ extension StateDatabase {
     /// their commit and kept for the idempotency window; `insert_index` -1 is none, `created` is in
     /// milliseconds since 1970. `answers` keeps the receipts of `/bindings` writes (the answer itself,
     /// `StateDatabase.AnswerRecord`), written in the transaction of their change. Added to format 2
-    /// files as they are opened.
+    /// files as they are opened, and then their `scope` column (whose receipts they are, see
+    /// `addScopes`).
     static let receiptsTable = """
         CREATE TABLE IF NOT EXISTS receipts(sequence INTEGER PRIMARY KEY, tag TEXT NOT NULL, model TEXT NOT NULL,
                                             revision INTEGER NOT NULL, insert_index INTEGER NOT NULL,
@@ -61,6 +62,7 @@ extension StateDatabase {
                     path: path, reason: "format \(format) was written by a newer LiveBind (this one reads \(formatVersion))")
             }
             try database.execute(receiptsTable)
+            try addScopes(database)
             try database.execute(
                 "INSERT INTO meta(key, value) VALUES('format', \(formatVersion)) ON CONFLICT(key) DO UPDATE SET value = \(formatVersion)")
             try database.execute("COMMIT")

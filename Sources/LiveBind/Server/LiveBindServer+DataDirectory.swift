@@ -43,8 +43,7 @@ extension LiveBindServer {
             self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: nil, cluster: node,
                       history: history)
             // Answers to idempotent writes: from the snapshot, then from every commit the node applies.
-            for receipt in snapshot.receipts { idempotency.learn(receipt) }
-            for answer in snapshot.answers { if let receipt = AnswerReceipt(json: answer) { idempotency.learn(receipt) } }
+            learnInOrder(receipts: snapshot.receipts, answers: snapshot.answers.compactMap(AnswerReceipt.init(json:)))
             node.receiptHandler.withLock { [idempotency] in $0 = { idempotency.learn($0) } }
             node.receiptSource.withLock { [idempotency] in
                 $0 = { events, sequence in
@@ -99,8 +98,27 @@ extension LiveBindServer {
                   history: history)
         let window = configuration.limits.idempotencyWindow.components.seconds
         let since = Date().timeIntervalSince1970 - Double(window)
-        for receipt in database.receipts(since: since) { idempotency.learn(receipt) }
-        for answer in database.answers(since: since) { if let receipt = AnswerReceipt(json: answer) { idempotency.learn(receipt) } }
+        learnInOrder(receipts: database.receipts(since: since), answers: database.answers(since: since).compactMap(AnswerReceipt.init(json:)))
+    }
+
+    /// Learns the receipts of a data directory or a snapshot in the order their requests came, commits' and kept
+    /// answers' together: the table then drops what it dropped before the restart (each credential's
+    /// own oldest past its share), not whichever kind it happened to learn first.
+    private func learnInOrder(receipts: [CommitReceipt], answers: [AnswerReceipt]) {
+        enum Learned {
+            case commit(CommitReceipt)
+            case answer(AnswerReceipt)
+        }
+        func created(_ tag: String) -> Double { IdempotencyTicket.parse(tag: tag)?.created.timeIntervalSince1970 ?? 0 }
+        var all = receipts.map { (created: created($0.tag), receipt: Learned.commit($0)) }
+            + answers.map { (created: created($0.tag), receipt: Learned.answer($0)) }
+        all = all.enumerated().sorted { ($0.element.created, $0.offset) < ($1.element.created, $1.offset) }.map(\.element)
+        for item in all {
+            switch item.receipt {
+            case .commit(let receipt): idempotency.learn(receipt)
+            case .answer(let receipt): idempotency.learn(receipt)
+            }
+        }
     }
 
     /// The data directory's history (`--history`), nil without a data directory or with `--history 0`.

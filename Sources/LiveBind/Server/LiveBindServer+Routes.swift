@@ -15,7 +15,7 @@ extension LiveBindServer {
                                                                    maxPoints: configuration.persistence.historyMaxPoints),
                                    maxBuckets: configuration.persistence.historyMaxBuckets,
                                    maxBytes: configuration.persistence.historyMaxBytes)
-        let idempotent = IdempotentWrites(table: idempotency, store: store)
+        let idempotent = IdempotentWrites(table: idempotency, store: store, database: cluster == nil ? database : nil)
         let maxListBytes = configuration.limits.maxListBytes
         let health = access.sessions == nil ? #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
             : #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#

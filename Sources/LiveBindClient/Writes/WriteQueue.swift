@@ -21,10 +21,12 @@ public struct QueuedWrite: Sendable, Equatable {
     /// The body's content type (`application/json` when nil).
     public var contentType: String?
 
+    /// Its line in the queue file. `has_body` tells a JSON `null` body from none (files written
+    /// before it have `"body": null` for none, and are read so).
     var record: JSON {
         var object: OrderedDictionary<String, JSON> = [
             "key": .string(key), "method": .string(method), "path": .string(path), "body": body ?? .null,
-            "if_match": ifMatch.map { .int(Int($0)) } ?? .null,
+            "has_body": .bool(body.map { _ in true } ?? false), "if_match": ifMatch.map { .int(Int($0)) } ?? .null,
         ]
         if let contentType { object["content_type"] = .string(contentType) }
         return .object(object)
@@ -44,9 +46,15 @@ public struct QueuedWrite: Sendable, Equatable {
             let path = record["path"]?.stringValue
         else { return nil }
         let body = record["body"]
+        let hasBody: Bool
+        switch (record["has_body"], body) {
+        case (.bool(let given)?, _): hasBody = given
+        case (_, .none), (_, .some(.null)): hasBody = false
+        default: hasBody = true
+        }
         var ifMatch: UInt64?
         if case .int(let revision)? = record["if_match"], revision >= 0 { ifMatch = UInt64(revision) }
-        self.init(key: key, method: method, path: path, body: body == .null ? nil : body, ifMatch: ifMatch,
+        self.init(key: key, method: method, path: path, body: hasBody ? (body ?? .null) : nil, ifMatch: ifMatch,
                   contentType: record["content_type"]?.stringValue)
     }
 }

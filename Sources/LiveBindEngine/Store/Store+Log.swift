@@ -68,6 +68,15 @@ extension Store {
         return try Self.$commitTag.withValue(CommitTag(tag), operation: body)
     }
 
+    /// As ``withCommitTag(_:_:)``, and whether a commit carried the tag into the log (false: the write
+    /// committed nothing, or there is no log or no tag).
+    package func withCommitTagLogged<R>(_ tag: String?, _ body: () throws -> R) -> (result: Result<R, any Error>, logged: Bool) {
+        guard let tag, log != nil else { return (Result { try body() }, false) }
+        let commitTag = CommitTag(tag)
+        let result = Self.$commitTag.withValue(commitTag) { Result { try body() } }
+        return (result, !commitTag.take())
+    }
+
     /// The tag of the write running on this thread, if any.
     @TaskLocal static var commitTag: CommitTag?
 

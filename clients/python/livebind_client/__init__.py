@@ -11,7 +11,7 @@ queue that survives restarts. Standard library only. See docs/Clients.md.
     mirror.close(); client.close()
 """
 from .errors import ConflictError, LiveBindError
-from .client import Client
+from .client import NO_BODY, Client
 from .mirror import Mirror
 
-__all__ = ["Client", "Mirror", "ConflictError", "LiveBindError"]
+__all__ = ["Client", "Mirror", "ConflictError", "LiveBindError", "NO_BODY"]

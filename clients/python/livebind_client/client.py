@@ -17,6 +17,16 @@ from .errors import ConflictError, LiveBindError
 RETRYABLE = (502, 503, 504)
 
 
+class _NoBody:
+    """The body of a request that has none (a GET, a DELETE): `None` is JSON null, a body like any other."""
+
+    def __repr__(self):
+        return "NO_BODY"
+
+
+NO_BODY = _NoBody()
+
+
 def refused_for_good(status):
     """Whether a refusal means the write will never apply as it is (a queued write so refused is set
     aside: any 4xx), rather than not now (a credential to renew, a busy or failing server)."""
@@ -39,6 +49,15 @@ def retry_after(value):
     if not (0 <= seconds <= 86400):          # also false for nan
         return None
     return min(seconds, 60.0)
+
+
+def queued_body(entry):
+    """The body of a queued write: its "body", even null, when "has_body" is true; none when it is
+    false. A queue file from before "has_body" (the Swift client's too) wrote null for no body."""
+    has_body = entry.get("has_body")
+    if has_body is None:
+        has_body = entry.get("body") is not None
+    return entry.get("body") if has_body is True else NO_BODY
 
 
 class Client:
@@ -78,12 +97,13 @@ class Client:
         headers.update(extra or {})
         return headers
 
-    def request(self, method, path, body=None, headers=None, content_type="application/json"):
-        """One request; returns (status, lower-cased headers, parsed JSON or text). Raises OSError or
+    def request(self, method, path, body=NO_BODY, headers=None, content_type="application/json"):
+        """One request; returns (status, lower-cased headers, parsed JSON or text). `body` is sent as
+        JSON (`None` as `null`); without one (NO_BODY) none is sent. Raises OSError or
         http.client.HTTPException when the server cannot be reached."""
         data = None
         all_headers = self.headers(headers)
-        if body is not None:
+        if body is not NO_BODY:
             data = json.dumps(body).encode()
             all_headers["Content-Type"] = content_type
         connection = self.connect()
@@ -100,9 +120,10 @@ class Client:
             parsed = json.loads(text)
         return response.status, answer_headers, parsed
 
-    def write(self, method, path, body=None, if_match=None, key=None, content_type="application/json"):
-        """A write (`PUT`, `POST`, `PATCH`, `DELETE` on `path`, such as "/models/sensor/t"): returns the
-        server's answer ({"id", "rev"[, "index"]}). It is sent with an `Idempotency-Key` (`key`, else a
+    def write(self, method, path, body=NO_BODY, if_match=None, key=None, content_type="application/json"):
+        """A write (`PUT`, `POST`, `PATCH`, `DELETE` on `path`, such as "/models/sensor/t") of `body`
+        (`None` is JSON null; NO_BODY, the default, sends none): returns the server's answer ({"id",
+        "rev"[, "index"]}). It is sent with an `Idempotency-Key` (`key`, else a
         new one) and sent again with it when the answer is lost (a network error, 502/503/504, or 409
         with Retry-After: the first try still runs), up to `retries` times. Raises ConflictError for
         412 (stale `if_match`), 409 and 422, LiveBindError for other refusals, and OSError when the
@@ -137,11 +158,13 @@ class Client:
 
     # --- the offline queue ------------------------------------------------------------------------
 
-    def enqueue(self, method, path, body=None, if_match=None, key=None):
-        """Keeps a write for later (in order, in the queue file); returns its key."""
+    def enqueue(self, method, path, body=NO_BODY, if_match=None, key=None):
+        """Keeps a write for later (in order, in the queue file); returns its key. `body` as for `write`."""
         if not self.queue_path:
             raise ValueError("this client has no queue file")
-        entry = {"key": key or str(uuid.uuid4()), "method": method, "path": path, "body": body, "if_match": if_match}
+        has_body = body is not NO_BODY
+        entry = {"key": key or str(uuid.uuid4()), "method": method, "path": path,
+                 "body": body if has_body else None, "has_body": has_body, "if_match": if_match}
         with self._locked_queue():
             entries = self._read_queue()
             entries.append(entry)
@@ -165,7 +188,7 @@ class Client:
             while entries and not (stop and stop.is_set()):
                 entry = entries[0]
                 try:
-                    self.write(entry["method"], entry["path"], entry["body"], entry["if_match"], entry["key"],
+                    self.write(entry["method"], entry["path"], queued_body(entry), entry["if_match"], entry["key"],
                                content_type=entry.get("content_type") or "application/json")
                 except LiveBindError as error:
                     if not refused_for_good(error.status):

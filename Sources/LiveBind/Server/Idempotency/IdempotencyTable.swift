@@ -10,12 +10,14 @@ import LiveBindEngine
 /// its commit: SQLite's `receipts` table in the same transaction, the cluster's stream in the same
 /// message), from which every node (and a restarted one) learns its answer: the answer holds wherever
 /// the log does; a `/bindings` write keeps its answer with its change (``AnswerReceipt``). A write
-/// that committed nothing (a refusal, an equal value) is answered again only by the node that answered
-/// it, until it restarts.
+/// that committed nothing (a refusal, an equal value) keeps its answer in a data directory as an
+/// ``AnswerReceipt`` too (`IdempotentWrites`); on a cluster node it is answered again only by the node
+/// that answered it, until it restarts.
 ///
 /// Past ``capacity`` the oldest finished answer goes first, but a credential holding more than an
 /// eighth of the table loses its own oldest instead, so one client cannot push everyone else's keys
-/// out; a request still running keeps its key.
+/// out; a request still running keeps its key. A data directory trims its receipts by the same rule
+/// (`StateDatabase.trimFairly`), so a restart learns the answers this table held.
 final class IdempotencyTable: Sendable {
     /// A stored answer: what the first request got.
     struct Answer: Sendable {

@@ -119,6 +119,9 @@ enum IdempotencyError: Error, Equatable, CustomStringConvertible {
 struct IdempotentWrites: Sendable {
     let table: IdempotencyTable
     let store: Store
+    /// The data directory of a server that is not a cluster node: the answers of keyed writes that
+    /// committed nothing are kept there (see ``keepUncommitted(_:_:)``).
+    let database: StateDatabase?
 
     /// Runs the write `body` once per `Idempotency-Key` (see `IdempotencyTable`): without the header it
     /// just runs; with a key it already answered (the same request), the first answer comes back with
@@ -127,14 +130,44 @@ struct IdempotentWrites: Sendable {
     /// is remembered by this node until it restarts.
     func run(_ request: HTTPRequest, _ grant: AccessControl.Grant, flags: String, tagged: Bool,
              _ body: () throws -> HTTPResponse) throws -> HTTPResponse {
-        try run(request, grant, flags: flags) { ticket in try store.withCommitTag(tagged ? ticket?.tag : nil, body) }
+        try run(request, grant, flags: flags) { ticket in
+            guard tagged, let ticket else { return try body() }
+            let (result, logged) = store.withCommitTagLogged(ticket.tag, body)
+            switch result {
+            case .success(let response): return logged ? response : keepUncommitted(ticket, response)
+            case .failure(let error):
+                if logged { throw error }
+                return keepUncommitted(ticket, Problem.from(error).response)
+            }
+        }
+    }
+
+    /// `response`, the answer of the keyed write `ticket` names that committed nothing (an equal value,
+    /// a refusal), once a data directory keeps it as an ``AnswerReceipt``: a retry after a restart gets
+    /// it again rather than running again over whatever was written since. 503 when it cannot be kept.
+    private func keepUncommitted(_ ticket: IdempotencyTicket, _ response: HTTPResponse) -> HTTPResponse {
+        guard let database, let receipt = AnswerReceipt(tag: ticket.tag, response: response, sequence: 0) else { return response }
+        do {
+            try database.saveAnswer(receipt.record)
+        } catch {
+            return Problem.from(error).response
+        }
+        return response
     }
 
     /// Runs the `/bindings` write `body` once per `Idempotency-Key`, as above; `body` gets the ticket's
     /// tag (nil without the header) to keep with its change, as an ``AnswerReceipt``.
     func runRecording(_ request: HTTPRequest, _ grant: AccessControl.Grant,
                       _ body: (_ tag: String?) throws -> HTTPResponse) throws -> HTTPResponse {
-        try run(request, grant, flags: "") { ticket in try body(ticket?.tag) }
+        try run(request, grant, flags: "") { ticket in
+            do {
+                return try body(ticket?.tag)
+            } catch {
+                // A refusal changed nothing: its answer is kept as that of a model write that committed nothing.
+                guard let ticket else { throw error }
+                return keepUncommitted(ticket, Problem.from(error).response)
+            }
+        }
     }
 
     private func run(_ request: HTTPRequest, _ grant: AccessControl.Grant, flags: String,
