@@ -54,7 +54,9 @@ public struct QueuedWrite: Sendable, Equatable {
         }
         var ifMatch: UInt64?
         if case .int(let revision)? = record["if_match"], revision >= 0 { ifMatch = UInt64(revision) }
-        self.init(key: key, method: method, path: path, body: hasBody ? (body ?? .null) : nil, ifMatch: ifMatch,
+        // Not `hasBody ? … : nil`: JSON is ExpressibleByNilLiteral, so that `nil` would be JSON's null.
+        let kept: JSON? = hasBody ? .some(body ?? .null) : .none
+        self.init(key: key, method: method, path: path, body: kept, ifMatch: ifMatch,
                   contentType: record["content_type"]?.stringValue)
     }
 }
