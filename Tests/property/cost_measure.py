@@ -31,7 +31,7 @@ SMALL = {
     "max-unsent-bytes": 1 * MiB, "stream-buffer-limit": 256 * KiB, "retained-bytes": 1 * MiB,
     "max-list-bytes": 64 * KiB, "max-bindings": 200, "checkpoint-bytes": 1 * MiB,
     "history-max-scan": 20_000, "history-max-points": 10_000, "history-max-buckets": 1_000,
-    "history-max-bytes": 1 * MiB,
+    "history-max-bytes": 1 * MiB, "max-view-rows": 400_000,
 }
 TICK = os.sysconf("SC_CLK_TCK")
 
