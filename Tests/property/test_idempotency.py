@@ -85,8 +85,13 @@ class IdempotentWrites(RuleBasedStateMachine):
         # No id: the server names it, so a write applied twice would make a second binding.
         self.made += 1
         entry = {"source": "ledger.total", "target": f"view.copy{self.made}"}
+        before = set(self.listed())
         if self.send(key, "POST", "/bindings", entry, expected=201):
-            self.bindings[self.first[key][1][1]["id"] if key else self.listed()[-1]] = True
+            # The list is by id, and a crash may give a deleted binding's id again: the new one is
+            # the one that was not there before.
+            made = set(self.listed()) - before
+            assert len(made) == 1, (before, made)
+            self.bindings[made.pop()] = True
 
     @rule(key=st.sampled_from(KEYS + [None]), which=st.integers(0, 5), enabled=st.booleans())
     def switch_binding(self, key, which, enabled):
