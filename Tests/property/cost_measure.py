@@ -18,6 +18,7 @@ import time
 import urllib.parse
 
 import cost_model
+from harness import cpu_seconds, memory
 
 KiB, MiB = 1 << 10, 1 << 20
 SLACK_BYTES = 16 * KiB
@@ -33,21 +34,6 @@ SMALL = {
     "history-max-scan": 20_000, "history-max-points": 10_000, "history-max-buckets": 1_000,
     "history-max-bytes": 1 * MiB, "max-view-rows": 400_000,
 }
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
-
-
-def status_field(pid, field):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no {field}")
 
 
 def reset_peak(pid):
@@ -189,7 +175,7 @@ def measure(server, values, method, target, row_query="", *, body=None, content_
     unsent_before = unsent_bytes(port) if stream else 0
     # The peak since the reset; where it cannot be reset, the RSS after (a transient peak is missed).
     peak = "VmHWM" if reset_peak(pid) else "VmRSS"
-    rss_before, cpu_before = status_field(pid, "VmRSS"), cpu_seconds(pid)
+    rss_before, cpu_before = memory(pid, "VmRSS"), cpu_seconds(pid)
     if stream:
         sock = open_silent(port, target)
         try:
@@ -201,7 +187,7 @@ def measure(server, values, method, target, row_query="", *, body=None, content_
                 now = (unsent_bytes(port), round(cpu_seconds(pid), 2))
                 still, last, most = (still + 1 if now == last else 0), now, max(most, now[0])
             cost.held = max(0, most - unsent_before)
-            cost.memory = status_field(pid, peak) - rss_before
+            cost.memory = memory(pid, peak) - rss_before
             cost.cpu = cpu_seconds(pid) - cpu_before
         finally:
             sock.close()
@@ -210,7 +196,7 @@ def measure(server, values, method, target, row_query="", *, body=None, content_
         cap = (cost.bound("answers") or 0) * 4 + 4 * MiB
         answer = exchange(port, method, target, body, content_type, cap=cap)
         cost.status, cost.answered, cost.capped = answer["status"], answer["bytes"], answer["capped"]
-        cost.memory = status_field(pid, peak) - rss_before
+        cost.memory = memory(pid, peak) - rss_before
         cost.cpu = cpu_seconds(pid) - cpu_before
         cost.body = answer["body"]
     cost.check()

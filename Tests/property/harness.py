@@ -59,6 +59,13 @@ def memory(pid, field="VmRSS"):
     raise RuntimeError(f"no {field}")
 
 
+def cpu_seconds(pid):
+    """A process's user + system CPU time so far (/proc/PID/stat, fields 14 and 15), in seconds."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def request(port, method, path, body=None, content_type="application/json", headers=None, timeout=IO_TIMEOUT):
     """One HTTP/1.1 request on its own connection: (status, lower-cased headers, JSON body or text)."""
     data = None

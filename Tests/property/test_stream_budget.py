@@ -19,18 +19,11 @@ import socket
 import time
 import urllib.parse
 
-from harness import Server, SSEConnection, memory, request
+from harness import Server, SSEConnection, cpu_seconds, memory, request
 
 BUDGET = 1 << 20
 ROWS = 500                  # of 4 kB each: a 2 MB array
 VIEWS = 16
-
-
-def cpu_seconds(pid):
-    """The process's user + system CPU time so far (/proc/PID/stat, fields 14 and 15)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def open_silent(port, query):
