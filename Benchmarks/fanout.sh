@@ -13,6 +13,9 @@
 # Environment: BENCH_QUICK=1 (1,000 subscribers only, one repeat, short idle hold), FANOUT_REPEATS (3),
 # FANOUT_SUBSCRIBERS ("100 1000 5000"), FANOUT_RATES ("1000 0"), FANOUT_IDLE_STREAMS (10000),
 # FANOUT_SERVERS ("livebind nchan ssefloor"), LIVEBIND_SERVER (.build/release/livebind-server),
+# FANOUT_MESSAGES (2000), FANOUT_PIN=1 (the server on CPU 0 and sseload on CPU 1, with taskset: the server's
+# CPU per event then repeats within about 10 % run to run, against 40 % unpinned, where how many events
+# each wake-up sends depends on how the two cores interleave; for A/B comparisons of one server's builds),
 # (each server on a free loopback port, picked as it starts).
 set -euo pipefail
 cd "$(dirname "$0")/.."                       # the repository root
@@ -26,7 +29,9 @@ else
     repeats=${FANOUT_REPEATS:-3}; subscribers=${FANOUT_SUBSCRIBERS:-100 1000 5000}; idle_hold=30
 fi
 rates=${FANOUT_RATES:-1000 0}
-messages=2000
+messages=${FANOUT_MESSAGES:-2000}
+pin_server="" pin_load=""
+[ "${FANOUT_PIN:-0}" = 1 ] && { pin_server="taskset -c 0"; pin_load="taskset -c 1"; }
 size=200
 idle_streams=${FANOUT_IDLE_STREAMS:-10000}
 server_bin=${LIVEBIND_SERVER:-$root/.build/release/livebind-server}
@@ -70,7 +75,7 @@ start_livebind() {  # [extra server options]
     "$server_bin" --help 2>&1 | grep -q -- --max-streams && extra+=(--max-streams $((idle_streams + 1000)))
     # The one model the runs use, from a config file: no demo models changing in the background.
     echo '{"models": {"bench": {"log": []}}}' >"$work/bench-config.json"
-    start_server --prefix setsid --log "$work/livebind.log" "$server_bin" --config "$work/bench-config.json" \
+    start_server --prefix "$pin_server setsid" --log "$work/livebind.log" "$server_bin" --config "$work/bench-config.json" \
         "${extra[@]}" || return 1
     lb_port=$port
     raise_share "$server_pid"
@@ -117,7 +122,7 @@ fanout_run() {  # server subscribers rate repeat
     file="$out/$server-c$subs-r$rate-$rep.json"
     "start_$server" || return 1
     server_args "$server" "b${subs}r${rate}n$rep"
-    "$tools/sseload" "${args[@]}" -c "$subs" -m "$messages" -r "$rate" \
+    $pin_load "$tools/sseload" "${args[@]}" -c "$subs" -m "$messages" -r "$rate" \
         -z "$size" -k 8 -w -j -t 240 --drain 10 >"$file" 2>"$file.txt" || log "  sseload exit $? (see $file.txt)"
     stop_server
     python3 - "$file" "$server" "$subs" "$rate" <<'PY' >&2
