@@ -51,14 +51,23 @@ deb: release deps-dist
 	bash deploy/build-deb.sh .build/release/livebind-server $(VERSION) dist
 
 ## test: every suite (Swift, thread and address sanitizers, curl, contract, access, property, distribution,
-##       clients, browser, cluster), each timed; goes on past a failure and fails if any failed
+##       clients, browser, cluster), each timed; goes on past a failure and fails if any failed, ending
+##       with the failing lines of each failed suite (whole logs in $(TEST_LOGS))
 TEST_SUITES := test-swift test-tsan test-asan test-cli test-contract test-access test-property test-clients test-dist test-browser test-cluster
+TEST_LOGS    := .build/test-logs
+# What marks a failure in a suite's log: Swift Testing, XCTest and the compiler, pytest, the shell suites, crashes.
+FAILURE_LINES := ✘|error:|\*\*\*|FAILED|^FAIL |^E   |Fatal error|[Tt]imed out|Killed
 test:
-	@failed=""; total=$$(date +%s); \
+	@mkdir -p $(TEST_LOGS); failed=""; total=$$(date +%s); \
 	for suite in $(TEST_SUITES); do \
 	  start=$$(date +%s); \
-	  $(MAKE) --no-print-directory $$suite || failed="$$failed $$suite"; \
+	  { $(MAKE) --no-print-directory $$suite 2>&1; echo $$? >$(TEST_LOGS)/$$suite.status; } | tee $(TEST_LOGS)/$$suite.log; \
+	  [ "$$(cat $(TEST_LOGS)/$$suite.status)" = 0 ] || failed="$$failed $$suite"; \
 	  echo "== $$suite: $$(( $$(date +%s) - start )) s"; \
+	done; \
+	for suite in $$failed; do \
+	  echo "== $$suite failed ($(TEST_LOGS)/$$suite.log):"; \
+	  grep -E '$(FAILURE_LINES)' $(TEST_LOGS)/$$suite.log | cut -c1-400 | head -40; \
 	done; \
 	echo "== make test: $$(( $$(date +%s) - total )) s$${failed:+; failed:$$failed}"; \
 	[ -z "$$failed" ]
