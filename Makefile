@@ -24,9 +24,17 @@ MARIONETTE_VERSION := 3.7.1
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 
-.PHONY: run build release deb test test-swift test-tsan test-asan test-firefox test-browser test-clients test-cli test-hostile \
+.PHONY: help run build release deb test test-swift test-tsan test-asan test-firefox test-browser test-clients test-cli test-hostile \
         test-contract test-access test-property test-dist test-cluster bench fuzz clean deps-server deps-browser deps-python deps-dist \
         cluster deps-cluster
+
+## help: this list, from the Makefile's own `## target:` comments
+help:
+	@awk -v host=$(HOST) -v port=$(PORT) -v data=$(RUN_DATA) -v version=$(VERSION) \
+	  '{ gsub(/\$$\(HOST\)/, host); gsub(/\$$\(PORT\)/, port); gsub(/\$$\(RUN_DATA\)/, data); gsub(/\$$\(VERSION\)/, version) } \
+	   /^## [a-z-]+:/ { sub(/^## /, ""); name = $$0; sub(/:.*/, "", name); text = $$0; sub(/^[^:]*: */, "", text); \
+	        printf "  make %-14s %s\n", name, text; next } \
+	      /^##  / { sub(/^## +/, ""); printf "  %-19s %s\n", "", $$0 }' $(MAKEFILE_LIST)
 
 ## run: install libmicrohttpd if missing, build in release mode, serve the demo on http://$(HOST):$(PORT)/
 ##      (models and history kept in $(RUN_DATA))
@@ -40,9 +48,11 @@ cluster: deps-server deps-cluster
 	$(SWIFT) build $(RELEASE) --product livebind-server
 	exec bash deploy/cluster/run.sh .build/release/livebind-server $(PORT)
 
+## build: a debug build of every target
 build: deps-server
 	$(SWIFT) build
 
+## release: .build/release/livebind-server, static Swift runtime (needs only Debian's libraries)
 release: deps-server
 	$(SWIFT) build $(RELEASE) --product livebind-server
 
@@ -72,6 +82,7 @@ test:
 	echo "== make test: $$(( $$(date +%s) - total )) s$${failed:+; failed:$$failed}"; \
 	[ -z "$$failed" ]
 
+## test-swift: the public API list, then `swift test` (every Swift suite, real servers on loopback ports)
 test-swift: deps-server
 	python3 Tests/api/public_api.py --check
 	$(SWIFT) build --build-tests
@@ -82,6 +93,7 @@ test-hostile: deps-server
 	$(SWIFT) build --build-tests
 	$(LIMIT) 900 $(SWIFT) test --skip-build --filter HostileSequenceTests
 
+## test-tsan: every Swift suite under the thread sanitizer
 # Every suite under the thread sanitizer, which instruments LiveBind's own targets (LIVEBIND_SANITIZE in
 # Package.swift): the dependencies are the plain build's, so this compiles LiveBind again and nothing
 # else. The one suppression is explained in Tests/sanitizers/tsan.supp.
@@ -90,6 +102,7 @@ test-tsan: deps-server
 	LIVEBIND_SANITIZE=thread TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/tsan.supp $(LIMIT) 1200 \
 	  $(SWIFT) test --skip-build
 
+## test-asan: every Swift suite under the address sanitizer
 # Every suite under the address sanitizer, LiveBind's own targets instrumented as for test-tsan. The
 # suppressions name only the XCTest runner (leaks) and Foundation's own copies in Process.run (see
 # Tests/sanitizers/).
@@ -99,8 +112,10 @@ test-asan: deps-server
 	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp $(LIMIT) 1200 \
 	  $(SWIFT) test --skip-build
 
-## test-cli: curl against the release binary, and docs/HTTP.md's table of flags is the one --help makes
+## test-cli: curl against the release binary; docs/HTTP.md's table of flags is the one --help makes, and
+##           `make help` describes every target
 test-cli: release
+	python3 Tests/cli/make_help.py
 	python3 Tests/cli/options_table.py .build/release/livebind-server --check docs/HTTP.md
 	$(LIMIT) 300 bash Tests/cli/curl_test.sh .build/release/livebind-server
 
@@ -133,6 +148,7 @@ test-clients: release deps-python
 test-dist: deb
 	$(LIMIT) 600 bash Tests/dist/run.sh .build/release/livebind-server $(DEB)
 
+## test-browser: livebind.js, the dashboard and the examples in headless Chromium (selenium), nginx in front
 test-browser: release deps-browser deps-cluster deps-python
 	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 1200 $(PYTHON) -m pytest -q Tests/browser
 
@@ -159,6 +175,7 @@ fuzz: deps-server release deps-python
 	PROPERTY_EXAMPLES=$${PROPERTY_EXAMPLES:-2000} PROPERTY_RANDOM=1 LIVEBIND_SERVER=.build/release/livebind-server \
 	  $(PYTHON) -m pytest -q Tests/property
 
+## clean: removes build output and the virtual environment
 clean:
 	rm -rf .build .build-* Benchmarks/.build $(VENV) Tests/browser/artifacts dist
 

@@ -6,23 +6,16 @@ BINARY=${1:?usage: curl_test.sh PATH_TO_livebind-server}
 [ -x "$BINARY" ] || { echo "not executable: $BINARY"; exit 2; }
 command -v curl >/dev/null || { echo "curl is required"; exit 2; }
 
-# free_port, start_server (sets server_pid, port, base) and stop_server.
-source "$(cd "$(dirname "$0")/../support" && pwd)/server.sh"
+# free_port, start_server (sets server_pid, port, base) and stop_server; pass, fail, check, check_contains.
+support=$(cd "$(dirname "$0")/../support" && pwd)
+source "$support/server.sh"
+source "$support/checks.sh"
 WORK=$(mktemp -d)
 cleanup() {
   stop_server KILL
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-
-PASSED=0
-FAILED=0
-pass() { PASSED=$((PASSED + 1)); echo "ok   - $1"; }
-fail() { FAILED=$((FAILED + 1)); echo "FAIL - $1"; [ $# -gt 1 ] && echo "       got: $2"; }
-# check NAME ACTUAL EXPECTED
-check() { if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "$2 (expected $3)"; fi; }
-# check_contains NAME HAYSTACK NEEDLE
-check_contains() { case "$2" in *"$3"*) pass "$1" ;; *) fail "$1" "$2 (expected to contain $3)" ;; esac; }
 
 mkdir -p "$WORK/public"
 echo '<!doctype html><title>LiveBind</title>' > "$WORK/public/index.html"
@@ -412,5 +405,4 @@ for case in "bad-value:--max-window must be at least 1, not 0 (in --settings '$W
   check_contains "and names the option" "$OUTPUT" "${case#*:}"
 done
 
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ]
+checks_summary

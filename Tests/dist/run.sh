@@ -11,17 +11,11 @@ DEB=${2:?path to the .deb}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TOOLCHAIN=$(dirname "$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")")
 WORK=$(mktemp -d)
-# free_port, start_server (sets server_pid, port, base) and stop_server.
+# free_port, start_server (sets server_pid, port, base) and stop_server; pass, fail, check, check_contains.
 source "$ROOT/Tests/support/server.sh"
+source "$ROOT/Tests/support/checks.sh"
 cleanup() { stop_server; rm -rf "$WORK"; }
 trap cleanup EXIT
-
-PASSED=0
-FAILED=0
-pass() { PASSED=$((PASSED + 1)); echo "ok   - $1"; }
-fail() { FAILED=$((FAILED + 1)); echo "FAIL - $1"; [ $# -gt 1 ] && echo "       got: $2"; }
-check() { if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "$2 (expected $3)"; fi; }
-check_contains() { case "$2" in *"$3"*) pass "$1" ;; *) fail "$1" "${2:0:300} (expected to contain $3)" ;; esac; }
 
 # run_server BINARY ARGS…: runs it with an empty environment (no PATH, no LD_LIBRARY_PATH) from $WORK.
 run_server() {
@@ -113,5 +107,4 @@ else
   echo "skip - real install (only with CI=true as root)"
 fi
 
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ]
+checks_summary

@@ -1,4 +1,6 @@
 import Foundation
+import LiveBindEngine
+import Testing
 
 /// One Server-Sent Event as the HTML spec's parser dispatches it.
 struct TestEvent: CustomStringConvertible {
@@ -138,5 +140,28 @@ final class TestEventStream {
         guard let chunk = try TestHTTPClient.readChunk(from: socket) else { ended = true; return false }
         pending += chunk
         return true
+    }
+}
+
+extension TestEventStream {
+    /// The 2 kB tail of every value `fallBehind` writes.
+    static let lagFiller = String(repeating: "x", count: 2048)
+
+    /// Makes this stream fall behind the log: 3,000 writes of a value ending in ``lagFiller`` to `/v` of
+    /// `model`, then reads until a `resync` comes, expecting its reason `lagging`. Returns the first event
+    /// after it that is no resync (the stream may fall behind again while its fresh snapshot is encoded,
+    /// on a slow build: then another resync comes first), nil when no resync came (an expectation fails).
+    func fallBehind(writingTo model: String, in store: Store) throws -> TestEvent? {
+        for value in 0..<3000 { try store.set(.string("\(value)\(Self.lagFiller)"), at: Path(pointer: "/v"), in: model) }
+        for _ in 0..<3100 {
+            guard let event = try next() else { break }
+            guard event.type == "resync" else { continue }
+            #expect(try event.object()["reason"] as? String == "lagging")
+            var after = try next()
+            while after?.type == "resync" { after = try next() }
+            return after
+        }
+        Issue.record("no resync came")
+        return nil
     }
 }

@@ -244,20 +244,8 @@ import Testing
         try withRunningServer(store: store, configure: { $0.streams.retainedEvents = 16 }) { port in
             let stream = try TestEventStream(port: port)
             _ = try stream.next(1)
-            let filler = String(repeating: "x", count: 2048)
-            for value in 0..<3000 { try store.set(.string("\(value)\(filler)"), at: Path(pointer: "/v"), in: "m") }
-            var sawLagging = false
-            for _ in 0..<3100 {
-                guard let event = try stream.next() else { break }
-                if event.type == "resync" {
-                    #expect(try event.object()["reason"] as? String == "lagging")
-                    sawLagging = true
-                    let snapshot = try #require(try stream.next())
-                    #expect(snapshot.type == "snapshot")
-                    break
-                }
-            }
-            #expect(sawLagging)
+            let first = try #require(try stream.fallBehind(writingTo: "m", in: store))
+            #expect(first.type == "snapshot")
         }
     }
 
