@@ -30,8 +30,9 @@ LIMIT        := timeout --kill-after=15
 
 ## help: this list, from the Makefile's own `## target:` comments
 help:
-	@awk -v host=$(HOST) -v port=$(PORT) -v data=$(RUN_DATA) -v version=$(VERSION) \
-	  '{ gsub(/\$$\(HOST\)/, host); gsub(/\$$\(PORT\)/, port); gsub(/\$$\(RUN_DATA\)/, data); gsub(/\$$\(VERSION\)/, version) } \
+	@awk -v host=$(HOST) -v port=$(PORT) -v data=$(RUN_DATA) -v version=$(VERSION) -v logs=$(TEST_LOGS) \
+	  '{ gsub(/\$$\(HOST\)/, host); gsub(/\$$\(PORT\)/, port); gsub(/\$$\(RUN_DATA\)/, data); gsub(/\$$\(VERSION\)/, version); \
+	     gsub(/\$$\(TEST_LOGS\)/, logs) } \
 	   /^## [a-z-]+:/ { sub(/^## /, ""); name = $$0; sub(/:.*/, "", name); text = $$0; sub(/^[^:]*: */, "", text); \
 	        printf "  make %-14s %s\n", name, text; next } \
 	      /^##  / { sub(/^## +/, ""); printf "  %-19s %s\n", "", $$0 }' $(MAKEFILE_LIST)
