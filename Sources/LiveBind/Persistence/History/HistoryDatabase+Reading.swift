@@ -78,9 +78,10 @@ extension HistoryDatabase {
     }
 
     /// The commits of `models` after event `after` through event `through`, in order, with the models
-    /// as they were after `after` (those that existed); throws past `limit` commits of those models, or
-    /// when the range holds more than `scan` events of any model (each is read), or when the commits'
-    /// records pass `maxBytes` (`--history-max-bytes`), counted as they are read.
+    /// as they were after `after` (those that existed; a name given twice counts once); throws past
+    /// `limit` commits of those models, or when the range holds more than `scan` events of any model
+    /// (each is read), or when the models as they were and the commits' records together pass
+    /// `maxBytes` (`--history-max-bytes`), counted as each is read, before the next one is.
     func replay(_ models: [String], after: UInt64, through: UInt64, limit: Int, scan: Int, maxBytes: Int = .max)
         throws -> (snapshots: [ModelSnapshot], commits: [Commit]) {
         try withReader { reader in
@@ -99,8 +100,14 @@ extension HistoryDatabase {
                     SELECT sequence, revision, record FROM commits WHERE model = ?1 AND sequence > ?2 AND sequence <= ?3
                     ORDER BY sequence LIMIT ?4
                     """)
-                for model in models {
+                var seen = Set<String>()
+                for model in models where seen.insert(model).inserted {
                     if let document = try Self.document(model, at: after, reader) {
+                        bytes += document.value.countedSize
+                        if bytes > maxBytes {
+                            throw HistoryError.limit(flag: "history-max-bytes", limit: maxBytes,
+                                                     needed: "these models as they were then hold more than \(maxBytes) bytes")
+                        }
                         snapshots.append(ModelSnapshot(name: model, revision: document.revision, value: document.value))
                     }
                     try rows.bind(1, model)

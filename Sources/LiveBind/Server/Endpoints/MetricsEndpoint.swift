@@ -45,7 +45,7 @@ enum MetricsEndpoint {
              "Streams whose clients read nothing closed to keep all streams' unsent bytes under --max-unsent-bytes.",
              hub.budgetCuts),
             ("livebind_stream_unsent_bytes", "gauge",
-             "Bytes of snapshots and events the open streams hold unsent, each shared frame counted once.", hub.unsentBytes),
+             "Bytes of snapshots, replays and events the open streams hold unsent (each shared frame counted once), and of snapshots being made.", hub.unsentBytes),
             ("livebind_slow_requests_closed_total", "counter", "Connections closed because the request did not arrive within the request timeout.",
              counters.slowRequestsClosed.load(ordering: .relaxed)),
             ("livebind_http_requests_total", "counter", "HTTP requests answered.", counters.requests.load(ordering: .relaxed)),

@@ -57,6 +57,22 @@ extension EventHub {
         return true
     }
 
+    /// Stream `id` is about to send part of its replay (`/events?since=`, held by `EventStream`, not
+    /// by the hub) through `connection`: the hub learns its connection, so that a stream whose client
+    /// reads nothing can be cut (`makeRoom`, the heartbeat) while its replay holds the budget, and the
+    /// stream counts as read. False when it was cut or is gone: it sends nothing more.
+    func sendsPrefix(_ id: Int, connection: any HTTPStreamConnection) -> Bool {
+        state.withLock { state in
+            guard let subscriber = state.subscribers[id], !subscriber.isCut else { return false }
+            if subscriber.connection == nil {
+                subscriber.connection = connection
+                subscriber.directWriter = connection as? any SuspendedStreamWriting
+            }
+            subscriber.lastWriteRound = state.heartbeatRound
+            return true
+        }
+    }
+
     /// Ends stream `id` from its own read: it drops what it holds, and its next step ends the response.
     private func end(_ id: Int) {
         state.withLock { state in

@@ -83,8 +83,9 @@ extension EventHub {
     }
 
     /// Catches `made` up with the mirror and installs it in `job.view`, unless the view is gone or was
-    /// handed out again meanwhile; then takes the snapshots its streams wait for. Returns the streams
-    /// to wake and the snapshots to encode.
+    /// handed out again meanwhile; then counts every view's rows against `--max-view-rows` as a commit
+    /// does (`keepViewRows`: past it the largest views go and their streams end), and takes the
+    /// snapshots the remaining streams wait for. Returns the streams to wake and the snapshots to encode.
     private func finishRearranging(_ job: Rearrangement, _ made: ArrangedArray)
         -> (wake: [any HTTPStreamConnection], pending: [PendingSnapshot]) {
         state.withLock { state in
@@ -103,14 +104,15 @@ extension EventHub {
                 }
             }
             mirror.journal.finish(from: job.sequence)
+            var wake: [any HTTPStreamConnection] = []
+            if installed { keepViewRows(of: job.model, &mirror, in: &state, waking: &wake) }
             let subscribers = mirror.subscribers
             state.mirrors[job.model] = mirror
             dropMirrorIfUnused(job.model, in: &state)
             guard installed else { return ([], []) }
-            var wake: [any HTTPStreamConnection] = []
             var pending: [PendingSnapshot] = []
             for id in subscribers {
-                guard let subscriber = state.subscribers[id] else { continue }
+                guard let subscriber = state.subscribers[id], !subscriber.isCut else { continue }
                 for index in subscriber.subscriptions.indices
                 where subscriber.subscriptions[index].awaitsArrangement && subscriber.subscriptions[index].shows(job.view, in: job.model) {
                     subscriber.subscriptions[index].awaitsArrangement = false

@@ -292,7 +292,8 @@ final class EventHub: Sendable {
             metrics.retainedBytes = state.logBytes
             metrics.locationStreams = state.streams.count
             metrics.mirroredModels = state.mirrors.count
-            metrics.unsentBytes = unsentBytes(in: state)
+            // Replays not yet sent and snapshots being made are held too (charged to the budget).
+            metrics.unsentBytes = unsentBytes(in: state) + state.reservedBytes
             return metrics
         }
     }

@@ -23,6 +23,11 @@ final class EventStream: HTTPStreamBody {
 
     /// Called on a libmicrohttpd worker thread.
     func read(into buffer: UnsafeMutableRawBufferPointer, connection: any HTTPStreamConnection) -> HTTPStreamRead {
+        // While its replay goes out the stream is the hub's like any other: cut when its client reads
+        // nothing and the budget is spent, and then it sends nothing more.
+        if replays != nil, prefix.withLock({ $0.sent < $0.bytes.count }), !hub.sendsPrefix(id, connection: connection) {
+            return hub.read(id, into: buffer, connection: connection)
+        }
         let copied = prefix.withLock { prefix -> Int in
             guard prefix.sent < prefix.bytes.count else { return 0 }
             let count = min(buffer.count, prefix.bytes.count - prefix.sent)

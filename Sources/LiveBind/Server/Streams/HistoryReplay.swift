@@ -22,7 +22,8 @@ enum HistoryReplay {
                 throw RequestError.badRequest("since= with step= needs one model= and the path= of the location to put in buckets")
             }
             let (answer, covered) = try endpoint.buckets(models[0], path, from: since, step: step, through: through)
-            let (snapshots, _) = try history.replay(models, after: covered, through: covered, limit: 0, scan: 0)
+            let (snapshots, _) = try history.replay(models, after: covered, through: covered, limit: 0, scan: 0,
+                                                    maxBytes: endpoint.maxBytes)
             EventEncoder.header(sequence: covered, event: "history", id: snapshots.isEmpty, into: &bytes)
             try append(answer, to: &bytes, endpoint.maxBytes)
             var piece = Array("\n\n".utf8)
