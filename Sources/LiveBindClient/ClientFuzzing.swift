@@ -29,9 +29,9 @@
         var applied = 0
         for event in events {
             guard let data = try? JSON(parsing: event.data, maxDepth: 64),
-                let edits = try? Mirror.localEdits(event.name, data, targets: mirrored)
+                let edits = try? ServerMirror.localEdits(event.name, data, targets: mirrored)
             else { continue }
-            for (index, list) in edits where (try? Mirror.apply(list, to: store, model: mirrored[index].localModel)) != nil {
+            for (index, list) in edits where (try? ServerMirror.apply(list, to: store, model: mirrored[index].localModel)) != nil {
                 applied += 1
             }
         }

@@ -49,7 +49,7 @@ public final class LiveBindClient: Sendable {
     }
 
     /// Mirrors `targets` (models, locations, windows, views) into `store`, starting at once: see
-    /// ``Mirror``; keep it, and `close()` it when done. `heartbeat` is the server's `--heartbeat`: a
+    /// ``ServerMirror``; keep it, and `close()` it when done. `heartbeat` is the server's `--heartbeat`: a
     /// stream silent for two of them is made again. `maxEventBytes` bounds one event's data (a
     /// snapshot is as large as its model: the server's `--max-model-size`, 16 MiB, by default) and a
     /// group of events 4 times that; a stream past it is dropped as not a LiveBind server's.
@@ -57,8 +57,8 @@ public final class LiveBindClient: Sendable {
     public func mirror(
         _ targets: [MirrorTarget], into store: Store, heartbeat: Duration = .seconds(15),
         maxEventBytes: Int = 64 << 20, onRefusal: (@Sendable (LiveBindClientError) -> Void)? = nil
-    ) throws(LiveBindClientError) -> Mirror {
-        let mirror = try Mirror(client: self, targets: targets, store: store, heartbeat: heartbeat,
+    ) throws(LiveBindClientError) -> ServerMirror {
+        let mirror = try ServerMirror(client: self, targets: targets, store: store, heartbeat: heartbeat,
                                 maxEventBytes: maxEventBytes, onRefusal: onRefusal)
         mirrors.withLock { list in
             list.removeAll { $0.mirror == nil }
@@ -181,7 +181,7 @@ public final class LiveBindClient: Sendable {
     let mirrors = OrderedMutex<[WeakMirror]>([])
 
     struct WeakMirror: Sendable {
-        weak var mirror: Mirror?
+        weak var mirror: ServerMirror?
     }
 }
 

@@ -6,7 +6,7 @@ import LiveBindClient
 /// `{"ok":true,"result":…}` or `{"ok":false,"error":{"kind","status","problem"}}`.
 struct Commands {
     let client: LiveBindClient
-    let mirror: Mirror?
+    let mirror: ServerMirror?
 
     func run() async {
         while let line = readLine() {
@@ -83,7 +83,7 @@ struct Commands {
         return target
     }
 
-    func mirrored() throws(LiveBindClientError) -> Mirror {
+    func mirrored() throws(LiveBindClientError) -> ServerMirror {
         guard let mirror else { throw .invalidTarget("this process mirrors nothing") }
         return mirror
     }

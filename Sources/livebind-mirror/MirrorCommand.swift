@@ -49,7 +49,7 @@ struct MirrorCommand {
             }
         }
         let store = Store()
-        var mirror: Mirror?
+        var mirror: ServerMirror?
         if !targets.isEmpty {
             do throws(LiveBindClientError) {
                 mirror = try client.mirror(targets, into: store, heartbeat: heartbeat,

@@ -1,4 +1,4 @@
-/// A local write on its way to the server, from the commit (or ``Mirror/set(_:at:ifMatch:)``) that
+/// A local write on its way to the server, from the commit (or ``ServerMirror/set(_:at:ifMatch:)``) that
 /// made it until the stream has shown its result.
 struct PendingWrite: Sendable {
     enum Phase: Sendable, Equatable {

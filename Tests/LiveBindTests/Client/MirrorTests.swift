@@ -188,7 +188,7 @@ struct MirrorTests {
             onRefusal: { error in refusals.withLock { $0.append(error) } })
         #expect(await mirror.waitUntilSynced(timeout: .seconds(60)))
         #expect(try store.value(of: "recent", at: Path(pointer: "/rows")) == .array([4, 5]))
-        #expect(mirror.window(of: try MirrorTarget("sensor/rows;last=2", into: "recent/rows")) == Mirror.ArrayWindow(offset: 3, length: 5))
+        #expect(mirror.window(of: try MirrorTarget("sensor/rows;last=2", into: "recent/rows")) == ServerMirror.ArrayWindow(offset: 3, length: 5))
         let answer = try await mirror.set(2, at: "sensor/t")
         #expect(answer?["rev"] != nil)
         // A location alone writes without If-Match by default; ask for it against an old revision.

@@ -1,6 +1,6 @@
 import Collections
 import Foundation
-extension Mirror {
+extension ServerMirror {
     /// Moves a window target (not a view) with `PATCH /events/{stream}`: `offset` and `limit`, or
     /// `first`, or `last`. The stream then restates the window where it is now, and a reconnect asks
     /// for it there; while the server cannot be reached the move waits for the next stream. Throws the

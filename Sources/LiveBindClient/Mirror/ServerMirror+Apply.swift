@@ -14,7 +14,7 @@ enum LocalEdit {
     case move(Path, Int, Int)
 }
 
-extension Mirror {
+extension ServerMirror {
     /// Applies a group of events (one id; `id` nil for a location's snapshot restating a point) to the
     /// shadow, and to the store for the models no local write waits on; then settles local writes.
     func apply(_ events: [(name: String, data: JSON)], id: String?, fresh: Bool) throws {

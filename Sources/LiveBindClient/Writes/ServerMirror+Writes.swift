@@ -1,7 +1,7 @@
 import Collections
 import Foundation
 
-extension Mirror {
+extension ServerMirror {
     /// Sets `target` (a model or a location inside one this mirror holds, as written for the server:
     /// `"sensor/threshold"`) to `value`: in the store at once, then on the server with an
     /// `Idempotency-Key` and, inside a whole model, `If-Match` (`ifMatch` to choose). Returns the

@@ -12,7 +12,7 @@ enum StreamEnd: Error {
     case unreadable(String)
 }
 
-extension Mirror {
+extension ServerMirror {
     /// Streams until closed: each connection, then a pause that backs off while connections fail.
     func run() async {
         var failures = 0

@@ -21,7 +21,7 @@ import Synchronization
 ///   a write the server cannot get now waits in it and is sent when the stream connects again.
 /// - **Windows and views** are read-only: a local write there is put back and reported.
 /// - **Cost.** The mirror keeps that second copy of what it mirrors (memory twice its size).
-public final class Mirror: Sendable {
+public final class ServerMirror: Sendable {
     /// What it mirrors, as given.
     public let targets: [MirrorTarget]
     /// The store it keeps.
@@ -31,7 +31,7 @@ public final class Mirror: Sendable {
     let maxEventBytes: Int
     let onRefusal: (@Sendable (LiveBindClientError) -> Void)?
     /// The server's documents as the stream tells them, in the local layout.
-    let shadow = Store(limits: Mirror.unlimited)
+    let shadow = Store(limits: ServerMirror.unlimited)
     let state = OrderedMutex(MirrorState())
     /// Held while applying to the stores, so the stream and a write's answer do not interleave there.
     let applying = OrderedMutex(())
@@ -216,7 +216,7 @@ struct MirrorState {
     var heard: Set<Int> = []
     /// The server's revision of each target's model, as the stream last told it.
     var revisions: [Int: UInt64] = [:]
-    var windows: [Int: Mirror.ArrayWindow] = [:]
+    var windows: [Int: ServerMirror.ArrayWindow] = [:]
     /// Where windows were moved to (their parameters for the next stream).
     var windowParameters: [Int: String] = [:]
     /// The id of the last group the stream applied.
