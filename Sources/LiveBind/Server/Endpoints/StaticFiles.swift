@@ -8,20 +8,34 @@ import LiveBindEngine
 struct StaticFiles: Sendable {
     /// The directory's canonical path (symlinks resolved), without a trailing slash.
     let root: String
+    /// The headers every file from it carries: ``securityHeaders`` with its own policy.
+    let headers: HTTPHeaders
 
-    /// Opens a directory. The corresponding C function is `realpath`.
-    init(directory: String) throws(ServerError) {
+    /// Opens a directory whose files go out with `contentSecurityPolicy` (none when empty). The
+    /// corresponding C function is `realpath`.
+    init(directory: String, contentSecurityPolicy: String = Self.defaultContentSecurityPolicy) throws(ServerError) {
         guard let resolved = Self.realPath(directory), Self.isDirectory(resolved) else {
             throw .publicDirectoryMissing(directory)
         }
         root = resolved == "/" ? "" : resolved
+        var headers = Self.securityHeaders
+        if contentSecurityPolicy.isEmpty {
+            headers.remove("Content-Security-Policy")
+        } else {
+            headers.set("Content-Security-Policy", contentSecurityPolicy)
+        }
+        self.headers = headers
     }
 
-    /// Headers every static response carries.
+    /// Only the site's own scripts, styles, images (and `data:` images) and connections; no inline
+    /// style or script, no plug-ins, no framing.
+    static let defaultContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        + "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+    /// Headers every static response carries (the built-in files' too), with the default policy.
     static let securityHeaders: HTTPHeaders = [
         "X-Content-Type-Options": "nosniff",
-        "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-            + "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+        "Content-Security-Policy": defaultContentSecurityPolicy,
         "X-Frame-Options": "DENY",
         "Referrer-Policy": "no-referrer",
         "Cache-Control": "no-cache",
@@ -51,7 +65,7 @@ struct StaticFiles: Sendable {
             resolved = index
         }
         guard let bytes = Self.readFile(resolved) else { throw RequestError.notFound(path: request.path) }
-        var headers = Self.securityHeaders
+        var headers = headers
         headers.set("Content-Type", ContentType.forPath(resolved))
         return HTTPResponse(status: 200, headers: headers, body: .bytes(bytes))
     }

@@ -33,6 +33,11 @@ struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         fields.append((name, value))
     }
 
+    /// Removes every field called `name`.
+    mutating func remove(_ name: String) {
+        fields.removeAll { Self.sameName($0.name, name) }
+    }
+
     /// The first value of the field called `name` (case-insensitive), if any.
     subscript(_ name: String) -> String? {
         fields.first { Self.sameName($0.name, name) }?.value

@@ -118,6 +118,28 @@ import Testing
             }
         }
     }
+
+    @Test(arguments: ["default-src 'self'; style-src 'self' 'unsafe-inline'", ""])
+    func aPublicFolderCarriesThePolicyItIsGivenAndTheBuiltinFilesKeepTheirs(policy: String) throws {
+        try withPublicDirectory { directory in
+            try withRunningServer(configure: {
+                $0.network.publicDirectory = directory
+                $0.network.contentSecurityPolicy = policy
+            }) { port in
+                let index = try TestHTTPClient.request(port: port, "GET", "/")
+                #expect(index.status == 200)
+                #expect(index.header("Content-Security-Policy") == (policy.isEmpty ? nil : policy))
+                #expect(index.header("X-Content-Type-Options") == "nosniff")
+            }
+        }
+        try withRunningServer(configure: {
+            $0.network.builtinFiles = ["index.html": Array("<!doctype html>".utf8)]
+            $0.network.contentSecurityPolicy = policy
+        }) { port in
+            let index = try TestHTTPClient.request(port: port, "GET", "/")
+            #expect(index.header("Content-Security-Policy") == LiveBindServer.Configuration().network.contentSecurityPolicy)
+        }
+    }
 }
 
 @Suite("Access control: DNS-rebinding guard") struct HostCheckTests {
