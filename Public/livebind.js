@@ -981,14 +981,46 @@
       const v = r.scope.get(r.tokens);
       return Array.isArray(v) ? v : EMPTY;
     };
-    // A list inside a scrolling container that grows past `virtualAfter` rows becomes a virtual list
-    // (rendering 100,000 rows whole takes a page tens of seconds), unless data-lb-virtual="off".
-    // Only a top-level list (copies' own lists are short), and the container looked up once, when long.
-    let inScroller = null;
-    const tooLong = () => virtual === null && !ctx && config.virtualAfter > 0 && list().length > config.virtualAfter &&
-      (inScroller === null ? (inScroller = scrollerOf(el) !== null) : inScroller);
+    // Only a top-level list turns virtual on its own (copies' own lists are short).
+    const tooLong = ctx ? () => false : turnsVirtual(el, path, list, virtual);
     if (tooLong()) return bindVirtualEach(el, path, r, template, null);
     return bindWholeEach(el, path, r, template, list, tooLong);
+  }
+
+  /**
+   * Whether a list without data-lb-virtual="on" should now render as a virtual list: once it grows past
+   * `virtualAfter` rows inside a scrolling container (rendering 100,000 rows whole takes a page tens of
+   * seconds), unless data-lb-virtual="off". The container is looked up once, when the list is long; a
+   * long list with none, where the page asked for one in a style its Content-Security-Policy refused,
+   * says so in the console (the page's author sees no other sign: every row is rendered).
+   */
+  function turnsVirtual(el, path, list, virtual) {
+    let inScroller = null;
+    return () => {
+      if (virtual !== null || config.virtualAfter <= 0 || list().length <= config.virtualAfter) return false;
+      if (inScroller === null) {
+        inScroller = scrollerOf(el) !== null;
+        const refused = inScroller ? null : refusedScrollStyle(el);
+        if (refused) {
+          console.warn(`livebind.js: data-lb-each="${path}" has ${list().length} rows and no scrolling container, so ` +
+            `every row is rendered: ${refused} was refused by the page's Content-Security-Policy. Move it into a ` +
+            'stylesheet, or serve the page with a policy that allows it (livebind-server --content-security-policy).');
+        }
+      }
+      return inScroller;
+    };
+  }
+
+  /** What asked `el` or an ancestor to scroll but is not applied: a `style=` attribute with an
+   *  `overflow` the element does not have, or a `<style>` element whose sheet was never made. */
+  function refusedScrollStyle(el) {
+    for (let p = el; p && p !== document.documentElement; p = p.parentElement) {
+      const written = p.getAttribute('style') || '';
+      if (/overflow(-y)?\s*:\s*(auto|scroll)/i.test(written) && !/^(auto|scroll)$/.test(getComputedStyle(p).overflowY)) {
+        return `style="${written}" on <${p.localName}>`;
+      }
+    }
+    return Array.from(document.querySelectorAll('style')).some((style) => !style.sheet) ? 'a <style> element' : null;
   }
 
   /** A `data-lb-each` with a copy of the template per element; `tooLong()` true: it turns virtual. */
@@ -1827,10 +1859,7 @@
     // Virtual like any list: asked for, or on its own past `virtualAfter` rows in a scrolling container.
     const virtual = el.getAttribute('data-lb-virtual');
     if (virtual !== null && virtual !== 'off') return bindVirtualEach(el, path, r, template, null);
-    let inScroller = null;
-    const tooLong = () => virtual === null && config.virtualAfter > 0 && list().length > config.virtualAfter &&
-      (inScroller === null ? (inScroller = scrollerOf(el) !== null) : inScroller);
-    return bindWholeEach(el, path, r, template, list, tooLong);
+    return bindWholeEach(el, path, r, template, list, turnsVirtual(el, path, list, virtual));
   }
 
   // The view grammar (the server's, docs/Bindings.md "Views"), for views arranged here.

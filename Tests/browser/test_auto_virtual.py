@@ -1,7 +1,7 @@
 """A plain data-lb-each inside a scrolling container renders as a virtual list once it holds more than
 200 rows (LiveBind.configure({virtualAfter})): 100,000 rows bound without data-lb-virtual show at once
 instead of freezing the page. data-lb-virtual="off", and lists the page itself scrolls, stay whole."""
-from conftest import open_page, wait
+from conftest import Server, open_page, wait
 
 COUNT = """
 const count = (id) => document.querySelectorAll('#' + id + ' > :not(.lb-spacer):not(template)').length;
@@ -51,3 +51,31 @@ def test_the_threshold_is_a_setting(page, server):
     """)
     late = "return document.querySelectorAll('#late-rows > tr:not(.lb-spacer)').length"
     wait(page, lambda d: d.execute_script(late) == 300, lambda: f"{page.execute_script(late)} rows")
+
+
+ROWS = "return document.querySelectorAll('#rows > li:not(.lb-spacer)').length"
+REFUSED = "was refused by the page's Content-Security-Policy"
+
+
+def test_a_long_list_whose_inline_scrolling_style_is_refused_says_so_in_the_console(page, server):
+    """The default policy refuses a page's inline styles: a list meant to scroll in a `style=` box
+    renders every row, and livebind.js names the refused style and the way out in the console."""
+    server.put("/models/refused", {"rows": list(range(500))})
+    page.get_log("browser")  # drop what earlier pages logged
+    open_page(page, server.base, "/t/refused-style.html")
+    wait(page, lambda d: d.execute_script(ROWS) == 500, lambda: f"{page.execute_script(ROWS)} rows")
+    warnings = [e["message"] for e in page.get_log("browser") if REFUSED in e["message"]]
+    assert len(warnings) == 1, warnings
+    assert 'style="height: 200px; overflow-y: auto" on <div>' in warnings[0] and "--content-security-policy" in warnings[0]
+
+
+def test_with_a_policy_that_allows_inline_styles_the_same_list_scrolls_and_nothing_is_said(browser, public_dir):
+    server = Server(public_dir, extra=["--content-security-policy", "default-src 'self'; style-src 'self' 'unsafe-inline'"]).start()
+    try:
+        server.put("/models/refused", {"rows": list(range(500))})
+        browser.get_log("browser")
+        open_page(browser, server.base, "/t/refused-style.html")
+        wait(browser, lambda d: 0 < d.execute_script(ROWS) < 100, lambda: f"{browser.execute_script(ROWS)} rows")
+        assert [e["message"] for e in browser.get_log("browser") if REFUSED in e["message"]] == []
+    finally:
+        server.stop()
