@@ -1768,21 +1768,7 @@
       views.set(key, view);
       connection.schedule(connection.subs !== false);
     }
-    view.uses += 1;
-    let released = false;
-    return {
-      view,
-      release: () => {
-        if (released) return;
-        released = true;
-        view.uses -= 1;
-        if (view.uses > 0) return;
-        views.delete(key);
-        arrangeHere(view, false);
-        clearTimeout(connection.narrowTimer);
-        connection.narrowTimer = setTimeout(() => connection.narrow(), config.narrowDelay);
-      },
-    };
+    return { view, release: holdShared(view, () => { views.delete(key); arrangeHere(view, false); }) };
   }
 
   /** Starts (or stops) arranging `view` here from its model's value, which the page streams whole. */
@@ -2081,19 +2067,25 @@
       windows.set(key, win);
       connection.schedule();
     }
-    win.uses += 1;
+    return { win, release: holdShared(win, () => windows.delete(key)) };
+  }
+
+  /**
+   * Takes one use of a view or window the page's elements share, and returns its release: the last
+   * release forgets it (`forget`) and the stream narrows after `narrowDelay` (one reconnect for a
+   * burst of releases). Releasing twice counts once.
+   */
+  function holdShared(shared, forget) {
+    shared.uses += 1;
     let released = false;
-    return {
-      win,
-      release: () => {
-        if (released) return;
-        released = true;
-        win.uses -= 1;
-        if (win.uses > 0) return;
-        windows.delete(key);
-        clearTimeout(connection.narrowTimer);
-        connection.narrowTimer = setTimeout(() => connection.narrow(), config.narrowDelay);
-      },
+    return () => {
+      if (released) return;
+      released = true;
+      shared.uses -= 1;
+      if (shared.uses > 0) return;
+      forget();
+      clearTimeout(connection.narrowTimer);
+      connection.narrowTimer = setTimeout(() => connection.narrow(), config.narrowDelay);
     };
   }
 
