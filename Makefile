@@ -24,7 +24,7 @@ MARIONETTE_VERSION := 3.7.1
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 
-.PHONY: help run build release deb test test-swift test-tsan test-asan test-firefox test-browser test-clients test-cli test-hostile \
+.PHONY: help check run build release deb test test-swift test-tsan test-asan test-firefox test-browser test-clients test-cli test-hostile \
         test-contract test-access test-property test-dist test-cluster bench fuzz clean deps-server deps-browser deps-python deps-dist \
         cluster deps-cluster
 
@@ -82,6 +82,16 @@ test:
 	done; \
 	echo "== make test: $$(( $$(date +%s) - total )) s$${failed:+; failed:$$failed}"; \
 	[ -z "$$failed" ]
+
+## check: the inner loop, a few minutes on a warm build: the public API list, `make help`, every Swift
+##        suite (no sanitizer), curl against the release binary and the access matrix
+check: release deps-python
+	python3 Tests/api/public_api.py --check
+	python3 Tests/cli/make_help.py
+	$(SWIFT) build --build-tests
+	$(LIMIT) 1200 $(SWIFT) test --skip-build
+	$(LIMIT) 300 bash Tests/cli/curl_test.sh .build/release/livebind-server
+	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 600 $(PYTHON) -m pytest -q Tests/access
 
 ## test-swift: the public API list, then `swift test` (every Swift suite, real servers on loopback ports)
 test-swift: deps-server

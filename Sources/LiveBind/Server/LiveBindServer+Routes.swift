@@ -121,7 +121,8 @@ extension LiveBindServer {
             router.add([.delete], "/session", access: .open) { request, _ in endpoint.end(request) }
         }
         if let directory = configuration.network.publicDirectory {
-            let files = try StaticFiles(directory: directory, contentSecurityPolicy: configuration.network.contentSecurityPolicy)
+            let files = try StaticFiles(directory: directory, contentSecurityPolicy: configuration.network.contentSecurityPolicy
+                                            ?? StaticFiles.defaultContentSecurityPolicy)
             router.fallback = { request in try files.respond(to: request) }
         } else if !configuration.network.builtinFiles.isEmpty {
             let files = BuiltinFiles(configuration.network.builtinFiles)

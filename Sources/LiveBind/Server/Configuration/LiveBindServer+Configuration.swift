@@ -41,11 +41,11 @@ extension LiveBindServer {
             public var port: Int = 8080
             /// Folder served at `/` (`index.html` and assets); nil serves ``builtinFiles``.
             public var publicDirectory: String?
-            /// The `Content-Security-Policy` of the files served from ``publicDirectory``: by default only the
-            /// site's own scripts, styles, images and connections (no inline `<style>`, `style=` or
-            /// `<script>`); a page of one's own that needs more says so here. Empty sends none. The
-            /// built-in dashboard always has the default.
-            public var contentSecurityPolicy: String = StaticFiles.defaultContentSecurityPolicy
+            /// The `Content-Security-Policy` of the files served from ``publicDirectory``, one header line;
+            /// nil (the default) allows only the site's own scripts, styles, images and connections (no
+            /// inline `<style>`, `style=` or `<script>`): a page of one's own that needs more says so here.
+            /// Empty sends none. The built-in dashboard always has the built-in policy.
+            public var contentSecurityPolicy: String?
             /// Files served at `/` when ``publicDirectory`` is nil, by path relative to the site's root
             /// (`"index.html"`, `"examples/greenhouse.html"`): `livebind-server` passes the copy of `Public/`
             /// built into it. Empty (the default) serves no files.

@@ -11,9 +11,13 @@ struct StaticFiles: Sendable {
     /// The headers every file from it carries: ``securityHeaders`` with its own policy.
     let headers: HTTPHeaders
 
-    /// Opens a directory whose files go out with `contentSecurityPolicy` (none when empty). The
-    /// corresponding C function is `realpath`.
+    /// Opens a directory whose files go out with `contentSecurityPolicy` (none when empty); throws
+    /// when the policy is not one header line of printable ASCII. The corresponding C function is `realpath`.
     init(directory: String, contentSecurityPolicy: String = Self.defaultContentSecurityPolicy) throws(ServerError) {
+        guard contentSecurityPolicy.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+            throw .invalidConfiguration(ConfigurationError(flag: "content-security-policy",
+                                                           reason: "must be one header line of printable ASCII"))
+        }
         guard let resolved = Self.realPath(directory), Self.isDirectory(resolved) else {
             throw .publicDirectoryMissing(directory)
         }

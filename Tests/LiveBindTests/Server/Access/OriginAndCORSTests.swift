@@ -121,6 +121,7 @@ import Testing
 
     @Test(arguments: ["default-src 'self'; style-src 'self' 'unsafe-inline'", ""])
     func aPublicFolderCarriesThePolicyItIsGivenAndTheBuiltinFilesKeepTheirs(policy: String) throws {
+        #expect(throws: ServerError.self) { try StaticFiles(directory: "/tmp", contentSecurityPolicy: "a\r\nSet-Cookie: x=1") }
         try withPublicDirectory { directory in
             try withRunningServer(configure: {
                 $0.network.publicDirectory = directory
@@ -137,7 +138,7 @@ import Testing
             $0.network.contentSecurityPolicy = policy
         }) { port in
             let index = try TestHTTPClient.request(port: port, "GET", "/")
-            #expect(index.header("Content-Security-Policy") == LiveBindServer.Configuration().network.contentSecurityPolicy)
+            #expect(index.header("Content-Security-Policy") == StaticFiles.defaultContentSecurityPolicy)
         }
     }
 }
