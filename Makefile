@@ -83,15 +83,9 @@ test:
 	echo "== make test: $$(( $$(date +%s) - total )) s$${failed:+; failed:$$failed}"; \
 	[ -z "$$failed" ]
 
-## check: the inner loop, a few minutes on a warm build: the public API list, `make help`, every Swift
-##        suite (no sanitizer), curl against the release binary and the access matrix
-check: release deps-python
-	python3 Tests/api/public_api.py --check
-	python3 Tests/cli/make_help.py
-	$(SWIFT) build --build-tests
-	$(LIMIT) 1200 $(SWIFT) test --skip-build
-	$(LIMIT) 300 bash Tests/cli/curl_test.sh .build/release/livebind-server
-	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 600 $(PYTHON) -m pytest -q Tests/access
+## check: the inner loop, a few minutes on a warm build: test-swift (the public API list, every Swift
+##        suite, no sanitizer), test-cli (`make help`, the flags table, curl) and test-access
+check: test-swift test-cli test-access
 
 ## test-swift: the public API list, then `swift test` (every Swift suite, real servers on loopback ports)
 test-swift: deps-server

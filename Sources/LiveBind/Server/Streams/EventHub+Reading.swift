@@ -64,10 +64,7 @@ extension EventHub {
     func sendsPrefix(_ id: Int, connection: any HTTPStreamConnection) -> Bool {
         state.withLock { state in
             guard let subscriber = state.subscribers[id], !subscriber.isCut else { return false }
-            if subscriber.connection == nil {
-                subscriber.connection = connection
-                subscriber.directWriter = connection as? any SuspendedStreamWriting
-            }
+            subscriber.learn(connection)
             subscriber.lastWriteRound = state.heartbeatRound
             return true
         }
@@ -86,10 +83,7 @@ extension EventHub {
                       _ connection: any HTTPStreamConnection) -> Step {
         state.withLock { state in
             guard !state.shuttingDown, let subscriber = state.subscribers[id], !subscriber.isCut else { return .done(.end) }
-            if subscriber.connection == nil {
-                subscriber.connection = connection
-                subscriber.directWriter = connection as? any SuspendedStreamWriting
-            }
+            subscriber.learn(connection)
             var written = 0
             var partial: Subscriber.Partial?
             /// Copies what fits of `frame` from `offset` (without its `id:` line when `withoutID`); false
@@ -212,6 +206,13 @@ extension EventHub {
 }
 
 extension EventHub.Subscriber {
+    /// Takes the stream's connection on its first read (the subscriber is made before its response).
+    func learn(_ connection: any HTTPStreamConnection) {
+        guard self.connection == nil else { return }
+        self.connection = connection
+        directWriter = connection as? any SuspendedStreamWriting
+    }
+
     /// Adds one of the stream's own frames, in sequence order (after those with the same sequence).
     func queue(_ frame: EventFrame) {
         var index = derived.endIndex
