@@ -58,7 +58,8 @@ let package = Package(
         .target(
             name: "LiveBindEngine",
             dependencies: [
-                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: sanitized
         ),
@@ -68,7 +69,8 @@ let package = Package(
             name: "LiveBindClient",
             dependencies: [
                 "LiveBindEngine",
-                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -80,7 +82,7 @@ let package = Package(
         // commands on standard input (what the conformance tests drive).
         .executableTarget(
             name: "livebind-mirror",
-            dependencies: ["LiveBindClient", .product(name: "Collections", package: "swift-collections")],
+            dependencies: ["LiveBindClient", .product(name: "DequeModule", package: "swift-collections")],
             swiftSettings: sanitized,
             linkerSettings: sanitizedLink
         ),
@@ -93,7 +95,9 @@ let package = Package(
                 "CSQLite",
                 "CNATS",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Collections", package: "swift-collections"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],

@@ -23,23 +23,27 @@ let package = Package(
         .executableTarget(name: "FuzzForm", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzBindingSpec", dependencies: [
             "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
-            .product(name: "Collections", package: "swift-collections"),
+            .product(name: "OrderedCollections", package: "swift-collections"),
+            .product(name: "DequeModule", package: "swift-collections"),
         ]),
         .executableTarget(name: "FuzzSubscription", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzConfig", dependencies: [
             "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
-            .product(name: "Collections", package: "swift-collections"),
+            .product(name: "OrderedCollections", package: "swift-collections"),
+            .product(name: "DequeModule", package: "swift-collections"),
         ]),
         .executableTarget(name: "FuzzView", dependencies: [
             "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
-            .product(name: "Collections", package: "swift-collections"),
+            .product(name: "OrderedCollections", package: "swift-collections"),
+            .product(name: "DequeModule", package: "swift-collections"),
         ]),
         .executableTarget(name: "FuzzHeaders", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzHistoryQuery", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzClient", dependencies: ["FuzzDriver", .product(name: "LiveBindClient", package: "LiveBind")]),
         .executableTarget(name: "FuzzStoreSequence", dependencies: [
             "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
-            .product(name: "Collections", package: "swift-collections"),
+            .product(name: "OrderedCollections", package: "swift-collections"),
+            .product(name: "DequeModule", package: "swift-collections"),
         ]),
     ],
     swiftLanguageModes: [.v6]

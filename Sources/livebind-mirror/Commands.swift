@@ -1,5 +1,5 @@
 import Foundation
-import Collections
+import DequeModule
 import LiveBindClient
 
 /// The command protocol: one JSON object a line in, one answer a line out, in order.

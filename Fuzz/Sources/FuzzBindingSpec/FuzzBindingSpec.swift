@@ -1,5 +1,5 @@
 import FuzzDriver
-import Collections
+import OrderedCollections
 import Glibc
 import LiveBind
 

@@ -1,4 +1,5 @@
-import Collections
+import OrderedCollections
+import DequeModule
 import LiveBind
 
 /// The fuzzer's bytes read as decisions: every read takes the next byte, and 0 once they run out, so

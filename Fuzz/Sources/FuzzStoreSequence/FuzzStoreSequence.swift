@@ -1,4 +1,3 @@
-import Collections
 import FuzzDriver
 import LiveBind
 import Synchronization

@@ -1,4 +1,5 @@
-import Collections
+import OrderedCollections
+import DequeModule
 import LiveBind
 
 /// One operation of a fuzzed sequence, decoded from the input against the store as it is now (so paths

@@ -1,4 +1,5 @@
-import Collections
+import OrderedCollections
+import DequeModule
 import FuzzDriver
 import Glibc
 @_spi(Fuzzing) import LiveBind

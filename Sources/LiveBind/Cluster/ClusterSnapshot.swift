@@ -1,4 +1,3 @@
-import Collections
 import LiveBindEngine
 
 /// Every model at one sequence of the cluster's stream: what a node loads at start. Stored as chunks

@@ -1,4 +1,4 @@
-import Collections
+import DequeModule
 import LiveBindEngine
 
 /// A snapshot as the snapshot stream holds it: chunk messages, each within `max_payload`, and one

@@ -1,4 +1,4 @@
-import Collections
+import OrderedCollections
 import Foundation
 extension ServerMirror {
     /// Moves a window target (not a view) with `PATCH /events/{stream}`: `offset` and `limit`, or

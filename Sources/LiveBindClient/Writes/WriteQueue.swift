@@ -1,4 +1,4 @@
-import Collections
+import OrderedCollections
 import Foundation
 import Synchronization
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-import Collections
+import DequeModule
 
 /// Following a source array granularly: the array mirror (`each`, or no transform), the aggregates,
 /// and views (the shown rows' changes written into the target array).

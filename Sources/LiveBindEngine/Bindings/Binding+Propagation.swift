@@ -1,4 +1,4 @@
-import Collections
+import DequeModule
 
 /// Running a binding: the serial work queue and the two directions of propagation.
 ///

@@ -1,4 +1,4 @@
-import Collections
+import DequeModule
 import Synchronization
 
 /// One live binding: inspectable (source, target, mode, transform, enabled, fire count, last error)

@@ -1,4 +1,4 @@
-import Collections
+import DequeModule
 
 /// The bind-time cycle check: refuses a binding that would close a loop of bindings that cannot settle.
 ///

@@ -1,4 +1,4 @@
-import Collections
+import OrderedCollections
 
 /// A consistent snapshot of one binding's inspectable state; `json` is what the HTTP API returns.
 public struct BindingInfo: Sendable, Equatable {

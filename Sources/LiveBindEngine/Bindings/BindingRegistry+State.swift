@@ -1,4 +1,4 @@
-import Collections
+import OrderedCollections
 
 /// The registry's bindings and lookups, behind its lock.
 struct RegistryState: Sendable {

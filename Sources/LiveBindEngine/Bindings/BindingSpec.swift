@@ -1,4 +1,3 @@
-import Collections
 
 /// What a binding should be, before it exists: the same JSON as one entry of a definition file.
 ///

@@ -1,4 +1,4 @@
-import Collections
+import DequeModule
 
 /// Small read and edit helpers on JSON values for bindings (kept apart from the store's own helpers).
 enum JSONEdit {

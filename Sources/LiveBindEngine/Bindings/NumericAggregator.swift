@@ -1,4 +1,4 @@
-import Collections
+import DequeModule
 
 /// The incremental state behind `count`, `sum`, `avg`, `min` and `max`.
 ///

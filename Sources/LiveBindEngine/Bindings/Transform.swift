@@ -1,4 +1,4 @@
-import Collections
+import DequeModule
 
 /// A value conversion used by bindings: forward (source → target) and optionally reverse.
 ///

@@ -1,4 +1,3 @@
-import Collections
 
 extension TransformRegistry {
     /// Registers `identity`, `format`, `scale`, `not`, `threshold`, `lookup` and the array aggregates.

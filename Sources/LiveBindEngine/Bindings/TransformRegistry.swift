@@ -1,4 +1,4 @@
-import Collections
+import OrderedCollections
 import Synchronization
 
 /// Named transform factories: the built-ins plus whatever an app registers.

@@ -1,4 +1,5 @@
-import Collections
+import OrderedCollections
+import DequeModule
 
 /// A rule for values written into a binding's target: accept, reject with a message, or coerce.
 ///

@@ -1,4 +1,5 @@
-import Collections
+import OrderedCollections
+import DequeModule
 
 /// The single edits every write is made of. Each one either throws before changing anything, or applies
 /// itself in place and returns its change with the step that undoes it (`nil` when nothing changed).

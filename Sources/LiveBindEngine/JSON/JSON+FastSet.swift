@@ -1,4 +1,5 @@
-import Collections
+import OrderedCollections
+import DequeModule
 
 /// The store's fast path for the most common write: replacing the value of an object member that
 /// already exists (`sensor.value = 21.5`). It keeps no undo step and builds no intermediate records,

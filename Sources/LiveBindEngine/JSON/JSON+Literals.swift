@@ -1,4 +1,5 @@
-import Collections
+import OrderedCollections
+import DequeModule
 
 /// Lets JSON be written as Swift literals: `let v: JSON = ["name": "probe", "readings": [1, 2.5, nil]]`.
 extension JSON: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,

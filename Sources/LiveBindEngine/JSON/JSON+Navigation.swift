@@ -1,4 +1,5 @@
-import Collections
+import OrderedCollections
+import DequeModule
 
 extension JSON {
     /// The value at the first `depth` components of `path` (all of them by default).

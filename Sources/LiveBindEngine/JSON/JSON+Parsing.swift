@@ -1,4 +1,5 @@
-import Collections
+import OrderedCollections
+import DequeModule
 
 extension JSON {
     /// Parses strict RFC 8259 JSON text from UTF-8 bytes.

@@ -1,4 +1,5 @@
-import Collections
+import OrderedCollections
+import DequeModule
 
 /// A JSON value: the content of every model, and of every change a model emits.
 ///

@@ -1,4 +1,5 @@
-import Collections
+import OrderedCollections
+import DequeModule
 
 /// One step that reverses one applied edit; a failed write replays them backwards.
 enum UndoStep {

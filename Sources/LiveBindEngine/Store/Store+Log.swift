@@ -1,4 +1,4 @@
-import Collections
+import DequeModule
 #if canImport(Glibc)
 import Glibc
 #endif

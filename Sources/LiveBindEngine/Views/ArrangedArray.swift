@@ -1,4 +1,4 @@
-import Collections
+import DequeModule
 
 /// An array controller's arranged objects: the elements of an array that a ``ViewQuery`` keeps, in
 /// its order, from its offset, at most its limit, kept current as the array changes, **incrementally**.

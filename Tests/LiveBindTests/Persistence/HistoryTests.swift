@@ -1,4 +1,3 @@
-import Collections
 import Foundation
 import Testing
 @testable import LiveBind

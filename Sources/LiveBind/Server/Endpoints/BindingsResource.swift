@@ -1,4 +1,3 @@
-import Collections
 import LiveBindEngine
 
 /// `/bindings`: the live bindings of the server's registry, as JSON resources.

@@ -1,4 +1,4 @@
-import Collections
+import OrderedCollections
 import LiveBindEngine
 
 /// `PATCH /models`: one write to several models, atomic (see `Store.write(_:)`).

@@ -1,4 +1,4 @@
-import Collections
+import DequeModule
 import LiveBindEngine
 
 /// The receipt of a keyed write whose answer is not made from a commit (a `/bindings` change): its

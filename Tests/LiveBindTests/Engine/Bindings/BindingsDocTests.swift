@@ -1,4 +1,5 @@
-import Collections
+import OrderedCollections
+import DequeModule
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind

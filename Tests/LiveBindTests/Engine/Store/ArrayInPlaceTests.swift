@@ -1,4 +1,4 @@
-import Collections
+import DequeModule
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
 @testable import LiveBindEngine

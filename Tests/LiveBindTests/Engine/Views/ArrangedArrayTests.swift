@@ -1,4 +1,5 @@
-import Collections
+import OrderedCollections
+import DequeModule
 import Testing
 @testable import LiveBind
 @testable import LiveBindEngine

@@ -1,4 +1,4 @@
-import Collections
+import DequeModule
 import Testing
 @testable import LiveBind
 @testable import LiveBindEngine
