@@ -87,9 +87,10 @@ test:
 ##        suite, no sanitizer), test-cli (`make help`, the flags table, curl) and test-access
 check: test-swift test-cli test-access
 
-## test-swift: the public API list, then `swift test` (every Swift suite, real servers on loopback ports)
+## test-swift: the public API list and the layers (docs/ARCHITECTURE.md), then `swift test` (every Swift suite, real servers on loopback ports)
 test-swift: deps-server
 	python3 Tests/api/public_api.py --check
+	python3 Tests/architecture/layers.py --check docs/ARCHITECTURE.md
 	$(SWIFT) build --build-tests
 	$(LIMIT) 1200 $(SWIFT) test --skip-build
 

@@ -5,5 +5,5 @@ public enum LiveBindVersion {
     /// the Debian package (`make deb` reads it from this line) all take it from here.
     public static let string = "0.1.0"
     /// The `Server` header every answer carries.
-    public static let serverHeader = "LiveBind/\(string)"
+    package static let serverHeader = "LiveBind/\(string)"
 }

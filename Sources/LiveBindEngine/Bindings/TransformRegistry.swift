@@ -45,7 +45,9 @@ public struct TransformParameters: Sendable {
     /// The transform's name (for error messages).
     public let transform: String
     /// Every parameter as written.
-    public let values: OrderedDictionary<String, JSON>
+    package let values: OrderedDictionary<String, JSON>
+    /// The parameters' names, in the order written.
+    public var names: [String] { Array(values.keys) }
 
     /// The raw parameter.
     public subscript(key: String) -> JSON? { values[key] }

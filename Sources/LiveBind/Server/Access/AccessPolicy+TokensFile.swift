@@ -4,7 +4,7 @@ extension AccessPolicy.Token {
     /// `{"token": "…", "scopes": ["read", "write"], "models": ["sensor", "lab-"], "name": "ci"}`
     /// (`models` and `name` optional). Throws `ServerError.invalidTokensFile` naming the first bad
     /// entry (counted from 1); messages never contain a token.
-    public static func list(json bytes: [UInt8]) throws(ServerError) -> [AccessPolicy.Token] {
+    package static func list(json bytes: [UInt8]) throws(ServerError) -> [AccessPolicy.Token] {
         let document: JSON
         do {
             document = try JSON(parsing: bytes)

@@ -1,7 +1,7 @@
 import LiveBindEngine
 extension LiveBindServer.Configuration {
     /// Every setting with a flag, in `--help`'s order: the one place each is declared (see ``Setting``).
-    public static let settings: [Setting<Self>] = network + streams + limits + access + persistence
+    package static let settings: [Setting<Self>] = network + streams + limits + access + persistence
 
     private static let network: [Setting<Self>] = [
         .init("host", "Network", .text(\.network.host, unit: "ADDRESS", rule: "not empty",
@@ -131,7 +131,7 @@ extension LiveBindServer.Configuration {
 
 extension ClusterConfiguration {
     /// Every setting of a cluster node with a flag (used with `--cluster`), declared once (see ``Setting``).
-    public static let settings: [Setting<Self>] = [
+    package static let settings: [Setting<Self>] = [
         // It travels in NATS and HTTP headers, which must carry it byte for byte.
         .init("node-name", "Cluster", .text(\.nodeName, unit: "NAME", rule: "1-64 printable ASCII characters, no space", valid: { name in
             !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy { (0x21...0x7E).contains($0) }

@@ -7,18 +7,18 @@ import LiveBindEngine
 /// flags is made from, and what ``LiveBindServer/Configuration/validate()`` checks a configuration
 /// against, so an embedder gets the same refusals as the command line. The defaults are the
 /// configuration's own (`Configuration()`).
-public struct Setting<Root>: Sendable {
+package struct Setting<Root>: Sendable {
     /// The flag without its dashes: `max-streams` is `--max-streams`.
-    public let flag: String
+    package let flag: String
     /// The section of `--help` and of the docs it is listed in ("Network", "Streams", …).
-    public let group: String
+    package let group: String
     /// One sentence for `--help` and the docs.
-    public let help: String
+    package let help: String
     /// What it takes and where it lives.
-    public let kind: Kind
+    package let kind: Kind
 
     /// What a setting takes, with the path to it in `Root`.
-    public enum Kind: Sendable {
+    package enum Kind: Sendable {
         /// A whole number in `range`; `unit` names it in help (`N`, `BYTES`, `S`).
         case integer(WritableKeyPath<Root, Int> & Sendable, ClosedRange<Int>, unit: String)
         /// A whole number in `range`, or nil for the automatic value `automatic` describes.
@@ -38,7 +38,7 @@ public struct Setting<Root>: Sendable {
     }
 
     /// A setting `--flag` listed under `group`, taking what `kind` says, described by `help`.
-    public init(_ flag: String, _ group: String, _ kind: Kind, _ help: String) {
+    package init(_ flag: String, _ group: String, _ kind: Kind, _ help: String) {
         self.flag = flag
         self.group = group
         self.kind = kind
@@ -47,7 +47,7 @@ public struct Setting<Root>: Sendable {
 
     /// How the value is written after the flag in `--help` (`N`, `BYTES`, `S`, `FILE`); nil for a flag
     /// that takes none.
-    public var valueName: String? {
+    package var valueName: String? {
         switch kind {
         case .integer(_, _, let unit), .optionalInteger(_, _, let unit, _), .number(_, _, let unit),
              .text(_, let unit, _, _), .optionalText(_, let unit, _), .list(_, let unit): unit
@@ -57,13 +57,13 @@ public struct Setting<Root>: Sendable {
     }
 
     /// Whether giving it again adds a value rather than replacing it.
-    public var isRepeatable: Bool {
+    package var isRepeatable: Bool {
         if case .list = kind { return true }
         return false
     }
 
     /// The value in `root` as it is written on the command line (`4096`, `15`, `off`, `none`).
-    public func value(in root: Root) -> String {
+    package func value(in root: Root) -> String {
         switch kind {
         case .integer(let path, _, _): String(root[keyPath: path])
         case .optionalInteger(let path, _, _, let automatic): root[keyPath: path].map(String.init) ?? automatic
@@ -77,7 +77,7 @@ public struct Setting<Root>: Sendable {
     }
 
     /// What a valid value is, for `--help` and the docs ("at least 1", "0 to 65535"); nil when any is.
-    public var rule: String? {
+    package var rule: String? {
         switch kind {
         case .integer(_, let range, _), .optionalInteger(_, let range, _, _): Self.describe(range)
         case .number(_, let range, _), .seconds(_, let range): Self.describe(range)
@@ -88,7 +88,7 @@ public struct Setting<Root>: Sendable {
 
     /// Sets the value written as `text` (a flag's `on`/`off`, a number, a file name), as the command
     /// line and settings files do; a list gets one more value. A value it does not take changes nothing.
-    public func set(_ text: String, in root: inout Root) throws(ConfigurationError) {
+    package func set(_ text: String, in root: inout Root) throws(ConfigurationError) {
         var changed = root
         try set(text, into: &changed)
         try check(changed)
@@ -129,7 +129,7 @@ public struct Setting<Root>: Sendable {
     }
 
     /// Throws when `root` holds a value this setting does not take.
-    public func check(_ root: Root) throws(ConfigurationError) {
+    package func check(_ root: Root) throws(ConfigurationError) {
         switch kind {
         case .integer(let path, let range, _):
             let value = root[keyPath: path]

@@ -1,36 +1,7 @@
 import OrderedCollections
 import DequeModule
 
-/// A rule for values written into a binding's target: accept, reject with a message, or coerce.
-///
-/// From a definition file: `"validate": {"type": "number", "min": 0, "max": 100, "coerce": true}`.
-/// Members: `type` (`number`, `integer`, `string`, `boolean`), `min`, `max`, `oneOf` (array), `maxLength`,
-/// `coerce` (clamp numbers into `min`…`max`, cut strings to `maxLength`; default `false` = reject),
-/// `message` (replaces the generated rejection message).
-public struct Validation: Sendable {
-    /// What a rule decided about a value.
-    public enum Outcome: Sendable, Equatable {
-        /// Write the value as it is.
-        case accept
-        /// Refuse the write; the message says why.
-        case reject(String)
-        /// Write this value instead.
-        case coerce(JSON)
-    }
-
-    private let rule: @Sendable (JSON) -> Outcome
-    /// The rule as JSON for binding descriptions (`null` for a rule given as a Swift closure).
-    public let json: JSON
-
-    /// A rule written in Swift.
-    public init(_ rule: @escaping @Sendable (JSON) -> Outcome) {
-        self.rule = rule
-        self.json = .string("custom")
-    }
-
-    /// Decides about `value`.
-    public func check(_ value: JSON) -> Outcome { rule(value) }
-
+extension Validation {
     /// Reads a rule object; errors name the offending member.
     public init(json: JSON) throws(BindingError) {
         guard case .object(let members) = json else {
@@ -52,8 +23,7 @@ public struct Validation: Sendable {
         let coerce = try Self.member(members, "coerce", \.boolValue, "a Boolean") ?? false
         let message = try Self.member(members, "message", \.stringValue, "a string")
         let rule = Rule(type: type, min: min, max: max, oneOf: oneOf, maxLength: maxLength, coerce: coerce, message: message)
-        self.rule = { rule.check($0) }
-        self.json = json
+        self.init(json: json, check: { rule.check($0) })
     }
 
     private static func member<T>(
