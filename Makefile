@@ -24,7 +24,7 @@ MARIONETTE_VERSION := 3.7.1
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 
-.PHONY: help check run build release deb test test-swift test-tsan test-asan test-firefox test-browser test-clients test-cli test-hostile \
+.PHONY: help check run build release deb test build-for-tests mirror test-swift test-tsan test-asan test-firefox test-browser test-clients test-cli test-hostile \
         test-contract test-access test-property test-dist test-cluster bench fuzz clean deps-server deps-browser deps-python deps-dist \
         cluster deps-cluster
 
@@ -62,36 +62,31 @@ deb: release deps-dist
 	bash deploy/build-deb.sh .build/release/livebind-server $(VERSION) dist
 
 ## test: every suite (Swift, thread and address sanitizers, curl, contract, access, property, distribution,
-##       clients, browser, cluster), each timed; goes on past a failure and fails if any failed, ending
-##       with the failing lines of each failed suite (whole logs in $(TEST_LOGS))
-TEST_SUITES := test-swift test-tsan test-asan test-cli test-contract test-access test-property test-clients test-dist test-browser test-cluster
-TEST_LOGS    := .build/test-logs
+##       clients, browser, cluster), each timed, in two lanes side by side (the Swift suites; the suites
+##       that drive the release binary from outside); goes on past a failure and fails if any failed,
+##       ending with the failing lines of each failed suite (whole logs in $(TEST_LOGS))
+SWIFT_SUITES   := test-swift test-tsan test-asan
+OUTSIDE_SUITES := test-cluster test-browser test-property test-contract test-cli test-dist test-access test-clients
+TEST_LOGS      := .build/test-logs
 # What marks a failure in a suite's log: Swift Testing, XCTest and the compiler, pytest, the shell suites, crashes.
-FAILURE_LINES := ✘|error:|\*\*\*|FAILED|^FAIL |^E   |Fatal error|[Tt]imed out|Killed
+export FAILURE_LINES := ✘|error:|\*\*\*|FAILED|^FAIL |^E   |Fatal error|[Tt]imed out|Killed
 test:
-	@mkdir -p $(TEST_LOGS); failed=""; total=$$(date +%s); \
-	for suite in $(TEST_SUITES); do \
-	  start=$$(date +%s); \
-	  { $(MAKE) --no-print-directory $$suite 2>&1; echo $$? >$(TEST_LOGS)/$$suite.status; } | tee $(TEST_LOGS)/$$suite.log; \
-	  [ "$$(cat $(TEST_LOGS)/$$suite.status)" = 0 ] || failed="$$failed $$suite"; \
-	  echo "== $$suite: $$(( $$(date +%s) - start )) s"; \
-	done; \
-	for suite in $$failed; do \
-	  echo "== $$suite failed ($(TEST_LOGS)/$$suite.log):"; \
-	  grep -E '$(FAILURE_LINES)' $(TEST_LOGS)/$$suite.log | cut -c1-400 | head -40; \
-	done; \
-	echo "== make test: $$(( $$(date +%s) - total )) s$${failed:+; failed:$$failed}"; \
-	[ -z "$$failed" ]
+	@bash Tests/support/run-suites.sh $(TEST_LOGS) "$(SWIFT_SUITES)" "$(OUTSIDE_SUITES)"
+
+## build-for-tests: what the suites run from outside (release binary, .deb, Python, Chromium, nginx, NATS),
+##                  made before the two lanes of `make test` start
+build-for-tests: release deb deps-python deps-browser deps-cluster
 
 ## check: the inner loop, a few minutes on a warm build: test-swift (the public API list, every Swift
 ##        suite, no sanitizer), test-cli (`make help`, the flags table, curl) and test-access
 check: test-swift test-cli test-access
 
-## test-swift: the public API list and the layers (docs/ARCHITECTURE.md), then `swift test` (every Swift suite, real servers on loopback ports)
+## test-swift: the layers (docs/ARCHITECTURE.md), the build, the public API list, then `swift test`
+##             (every Swift suite, real servers on loopback ports)
 test-swift: deps-server
-	python3 Tests/api/public_api.py --check
 	python3 Tests/architecture/layers.py --check docs/ARCHITECTURE.md
 	$(SWIFT) build --build-tests
+	python3 Tests/api/public_api.py --check
 	$(LIMIT) 1200 $(SWIFT) test --skip-build
 
 ## test-hostile: only the hostile-sequence suite (issue 13), which `test-swift` and the sanitizer runs include
@@ -100,9 +95,9 @@ test-hostile: deps-server
 	$(LIMIT) 900 $(SWIFT) test --skip-build --filter HostileSequenceTests
 
 ## test-tsan: every Swift suite under the thread sanitizer
-# Every suite under the thread sanitizer, which instruments LiveBind's own targets (LIVEBIND_SANITIZE in
-# Package.swift): the dependencies are the plain build's, so this compiles LiveBind again and nothing
-# else. The one suppression is explained in Tests/sanitizers/tsan.supp.
+# Every suite under the thread sanitizer, which instruments LiveBind's library and executable targets
+# (LIVEBIND_SANITIZE in Package.swift): the dependencies and the tests are the plain build's, so this
+# recompiles those targets and nothing else. The one suppression is explained in Tests/sanitizers/tsan.supp.
 test-tsan: deps-server
 	LIVEBIND_SANITIZE=thread $(SWIFT) build --build-tests
 	LIVEBIND_SANITIZE=thread TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/tsan.supp $(LIMIT) 1200 \
@@ -147,10 +142,15 @@ test-property: release deps-python
 ##               the offline queue; windows and views
 # The Swift client's driver is the debug build's (SwiftNIO and BoringSSL are built once, in debug, for
 # the Swift suites; a release build of them took minutes of every `make test`).
-test-clients: release deps-python
-	$(SWIFT) build --product livebind-mirror
-	LIVEBIND_SERVER=.build/release/livebind-server LIVEBIND_MIRROR=$(CURDIR)/.build/debug/livebind-mirror \
+test-clients: release deps-python mirror
+	LIVEBIND_SERVER=.build/release/livebind-server LIVEBIND_MIRROR=$(MIRROR) \
 		$(LIMIT) 900 $(PYTHON) -m pytest -q Tests/clients
+
+## mirror: the debug livebind-mirror, the Swift client's driver in test-clients (MIRROR; `make test` passes
+##         the copy it kept of the plain build's)
+MIRROR ?= $(CURDIR)/.build/debug/livebind-mirror
+mirror: deps-server
+	$(SWIFT) build --product livebind-mirror
 
 ## test-dist: the static binary runs without the toolchain; the .deb passes lintian, unpacks and serves
 test-dist: deb

@@ -14,15 +14,11 @@ extension ReliabilityTests {
         static let partSize = 512 * 1024
         /// Events published while the streams hold on: several times `--retained-bytes`.
         static let eventCount = 2400
-        #if LIVEBIND_SANITIZED
         /// Under a sanitizer each byte costs ten times the work (217 s of `make test-asan` went here): the
         /// same counts and ratios at a quarter of the bytes.
-        static let eventSize = 32 * 1024
-        static let retainedBytes = 16 << 20
-        #else
-        static let eventSize = 128 * 1024
-        static let retainedBytes = 64 << 20
-        #endif
+        static let scale = ProcessMemory(pid: getpid()).isSanitized ? 4 : 1
+        static let eventSize = 128 * 1024 / scale
+        static let retainedBytes = (64 << 20) / scale
         static let rssLimitMiB = 300
 
         /// 2,000 clients open a stream on a 4 MiB model and never read it; meanwhile 300 MiB of events (75
