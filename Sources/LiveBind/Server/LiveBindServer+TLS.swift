@@ -17,7 +17,12 @@ extension LiveBindServer {
     func loadCertificate() throws(ServerError) -> MicroHTTPDCertificate? {
         switch (configuration.network.tlsCertificateFile, configuration.network.tlsKeyFile) {
         case (nil, nil): return nil
-        case (let certificate?, let key?): return try MicroHTTPDCertificate.load(certificateFile: certificate, keyFile: key)
+        case (let certificate?, let key?):
+            do throws(TransportError) {
+                return try MicroHTTPDCertificate.load(certificateFile: certificate, keyFile: key)
+            } catch {
+                throw ServerError(error)
+            }
         default: throw .tlsIncomplete
         }
     }

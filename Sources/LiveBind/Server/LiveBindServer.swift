@@ -147,12 +147,12 @@ public final class LiveBindServer: Sendable {
             }
         if let history { logger.info("\(history.start(with: store, recent: recent?.commits ?? []))") }
         if let recent { hub.seed(history: recent.commits.map(EventEncoder.frame(for:)), through: recent.through) }
-        do throws(ServerError) {
+        do throws(TransportError) {
             try daemon.start()
         } catch {
             feed.cancel()
             running.withLock { $0 = nil }
-            throw error
+            throw ServerError(error)
         }
         logStateLocation()
         // Two ticks per interval: an idle stream gets a heartbeat every interval, a busy one none.

@@ -94,7 +94,7 @@ final class MicroHTTPDDaemon: Sendable {
     var port: UInt16 { state.withLock { $0.port } }
 
     /// Binds and starts the worker threads. The corresponding C function is `MHD_start_daemon`.
-    func start() throws(ServerError) {
+    func start() throws(TransportError) {
         let address = try Self.socketAddress(host: options.host, port: options.port)
         let context = Unmanaged.passUnretained(self).toOpaque()
         if options.certificate != nil, MHD_is_feature_supported(.FEATURE_TLS) != .YES { throw .tlsUnsupported }
