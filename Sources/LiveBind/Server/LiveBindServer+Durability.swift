@@ -43,7 +43,7 @@ extension LiveBindServer {
             let ran = made.withLock { $0 }
             var response = error.map { Problem.from($0).response } ?? ran ?? Problem.from(ClusterError.unavailable("the write did not run")).response
             if response.status >= 400 { counters.addError() }
-            response.idempotency = ran?.idempotency
+            response.settle = ran?.settle
             answer.complete(response)
         })
         return answer.response ?? .deferred(answer)

@@ -235,7 +235,6 @@ public final class LiveBindServer: Sendable {
         let store = store
         let cluster = cluster
         let node = cluster?.configuration.nodeName
-        let idempotency = idempotency
         let serial = requestSerial
         return MicroHTTPDDaemon.Handlers(
             respond: { received in
@@ -262,8 +261,8 @@ public final class LiveBindServer: Sendable {
                 }
                 // The ticket of an `Idempotency-Key` is told the answer the client finally gets. Its
                 // request's refusal was answered rather than thrown (a cluster turn counts its own).
-                let ticket = response.idempotency
-                if ticket != nil && cluster == nil && response.status >= 400 { counters.addError() }
+                let settle = response.settle
+                if settle != nil && cluster == nil && response.status >= 400 { counters.addError() }
                 if isWrite && cluster == nil {
                     response = Self.answerOnceDurable(response, store: store, counters: counters)
                 }
@@ -273,10 +272,10 @@ public final class LiveBindServer: Sendable {
                     deferred.finishing { response in
                         access.finish(&response, for: request)
                         if let node { response.headers.add(Self.nodeHeader, node) }
-                        if let ticket = ticket ?? response.idempotency { idempotency.settle(ticket, response) }
+                        if let settle = settle ?? response.settle { settle(response) }
                     }
-                } else if let ticket {
-                    idempotency.settle(ticket, response)
+                } else if let settle {
+                    settle(response)
                 }
                 return response
             },

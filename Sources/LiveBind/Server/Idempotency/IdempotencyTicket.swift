@@ -186,7 +186,7 @@ struct IdempotentWrites: Sendable {
             // Answered, not thrown, so that the ticket goes with it (the server counts the error).
             response = Problem.from(error).response
         }
-        response.idempotency = ticket
+        response.settle = { [table] in table.settle(ticket, $0) }
         return response
     }
 }

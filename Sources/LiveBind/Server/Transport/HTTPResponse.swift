@@ -17,8 +17,10 @@ struct HTTPResponse: Sendable {
     var body: Body
     /// Set when the real answer comes later (see ``DeferredAnswer``).
     var deferred: DeferredAnswer?
-    /// The `Idempotency-Key` of the write this answers, told the final answer once it is sent.
-    var idempotency: IdempotencyTicket?
+    /// Told the answer the client finally gets, once the server has finished it (after a deferred
+    /// answer completes): how a write's `Idempotency-Key` keeps its answer. The server calls it; the
+    /// transport only carries it.
+    var settle: (@Sendable (HTTPResponse) -> Void)?
 
     /// Makes a response.
     init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: Body = .bytes([])) {
