@@ -226,7 +226,8 @@ public final class LiveBindServer: Sendable {
             connectionTimeoutSeconds: configuration.effectiveConnectionTimeout,
             requestTimeout: configuration.network.requestTimeout,
             threadPoolSize: configuration.network.threadPoolSize,
-            sendBufferSize: configuration.network.sendBufferSize, bodyLimit: configuration.limits.bodyLimit)
+            sendBufferSize: configuration.network.sendBufferSize, bodyLimit: configuration.limits.bodyLimit,
+            serverHeader: LiveBindVersion.serverHeader)
     }
 
     private func makeHandlers(_ router: Router, access: AccessControl, limiter: WriteRateLimiter?,
@@ -287,7 +288,8 @@ public final class LiveBindServer: Sendable {
                 access.finish(&response, for: request)
                 if let node { response.headers.add(Self.nodeHeader, node) }
                 return response
-            })
+            },
+            redactLog: { AccessControl.redactingTokens($0) })
     }
 }
 

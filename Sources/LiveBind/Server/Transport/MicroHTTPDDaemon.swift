@@ -31,6 +31,8 @@ final class MicroHTTPDDaemon: Sendable {
         var clientAddresses = ClientAddresses.none
         /// The certificate served over TLS; nil serves plain HTTP.
         var certificate: MicroHTTPDCertificate?
+        /// The `Server` header every answer carries.
+        var serverHeader: String
     }
 
     /// Which requests carry their client's address.
@@ -55,6 +57,8 @@ final class MicroHTTPDDaemon: Sendable {
         var respond: @Sendable (HTTPRequest) -> HTTPResponse
         /// Answers a request the transport refused (body too large, length required).
         var reject: @Sendable (HTTPRequest, HTTPTransportFailure) -> HTTPResponse
+        /// A libmicrohttpd log line as it may be logged: without the credentials it may quote.
+        var redactLog: @Sendable (String) -> String
     }
 
     let options: Options
