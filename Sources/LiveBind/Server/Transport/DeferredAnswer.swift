@@ -4,10 +4,8 @@ import LiveBindEngine
 /// An answer that is known later: a write's, once the commit log has made it durable.
 ///
 /// A handler returns ``HTTPResponse/deferred(_:)``; libmicrohttpd's worker then suspends the connection
-/// (no thread waits) and queues the answer when ``complete(_:)`` resumes it. A write's answer is itself
-/// what waits for the log (``init(onceDurable:counters:)``), so that a durable write costs this one
-/// object and its lock, and no closure.
-final class DeferredAnswer: DurableWaiter {
+/// (no thread waits) and queues the answer when ``complete(_:)`` resumes it, from any thread.
+final class DeferredAnswer: Sendable {
     private struct State {
         var response: HTTPResponse?
         /// The suspended connection to resume once the answer is known.
@@ -17,27 +15,9 @@ final class DeferredAnswer: DurableWaiter {
     }
 
     private let state = OrderedMutex(State())
-    /// For a write's answer: what to send once its commits are durable, and where a failure is counted.
-    private let durable: (response: HTTPResponse, counters: ServerCounters)?
 
     /// An answer some other code completes.
-    init() {
-        durable = nil
-    }
-
-    /// The answer to a write: `response` once the commits it waits for (see ``Store/whenDurable(through:tell:)``)
-    /// are durable; when the data directory failed first, a success becomes 503 (the write is not kept;
-    /// clients never saw it).
-    init(onceDurable response: HTTPResponse, counters: ServerCounters) {
-        durable = (response, counters)
-    }
-
-    func durabilitySettled(_ error: StoreError?) {
-        guard let durable else { return }
-        guard let error, durable.response.status < 400 else { return complete(durable.response) }
-        durable.counters.addError()
-        complete(Problem.from(error).response)
-    }
+    init() {}
 
     /// Sets the answer (once; later calls are ignored) and resumes its connection if it waits. Any thread.
     func complete(_ response: HTTPResponse) {
