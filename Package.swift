@@ -86,12 +86,22 @@ let package = Package(
             swiftSettings: sanitized,
             linkerSettings: sanitizedLink
         ),
+        // The server's HTTP layer: libmicrohttpd, the HTTP types, problems and request counters; nothing of the server above it.
         .target(
-            name: "LiveBind",
+            name: "LiveBindHTTP",
             dependencies: [
                 "LiveBindEngine",
                 "CMicroHTTPD",
                 "CGnuTLS",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: sanitized
+        ),
+        .target(
+            name: "LiveBind",
+            dependencies: [
+                "LiveBindEngine",
+                "LiveBindHTTP",
                 "CSQLite",
                 "CNATS",
                 .product(name: "Logging", package: "swift-log"),
@@ -118,7 +128,7 @@ let package = Package(
         .plugin(name: "EmbedPublic", capability: .buildTool(), dependencies: ["embed-public"]),
         .testTarget(
             name: "LiveBindTests",
-            dependencies: ["LiveBind", "LiveBindEngine", "LiveBindClient", .product(name: "JWTKit", package: "jwt-kit")],
+            dependencies: ["LiveBind", "LiveBindEngine", "LiveBindHTTP", "LiveBindClient", .product(name: "JWTKit", package: "jwt-kit")],
             resources: [.copy("Fixtures")],
             swiftSettings: sanitized,
             linkerSettings: sanitizedLink

@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 extension LiveBindServer {
     /// The answer to a write request, to be sent once every commit made so far is durable: whatever the
     /// write committed, the bindings it ran, and what it could have read. At once without a data

@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 extension LiveBindServer {
     /// Reads the certificate and key files again and serves them to every new connection; open
     /// connections, event streams among them, keep the certificate they were made with. On error the

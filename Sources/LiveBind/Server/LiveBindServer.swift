@@ -4,6 +4,7 @@ import Synchronization
 import Glibc
 #endif
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// Serves a store's models over HTTP and their changes as Server-Sent Events, on libmicrohttpd.
 ///

@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// Errors of the server layer that are not HTTP answers: starting, binding, configuration.
 public enum ServerError: Error, Equatable, CustomStringConvertible {
     /// A setting holds a value it does not take (see ``LiveBindServer/Configuration/validate()``).

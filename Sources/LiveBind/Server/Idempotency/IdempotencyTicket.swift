@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// One write request's `Idempotency-Key`, scoped to its credential, with the fingerprint of what it
 /// asks (method, path, query, preconditions, media type, body): the same key with another request is

@@ -1,11 +1,11 @@
 import Synchronization
-import LiveBindEngine
+internal import LiveBindEngine
 
 /// An answer that is known later: a write's, once the commit log has made it durable.
 ///
 /// A handler returns ``HTTPResponse/deferred(_:)``; libmicrohttpd's worker then suspends the connection
 /// (no thread waits) and queues the answer when ``complete(_:)`` resumes it, from any thread.
-final class DeferredAnswer: Sendable {
+package final class DeferredAnswer: Sendable {
     private struct State {
         var response: HTTPResponse?
         /// The suspended connection to resume once the answer is known.
@@ -17,10 +17,10 @@ final class DeferredAnswer: Sendable {
     private let state = OrderedMutex(State())
 
     /// An answer some other code completes.
-    init() {}
+    package init() {}
 
     /// Sets the answer (once; later calls are ignored) and resumes its connection if it waits. Any thread.
-    func complete(_ response: HTTPResponse) {
+    package func complete(_ response: HTTPResponse) {
         let connection = state.withLock { state -> MicroHTTPDConnection? in
             guard state.response == nil else { return nil }
             state.response = response
@@ -46,7 +46,7 @@ final class DeferredAnswer: Sendable {
     }
 
     /// Adds a step applied to the answer before it is sent.
-    func finishing(_ step: @escaping @Sendable (inout HTTPResponse) -> Void) {
+    package func finishing(_ step: @escaping @Sendable (inout HTTPResponse) -> Void) {
         state.withLock { state in
             guard let earlier = state.finish else { return state.finish = step }
             state.finish = { response in
@@ -57,7 +57,7 @@ final class DeferredAnswer: Sendable {
     }
 
     /// The answer, finished, once known.
-    var response: HTTPResponse? {
+    package var response: HTTPResponse? {
         let (response, finish) = state.withLock { ($0.response, $0.finish) }
         guard var response else { return nil }
         finish?(&response)
@@ -67,7 +67,7 @@ final class DeferredAnswer: Sendable {
 
 extension HTTPResponse {
     /// A response the server sends once `answer` completes.
-    static func deferred(_ answer: DeferredAnswer) -> HTTPResponse {
+    package static func deferred(_ answer: DeferredAnswer) -> HTTPResponse {
         var response = HTTPResponse(status: 202)
         response.deferred = answer
         return response

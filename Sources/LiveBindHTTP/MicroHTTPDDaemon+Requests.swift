@@ -2,7 +2,6 @@ internal import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
 #endif
-import LiveBindEngine
 
 extension MicroHTTPDDaemon {
     /// The request line and headers, before any body. Called on a libmicrohttpd worker thread.

@@ -3,7 +3,6 @@ import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
-import LiveBindEngine
 
 // MARK: - C callback trampolines -------------------------------------------------------------------
 //

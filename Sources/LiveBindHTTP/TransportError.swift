@@ -1,7 +1,6 @@
-import LiveBindEngine
 /// Why the transport cannot serve: a host it cannot bind, a port it cannot listen on, a certificate or
 /// key it cannot use. The server reports each as its own error of the same name, with its message.
-enum TransportError: Error, Equatable {
+package enum TransportError: Error, Equatable {
     /// The host is not a numeric IPv4/IPv6 address or `localhost`.
     case invalidHost(String)
     /// libmicrohttpd could not listen (port taken, permission, too few file descriptors).

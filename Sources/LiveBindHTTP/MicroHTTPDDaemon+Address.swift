@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import LiveBindEngine
 
 extension MicroHTTPDDaemon {
     /// A bound address as raw `sockaddr_in`/`sockaddr_in6` bytes.
