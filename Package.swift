@@ -87,12 +87,22 @@ let package = Package(
             swiftSettings: sanitized,
             linkerSettings: sanitizedLink
         ),
+        // The server's HTTP layer: libmicrohttpd, the HTTP types, problems and request counters; nothing of the server above it.
         .target(
-            name: "LiveBind",
+            name: "LiveBindHTTP",
             dependencies: [
                 "LiveBindEngine",
                 "CMicroHTTPD",
                 "CGnuTLS",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: sanitized
+        ),
+        .target(
+            name: "LiveBind",
+            dependencies: [
+                "LiveBindEngine",
+                "LiveBindHTTP",
                 "CSQLite",
                 "CNATS",
                 .product(name: "Logging", package: "swift-log"),
@@ -119,7 +129,7 @@ let package = Package(
         .plugin(name: "EmbedPublic", capability: .buildTool(), dependencies: ["embed-public"]),
         .testTarget(
             name: "LiveBindTests",
-            dependencies: ["LiveBind", "LiveBindEngine", "LiveBindClient", .product(name: "JWTKit", package: "jwt-kit")],
+            dependencies: ["LiveBind", "LiveBindEngine", "LiveBindHTTP", "LiveBindClient", .product(name: "JWTKit", package: "jwt-kit")],
             resources: [.copy("Fixtures")],
             // Linked with the sanitizer's runtime but not instrumented: the tests' own code is the same
             // in all three builds, so a sanitizer run recompiles only the library targets.

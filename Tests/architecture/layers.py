@@ -67,8 +67,10 @@ def graph():
         unit = unit_of(path)
         text = strip(open(path, encoding="utf-8").read())
         texts.setdefault(unit, []).append(text)
+        reexported = set(re.findall(r"typealias\s+(\w+)\s*=\s*(?:\w+\.)?\1\b", text))
         for name in DECLARATION.findall(text):
-            declared.setdefault((unit.split("/")[0], name), set()).add(unit)
+            if name not in reexported:  # `typealias X = Module.X` passes a name on; it declares nothing
+                declared.setdefault((unit.split("/")[0], name), set()).add(unit)
     owner = {key: next(iter(units)) for key, units in declared.items() if len(units) == 1}
     targets = {unit.split("/")[0] for unit in texts}
     exported = {}

@@ -1,4 +1,5 @@
 import LiveBindEngine
+public import LiveBindHTTP   // not internal: the entry points throw its RequestError, named below
 /// Entry points for the grammar fuzz targets in `Fuzz/` (`@_spi(Fuzzing) import LiveBind`): what a client
 /// writes that internal types read — `sub=` values and their windows, the `PATCH /events/{stream}` body,
 /// `Last-Event-ID` and `If-Match` — reached without a socket, through the functions the routes call.
@@ -164,3 +165,7 @@ import LiveBindEngine
         }
     }
 }
+
+/// What a request is refused with before the engine is asked (`LiveBindHTTP.RequestError`), under the
+/// name the fuzz targets check for: the entry points above throw it.
+@_spi(Fuzzing) public typealias RequestError = LiveBindHTTP.RequestError

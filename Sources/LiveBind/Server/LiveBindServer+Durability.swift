@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 extension LiveBindServer {
     /// The answer to a write request, to be sent once every commit made so far is durable: whatever the
     /// write committed, the bindings it ran, and what it could have read. At once without a data
@@ -6,9 +7,9 @@ extension LiveBindServer {
     /// directory fails first, a success becomes 503 (the write is not kept; clients never saw it).
     static func answerOnceDurable(_ response: HTTPResponse, store: Store, counters: ServerCounters) -> HTTPResponse {
         guard store.log != nil else { return response }
-        let answer = DeferredAnswer(onceDurable: response, counters: counters)
-        store.whenDurable(tell: answer)
-        return answer.response ?? .deferred(answer)
+        let durable = DurableAnswer(response, counters: counters)
+        store.whenDurable(tell: durable)
+        return durable.answer.response ?? .deferred(durable.answer)
     }
 
     /// Whether a write request may commit: `/models…` and `/bindings…` (bindings write their targets).
@@ -43,7 +44,7 @@ extension LiveBindServer {
             let ran = made.withLock { $0 }
             var response = error.map { Problem.from($0).response } ?? ran ?? Problem.from(ClusterError.unavailable("the write did not run")).response
             if response.status >= 400 { counters.addError() }
-            response.idempotency = ran?.idempotency
+            response.settle = ran?.settle
             answer.complete(response)
         })
         return answer.response ?? .deferred(answer)
@@ -62,5 +63,30 @@ extension LiveBindServer {
         body += #","cluster":{"node":\#(String(decoding: node, as: UTF8.self)),"connected":\#(status.connected),"#
         body += #""applied":\#(status.applied),"lag":\#(status.lag),"role":"\#(status.role)"}}"#
         return .text(body, status: status.connected ? 200 : 503, contentType: "application/json")
+    }
+}
+
+/// The answer to a write: `response` once the commits it waits for (see ``Store/whenDurable(through:tell:)``)
+/// are durable; when the data directory failed first, a success becomes 503 (the write is not kept;
+/// clients never saw it).
+final class DurableAnswer: DurableWaiter {
+    /// What the connection waits for.
+    let answer = DeferredAnswer()
+    /// What to send once the commits are durable.
+    private let response: HTTPResponse
+    /// Where a failure is counted.
+    private let counters: ServerCounters
+
+    /// Completes `answer` with `response` once durable; `counters` counts a failure.
+    init(_ response: HTTPResponse, counters: ServerCounters) {
+        self.response = response
+        self.counters = counters
+    }
+
+    /// Completes the answer: the write's response, or the log's failure as a problem.
+    func durabilitySettled(_ error: StoreError?) {
+        guard let error, response.status < 400 else { return answer.complete(response) }
+        counters.addError()
+        answer.complete(Problem.from(error).response)
     }
 }

@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 extension LiveBindServer {
     /// Every endpoint, in one table, each with what it needs (`RouteAccess`). The router runs the one
     /// access check (`AccessControl.grant`) before every handler, and handlers get what it established.

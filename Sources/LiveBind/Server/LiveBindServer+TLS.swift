@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 extension LiveBindServer {
     /// Reads the certificate and key files again and serves them to every new connection; open
     /// connections, event streams among them, keep the certificate they were made with. On error the
@@ -17,7 +18,12 @@ extension LiveBindServer {
     func loadCertificate() throws(ServerError) -> MicroHTTPDCertificate? {
         switch (configuration.network.tlsCertificateFile, configuration.network.tlsKeyFile) {
         case (nil, nil): return nil
-        case (let certificate?, let key?): return try MicroHTTPDCertificate.load(certificateFile: certificate, keyFile: key)
+        case (let certificate?, let key?):
+            do throws(TransportError) {
+                return try MicroHTTPDCertificate.load(certificateFile: certificate, keyFile: key)
+            } catch {
+                throw ServerError(error)
+            }
         default: throw .tlsIncomplete
         }
     }

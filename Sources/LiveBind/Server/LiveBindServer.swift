@@ -4,6 +4,7 @@ import Synchronization
 import Glibc
 #endif
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// Serves a store's models over HTTP and their changes as Server-Sent Events, on libmicrohttpd.
 ///
@@ -147,12 +148,12 @@ public final class LiveBindServer: Sendable {
             }
         if let history { logger.info("\(history.start(with: store, recent: recent?.commits ?? []))") }
         if let recent { hub.seed(history: recent.commits.map(EventEncoder.frame(for:)), through: recent.through) }
-        do throws(ServerError) {
+        do throws(TransportError) {
             try daemon.start()
         } catch {
             feed.cancel()
             running.withLock { $0 = nil }
-            throw error
+            throw ServerError(error)
         }
         logStateLocation()
         // Two ticks per interval: an idle stream gets a heartbeat every interval, a busy one none.
@@ -226,7 +227,8 @@ public final class LiveBindServer: Sendable {
             connectionTimeoutSeconds: configuration.effectiveConnectionTimeout,
             requestTimeout: configuration.network.requestTimeout,
             threadPoolSize: configuration.network.threadPoolSize,
-            sendBufferSize: configuration.network.sendBufferSize, bodyLimit: configuration.limits.bodyLimit)
+            sendBufferSize: configuration.network.sendBufferSize, bodyLimit: configuration.limits.bodyLimit,
+            serverHeader: LiveBindVersion.serverHeader)
     }
 
     private func makeHandlers(_ router: Router, access: AccessControl, limiter: WriteRateLimiter?,
@@ -235,7 +237,6 @@ public final class LiveBindServer: Sendable {
         let store = store
         let cluster = cluster
         let node = cluster?.configuration.nodeName
-        let idempotency = idempotency
         let serial = requestSerial
         return MicroHTTPDDaemon.Handlers(
             respond: { received in
@@ -262,8 +263,8 @@ public final class LiveBindServer: Sendable {
                 }
                 // The ticket of an `Idempotency-Key` is told the answer the client finally gets. Its
                 // request's refusal was answered rather than thrown (a cluster turn counts its own).
-                let ticket = response.idempotency
-                if ticket != nil && cluster == nil && response.status >= 400 { counters.addError() }
+                let settle = response.settle
+                if settle != nil && cluster == nil && response.status >= 400 { counters.addError() }
                 if isWrite && cluster == nil {
                     response = Self.answerOnceDurable(response, store: store, counters: counters)
                 }
@@ -273,10 +274,10 @@ public final class LiveBindServer: Sendable {
                     deferred.finishing { response in
                         access.finish(&response, for: request)
                         if let node { response.headers.add(Self.nodeHeader, node) }
-                        if let ticket = ticket ?? response.idempotency { idempotency.settle(ticket, response) }
+                        if let settle = settle ?? response.settle { settle(response) }
                     }
-                } else if let ticket {
-                    idempotency.settle(ticket, response)
+                } else if let settle {
+                    settle(response)
                 }
                 return response
             },
@@ -288,7 +289,8 @@ public final class LiveBindServer: Sendable {
                 access.finish(&response, for: request)
                 if let node { response.headers.add(Self.nodeHeader, node) }
                 return response
-            })
+            },
+            redactLog: { AccessControl.redactingTokens($0) })
     }
 }
 

@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// Errors of the server layer that are not HTTP answers: starting, binding, configuration.
 public enum ServerError: Error, Equatable, CustomStringConvertible {
     /// A setting holds a value it does not take (see ``LiveBindServer/Configuration/validate()``).
@@ -73,6 +74,21 @@ public enum ServerError: Error, Equatable, CustomStringConvertible {
             "the server is not running with TLS: there is no certificate to reload"
         case .clusterUnavailable(let reason):
             "cannot join the cluster: \(reason); check --cluster (nats://host:port of running nats-server with JetStream)"
+        }
+    }
+}
+
+extension ServerError {
+    /// The transport's failure as the server reports it: the case of the same name.
+    init(_ error: TransportError) {
+        self = switch error {
+        case .invalidHost(let host): .invalidHost(host)
+        case .cannotListen(let host, let port): .cannotListen(host: host, port: port)
+        case .tlsUnsupported: .tlsUnsupported
+        case .tlsFileUnreadable(let path, let reason): .tlsFileUnreadable(path: path, reason: reason)
+        case .tlsInvalidCertificate(let path, let reason): .tlsInvalidCertificate(path: path, reason: reason)
+        case .tlsInvalidKey(let path, let reason): .tlsInvalidKey(path: path, reason: reason)
+        case .tlsKeyMismatch(let certificate, let key): .tlsKeyMismatch(certificate: certificate, key: key)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindHTTP
 @testable import LiveBindEngine
 
 /// A store and an event hub fed as the server feeds it: durable commits go through an `EventFeed`

@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 extension AccessControl {
     /// Methods an allowed origin may use.
     static let corsMethods = "GET, HEAD, PUT, POST, PATCH, DELETE"

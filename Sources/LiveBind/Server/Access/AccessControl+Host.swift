@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 extension AccessControl {
     /// Whether the server listens on a loopback address only (`127.x.x.x`, `::1`, `localhost`).
     static func isLoopback(address: String) -> Bool {

@@ -1,5 +1,6 @@
 import Foundation
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// Applies an `AccessPolicy` to requests: bearer tokens (static and JWT), session cookies, scopes,
 /// model prefixes and the `Origin` check. `grant` is the one check every route goes through.

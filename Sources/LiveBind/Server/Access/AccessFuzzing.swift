@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// Entry points for the libFuzzer targets in `Fuzz/` (`@_spi(Fuzzing) import LiveBind`): the bearer and
 /// cookie parsing of the access check, reached without a socket. Not part of the public API.
 @_spi(Fuzzing) public enum AccessFuzzing {

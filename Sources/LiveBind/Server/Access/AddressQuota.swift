@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// How many event streams each client address holds, up to a limit (`--max-streams-per-address`), so
 /// that one client cannot take every stream `--max-streams` allows.
 ///

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import JWTKit
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// Verifies JSON Web Tokens against the key of `--jwt-key` with jwt-kit, and checks their time,
 /// audience and issuer claims.

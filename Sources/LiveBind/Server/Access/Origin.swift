@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// A web origin: scheme, host and port (`https://app.example.com`, `http://127.0.0.1:8080`).
 ///
 /// Compared by value with the port made explicit, so `https://a.example` equals `https://a.example:443`.

@@ -3,6 +3,7 @@ import Foundation
 import OrderedCollections
 import Synchronization
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// The live cookie sessions: what each may do (its token's scopes and prefixes) and until when.
 ///

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// The reverse proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed (`--trust-proxy`).
 ///

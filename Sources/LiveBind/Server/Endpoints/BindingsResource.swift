@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// `/bindings`: the live bindings of the server's registry, as JSON resources.
 ///

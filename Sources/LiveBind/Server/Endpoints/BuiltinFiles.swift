@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// Serves files held in memory (the executable's built-in copy of `Public/`) the way ``StaticFiles``
 /// serves a folder: `index.html` for `/` and folders, content types by extension, the same security
 /// headers, and nothing that is not one of the files.

@@ -1,5 +1,6 @@
 import Foundation
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// `GET /models/{name}{pointer}?history` (a location's past values, raw or in buckets, optionally with
 /// who made each change) and `?at=` (a document as it was), read from the data directory's history

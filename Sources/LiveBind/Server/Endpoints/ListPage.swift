@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// One page of a list answer (`GET /models`, `GET /bindings`): `{"<member>":[…]}` with the entries
 /// after `after` in key order, as many as fit in `maxBytes` (`--max-list-bytes`), and `"next"`, the
 /// key of the last one, when more remain (ask again with `?after=`).

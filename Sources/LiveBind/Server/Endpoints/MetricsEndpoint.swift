@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// `GET /metrics` in the Prometheus text exposition format.
 enum MetricsEndpoint {
     static func render(hub: EventHubMetrics, counters: ServerCounters, models: Int, log: CommitWriter?,

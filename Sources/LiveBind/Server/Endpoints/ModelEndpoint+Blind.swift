@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// Writes by a caller who may not read the model: with `--private`, a token with `write` but not
 /// `read` on it. Its answers say whether the write applied (with the revision and event id a write
 /// answers), and when it did not, one refusal for every reason the model's content decides (409

@@ -1,5 +1,6 @@
 import OrderedCollections
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// `PATCH /models`: one write to several models, atomic (see `Store.write(_:)`).
 ///

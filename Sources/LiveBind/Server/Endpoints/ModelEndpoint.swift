@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// `/models` and `/models/{name}/{pointer}`: models as HTTP resources.
 ///
 /// Every write is one atomic store commit and answers `{"id": "<event id>", "rev": N}` (plus `index`

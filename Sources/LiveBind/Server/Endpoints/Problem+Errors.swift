@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 extension Problem {
     /// THE mapping from any error to a problem. Every error response goes through here.
     static func from(_ error: any Error) -> Problem {

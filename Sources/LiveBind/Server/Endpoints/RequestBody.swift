@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// Reading request bodies: JSON, and `application/x-www-form-urlencoded`.
 enum RequestBody {
     /// Media types that carry plain JSON.

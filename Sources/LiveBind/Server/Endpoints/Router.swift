@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// Matches a request's method and path to a handler; a known path with the wrong method is a 405.
 ///
 /// Patterns are written as paths: `/models/:name/*` has a literal segment, a one-segment parameter and

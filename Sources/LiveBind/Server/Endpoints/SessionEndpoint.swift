@@ -1,6 +1,7 @@
 import DequeModule
 import Foundation
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// `POST /session` and `DELETE /session`: cookie sessions for browsers, so that `EventSource` (which
 /// sends no headers) needs no token in its URL.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// Serves files from one directory: `index.html` for `/` and folders, content types by extension,
 /// security headers, and nothing outside the directory (no `..`, no symlinks pointing out).

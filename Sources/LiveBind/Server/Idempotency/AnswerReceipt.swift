@@ -1,5 +1,6 @@
 import DequeModule
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// The receipt of a keyed write whose answer is not made from a commit (a `/bindings` change): its
 /// ticket's tag and the answer itself, kept with the change so that a retry gets that answer after a

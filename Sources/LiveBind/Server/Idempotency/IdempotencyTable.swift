@@ -1,6 +1,7 @@
 import DequeModule
 import Foundation
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// The answers to writes sent with `Idempotency-Key`, by key, for ``window`` (at most ``capacity``
 /// keys): a retry with the same key and the same request gets the first answer again, without writing

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// One write request's `Idempotency-Key`, scoped to its credential, with the fingerprint of what it
 /// asks (method, path, query, preconditions, media type, body): the same key with another request is
@@ -186,7 +187,7 @@ struct IdempotentWrites: Sendable {
             // Answered, not thrown, so that the ticket goes with it (the server counts the error).
             response = Problem.from(error).response
         }
-        response.idempotency = ticket
+        response.settle = { [table] in table.settle(ticket, $0) }
         return response
     }
 }

@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// New views are arranged outside the hub's lock.
 ///
 /// Arranging an array is O(n log n): seconds for millions of rows, during which no stream could read

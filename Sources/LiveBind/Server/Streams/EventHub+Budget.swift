@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// One memory budget for what every stream holds unsent (`Settings.maxUnsentBytes`).
 ///
 /// A stream holds frames it has not finished sending: its preface (snapshots, notices), its own

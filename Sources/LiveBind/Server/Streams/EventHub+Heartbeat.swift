@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 extension EventHub {
     /// One heartbeat tick; call it twice per heartbeat interval.
     ///

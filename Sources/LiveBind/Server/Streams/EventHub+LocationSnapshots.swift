@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// Location and window snapshots, encoded outside the hub's lock.
 ///
 /// A location's snapshot can be as large as its model (16 MiB by default), and encoding it takes tens

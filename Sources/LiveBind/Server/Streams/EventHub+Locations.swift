@@ -1,5 +1,6 @@
 import DequeModule
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// Streams that subscribe to locations (`?sub=model/pointer`, windows of arrays).
 ///

@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 extension EventHub {
     private enum Step {
         case done(HTTPStreamRead)

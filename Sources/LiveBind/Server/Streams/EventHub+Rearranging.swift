@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// Views whose array was replaced by a long one are arranged again outside the hub's lock.
 ///
 /// Arranging an array is O(n log n) (about a second for 300,000 rows), and a 90-byte JSON Patch `copy`

@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// Frames are charged to the unsent-bytes budget before they are made.
 ///
 /// A snapshot (a model's, a location's, a window's or a view's) is measured first, from the values it

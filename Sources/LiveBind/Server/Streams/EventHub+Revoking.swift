@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 extension EventHub {
     /// Ends streams `ids` with an `auth_revoked` event: each finishes the frame it is in the middle of
     /// sending, drops everything else it holds (nothing more reaches a client whose credential ended),

@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 extension EventHub {
     /// Ends every stream: refuses new ones, resumes the suspended so their readers return
     /// end-of-stream, then waits (up to `deadline`) until all have closed.

@@ -1,5 +1,6 @@
 import Foundation
 import LiveBindEngine
+internal import LiveBindHTTP
 
 extension EventHub {
     /// Registers a stream for the models `models` lets through, starting after `lastEventID` when given.

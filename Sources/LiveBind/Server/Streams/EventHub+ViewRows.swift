@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// `--max-view-rows` as arrays grow.
 ///
 /// A view is counted when it is made (`checkViews`), but its array can grow afterwards: many views

@@ -2,6 +2,7 @@ import Dispatch
 import DequeModule
 import Synchronization
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// The fan-out of store commits to event streams.
 ///

@@ -1,5 +1,6 @@
 import Synchronization
 import LiveBindEngine
+internal import LiveBindHTTP
 
 /// One `GET /events` response body: reads its subscriber's frames from the hub.
 final class EventStream: HTTPStreamBody {

@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// `GET /events?since=…`: what a stream sends before its live events, from the data directory's
 /// history, and the event its live part resumes after — so one stream draws the past and goes on
 /// live with no gap and nothing twice.

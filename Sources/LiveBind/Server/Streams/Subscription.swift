@@ -1,4 +1,5 @@
 import LiveBindEngine
+internal import LiveBindHTTP
 /// One location a stream subscribes to with `?sub=`: a model, a JSON Pointer into it, and perhaps a
 /// window of rows when the location is an array. Guarded by the event hub's lock once registered.
 ///

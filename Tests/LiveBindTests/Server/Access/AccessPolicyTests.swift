@@ -1,5 +1,6 @@
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindHTTP
 @testable import LiveBindEngine
 
 @Suite("Access policy: tokens files, token comparison, origins") struct AccessPolicyTests {

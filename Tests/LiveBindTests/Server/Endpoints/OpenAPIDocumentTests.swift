@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindHTTP
 @testable import LiveBindEngine
 
 /// `Public/openapi.json` is the HTTP contract: these tests hold the route table and the running

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindHTTP
 @testable import LiveBindEngine
 
 /// The table of `Idempotency-Key` answers (its HTTP behaviour, restarts, crashes and clusters are

@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindHTTP
 @testable import LiveBindEngine
 
 /// A stream parked (suspended) while only other models' events pass must not be told it fell behind:

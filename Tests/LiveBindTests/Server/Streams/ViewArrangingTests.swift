@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @_spi(Fuzzing) @testable import LiveBind
+@testable import LiveBindHTTP
 @testable import LiveBindEngine
 
 /// Holds the first view arranged outside the event hub's lock, through the hub's test seam, until released.

@@ -1,6 +1,5 @@
-import LiveBindEngine
 /// A request the transport refused before the application saw its body.
-enum HTTPTransportFailure: Sendable, Equatable {
+package enum HTTPTransportFailure: Sendable, Equatable {
     /// The body is (or announced to be) larger than the limit.
     case bodyTooLarge(limit: Int)
     /// A method that needs a body came without `Content-Length` or chunked encoding.

@@ -1,6 +1,8 @@
-import LiveBindEngine
 /// Why a request cannot be answered, independent of the engine: routing, media types, limits.
-@_spi(Fuzzing) public enum RequestError: Error, Equatable, CustomStringConvertible {
+///
+/// Public, not `package`: `LiveBind`'s fuzzing entry points (`@_spi(Fuzzing)`) throw it, and name it
+/// for the fuzz targets. This module is no product, so nothing outside the package imports it.
+public enum RequestError: Error, Equatable, CustomStringConvertible {
     /// Nothing lives at this path.
     case notFound(path: String)
     /// The path exists but not for this method.
@@ -59,7 +61,7 @@ import LiveBindEngine
     case unknownSubscription(String)
 
     /// The `Allow` header value: the methods, with `HEAD` wherever `GET` is.
-    static func allowHeader(_ allowed: [HTTPMethod]) -> String {
+    package static func allowHeader(_ allowed: [HTTPMethod]) -> String {
         var names: [String] = []
         for method in allowed where !names.contains(method.rawValue) { names.append(method.rawValue) }
         if names.contains("GET") && !names.contains("HEAD") { names.insert("HEAD", at: names.firstIndex(of: "GET")! + 1) }

@@ -1,6 +1,5 @@
-import LiveBindEngine
 /// An RFC 9457 problem: the one shape every error takes on the wire (`application/problem+json`).
-struct Problem: Sendable {
+package struct Problem: Sendable {
     /// The HTTP status.
     var status: Int
     /// A URI naming the kind of problem.
@@ -8,15 +7,15 @@ struct Problem: Sendable {
     /// A short summary of the kind.
     var title: String
     /// What went wrong this time, and what to do about it.
-    var detail: String
+    package var detail: String
     /// Extra response headers (`Allow` for a 405, `Retry-After` for a 503).
-    var headers: HTTPHeaders = HTTPHeaders()
+    package var headers: HTTPHeaders = HTTPHeaders()
     /// For a limit a client can keep within: the setting's flag and its value, sent as the extension
     /// members `"setting"` and `"limit"` (a client lowers its request to `limit` and asks again).
-    var limit: (setting: String, value: Int)?
+    package var limit: (setting: String, value: Int)?
 
     /// Makes a problem of the given kind (a short slug such as `type-mismatch`).
-    init(status: Int, kind: String, title: String, detail: String) {
+    package init(status: Int, kind: String, title: String, detail: String) {
         self.status = status
         self.type = "urn:livebind:problem:\(kind)"
         self.title = title
@@ -24,7 +23,7 @@ struct Problem: Sendable {
     }
 
     /// The problem as a response.
-    var response: HTTPResponse {
+    package var response: HTTPResponse {
         var body = "{\"type\":"
         body += Self.quoted(type) + ",\"title\":" + Self.quoted(title)
         body += ",\"status\":\(status),\"detail\":" + Self.quoted(detail)
@@ -57,6 +56,12 @@ struct Problem: Sendable {
 
 /// A problem an endpoint made itself, thrown to the one place that answers errors: a blind write's
 /// refusal (whose detail names nothing of the model), a write to several models naming the model.
-struct ProblemError: Error {
-    let problem: Problem
+package struct ProblemError: Error {
+    /// The problem to answer.
+    package let problem: Problem
+
+    /// `problem`, to be thrown as it is.
+    package init(problem: Problem) {
+        self.problem = problem
+    }
 }

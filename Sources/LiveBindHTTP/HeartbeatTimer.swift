@@ -1,14 +1,13 @@
 import Dispatch
-import LiveBindEngine
 
 /// Calls `tick` every `interval` on a private dispatch queue until cancelled.
 ///
 /// Dispatch rather than a Swift `Task`: an app (or a test) that blocks the cooperative thread pool
 /// must not stop heartbeats.
-final class HeartbeatTimer: @unchecked Sendable {   // the source is only touched in init and cancel
+package final class HeartbeatTimer: @unchecked Sendable {   // the source is only touched in init and cancel
     private let source: DispatchSourceTimer
 
-    init(interval: Duration, tick: @escaping @Sendable () -> Void) {
+    package init(interval: Duration, tick: @escaping @Sendable () -> Void) {
         let (seconds, attoseconds) = interval.components
         let nanoseconds = max(1_000_000, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
         source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "livebind.heartbeat"))
@@ -19,7 +18,7 @@ final class HeartbeatTimer: @unchecked Sendable {   // the source is only touche
     }
 
     /// Stops the timer; safe to call more than once.
-    func cancel() { source.cancel() }
+    package func cancel() { source.cancel() }
 
     deinit { source.cancel() }
 }

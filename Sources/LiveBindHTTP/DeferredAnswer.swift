@@ -1,13 +1,11 @@
 import Synchronization
-import LiveBindEngine
+internal import LiveBindEngine
 
 /// An answer that is known later: a write's, once the commit log has made it durable.
 ///
 /// A handler returns ``HTTPResponse/deferred(_:)``; libmicrohttpd's worker then suspends the connection
-/// (no thread waits) and queues the answer when ``complete(_:)`` resumes it. A write's answer is itself
-/// what waits for the log (``init(onceDurable:counters:)``), so that a durable write costs this one
-/// object and its lock, and no closure.
-final class DeferredAnswer: DurableWaiter {
+/// (no thread waits) and queues the answer when ``complete(_:)`` resumes it, from any thread.
+package final class DeferredAnswer: Sendable {
     private struct State {
         var response: HTTPResponse?
         /// The suspended connection to resume once the answer is known.
@@ -17,30 +15,12 @@ final class DeferredAnswer: DurableWaiter {
     }
 
     private let state = OrderedMutex(State())
-    /// For a write's answer: what to send once its commits are durable, and where a failure is counted.
-    private let durable: (response: HTTPResponse, counters: ServerCounters)?
 
     /// An answer some other code completes.
-    init() {
-        durable = nil
-    }
-
-    /// The answer to a write: `response` once the commits it waits for (see ``Store/whenDurable(through:tell:)``)
-    /// are durable; when the data directory failed first, a success becomes 503 (the write is not kept;
-    /// clients never saw it).
-    init(onceDurable response: HTTPResponse, counters: ServerCounters) {
-        durable = (response, counters)
-    }
-
-    func durabilitySettled(_ error: StoreError?) {
-        guard let durable else { return }
-        guard let error, durable.response.status < 400 else { return complete(durable.response) }
-        durable.counters.addError()
-        complete(Problem.from(error).response)
-    }
+    package init() {}
 
     /// Sets the answer (once; later calls are ignored) and resumes its connection if it waits. Any thread.
-    func complete(_ response: HTTPResponse) {
+    package func complete(_ response: HTTPResponse) {
         let connection = state.withLock { state -> MicroHTTPDConnection? in
             guard state.response == nil else { return nil }
             state.response = response
@@ -66,7 +46,7 @@ final class DeferredAnswer: DurableWaiter {
     }
 
     /// Adds a step applied to the answer before it is sent.
-    func finishing(_ step: @escaping @Sendable (inout HTTPResponse) -> Void) {
+    package func finishing(_ step: @escaping @Sendable (inout HTTPResponse) -> Void) {
         state.withLock { state in
             guard let earlier = state.finish else { return state.finish = step }
             state.finish = { response in
@@ -77,7 +57,7 @@ final class DeferredAnswer: DurableWaiter {
     }
 
     /// The answer, finished, once known.
-    var response: HTTPResponse? {
+    package var response: HTTPResponse? {
         let (response, finish) = state.withLock { ($0.response, $0.finish) }
         guard var response else { return nil }
         finish?(&response)
@@ -87,7 +67,7 @@ final class DeferredAnswer: DurableWaiter {
 
 extension HTTPResponse {
     /// A response the server sends once `answer` completes.
-    static func deferred(_ answer: DeferredAnswer) -> HTTPResponse {
+    package static func deferred(_ answer: DeferredAnswer) -> HTTPResponse {
         var response = HTTPResponse(status: 202)
         response.deferred = answer
         return response

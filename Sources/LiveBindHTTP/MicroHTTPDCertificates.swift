@@ -2,7 +2,7 @@ internal import CGnuTLS
 #if canImport(Glibc)
 import Glibc
 #endif
-import LiveBindEngine
+internal import LiveBindEngine
 
 /// The certificates of the TLS daemons in this process, by the port each listens on, and the GnuTLS
 /// callback that picks one at each handshake.

@@ -1,4 +1,3 @@
-import LiveBindEngine
 /// A request whose body is still arriving; owned by libmicrohttpd's per-request context pointer.
 ///
 /// Only ever touched on the worker thread that serves its connection.

@@ -1,4 +1,3 @@
-import LiveBindEngine
 /// The checks RFC 9112 (section 6) asks of a request's framing: where its body ends must be beyond
 /// doubt, or a proxy in front could read a different request from the same bytes (request smuggling).
 enum RequestFraming {

@@ -6,15 +6,15 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
-import LiveBindEngine
+internal import LiveBindEngine
 
 /// A thin owner of one libmicrohttpd daemon: start, quiesce, stop. Nothing here is public.
 ///
 /// Requests are answered synchronously on libmicrohttpd's worker threads by `handlers`.
 /// The C callbacks live in `MicroHTTPDDaemon+Callbacks.swift`.
-final class MicroHTTPDDaemon: Sendable {
+package final class MicroHTTPDDaemon: Sendable {
     /// How the daemon listens and what it allows.
-    struct Options: Sendable {
+    package struct Options: Sendable {
         var host: String
         var port: UInt16
         var connectionLimit: Int
@@ -28,13 +28,33 @@ final class MicroHTTPDDaemon: Sendable {
         var sendBufferSize: Int
         var bodyLimit: Int
         /// Which requests carry the client's address (`HTTPRequest.clientAddress`): one system call each.
-        var clientAddresses = ClientAddresses.none
+        package var clientAddresses = ClientAddresses.none
         /// The certificate served over TLS; nil serves plain HTTP.
-        var certificate: MicroHTTPDCertificate?
+        package var certificate: MicroHTTPDCertificate?
+        /// The `Server` header every answer carries.
+        var serverHeader: String
+
+        /// Options for a daemon that serves plain HTTP and records no client's address (set
+        /// `clientAddresses` and `certificate` for more).
+        package init(host: String, port: UInt16, connectionLimit: Int, connectionsPerAddress: Int,
+                     connectionMemoryLimit: Int, connectionTimeoutSeconds: Int, requestTimeout: Duration,
+                     threadPoolSize: Int, sendBufferSize: Int, bodyLimit: Int, serverHeader: String) {
+            self.host = host
+            self.port = port
+            self.connectionLimit = connectionLimit
+            self.connectionsPerAddress = connectionsPerAddress
+            self.connectionMemoryLimit = connectionMemoryLimit
+            self.connectionTimeoutSeconds = connectionTimeoutSeconds
+            self.requestTimeout = requestTimeout
+            self.threadPoolSize = threadPoolSize
+            self.sendBufferSize = sendBufferSize
+            self.bodyLimit = bodyLimit
+            self.serverHeader = serverHeader
+        }
     }
 
     /// Which requests carry their client's address.
-    enum ClientAddresses: Sendable, Equatable {
+    package enum ClientAddresses: Sendable, Equatable {
         case none
         case all
         /// Requests for exactly this path (what a route that counts by address needs).
@@ -50,14 +70,25 @@ final class MicroHTTPDDaemon: Sendable {
     }
 
     /// The application side: answers requests and turns transport failures into responses.
-    struct Handlers: Sendable {
+    package struct Handlers: Sendable {
         /// Answers a request whose body has been read.
         var respond: @Sendable (HTTPRequest) -> HTTPResponse
         /// Answers a request the transport refused (body too large, length required).
         var reject: @Sendable (HTTPRequest, HTTPTransportFailure) -> HTTPResponse
+        /// A libmicrohttpd log line as it may be logged: without the credentials it may quote.
+        var redactLog: @Sendable (String) -> String
+
+        /// The application side from its three parts.
+        package init(respond: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
+                     reject: @escaping @Sendable (HTTPRequest, HTTPTransportFailure) -> HTTPResponse,
+                     redactLog: @escaping @Sendable (String) -> String) {
+            self.respond = respond
+            self.reject = reject
+            self.redactLog = redactLog
+        }
     }
 
-    let options: Options
+    package let options: Options
     let handlers: Handlers
     let logger: Logger
     /// Where slow requests and stalled streams are counted.
@@ -71,7 +102,7 @@ final class MicroHTTPDDaemon: Sendable {
     let deferredAnswered = WaitSignal()
 
     /// Waits (up to `timeout`) until no connection waits for its answer; false when some still do.
-    func waitForDeferredAnswers(timeout: Duration) -> Bool {
+    package func waitForDeferredAnswers(timeout: Duration) -> Bool {
         deferredAnswered.wait(until: .now + timeout) { deferredAnswers.load(ordering: .acquiring) == 0 }
     }
     private struct State: @unchecked Sendable {   // the handle is only touched under the mutex
@@ -82,7 +113,7 @@ final class MicroHTTPDDaemon: Sendable {
     }
     private let state = OrderedMutex(State())
 
-    init(options: Options, handlers: Handlers, counters: ServerCounters, logger: Logger) {
+    package init(options: Options, handlers: Handlers, counters: ServerCounters, logger: Logger) {
         self.options = options
         self.handlers = handlers
         self.counters = counters
@@ -91,10 +122,10 @@ final class MicroHTTPDDaemon: Sendable {
     }
 
     /// The port the daemon is bound to (useful after asking for port 0); 0 when not running.
-    var port: UInt16 { state.withLock { $0.port } }
+    package var port: UInt16 { state.withLock { $0.port } }
 
     /// Binds and starts the worker threads. The corresponding C function is `MHD_start_daemon`.
-    func start() throws(ServerError) {
+    package func start() throws(TransportError) {
         let address = try Self.socketAddress(host: options.host, port: options.port)
         let context = Unmanaged.passUnretained(self).toOpaque()
         if options.certificate != nil, MHD_is_feature_supported(.FEATURE_TLS) != .YES { throw .tlsUnsupported }
@@ -154,7 +185,7 @@ final class MicroHTTPDDaemon: Sendable {
     }
 
     /// Serves `certificate` to every handshake from now on; open connections keep the one they have.
-    func replaceCertificate(_ certificate: MicroHTTPDCertificate) {
+    package func replaceCertificate(_ certificate: MicroHTTPDCertificate) {
         state.withLock { state in
             guard state.daemon != nil else { return }
             MicroHTTPDCertificates.install(certificate, port: state.port, owner: ObjectIdentifier(self))
@@ -162,7 +193,7 @@ final class MicroHTTPDDaemon: Sendable {
     }
 
     /// Stops accepting new connections; existing ones go on. The corresponding C function is `MHD_quiesce_daemon`.
-    func quiesce() {
+    package func quiesce() {
         state.withLock { state in
             guard let daemon = state.daemon, state.listenSocket < 0 else { return }
             state.listenSocket = MHD_quiesce_daemon(daemon)
@@ -172,7 +203,7 @@ final class MicroHTTPDDaemon: Sendable {
     /// Stops the worker threads and closes every connection. The corresponding C function is `MHD_stop_daemon`.
     ///
     /// > Important: no connection may be suspended at this point (libmicrohttpd aborts the process).
-    func stop() {
+    package func stop() {
         let (daemon, listenSocket, sweeper, port) = state.withLock { state in
             defer { state.daemon = nil; state.listenSocket = -1; state.port = 0; state.sweeper = nil }
             return (state.daemon, state.listenSocket, state.sweeper, state.port)

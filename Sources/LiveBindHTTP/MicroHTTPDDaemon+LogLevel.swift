@@ -1,4 +1,3 @@
-import LiveBindEngine
 extension MicroHTTPDDaemon {
     /// The beginnings of libmicrohttpd 0.9.75's messages about a client that went away or failed its TLS
     /// handshake: ordinary on

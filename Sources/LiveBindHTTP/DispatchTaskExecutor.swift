@@ -1,5 +1,5 @@
 import Dispatch
-import LiveBindEngine
+internal import LiveBindEngine
 
 /// A task executor that runs its jobs on a serial dispatch queue, outside Swift's cooperative pool.
 ///
@@ -7,15 +7,15 @@ import LiveBindEngine
 /// async work, such as jwt-kit's actor-based verification, without needing a free thread of the pool:
 /// a task started with this executor as its preference runs there, and so does the code of the default
 /// actors it calls (SE-0417). An app or a test that blocks every thread of the pool cannot stall it.
-final class DispatchTaskExecutor: TaskExecutor {
+package final class DispatchTaskExecutor: TaskExecutor {
     private let queue: DispatchQueue
 
     /// An executor on a new serial queue called `label`.
-    init(label: String) {
+    package init(label: String) {
         queue = DispatchQueue(label: label)
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
         queue.async { job.runSynchronously(on: executor) }
@@ -23,7 +23,7 @@ final class DispatchTaskExecutor: TaskExecutor {
 
     /// Runs `work` as a task on this executor and blocks the calling thread until it finishes or
     /// `timeout` passes (then nil; the task still runs to its end, on the queue).
-    func wait<Value: Sendable>(timeout: Duration, _ work: @escaping @Sendable () async throws -> Value) -> Result<Value, any Error>? {
+    package func wait<Value: Sendable>(timeout: Duration, _ work: @escaping @Sendable () async throws -> Value) -> Result<Value, any Error>? {
         let outcome = Outcome<Value>()
         let done = DispatchSemaphore(value: 0)
         Task(executorPreference: self) {

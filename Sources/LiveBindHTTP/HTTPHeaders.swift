@@ -1,14 +1,13 @@
-import LiveBindEngine
 /// An ordered list of HTTP header fields with case-insensitive lookup.
-struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+package struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// The fields in the order they were added.
-    private(set) var fields: [(name: String, value: String)] = []
+    package private(set) var fields: [(name: String, value: String)] = []
 
     /// An empty header list.
-    init() {}
+    package init() {}
 
     /// Headers from fields in order (the libmicrohttpd bridge collects them straight into one array).
-    init(fields: [(name: String, value: String)]) {
+    package init(fields: [(name: String, value: String)]) {
         self.fields = fields
     }
 
@@ -18,33 +17,33 @@ struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     /// Headers from literal pairs, in order.
-    init(dictionaryLiteral elements: (String, String)...) {
+    package init(dictionaryLiteral elements: (String, String)...) {
         for (name, value) in elements { add(name, value) }
     }
 
     /// Appends a field, keeping any earlier field with the same name.
-    mutating func add(_ name: String, _ value: String) {
+    package mutating func add(_ name: String, _ value: String) {
         fields.append((name, value))
     }
 
     /// Replaces every field called `name` with one field.
-    mutating func set(_ name: String, _ value: String) {
+    package mutating func set(_ name: String, _ value: String) {
         fields.removeAll { Self.sameName($0.name, name) }
         fields.append((name, value))
     }
 
     /// Removes every field called `name`.
-    mutating func remove(_ name: String) {
+    package mutating func remove(_ name: String) {
         fields.removeAll { Self.sameName($0.name, name) }
     }
 
     /// The first value of the field called `name` (case-insensitive), if any.
-    subscript(_ name: String) -> String? {
+    package subscript(_ name: String) -> String? {
         fields.first { Self.sameName($0.name, name) }?.value
     }
 
     /// Every value of the fields called `name` (case-insensitive), in order.
-    func values(of name: String) -> [String] {
+    package func values(of name: String) -> [String] {
         fields.compactMap { Self.sameName($0.name, name) ? $0.value : nil }
     }
 
@@ -65,7 +64,7 @@ struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     }
 
     /// Iterates the fields in order.
-    func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
+    package func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
         fields.makeIterator()
     }
 }

@@ -1,8 +1,7 @@
-import LiveBindEngine
 /// `application/x-www-form-urlencoded` bodies: `a=1&b.c=x+y` → [("a", "1"), ("b.c", "x y")].
-enum FormDecoding {
+package enum FormDecoding {
     /// Decodes name/value pairs in order; throws on bad percent escapes or invalid UTF-8.
-    static func pairs(_ body: [UInt8]) throws(RequestError) -> [(name: String, value: String)] {
+    package static func pairs(_ body: [UInt8]) throws(RequestError) -> [(name: String, value: String)] {
         var pairs: [(name: String, value: String)] = []
         for field in body.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = field.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)

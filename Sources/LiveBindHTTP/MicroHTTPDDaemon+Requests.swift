@@ -2,7 +2,6 @@ internal import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
 #endif
-import LiveBindEngine
 
 extension MicroHTTPDDaemon {
     /// The request line and headers, before any body. Called on a libmicrohttpd worker thread.
@@ -104,7 +103,7 @@ extension MicroHTTPDDaemon {
         for (name, value) in response.headers {
             _ = name.withCString { name in value.withCString { MHD_add_response_header(made, name, $0) } }
         }
-        _ = MHD_add_response_header(made, "Server", LiveBindVersion.serverHeader)
+        _ = MHD_add_response_header(made, "Server", options.serverHeader)
         let result = MHD_queue_response(connection, UInt32(response.status), made)
         MHD_destroy_response(made)
         if let clock = Self.deadlineClock(of: connection) { deadlines.responded(clock) }

@@ -1,6 +1,5 @@
-import LiveBindEngine
 /// Media types for the files a dashboard serves, by file extension.
-enum ContentType {
+package enum ContentType {
     static let byExtension: [String: String] = [
         "html": "text/html; charset=utf-8", "htm": "text/html; charset=utf-8",
         "js": "text/javascript; charset=utf-8", "mjs": "text/javascript; charset=utf-8",
@@ -12,7 +11,7 @@ enum ContentType {
     ]
 
     /// The media type for a file path; `application/octet-stream` when unknown.
-    static func forPath(_ path: String) -> String {
+    package static func forPath(_ path: String) -> String {
         let name = path.split(separator: "/").last ?? ""
         guard let dot = name.lastIndex(of: ".") else { return "application/octet-stream" }
         return byExtension[name[name.index(after: dot)...].lowercased()] ?? "application/octet-stream"

@@ -3,7 +3,6 @@ import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
-import LiveBindEngine
 
 // MARK: - C callback trampolines -------------------------------------------------------------------
 //
@@ -106,7 +105,7 @@ let errorLogTrampoline: MHD_LogCallback = { context, format, arguments in
     let isDisconnect = MicroHTTPDDaemon.isClientDisconnect(message)
     // Thousands of streams can go away at once: skip the redaction when the line would be dropped.
     if isDisconnect && daemon.logger.logLevel > .debug { return }
-    let line = "libmicrohttpd: \(AccessControl.redactingTokens(message.trimmingCharacters(in: "\n")))"
+    let line = "libmicrohttpd: \(daemon.handlers.redactLog(message.trimmingCharacters(in: "\n")))"
     if isDisconnect { daemon.logger.debug("\(line)") } else { daemon.logger.warning("\(line)") }
 }
 

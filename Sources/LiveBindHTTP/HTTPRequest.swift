@@ -1,28 +1,27 @@
-import LiveBindEngine
 /// A complete HTTP request as the router sees it: the body is fully read.
-struct HTTPRequest: Sendable {
+package struct HTTPRequest: Sendable {
     /// The request method.
-    var method: HTTPMethod
+    package var method: HTTPMethod
     /// The percent-decoded path, without the query string (always starts with `/`).
-    var path: String
+    package var path: String
     /// Query parameters in order; a name may repeat (`?model=a&model=b`).
-    var query: [(name: String, value: String)]
+    package var query: [(name: String, value: String)]
     /// The request's header fields.
-    var headers: HTTPHeaders
+    package var headers: HTTPHeaders
     /// The request body (empty when there was none).
-    var body: [UInt8]
+    package var body: [UInt8]
     /// The client's numeric address, when the server records it (it does when writes are rate-limited
     /// or a proxy is trusted; behind a trusted proxy it is the address the proxy forwarded).
-    var clientAddress: String?
+    package var clientAddress: String?
     /// `https` when the request came over TLS, or through a trusted proxy that says it did; else `http`.
-    var scheme = "http"
+    package var scheme = "http"
     /// A number the server gives each request it answers (0 until then): a cluster runs a write again
     /// after a lost race, and its `Idempotency-Key` knows it by this.
-    var serial: UInt64 = 0
+    package var serial: UInt64 = 0
 
     /// Makes a request; used by the libmicrohttpd bridge and by tests.
-    init(method: HTTPMethod, path: String, query: [(name: String, value: String)] = [],
-                headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    package init(method: HTTPMethod, path: String, query: [(name: String, value: String)] = [],
+                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.method = method
         self.path = path
         self.query = query
@@ -31,17 +30,17 @@ struct HTTPRequest: Sendable {
     }
 
     /// The first value of the query parameter `name`, if present.
-    func queryValue(_ name: String) -> String? {
+    package func queryValue(_ name: String) -> String? {
         query.first { $0.name == name }?.value
     }
 
     /// Every value of the query parameter `name`, in order.
-    func queryValues(_ name: String) -> [String] {
+    package func queryValues(_ name: String) -> [String] {
         query.filter { $0.name == name }.map(\.value)
     }
 
     /// The media type of the body without parameters, lowercased (`application/json`), if given.
-    var mediaType: String? {
+    package var mediaType: String? {
         guard let value = headers["Content-Type"] else { return nil }
         // Usually the type as it should be written: then it is the answer, and no copy is made.
         if !value.isEmpty, value.utf8.allSatisfy({ $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: " ")
@@ -57,7 +56,7 @@ struct HTTPRequest: Sendable {
 
 extension StringProtocol {
     /// The string without leading and trailing spaces and tabs.
-    func trimmingWhitespace() -> String {
+    package func trimmingWhitespace() -> String {
         // Usually there is nothing to trim: then no new string is made.
         if let first = utf8.first, first != UInt8(ascii: " "), first != UInt8(ascii: "\t") {
             let string = String(self)

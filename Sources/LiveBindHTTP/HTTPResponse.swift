@@ -1,8 +1,7 @@
-import LiveBindEngine
 /// An HTTP response: a status, header fields and either bytes or an open-ended stream.
-struct HTTPResponse: Sendable {
+package struct HTTPResponse: Sendable {
     /// What follows the headers.
-    enum Body: Sendable {
+    package enum Body: Sendable {
         /// A complete body, sent with a `Content-Length`.
         case bytes([UInt8])
         /// An open-ended body produced as the stream has data (Server-Sent Events).
@@ -10,25 +9,27 @@ struct HTTPResponse: Sendable {
     }
 
     /// The status code, such as 200.
-    var status: Int
+    package var status: Int
     /// The header fields, in order.
-    var headers: HTTPHeaders
+    package var headers: HTTPHeaders
     /// The body.
-    var body: Body
+    package var body: Body
     /// Set when the real answer comes later (see ``DeferredAnswer``).
-    var deferred: DeferredAnswer?
-    /// The `Idempotency-Key` of the write this answers, told the final answer once it is sent.
-    var idempotency: IdempotencyTicket?
+    package var deferred: DeferredAnswer?
+    /// Told the answer the client finally gets, once the server has finished it (after a deferred
+    /// answer completes): how a write's `Idempotency-Key` keeps its answer. The server calls it; the
+    /// transport only carries it.
+    package var settle: (@Sendable (HTTPResponse) -> Void)?
 
     /// Makes a response.
-    init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: Body = .bytes([])) {
+    package init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: Body = .bytes([])) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
     /// A response with a body of the given media type.
-    static func bytes(_ bytes: [UInt8], status: Int = 200, contentType: String) -> HTTPResponse {
+    package static func bytes(_ bytes: [UInt8], status: Int = 200, contentType: String) -> HTTPResponse {
         // Room for what most answers add on the way out (validators, `nosniff`, CORS), so the list is
         // allocated once.
         var headers = HTTPHeaders(capacity: 6)
@@ -37,8 +38,8 @@ struct HTTPResponse: Sendable {
     }
 
     /// A UTF-8 text response.
-    static func text(_ text: String, status: Int = 200,
-                            contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
+    package static func text(_ text: String, status: Int = 200,
+                             contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
         bytes(Array(text.utf8), status: status, contentType: contentType)
     }
 

@@ -2,7 +2,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
-import LiveBindEngine
+internal import LiveBindEngine
 
 /// Cuts connections whose request (headers and body) takes longer than a deadline to arrive.
 ///

@@ -1,6 +1,7 @@
-import LiveBindEngine
 /// An HTTP request method such as `GET` or `PATCH`; unknown methods keep their spelling.
-@_spi(Fuzzing) public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+///
+/// Public, not `package`, for `RequestError` (see there).
+public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The method token as it appeared on the request line.
     public var rawValue: String
 

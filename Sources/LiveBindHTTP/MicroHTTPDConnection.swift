@@ -2,7 +2,6 @@ internal import CMicroHTTPD
 #if canImport(Glibc)
 import Glibc
 #endif
-import LiveBindEngine
 
 /// A libmicrohttpd connection handle as a stream body sees it: suspend, resume, and a direct send
 /// while suspended.

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import LiveBindEngine
 
 extension MicroHTTPDDaemon {
     /// A bound address as raw `sockaddr_in`/`sockaddr_in6` bytes.
@@ -11,7 +10,7 @@ extension MicroHTTPDDaemon {
     }
 
     /// Parses a numeric IPv4/IPv6 host (or `localhost`) into a socket address. The corresponding C function is `inet_pton`.
-    static func socketAddress(host: String, port: UInt16) throws(ServerError) -> SocketAddress {
+    static func socketAddress(host: String, port: UInt16) throws(TransportError) -> SocketAddress {
         let name = host == "localhost" ? "127.0.0.1" : host
         var v4 = sockaddr_in()
         if inet_pton(AF_INET, name, &v4.sin_addr) == 1 {

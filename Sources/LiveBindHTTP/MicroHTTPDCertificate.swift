@@ -1,12 +1,11 @@
 internal import CGnuTLS
 import Foundation
-import LiveBindEngine
 
 /// A certificate chain and its private key, read from PEM files and parsed by GnuTLS, ready to be
 /// handed to a TLS handshake (see `MicroHTTPDCertificates`).
 ///
 /// Immutable once made; the GnuTLS structures are freed when the last reference goes.
-final class MicroHTTPDCertificate: @unchecked Sendable {   // read-only after init; GnuTLS reads it concurrently
+package final class MicroHTTPDCertificate: @unchecked Sendable {   // read-only after init; GnuTLS reads it concurrently
     /// The chain, leaf first, as GnuTLS's `gnutls_pcert_st` array.
     let chain: UnsafeMutablePointer<gnutls_pcert_st>
     /// How many certificates `chain` holds.
@@ -35,7 +34,7 @@ final class MicroHTTPDCertificate: @unchecked Sendable {   // read-only after in
     /// The corresponding C functions are `gnutls_pcert_list_import_x509_raw`,
     /// `gnutls_privkey_import_x509_raw` and (for the key-matches-certificate check)
     /// `gnutls_certificate_set_x509_key_mem`.
-    static func load(certificateFile: String, keyFile: String) throws(ServerError) -> MicroHTTPDCertificate {
+    package static func load(certificateFile: String, keyFile: String) throws(TransportError) -> MicroHTTPDCertificate {
         let certificateBytes = try read(certificateFile)
         let keyBytes = try read(keyFile)
         let chain = UnsafeMutablePointer<gnutls_pcert_st>.allocate(capacity: Int(maxChainLength))
@@ -83,7 +82,7 @@ final class MicroHTTPDCertificate: @unchecked Sendable {   // read-only after in
     }
 
     /// The bytes of `path`, or the reason they cannot be had.
-    private static func read(_ path: String) throws(ServerError) -> [UInt8] {
+    private static func read(_ path: String) throws(TransportError) -> [UInt8] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw .tlsFileUnreadable(path: path, reason: "no such file")

@@ -1,6 +1,5 @@
-import LiveBindEngine
 /// What a stream body produced for one read.
-enum HTTPStreamRead: Sendable, Equatable {
+package enum HTTPStreamRead: Sendable, Equatable {
     /// `count` bytes were written into the buffer.
     case bytes(Int)
     /// Nothing to send now; the stream called `connection.suspend()` and will resume it later.
@@ -13,7 +12,7 @@ enum HTTPStreamRead: Sendable, Equatable {
 ///
 /// > Important: `suspend()` may only be called from inside `HTTPStreamBody.read(into:connection:)`.
 /// `resume()` may be called from any thread, and only for a connection that is suspended.
-protocol HTTPStreamConnection: Sendable {
+package protocol HTTPStreamConnection: Sendable {
     /// Parks the connection until `resume()`; the server stops polling it.
     func suspend()
     /// Wakes a parked connection; its stream is read again soon after.
@@ -24,7 +23,7 @@ protocol HTTPStreamConnection: Sendable {
 /// without waking it: what makes a heartbeat to thousands of idle streams cheap.
 ///
 /// The caller must own the suspension (the connection is suspended and nobody resumes it meanwhile).
-protocol SuspendedStreamWriting: HTTPStreamConnection {
+package protocol SuspendedStreamWriting: HTTPStreamConnection {
     /// Sends `bytes` as the next piece of the response body if the socket takes all of them at once;
     /// false when it did not send them (the caller then resumes and lets the server send them).
     /// A connection whose socket took only part of them is shut, so the resumed stream ends.
@@ -35,7 +34,7 @@ protocol SuspendedStreamWriting: HTTPStreamConnection {
 ///
 /// The server calls `read` when the socket can take more bytes, on one of its worker threads, and
 /// `close` exactly once when the response is finished or the client went away.
-protocol HTTPStreamBody: AnyObject, Sendable {
+package protocol HTTPStreamBody: AnyObject, Sendable {
     /// Fills `buffer` with the next bytes, or suspends, or ends. Called on a libmicrohttpd worker thread.
     func read(into buffer: UnsafeMutableRawBufferPointer, connection: any HTTPStreamConnection) -> HTTPStreamRead
     /// Releases the stream; called once, on a libmicrohttpd worker thread.
@@ -46,7 +45,7 @@ protocol HTTPStreamBody: AnyObject, Sendable {
 /// its client to read: what lets a stream whose client reads nothing be cut before its idle timeout.
 ///
 /// The caller must know the connection is still open (its stream has not been closed).
-protocol ClosableStreamConnection: HTTPStreamConnection {
+package protocol ClosableStreamConnection: HTTPStreamConnection {
     /// Shuts the socket in both directions; the server then ends the response and closes the stream.
     func close()
 }
