@@ -81,7 +81,7 @@ build-for-tests: release deb deps-python deps-browser deps-cluster
 ##        suite, no sanitizer), test-cli (`make help`, the flags table, curl) and test-access
 check: test-swift test-cli test-access
 
-## test-swift: the layers (docs/ARCHITECTURE.md), the build, the public API list, then `swift test`
+## test-swift: the layers (docs/ARCHITECTURE.md), the build, the public API (its symbol graph), then `swift test`
 ##             (every Swift suite, real servers on loopback ports)
 test-swift: deps-server
 	python3 Tests/architecture/layers.py --check docs/ARCHITECTURE.md
