@@ -21,6 +21,9 @@ DEB          := dist/livebind_$(VERSION)_amd64.deb
 # e.g. make deb DEB_MAINTAINER='Jane Doe <jane@example.org>' (docs/Deploying.md, "Installing the server").
 export DEB_MAINTAINER ?= LiveBind maintainers <maintainers@livebind.invalid>
 MARIONETTE_VERSION := 3.7.1
+# `make test` sets it to `nice -n 15` for the Swift lane's builds, so the suites running beside them
+# (clusters, Chromium) get the CPU first when they need it; the builds take what is left.
+BUILD_NICE   ?=
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 
@@ -85,7 +88,7 @@ check: test-swift test-cli test-access
 ##             (every Swift suite, real servers on loopback ports)
 test-swift: deps-server
 	python3 Tests/architecture/layers.py --check docs/ARCHITECTURE.md
-	$(SWIFT) build --build-tests
+	$(BUILD_NICE) $(SWIFT) build --build-tests
 	python3 Tests/api/public_api.py --check
 	$(LIMIT) 1200 $(SWIFT) test --skip-build
 
@@ -99,7 +102,7 @@ test-hostile: deps-server
 # (LIVEBIND_SANITIZE in Package.swift): the dependencies and the tests are the plain build's, so this
 # recompiles those targets and nothing else. The one suppression is explained in Tests/sanitizers/tsan.supp.
 test-tsan: deps-server
-	LIVEBIND_SANITIZE=thread $(SWIFT) build --build-tests
+	LIVEBIND_SANITIZE=thread $(BUILD_NICE) $(SWIFT) build --build-tests
 	LIVEBIND_SANITIZE=thread TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/tsan.supp $(LIMIT) 1200 \
 	  $(SWIFT) test --skip-build
 
@@ -108,7 +111,7 @@ test-tsan: deps-server
 # suppressions name only the XCTest runner (leaks) and Foundation's own copies in Process.run (see
 # Tests/sanitizers/).
 test-asan: deps-server
-	LIVEBIND_SANITIZE=address $(SWIFT) build --build-tests
+	LIVEBIND_SANITIZE=address $(BUILD_NICE) $(SWIFT) build --build-tests
 	LIVEBIND_SANITIZE=address ASAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/asan.supp \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp $(LIMIT) 1200 \
 	  $(SWIFT) test --skip-build
@@ -150,7 +153,7 @@ test-clients: release deps-python mirror
 ##         the copy it kept of the plain build's)
 MIRROR ?= $(CURDIR)/.build/debug/livebind-mirror
 mirror: deps-server
-	$(SWIFT) build --product livebind-mirror
+	$(BUILD_NICE) $(SWIFT) build --product livebind-mirror
 
 ## test-dist: the static binary runs without the toolchain; the .deb passes lintian, unpacks and serves
 test-dist: deb

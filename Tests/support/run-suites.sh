@@ -5,8 +5,10 @@
 #
 # First the release binary and the .deb are built (the outside suites run them). Then:
 # - the Swift lane runs the Swift suites one after another (each builds .build/debug its own way:
-#   plain, thread sanitizer, address sanitizer). Right after the plain build it keeps a copy of the
-#   debug livebind-mirror (the client conformance suite's driver) before the sanitizer builds replace it.
+#   plain, thread sanitizer, address sanitizer), its builds at a lower priority (BUILD_NICE): they
+#   need throughput, the other lane's suites need the CPU when they wake. Right after the plain build
+#   it keeps a copy of the debug livebind-mirror (the client conformance suite's driver) before the
+#   sanitizer builds replace it.
 # - the outside lane runs the suites that drive the built server from outside (curl, pytest, the
 #   browser), most of their time spent waiting on sockets, timeouts and child processes, so they
 #   use the core the Swift lane leaves. They never call swift (SwiftPM allows one build at a time in a
@@ -38,7 +40,7 @@ run() {
 run build-for-tests
 swift_lane() {
   for suite in $swift_suites; do
-    run "$suite"
+    run "$suite" BUILD_NICE="nice -n 15"
     if [ "$suite" = test-swift ] && [ ! -e "$mirror_copy" ]; then
       cp .build/debug/livebind-mirror "$mirror_copy" 2>/dev/null || echo "== no debug livebind-mirror to keep"
     fi
