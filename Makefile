@@ -27,7 +27,7 @@ BUILD_NICE   ?=
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 
-.PHONY: help check run build release deb test build-for-tests mirror test-swift test-tsan test-asan test-firefox test-browser test-clients test-cli test-hostile \
+.PHONY: help check run build release deb test build-for-tests mirror format test-swift test-tsan test-asan test-firefox test-browser test-clients test-cli test-hostile \
         test-contract test-access test-property test-dist test-cluster bench fuzz clean deps-server deps-browser deps-python deps-dist \
         cluster deps-cluster
 
@@ -84,13 +84,18 @@ build-for-tests: release deb deps-python deps-browser deps-cluster
 ##        suite, no sanitizer), test-cli (`make help`, the flags table, curl) and test-access
 check: test-swift test-cli test-access
 
-## test-swift: the layers (docs/ARCHITECTURE.md), the build, the public API (its symbol graph), then `swift test`
-##             (every Swift suite, real servers on loopback ports)
+## test-swift: the layers (docs/ARCHITECTURE.md), the format (`make format`), the build, the public API (its
+##             symbol graph), then `swift test` (every Swift suite, real servers on loopback ports)
 test-swift: deps-server
 	python3 Tests/architecture/layers.py --check docs/ARCHITECTURE.md
+	git ls-files -z '*.swift' | xargs -0 $(SWIFT) format lint --strict --parallel
 	$(BUILD_NICE) $(SWIFT) build --build-tests
 	python3 Tests/api/public_api.py --check
 	$(LIMIT) 1200 $(SWIFT) test --skip-build
+
+## format: every Swift file formatted by the toolchain's swift-format (.swift-format: its layout, no rules)
+format:
+	git ls-files -z '*.swift' | xargs -0 $(SWIFT) format format --in-place --parallel
 
 ## test-hostile: only the hostile-sequence suite (issue 13), which `test-swift` and the sanitizer runs include
 test-hostile: deps-server

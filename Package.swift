@@ -17,7 +17,7 @@ let package = Package(
         .library(name: "LiveBindEngine", targets: ["LiveBindEngine"]),
         .library(name: "LiveBindClient", targets: ["LiveBindClient"]),
         .executable(name: "livebind-mirror", targets: ["livebind-mirror"]),
-        .executable(name: "livebind-server", targets: ["livebind-server"]),
+        .executable(name: "livebind-server", targets: ["livebind-server"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -30,7 +30,7 @@ let package = Package(
         // SwiftNIO). Foundation's URLSession on Linux spins a core while a response streams.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0")
     ],
     targets: [
         .systemLibrary(
@@ -60,7 +60,7 @@ let package = Package(
             name: "LiveBindEngine",
             dependencies: [
                 .product(name: "OrderedCollections", package: "swift-collections"),
-                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections")
             ],
             swiftSettings: sanitized
         ),
@@ -75,7 +75,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl")
             ],
             swiftSettings: sanitized
         ),
@@ -94,7 +94,7 @@ let package = Package(
                 "LiveBindEngine",
                 "CMicroHTTPD",
                 "CGnuTLS",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             swiftSettings: sanitized
         ),
@@ -110,7 +110,7 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto")
             ],
             swiftSettings: sanitized
         ),
@@ -118,7 +118,7 @@ let package = Package(
             name: "livebind-server",
             dependencies: [
                 "LiveBind",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             swiftSettings: sanitized,
             linkerSettings: sanitizedLink,
@@ -134,7 +134,7 @@ let package = Package(
             // Linked with the sanitizer's runtime but not instrumented: the tests' own code is the same
             // in all three builds, so a sanitizer run recompiles only the library targets.
             linkerSettings: sanitizedLink
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,7 +10,7 @@ let package = Package(
         .package(name: "LiveBind", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
-        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),  // `Deque`, for JSON arrays
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0")  // `Deque`, for JSON arrays
     ],
     targets: [
         .executableTarget(
@@ -20,7 +20,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "DequeModule", package: "swift-collections"),
-                "CSimdjson",
+                "CSimdjson"
             ],
             path: "Benchmarks/EngineBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
@@ -38,11 +38,11 @@ let package = Package(
             name: "EngineProfile",
             dependencies: [
                 .product(name: "LiveBind", package: "LiveBind"),
-                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections")
             ],
             path: "Benchmarks/EngineProfile",
             swiftSettings: [.swiftLanguageMode(.v6)]
-        ),
+        )
     ],
     cxxLanguageStandard: .cxx17
 )

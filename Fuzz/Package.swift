@@ -11,7 +11,7 @@ let package = Package(
     dependencies: [
         .package(name: "LiveBind", path: ".."),
         // The library's own dependency, for building JSON arrays and objects from generated parts.
-        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0")
     ],
     targets: [
         .target(name: "FuzzDriver"),
@@ -21,30 +21,38 @@ let package = Package(
         .executableTarget(name: "FuzzBearer", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzCookie", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzForm", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
-        .executableTarget(name: "FuzzBindingSpec", dependencies: [
-            "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
-            .product(name: "OrderedCollections", package: "swift-collections"),
-            .product(name: "DequeModule", package: "swift-collections"),
-        ]),
+        .executableTarget(
+            name: "FuzzBindingSpec",
+            dependencies: [
+                "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections")
+            ]),
         .executableTarget(name: "FuzzSubscription", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
-        .executableTarget(name: "FuzzConfig", dependencies: [
-            "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
-            .product(name: "OrderedCollections", package: "swift-collections"),
-            .product(name: "DequeModule", package: "swift-collections"),
-        ]),
-        .executableTarget(name: "FuzzView", dependencies: [
-            "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
-            .product(name: "OrderedCollections", package: "swift-collections"),
-            .product(name: "DequeModule", package: "swift-collections"),
-        ]),
+        .executableTarget(
+            name: "FuzzConfig",
+            dependencies: [
+                "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections")
+            ]),
+        .executableTarget(
+            name: "FuzzView",
+            dependencies: [
+                "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections")
+            ]),
         .executableTarget(name: "FuzzHeaders", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzHistoryQuery", dependencies: ["FuzzDriver", .product(name: "LiveBind", package: "LiveBind")]),
         .executableTarget(name: "FuzzClient", dependencies: ["FuzzDriver", .product(name: "LiveBindClient", package: "LiveBind")]),
-        .executableTarget(name: "FuzzStoreSequence", dependencies: [
-            "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
-            .product(name: "OrderedCollections", package: "swift-collections"),
-            .product(name: "DequeModule", package: "swift-collections"),
-        ]),
+        .executableTarget(
+            name: "FuzzStoreSequence",
+            dependencies: [
+                "FuzzDriver", .product(name: "LiveBind", package: "LiveBind"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections")
+            ])
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,19 +10,24 @@ struct EmbedPublic: BuildToolPlugin {
         let folder = context.package.directoryURL.appending(path: "Public")
         let files = try Self.files(under: folder)
         let output = context.pluginWorkDirectoryURL.appending(path: "BuiltinPublicFiles.swift")
-        return [.buildCommand(
-            displayName: "Embedding \(files.count) files from Public/",
-            executable: try context.tool(named: "embed-public").url,
-            arguments: [output.path, folder.path] + files.map(\.relative),
-            inputFiles: files.map { folder.appending(path: $0.relative) },
-            outputFiles: [output])]
+        return [
+            .buildCommand(
+                displayName: "Embedding \(files.count) files from Public/",
+                executable: try context.tool(named: "embed-public").url,
+                arguments: [output.path, folder.path] + files.map(\.relative),
+                inputFiles: files.map { folder.appending(path: $0.relative) },
+                outputFiles: [output])
+        ]
     }
 
     /// Regular files under `folder` (hidden ones left out), as paths relative to it, sorted.
     private static func files(under folder: URL) throws -> [(relative: String, url: URL)] {
         let keys: [URLResourceKey] = [.isRegularFileKey]
-        guard let walk = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: keys,
-                                                        options: [.skipsHiddenFiles]) else { return [] }
+        guard
+            let walk = FileManager.default.enumerator(
+                at: folder, includingPropertiesForKeys: keys,
+                options: [.skipsHiddenFiles])
+        else { return [] }
         let root = folder.standardizedFileURL.path + "/"
         var found: [(relative: String, url: URL)] = []
         for case let url as URL in walk where try url.resourceValues(forKeys: Set(keys)).isRegularFile == true {

@@ -31,9 +31,10 @@ public final class LiveBindClient: Sendable {
     /// stream. `queueFile`: where writes wait while the server cannot be reached (JSON lines), sent in
     /// order when it can; nil: such a write fails. `trustedCertificates`: a PEM file whose
     /// certificates `https` trusts instead of the system's (a private CA); throws when it cannot be read.
-    public init(url: URL, token: String? = nil, queueFile: URL? = nil, retries: Int = 3,
-                trustedCertificates: URL? = nil) throws(LiveBindClientError)
-    {
+    public init(
+        url: URL, token: String? = nil, queueFile: URL? = nil, retries: Int = 3,
+        trustedCertificates: URL? = nil
+    ) throws(LiveBindClientError) {
         self.url = url
         self.retries = max(0, retries)
         var trusted: [NIOSSLCertificate]?
@@ -58,8 +59,9 @@ public final class LiveBindClient: Sendable {
         _ targets: [MirrorTarget], into store: Store, heartbeat: Duration = .seconds(15),
         maxEventBytes: Int = 64 << 20, onRefusal: (@Sendable (LiveBindClientError) -> Void)? = nil
     ) throws(LiveBindClientError) -> ServerMirror {
-        let mirror = try ServerMirror(client: self, targets: targets, store: store, heartbeat: heartbeat,
-                                maxEventBytes: maxEventBytes, onRefusal: onRefusal)
+        let mirror = try ServerMirror(
+            client: self, targets: targets, store: store, heartbeat: heartbeat,
+            maxEventBytes: maxEventBytes, onRefusal: onRefusal)
         mirrors.withLock { list in
             list.removeAll { $0.mirror == nil }
             list.append(WeakMirror(mirror: mirror))
@@ -124,12 +126,14 @@ public final class LiveBindClient: Sendable {
 
     /// Keeps a write for later, behind the ones waiting; returns its key.
     @discardableResult
-    public func enqueue(_ method: String, _ path: String, body: JSON? = nil, ifMatch: UInt64? = nil,
-                        key: String? = nil, contentType: String? = nil) throws(LiveBindClientError) -> String
-    {
+    public func enqueue(
+        _ method: String, _ path: String, body: JSON? = nil, ifMatch: UInt64? = nil,
+        key: String? = nil, contentType: String? = nil
+    ) throws(LiveBindClientError) -> String {
         guard let queue else { throw .invalidTarget("this client has no queue file") }
-        let entry = QueuedWrite(key: key ?? UUID().uuidString.lowercased(), method: method, path: path, body: body,
-                                ifMatch: ifMatch, contentType: contentType)
+        let entry = QueuedWrite(
+            key: key ?? UUID().uuidString.lowercased(), method: method, path: path, body: body,
+            ifMatch: ifMatch, contentType: contentType)
         do {
             try queue.withEntries { $0.append(entry) }
         } catch {
@@ -144,15 +148,21 @@ public final class LiveBindClient: Sendable {
     /// The client's mirrors hear each answer (a write of theirs settles, or rolls back).
     @discardableResult
     public func flushQueue() async -> Int {
-        guard let queue, flushing.withLock({ busy in defer { busy = true }; return !busy }) else { return 0 }
+        guard let queue,
+            flushing.withLock({ busy in
+                defer { busy = true }; return !busy
+            })
+        else { return 0 }
         defer { flushing.withLock { $0 = false } }
         var sent = 0
         while let entry = try? queue.withEntries({ $0.first }) {
             let outcome: Result<JSON, LiveBindClientError>
             do {
-                outcome = .success(try await write(entry.method, entry.path, body: entry.body,
-                                                   contentType: entry.contentType ?? "application/json",
-                                                   ifMatch: entry.ifMatch, key: entry.key))
+                outcome = .success(
+                    try await write(
+                        entry.method, entry.path, body: entry.body,
+                        contentType: entry.contentType ?? "application/json",
+                        ifMatch: entry.ifMatch, key: entry.key))
             } catch {
                 guard let status = error.status, Self.refusedForGood(status) else { break }
                 outcome = .failure(error)

@@ -7,7 +7,7 @@ package enum ContentType {
         "txt": "text/plain; charset=utf-8", "md": "text/markdown; charset=utf-8",
         "svg": "image/svg+xml", "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg",
         "gif": "image/gif", "webp": "image/webp", "ico": "image/x-icon",
-        "woff": "font/woff", "woff2": "font/woff2", "wasm": "application/wasm",
+        "woff": "font/woff", "woff2": "font/woff2", "wasm": "application/wasm"
     ]
 
     /// The media type for a file path; `application/octet-stream` when unknown.

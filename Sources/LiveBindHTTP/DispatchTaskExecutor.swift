@@ -23,7 +23,8 @@ package final class DispatchTaskExecutor: TaskExecutor {
 
     /// Runs `work` as a task on this executor and blocks the calling thread until it finishes or
     /// `timeout` passes (then nil; the task still runs to its end, on the queue).
-    package func wait<Value: Sendable>(timeout: Duration, _ work: @escaping @Sendable () async throws -> Value) -> Result<Value, any Error>? {
+    package func wait<Value: Sendable>(timeout: Duration, _ work: @escaping @Sendable () async throws -> Value) -> Result<Value, any Error>?
+    {
         let outcome = Outcome<Value>()
         let done = DispatchSemaphore(value: 0)
         Task(executorPreference: self) {

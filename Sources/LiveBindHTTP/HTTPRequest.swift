@@ -20,8 +20,10 @@ package struct HTTPRequest: Sendable {
     package var serial: UInt64 = 0
 
     /// Makes a request; used by the libmicrohttpd bridge and by tests.
-    package init(method: HTTPMethod, path: String, query: [(name: String, value: String)] = [],
-                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    package init(
+        method: HTTPMethod, path: String, query: [(name: String, value: String)] = [],
+        headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []
+    ) {
         self.method = method
         self.path = path
         self.query = query
@@ -43,8 +45,12 @@ package struct HTTPRequest: Sendable {
     package var mediaType: String? {
         guard let value = headers["Content-Type"] else { return nil }
         // Usually the type as it should be written: then it is the answer, and no copy is made.
-        if !value.isEmpty, value.utf8.allSatisfy({ $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: " ")
-                && $0 != UInt8(ascii: "\t") && !(0x41...0x5A).contains($0) }) {
+        if !value.isEmpty,
+            value.utf8.allSatisfy({
+                $0 != UInt8(ascii: ";") && $0 != UInt8(ascii: " ")
+                    && $0 != UInt8(ascii: "\t") && !(0x41...0x5A).contains($0)
+            })
+        {
             return value
         }
         let type = value.utf8.firstIndex(of: UInt8(ascii: ";")).map { value[..<$0] } ?? Substring(value)

@@ -38,8 +38,10 @@ package struct HTTPResponse: Sendable {
     }
 
     /// A UTF-8 text response.
-    package static func text(_ text: String, status: Int = 200,
-                             contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
+    package static func text(
+        _ text: String, status: Int = 200,
+        contentType: String = "text/plain; charset=utf-8"
+    ) -> HTTPResponse {
         bytes(Array(text.utf8), status: status, contentType: contentType)
     }
 

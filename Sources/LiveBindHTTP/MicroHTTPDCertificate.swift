@@ -5,7 +5,7 @@ import Foundation
 /// handed to a TLS handshake (see `MicroHTTPDCertificates`).
 ///
 /// Immutable once made; the GnuTLS structures are freed when the last reference goes.
-package final class MicroHTTPDCertificate: @unchecked Sendable {   // read-only after init; GnuTLS reads it concurrently
+package final class MicroHTTPDCertificate: @unchecked Sendable {  // read-only after init; GnuTLS reads it concurrently
     /// The chain, leaf first, as GnuTLS's `gnutls_pcert_st` array.
     let chain: UnsafeMutablePointer<gnutls_pcert_st>
     /// How many certificates `chain` holds.

@@ -70,16 +70,18 @@ enum MicroHTTPDCertificates {
 
 /// GnuTLS asks which certificate and key to present. Called on a libmicrohttpd worker thread during a
 /// handshake. Returns -1 (the handshake fails) when the port has no certificate.
-let certificateRetrieveTrampoline: @convention(c) (
-    gnutls_session_t?, UnsafePointer<gnutls_datum_t>?, Int32, UnsafePointer<gnutls_pk_algorithm_t>?, Int32,
-    UnsafeMutablePointer<UnsafeMutablePointer<gnutls_pcert_st>?>?, UnsafeMutablePointer<UInt32>?,
-    UnsafeMutablePointer<gnutls_privkey_t?>?
-) -> Int32 = { session, _, _, _, _, chain, count, key in
-    guard let session, let chain, let count, let key,
-          let port = MicroHTTPDCertificates.localPort(of: gnutls_transport_get_int(session)),
-          let certificate = MicroHTTPDCertificates.current(port: port) else { return -1 }
-    chain.pointee = certificate.chain
-    count.pointee = certificate.count
-    key.pointee = certificate.key
-    return 0
-}
+let certificateRetrieveTrampoline:
+    @convention(c) (
+        gnutls_session_t?, UnsafePointer<gnutls_datum_t>?, Int32, UnsafePointer<gnutls_pk_algorithm_t>?, Int32,
+        UnsafeMutablePointer<UnsafeMutablePointer<gnutls_pcert_st>?>?, UnsafeMutablePointer<UInt32>?,
+        UnsafeMutablePointer<gnutls_privkey_t?>?
+    ) -> Int32 = { session, _, _, _, _, chain, count, key in
+        guard let session, let chain, let count, let key,
+            let port = MicroHTTPDCertificates.localPort(of: gnutls_transport_get_int(session)),
+            let certificate = MicroHTTPDCertificates.current(port: port)
+        else { return -1 }
+        chain.pointee = certificate.chain
+        count.pointee = certificate.count
+        key.pointee = certificate.key
+        return 0
+    }

@@ -31,11 +31,12 @@ struct MicroHTTPDConnection: SuspendedStreamWriting, ClosableStreamConnection, @
         self.pointer = pointer
         self.sendsDirectly = sendsDirectly
         socket = livebind_connection_fd(pointer)
-        framing = switch version {
-        case "HTTP/1.1": .chunked
-        case "HTTP/1.0": .plain
-        default: nil
-        }
+        framing =
+            switch version {
+            case "HTTP/1.1": .chunked
+            case "HTTP/1.0": .plain
+            default: nil
+            }
     }
 
     /// Parks the connection. The corresponding C function is `MHD_suspend_connection`.
@@ -52,9 +53,10 @@ struct MicroHTTPDConnection: SuspendedStreamWriting, ClosableStreamConnection, @
     /// acknowledged: then the kernel takes a few bytes whole, or none. Should it take only part of
     /// them anyway, the socket is shut down: half a chunk would corrupt whatever followed.
     func sendWhileSuspended(_ bytes: [UInt8]) -> Bool {
-        var unacknowledged: Int32 = 0   // TIOCOUTQ: what the socket has yet to send or see acknowledged
+        var unacknowledged: Int32 = 0  // TIOCOUTQ: what the socket has yet to send or see acknowledged
         guard sendsDirectly, let framing, socket >= 0, ioctl(socket, UInt(TIOCOUTQ), &unacknowledged) == 0,
-              unacknowledged == 0 else { return false }
+            unacknowledged == 0
+        else { return false }
         let size = Array(String(bytes.count, radix: 16, uppercase: true).utf8)
         let total = framing == .chunked ? size.count + 2 + bytes.count + 2 : bytes.count
         let sent = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: total) { wire in

@@ -39,11 +39,12 @@ let accessHandlerTrampoline: MHD_AccessHandlerCallback = {
         let keepGoing = pending.append(UnsafeRawBufferPointer(start: uploadData, count: size))
         return keepGoing ? .YES : .NO
     }
-    let response = if let failure = pending.failure {
-        daemon.handlers.reject(pending.request, failure)
-    } else {
-        daemon.handlers.respond(pending.request)
-    }
+    let response =
+        if let failure = pending.failure {
+            daemon.handlers.reject(pending.request, failure)
+        } else {
+            daemon.handlers.respond(pending.request)
+        }
     if case .stream = response.body { pending.answeredWithStream() }
     if let deferred = response.deferred {
         pending.deferred = deferred
@@ -61,7 +62,8 @@ let requestCompletedTrampoline: MHD_RequestCompletedCallback = { context, connec
         let daemon = Unmanaged<MicroHTTPDDaemon>.fromOpaque(context).takeUnretainedValue()
         if let clock = MicroHTTPDDaemon.deadlineClock(of: connection) { daemon.deadlines.completed(clock) }
         if code == .REQUEST_TERMINATED_TIMEOUT_REACHED, let opaque = requestContext?.pointee,
-           Unmanaged<MicroHTTPDPendingRequest>.fromOpaque(opaque).takeUnretainedValue().isStream {
+            Unmanaged<MicroHTTPDPendingRequest>.fromOpaque(opaque).takeUnretainedValue().isStream
+        {
             daemon.counters.stalledStreamsClosed.add(1, ordering: .relaxed)
         }
     }
@@ -141,8 +143,9 @@ let unescapeTrampoline: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?
     var write = 0
     while string[read] != 0 {
         if string[read] == CChar(UInt8(ascii: "%")),
-           let high = FormDecoding.hex(UInt8(bitPattern: string[read + 1])),
-           let low = FormDecoding.hex(UInt8(bitPattern: string[read + 2])) {
+            let high = FormDecoding.hex(UInt8(bitPattern: string[read + 1])),
+            let low = FormDecoding.hex(UInt8(bitPattern: string[read + 2]))
+        {
             let decoded = high << 4 | low
             if decoded == 0 {
                 string[write] = CChar(bitPattern: 0xC0)

@@ -20,7 +20,7 @@ extension MicroHTTPDDaemon {
         "Error in TLS handshake",
         // A client past --max-connections-per-address, closed at once: one line per attempt would let
         // it fill the log. (At the server-wide limit 0.9.75 stops accepting instead, without this line.)
-        "Server reached connection limit",
+        "Server reached connection limit"
     ]
 
     /// Whether a libmicrohttpd log message only says that a client disconnected.

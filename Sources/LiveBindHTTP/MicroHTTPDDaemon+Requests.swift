@@ -5,8 +5,10 @@ import Glibc
 
 extension MicroHTTPDDaemon {
     /// The request line and headers, before any body. Called on a libmicrohttpd worker thread.
-    func makeRequestHead(connection: OpaquePointer, url: UnsafePointer<CChar>?,
-                         method: UnsafePointer<CChar>?) -> HTTPRequest {
+    func makeRequestHead(
+        connection: OpaquePointer, url: UnsafePointer<CChar>?,
+        method: UnsafePointer<CChar>?
+    ) -> HTTPRequest {
         var headers: [(name: String, value: String)] = []
         // One allocation for a usual request's fields instead of one per doubling.
         headers.reserveCapacity(8)
@@ -19,8 +21,9 @@ extension MicroHTTPDDaemon {
         }
         let headerList = HTTPHeaders(fields: headers)
         let path = url.map { String(cString: $0) } ?? "/"
-        var request = HTTPRequest(method: HTTPMethod(rawValue: method.map { String(cString: $0) } ?? "GET"),
-                                  path: path.isEmpty ? "/" : path, query: query, headers: headerList)
+        var request = HTTPRequest(
+            method: HTTPMethod(rawValue: method.map { String(cString: $0) } ?? "GET"),
+            path: path.isEmpty ? "/" : path, query: query, headers: headerList)
         if options.clientAddresses.covers(request.path) { request.clientAddress = Self.peerAddress(connection) }
         if options.certificate != nil { request.scheme = "https" }
         return request
@@ -58,8 +61,10 @@ extension MicroHTTPDDaemon {
     /// A refusal decided from the request line and headers alone: a URL that is not UTF-8 (or held `%00`),
     /// framing in doubt (`RequestFraming`), HTTP/1.1 without `Host`, a body announced too large, or no
     /// length at all.
-    func earlyFailure(for head: HTTPRequest, url: UnsafePointer<CChar>?,
-                      version: UnsafePointer<CChar>?) -> HTTPTransportFailure? {
+    func earlyFailure(
+        for head: HTTPRequest, url: UnsafePointer<CChar>?,
+        version: UnsafePointer<CChar>?
+    ) -> HTTPTransportFailure? {
         if let url, String(validatingCString: url) == nil {
             return .malformedRequest("the URL is not UTF-8 once decoded, or holds a NUL byte (%00)")
         }
@@ -84,16 +89,19 @@ extension MicroHTTPDDaemon {
         switch response.body {
         case .bytes(let bytes):
             made = bytes.withUnsafeBytes { raw in
-                MHD_create_response_from_buffer(raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress),
-                                                .RESPMEM_MUST_COPY)
+                MHD_create_response_from_buffer(
+                    raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress),
+                    .RESPMEM_MUST_COPY)
             }
         case .stream(let body):
-            let handle = MicroHTTPDConnection(pointer: connection, version: version.map { String(cString: $0) } ?? "",
-                                              sendsDirectly: options.certificate == nil)
+            let handle = MicroHTTPDConnection(
+                pointer: connection, version: version.map { String(cString: $0) } ?? "",
+                sendsDirectly: options.certificate == nil)
             let context = MicroHTTPDStreamContext(body: body, connection: handle)
             let opaque = Unmanaged.passRetained(context).toOpaque()
-            made = MHD_create_response_from_callback(livebind_size_unknown(), Self.streamBlockSize(handle.framing),
-                                                     streamReaderTrampoline, opaque, streamFreeTrampoline)
+            made = MHD_create_response_from_callback(
+                livebind_size_unknown(), Self.streamBlockSize(handle.framing),
+                streamReaderTrampoline, opaque, streamFreeTrampoline)
             if made == nil {
                 Unmanaged<MicroHTTPDStreamContext>.fromOpaque(opaque).release()
                 body.close()

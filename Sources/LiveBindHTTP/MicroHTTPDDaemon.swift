@@ -36,9 +36,11 @@ package final class MicroHTTPDDaemon: Sendable {
 
         /// Options for a daemon that serves plain HTTP and records no client's address (set
         /// `clientAddresses` and `certificate` for more).
-        package init(host: String, port: UInt16, connectionLimit: Int, connectionsPerAddress: Int,
-                     connectionMemoryLimit: Int, connectionTimeoutSeconds: Int, requestTimeout: Duration,
-                     threadPoolSize: Int, sendBufferSize: Int, bodyLimit: Int, serverHeader: String) {
+        package init(
+            host: String, port: UInt16, connectionLimit: Int, connectionsPerAddress: Int,
+            connectionMemoryLimit: Int, connectionTimeoutSeconds: Int, requestTimeout: Duration,
+            threadPoolSize: Int, sendBufferSize: Int, bodyLimit: Int, serverHeader: String
+        ) {
             self.host = host
             self.port = port
             self.connectionLimit = connectionLimit
@@ -79,9 +81,11 @@ package final class MicroHTTPDDaemon: Sendable {
         var redactLog: @Sendable (String) -> String
 
         /// The application side from its three parts.
-        package init(respond: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
-                     reject: @escaping @Sendable (HTTPRequest, HTTPTransportFailure) -> HTTPResponse,
-                     redactLog: @escaping @Sendable (String) -> String) {
+        package init(
+            respond: @escaping @Sendable (HTTPRequest) -> HTTPResponse,
+            reject: @escaping @Sendable (HTTPRequest, HTTPTransportFailure) -> HTTPResponse,
+            redactLog: @escaping @Sendable (String) -> String
+        ) {
             self.respond = respond
             self.reject = reject
             self.redactLog = redactLog
@@ -105,7 +109,7 @@ package final class MicroHTTPDDaemon: Sendable {
     package func waitForDeferredAnswers(timeout: Duration) -> Bool {
         deferredAnswered.wait(until: .now + timeout) { deferredAnswers.load(ordering: .acquiring) == 0 }
     }
-    private struct State: @unchecked Sendable {   // the handle is only touched under the mutex
+    private struct State: @unchecked Sendable {  // the handle is only touched under the mutex
         var daemon: OpaquePointer?
         var listenSocket: Int32 = -1
         var port: UInt16 = 0
@@ -129,30 +133,37 @@ package final class MicroHTTPDDaemon: Sendable {
         let address = try Self.socketAddress(host: options.host, port: options.port)
         let context = Unmanaged.passUnretained(self).toOpaque()
         if options.certificate != nil, MHD_is_feature_supported(.FEATURE_TLS) != .YES { throw .tlsUnsupported }
-        let flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        let flags =
+            MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
             | MHD_USE_ERROR_LOG.rawValue | (address.isIPv6 ? MHD_USE_IPv6.rawValue : 0)
             | (options.certificate != nil ? MHD_USE_TLS.rawValue : 0)
         let started: OpaquePointer? = address.storage.withUnsafeBytes { addressBytes in
             let addressPointer = UnsafeMutableRawPointer(mutating: addressBytes.baseAddress)
             var items: [MHD_OptionItem] = [
                 // The logger goes first, or libmicrohttpd logs the options before it to stderr.
-                Self.callbackItem(.EXTERNAL_LOGGER,
-                                  unsafeBitCast(errorLogTrampoline, to: UnsafeMutableRawPointer.self), context),
+                Self.callbackItem(
+                    .EXTERNAL_LOGGER,
+                    unsafeBitCast(errorLogTrampoline, to: UnsafeMutableRawPointer.self), context),
                 Self.item(.CONNECTION_LIMIT, options.connectionLimit),
                 Self.item(.CONNECTION_MEMORY_LIMIT, options.connectionMemoryLimit),
                 Self.item(.CONNECTION_TIMEOUT, options.connectionTimeoutSeconds),
                 MHD_OptionItem(option: .SOCK_ADDR, value: 0, ptr_value: addressPointer),
-                Self.callbackItem(.NOTIFY_COMPLETED,
-                                  unsafeBitCast(requestCompletedTrampoline, to: UnsafeMutableRawPointer.self), context),
-                Self.callbackItem(.NOTIFY_CONNECTION,
-                                  unsafeBitCast(connectionNotifyTrampoline, to: UnsafeMutableRawPointer.self), context),
-                Self.callbackItem(.UNESCAPE_CALLBACK,
-                                  unsafeBitCast(unescapeTrampoline, to: UnsafeMutableRawPointer.self), context),
+                Self.callbackItem(
+                    .NOTIFY_COMPLETED,
+                    unsafeBitCast(requestCompletedTrampoline, to: UnsafeMutableRawPointer.self), context),
+                Self.callbackItem(
+                    .NOTIFY_CONNECTION,
+                    unsafeBitCast(connectionNotifyTrampoline, to: UnsafeMutableRawPointer.self), context),
+                Self.callbackItem(
+                    .UNESCAPE_CALLBACK,
+                    unsafeBitCast(unescapeTrampoline, to: UnsafeMutableRawPointer.self), context)
             ]
             if options.certificate != nil {
                 // GnuTLS asks for the certificate at each handshake, so that a reload reaches new connections.
-                items.append(MHD_OptionItem(option: .HTTPS_CERT_CALLBACK, value: 0,
-                                            ptr_value: unsafeBitCast(certificateRetrieveTrampoline, to: UnsafeMutableRawPointer.self)))
+                items.append(
+                    MHD_OptionItem(
+                        option: .HTTPS_CERT_CALLBACK, value: 0,
+                        ptr_value: unsafeBitCast(certificateRetrieveTrampoline, to: UnsafeMutableRawPointer.self)))
             }
             if options.connectionsPerAddress > 0 {
                 items.append(Self.item(.PER_IP_CONNECTION_LIMIT, options.connectionsPerAddress))
@@ -171,7 +182,9 @@ package final class MicroHTTPDDaemon: Sendable {
         let boundPort = livebind_daemon_port(started)
         // Before this no client knows a port-0 daemon's port; on a fixed port a handshake that comes
         // first fails (no certificate yet) and the client retries.
-        if let certificate = options.certificate { MicroHTTPDCertificates.install(certificate, port: boundPort, owner: ObjectIdentifier(self)) }
+        if let certificate = options.certificate {
+            MicroHTTPDCertificates.install(certificate, port: boundPort, owner: ObjectIdentifier(self))
+        }
         let (deadlines, counters) = (deadlines, counters)
         let sweeper = HeartbeatTimer(interval: deadlines.sweepInterval) {
             let cut = deadlines.sweep()
@@ -241,8 +254,10 @@ package final class MicroHTTPDDaemon: Sendable {
     }
 
     /// Options that take a function and its context travel as (value: function, ptr_value: context).
-    private static func callbackItem(_ option: MHD_OPTION, _ function: UnsafeMutableRawPointer,
-                                     _ context: UnsafeMutableRawPointer) -> MHD_OptionItem {
+    private static func callbackItem(
+        _ option: MHD_OPTION, _ function: UnsafeMutableRawPointer,
+        _ context: UnsafeMutableRawPointer
+    ) -> MHD_OptionItem {
         MHD_OptionItem(option: option, value: Int(bitPattern: function), ptr_value: context)
     }
 }

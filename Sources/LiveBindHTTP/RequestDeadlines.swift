@@ -75,7 +75,7 @@ final class RequestDeadlines: Sendable {
             for clock in clocks.values {
                 let since = clock.waitingSince.load(ordering: .relaxed)
                 guard since != 0, since < deadline,
-                      clock.waitingSince.compareExchange(expected: since, desired: 0, ordering: .relaxed).exchanged
+                    clock.waitingSince.compareExchange(expected: since, desired: 0, ordering: .relaxed).exchanged
                 else { continue }
                 _ = shutdown(clock.socket, Int32(SHUT_RDWR))
                 count += 1

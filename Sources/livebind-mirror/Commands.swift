@@ -45,27 +45,31 @@ struct Commands {
             return .object([
                 "connections": .int(status.connections), "reconnects": .int(status.reconnects),
                 "resyncs": .int(status.resyncs), "synced": .bool(status.isSynced),
-                "error": status.error.map { .object(["status": .int($0.status ?? 0), "problem": Self.problem($0)]) } ?? .null,
+                "error": status.error.map { .object(["status": .int($0.status ?? 0), "problem": Self.problem($0)]) } ?? .null
             ])
         case "queued":
             return .array(Deque(client.queuedWrites().map(Self.record)))
         case "rejected":
-            return .array(Deque(client.rejectedWrites.map {
-                .array([.int($0.error.status ?? 0), Self.problem($0.error), Self.record($0.write)])
-            }))
+            return .array(
+                Deque(
+                    client.rejectedWrites.map {
+                        .array([.int($0.error.status ?? 0), Self.problem($0.error), Self.record($0.write)])
+                    }))
         case "flush":
             return .int(await client.flushQueue())
         case "enqueue":
-            try client.enqueue(command["method"]?.stringValue ?? "PUT", command["path"]?.stringValue ?? "",
-                               body: command["body"])
+            try client.enqueue(
+                command["method"]?.stringValue ?? "PUT", command["path"]?.stringValue ?? "",
+                body: command["body"])
             return .null
         case "window":
             guard let window = try mirrored().window(of: try shown(target)) else { return .null }
             return .object(["offset": .int(window.offset), "length": .int(window.length)])
         case "move_window":
             func number(_ name: String) -> Int? { command[name]?.doubleValue.map { Int($0) } }
-            try await mirrored().moveWindow(try shown(target), offset: number("offset"), limit: number("limit"),
-                                            first: number("first"), last: number("last"))
+            try await mirrored().moveWindow(
+                try shown(target), offset: number("offset"), limit: number("limit"),
+                first: number("first"), last: number("last"))
             return .null
         case "close":
             await mirror?.close()
@@ -101,10 +105,13 @@ struct Commands {
             case .unreachable: kind = "offline"
             case .invalidTarget: kind = "usage"
             }
-            line = .object(["ok": .bool(false), "error": .object([
-                "kind": .string(kind), "status": error.status.map { .int($0) } ?? .null, "problem": Self.problem(error),
-                "detail": .string(error.description),
-            ])])
+            line = .object([
+                "ok": .bool(false),
+                "error": .object([
+                    "kind": .string(kind), "status": error.status.map { .int($0) } ?? .null, "problem": Self.problem(error),
+                    "detail": .string(error.description)
+                ])
+            ])
         }
         FileHandle.standardOutput.write(Data(line.encoded() + [UInt8(ascii: "\n")]))
     }
@@ -120,7 +127,7 @@ struct Commands {
         .object([
             "key": .string(write.key), "method": .string(write.method), "path": .string(write.path),
             "body": write.body ?? .null, "has_body": .bool(write.body.map { _ in true } ?? false),
-            "if_match": write.ifMatch.map { .int(Int($0)) } ?? .null,
+            "if_match": write.ifMatch.map { .int(Int($0)) } ?? .null
         ])
     }
 }

@@ -18,14 +18,18 @@ struct MirrorCommand {
             arguments.removeFirst()
             if first == "--commands" {
                 commands = true
-            } else if ["--token", "--queue", "--retries", "--heartbeat", "--max-event-bytes", "--ca-file"].contains(first), !arguments.isEmpty {
+            } else if ["--token", "--queue", "--retries", "--heartbeat", "--max-event-bytes", "--ca-file"].contains(first),
+                !arguments.isEmpty
+            {
                 options[first] = arguments.removeFirst()
             } else {
                 fail("unknown option \(first)")
             }
         }
         guard let address = arguments.first, let url = URL(string: address), url.scheme?.hasPrefix("http") == true else {
-            fail("usage: livebind-mirror [--commands] [--token T] [--queue FILE] [--retries N] [--heartbeat S] [--max-event-bytes N] [--ca-file PEM] URL TARGET...")
+            fail(
+                "usage: livebind-mirror [--commands] [--token T] [--queue FILE] [--retries N] [--heartbeat S] [--max-event-bytes N] [--ca-file PEM] URL TARGET..."
+            )
         }
         let client: LiveBindClient
         do throws(LiveBindClientError) {
@@ -52,8 +56,9 @@ struct MirrorCommand {
         var mirror: ServerMirror?
         if !targets.isEmpty {
             do throws(LiveBindClientError) {
-                mirror = try client.mirror(targets, into: store, heartbeat: heartbeat,
-                                           maxEventBytes: options["--max-event-bytes"].flatMap(Int.init) ?? 64 << 20)
+                mirror = try client.mirror(
+                    targets, into: store, heartbeat: heartbeat,
+                    maxEventBytes: options["--max-event-bytes"].flatMap(Int.init) ?? 64 << 20)
             } catch {
                 fail(error.description)
             }

@@ -27,8 +27,9 @@ final class Application: Sendable {
         let demo = Demo(store: registry.store, logger: logger)
         let set: BindingSet
         do {
-            set = try BindingSet(definition: Self.keepingExistingModels(Demo.definition, in: registry.store),
-                                 registry: registry)
+            set = try BindingSet(
+                definition: Self.keepingExistingModels(Demo.definition, in: registry.store),
+                registry: registry)
         } catch {
             logger.error("demo could not start: \(error)")
             return

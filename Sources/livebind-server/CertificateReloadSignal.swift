@@ -11,7 +11,7 @@ enum CertificateReloadSignal {
 
     /// Routes SIGHUP to `server.reloadCertificate()` on a private queue. Call once, from `main`.
     static func install(server: LiveBindServer, logger: Logger) {
-        signal(SIGHUP, SIG_IGN)   // the default action would end the process
+        signal(SIGHUP, SIG_IGN)  // the default action would end the process
         let signalSource = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "livebind.sighup"))
         signalSource.setEventHandler {
             do {

@@ -54,7 +54,8 @@ enum CommandLine {
             var attached = body.firstIndex(of: "=").map { String(body[body.index(after: $0)...]) }
             // `--no-X` turns off an on/off setting `X`.
             if find(name) == nil, name.hasPrefix("no-"), attached == nil, let found = find(String(name.dropFirst(3))),
-               !takesValue(found) {
+                !takesValue(found)
+            {
                 name = String(name.dropFirst(3))
                 attached = "off"
             }
@@ -112,11 +113,12 @@ enum CommandLine {
 
     /// Whether the setting takes a file or folder name (resolved against a settings file's folder).
     private static func takesPath(_ found: Found) -> Bool {
-        let unit: String? = switch found {
-        case .server(let setting): setting.valueName
-        case .command(let setting): setting.valueName
-        case .cluster(let setting): setting.valueName
-        }
+        let unit: String? =
+            switch found {
+            case .server(let setting): setting.valueName
+            case .command(let setting): setting.valueName
+            case .cluster(let setting): setting.valueName
+            }
         return unit == "FILE" || unit == "DIR"
     }
 
@@ -166,7 +168,9 @@ enum CommandLine {
         for group in groups {
             text += "\n\(group):\n"
             for row in rows where row.group == group {
-                let padded = row.flag.count < 34 ? row.flag + String(repeating: " ", count: 34 - row.flag.count) : row.flag + "\n" + String(repeating: " ", count: 36)
+                let padded =
+                    row.flag.count < 34
+                    ? row.flag + String(repeating: " ", count: 34 - row.flag.count) : row.flag + "\n" + String(repeating: " ", count: 36)
                 text += "  \(padded)\(row.text)\n"
             }
         }

@@ -20,8 +20,9 @@ enum ConfigFile {
             throw Failure(description: "--config file '\(path)': not valid JSON: \(error)")
         }
         do {
-            let set = try BindingSet(definition: Application.keepingExistingModels(definition, in: registry.store),
-                                     registry: registry)
+            let set = try BindingSet(
+                definition: Application.keepingExistingModels(definition, in: registry.store),
+                registry: registry)
             logger.info("loaded \(path): \(registry.store.modelNames().count) models, \(set.bindings.count) bindings")
             return set
         } catch {

@@ -34,26 +34,38 @@ final class Demo: Sendable {
         "models": [
             "sensor": ["name": "Greenhouse", "temperature": 21.0, "threshold": 24.0, "unit": "°C"],
             "readings": ["items": []],
-            "orders": ["items": [
-                order(id: 1001, customer: "Ada", product: "Basil", quantity: 2, step: "shipped"),
-                order(id: 1002, customer: "Grace", product: "Mint", quantity: 1, step: "packed"),
-                order(id: 1003, customer: "Linus", product: "Chili", quantity: 5, step: "pending"),
-            ]],
+            "orders": [
+                "items": [
+                    order(id: 1001, customer: "Ada", product: "Basil", quantity: 2, step: "shipped"),
+                    order(id: 1002, customer: "Grace", product: "Mint", quantity: 1, step: "packed"),
+                    order(id: 1003, customer: "Linus", product: "Chili", quantity: 5, step: "pending")
+                ]
+            ]
         ],
         "bindings": [
-            ["id": "sensor-status", "source": "sensor.temperature", "target": "sensor.status",
-             "transform": ["name": "threshold", "value": 24, "above": "hot", "below": "ok"]],
-            ["id": "sensor-label", "source": "sensor.temperature", "target": "sensor.label",
-             "transform": ["name": "format", "pattern": "%.1f °C"]],
+            [
+                "id": "sensor-status", "source": "sensor.temperature", "target": "sensor.status",
+                "transform": ["name": "threshold", "value": 24, "above": "hot", "below": "ok"]
+            ],
+            [
+                "id": "sensor-label", "source": "sensor.temperature", "target": "sensor.label",
+                "transform": ["name": "format", "pattern": "%.1f °C"]
+            ],
             ["id": "readings-count", "source": "readings.items", "target": "readings.count", "transform": "count"],
-            ["id": "readings-average", "source": "readings.items", "target": "readings.average",
-             "transform": ["name": "avg", "of": "value"]],
-            ["id": "readings-max", "source": "readings.items", "target": "readings.max",
-             "transform": ["name": "max", "of": "value"]],
+            [
+                "id": "readings-average", "source": "readings.items", "target": "readings.average",
+                "transform": ["name": "avg", "of": "value"]
+            ],
+            [
+                "id": "readings-max", "source": "readings.items", "target": "readings.max",
+                "transform": ["name": "max", "of": "value"]
+            ],
             ["id": "orders-count", "source": "orders.items", "target": "orders.count", "transform": "count"],
-            ["id": "orders-quantity", "source": "orders.items", "target": "orders.quantity",
-             "transform": ["name": "sum", "of": "quantity"]],
-        ],
+            [
+                "id": "orders-quantity", "source": "orders.items", "target": "orders.quantity",
+                "transform": ["name": "sum", "of": "quantity"]
+            ]
+        ]
     ]
 
     /// Continues from models a data directory kept: the temperature where it was, new readings and
@@ -112,9 +124,10 @@ final class Demo: Sendable {
             if let delivered, roll < 3 || rows.count > 8 {
                 try editor.remove(at: items.appending("\(delivered)"))
             } else if roll < 6 || rows.isEmpty {
-                let order = Self.order(id: newID, customer: Self.customers.randomElement()!,
-                                       product: Self.products.randomElement()!, quantity: Int.random(in: 1...6),
-                                       step: "pending")
+                let order = Self.order(
+                    id: newID, customer: Self.customers.randomElement()!,
+                    product: Self.products.randomElement()!, quantity: Int.random(in: 1...6),
+                    step: "pending")
                 try editor.insert(order, at: Int.random(in: 0...rows.count), in: items)
             } else {
                 let index = Int.random(in: 0..<rows.count)
@@ -128,8 +141,10 @@ final class Demo: Sendable {
     }
 
     static func order(id: Int, customer: String, product: String, quantity: Int, step: String) -> JSON {
-        ["id": .string("A-\(id)"), "customer": .string(customer), "item": .string(product),
-         "quantity": .int(quantity), "status": .string(step)]
+        [
+            "id": .string("A-\(id)"), "customer": .string(customer), "item": .string(product),
+            "quantity": .int(quantity), "status": .string(step)
+        ]
     }
 
     /// The UTC wall clock as `hh:mm:ss`.

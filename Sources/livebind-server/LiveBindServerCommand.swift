@@ -30,13 +30,17 @@ enum LiveBindServerCommand {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let logger = Logger(label: "livebind")
         if configuration.network.publicDirectory == nil { configuration.network.builtinFiles = BuiltinPublic.files() }
-        configuration.access.policy = try TokensFile.policy(tokens: options.tokens, file: options.tokensFile,
-                                                            privateReads: options.privateReads,
-                                                            allowedOrigins: options.allowedOrigins)
+        configuration.access.policy = try TokensFile.policy(
+            tokens: options.tokens, file: options.tokensFile,
+            privateReads: options.privateReads,
+            allowedOrigins: options.allowedOrigins)
         if let jwtKey = options.jwtKey {
-            guard let key = ConfigFile.readAll(jwtKey) else { throw ConfigFile.Failure(description: "cannot read --jwt-key file '\(jwtKey)'") }
-            configuration.access.policy.jwt = AccessPolicy.JWT(key: key, audience: options.jwtAudience, issuer: options.jwtIssuer,
-                                                               leewaySeconds: options.jwtLeeway)
+            guard let key = ConfigFile.readAll(jwtKey) else {
+                throw ConfigFile.Failure(description: "cannot read --jwt-key file '\(jwtKey)'")
+            }
+            configuration.access.policy.jwt = AccessPolicy.JWT(
+                key: key, audience: options.jwtAudience, issuer: options.jwtIssuer,
+                leewaySeconds: options.jwtLeeway)
         }
         FileLimit.raise(toAtLeast: configuration.streams.maxStreams + 1024, logger: logger)
 

@@ -12,7 +12,7 @@ enum ShutdownSignals {
     static func install(logger: Logger, shutdown: @escaping @Sendable () -> Void) {
         let queue = DispatchQueue(label: "livebind.signals")
         for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)   // the default action would kill us before the source sees it
+            signal(number, SIG_IGN)  // the default action would kill us before the source sees it
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
                 logger.info("signal \(number): shutting down")

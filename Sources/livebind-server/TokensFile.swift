@@ -3,8 +3,10 @@ import LiveBind
 /// `--token`, `--tokens FILE`, `--private` and `--allow-origin` as an access policy, checked before start.
 enum TokensFile {
     /// The policy the flags describe; throws a message naming the bad flag or tokens-file entry.
-    static func policy(tokens: [String], file: String?, privateReads: Bool,
-                       allowedOrigins: [String]) throws -> AccessPolicy {
+    static func policy(
+        tokens: [String], file: String?, privateReads: Bool,
+        allowedOrigins: [String]
+    ) throws -> AccessPolicy {
         var policy = AccessPolicy()
         for (index, secret) in tokens.enumerated() {
             var token = AccessPolicy.Token(secret)

@@ -12,18 +12,20 @@ import Testing
         try store.put("sensor", ["temperature": 20.5, "readings": []])
         try store.put("panel", [:])
         let bindings = BindingRegistry(store: store)
-        try bindings.bind(json: ["source": "sensor.temperature", "target": "panel.label",
-                                 "transform": ["name": "format", "pattern": "%.1f °C"]])
+        try bindings.bind(json: [
+            "source": "sensor.temperature", "target": "panel.label",
+            "transform": ["name": "format", "pattern": "%.1f °C"]
+        ])
 
         let temperature = try Path(dotted: "temperature")
         let observation = store.observe(temperature, in: "sensor") { change in
             print("sensor.\(change.path.dotted) is now \(change.value ?? .null)")
         }
         try store.set(21.5, at: temperature, in: "sensor")
-        let label = try store.value(of: "panel", at: Path(dotted: "label"))   // "21.5 °C"
+        let label = try store.value(of: "panel", at: Path(dotted: "label"))  // "21.5 °C"
 
         var configuration = LiveBindServer.Configuration()
-        configuration.network.port = 0               // any free port (the default is 8080)
+        configuration.network.port = 0  // any free port (the default is 8080)
         let server = LiveBindServer(store: store, bindings: bindings, configuration: configuration)
         try server.start()
         let port = server.port
@@ -39,9 +41,10 @@ import Testing
     @Test func readmeShowsTheTestedExample() throws {
         let readme = try String(contentsOf: repositoryRoot().appendingPathComponent("README.md"), encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let example = try #require(DocumentedExample.shownAndTested(
-            document: readme, marker: "<!-- embedding example: compiled and run by Tests/LiveBindTests/ReadmeTests.swift -->",
-            source: source, begin: "// README-BEGIN embedding", end: "// README-END embedding"))
+        let example = try #require(
+            DocumentedExample.shownAndTested(
+                document: readme, marker: "<!-- embedding example: compiled and run by Tests/LiveBindTests/ReadmeTests.swift -->",
+                source: source, begin: "// README-BEGIN embedding", end: "// README-END embedding"))
         #expect(example.shown == example.tested)
     }
 }

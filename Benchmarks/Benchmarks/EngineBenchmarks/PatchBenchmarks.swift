@@ -21,7 +21,7 @@ func makeSensorsModel() -> JSON {
     .object([
         "sensors": .object(.init(uniqueKeysWithValues: (0..<6).map { ("s\($0)", ["value": 0]) })),
         "log": .array(Deque((0..<20).map { ["seq": .int($0)] })),
-        "status": "idle",
+        "status": "idle"
     ])
 }
 
@@ -47,8 +47,9 @@ func registerPatchBenchmarks() {
         let store = Store()
         let patches = [makeMergePatch(1), makeMergePatch(2)]
         let config = Path.root.appending("config")
-        guard orFail(benchmark, { () throws(StoreError) in try store.put("bench", ["config": makeMergePatch(0)]) })
-            != nil
+        guard
+            orFail(benchmark, { () throws(StoreError) in try store.put("bench", ["config": makeMergePatch(0)]) })
+                != nil
         else { return }
         benchmark.startMeasurement()
         for i in benchmark.scaledIterations {

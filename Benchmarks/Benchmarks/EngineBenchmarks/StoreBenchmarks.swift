@@ -59,7 +59,9 @@ func registerStoreBenchmarks() {
 
         Benchmark("array/append/\(length)", configuration: arrayConfiguration) { benchmark in
             let store = Store()
-            _ = orFail(benchmark) { () throws(StoreError) in try makeRoom(store, model, rows, length: length, benchmark.scaledIterations.count) }
+            _ = orFail(benchmark) { () throws(StoreError) in
+                try makeRoom(store, model, rows, length: length, benchmark.scaledIterations.count)
+            }
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
                 _ = orFail(benchmark) { () throws(StoreError) in try store.append(row, to: rows, in: "bench") }
@@ -69,7 +71,9 @@ func registerStoreBenchmarks() {
 
         Benchmark("array/insert-first/\(length)", configuration: arrayConfiguration) { benchmark in
             let store = Store()
-            _ = orFail(benchmark) { () throws(StoreError) in try makeRoom(store, model, rows, length: length, benchmark.scaledIterations.count) }
+            _ = orFail(benchmark) { () throws(StoreError) in
+                try makeRoom(store, model, rows, length: length, benchmark.scaledIterations.count)
+            }
             benchmark.startMeasurement()
             for _ in benchmark.scaledIterations {
                 _ = orFail(benchmark) { () throws(StoreError) in try store.insert(row, at: 0, in: rows, of: "bench") }
@@ -116,8 +120,9 @@ func registerBindingBenchmarks() {
         let registry = BindingRegistry(store: store)
         let source = Path.root.appending("source")
         let target = Path.root.appending("target")
-        guard orFail(benchmark, { () throws(StoreError) in try store.put("bench", ["source": -1, "target": -2]) })
-            != nil
+        guard
+            orFail(benchmark, { () throws(StoreError) in try store.put("bench", ["source": -1, "target": -2]) })
+                != nil
         else { return }
         do {
             try registry.bind(BindingSpec("bench.source", "bench.target", transform: TransformSpec("scale", ["factor": 2])))

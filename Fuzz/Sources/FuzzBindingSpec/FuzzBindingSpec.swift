@@ -38,8 +38,10 @@ public func fuzzBindingSpec(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
 /// The spec written back as an entry (`BindingSpec` has no encoder of its own: this is the entry format).
 func entry(of spec: BindingSpec) -> JSON {
-    var members: [(String, JSON)] = [("source", .string(spec.source.description)), ("target", .string(spec.target.description)),
-                                     ("mode", .string(spec.mode.rawValue)), ("each", .bool(spec.each))]
+    var members: [(String, JSON)] = [
+        ("source", .string(spec.source.description)), ("target", .string(spec.target.description)),
+        ("mode", .string(spec.mode.rawValue)), ("each", .bool(spec.each))
+    ]
     if let transform = spec.transform { members.append(("transform", transform.json)) }
     if let validation = spec.validation { members.append(("validate", validation.json)) }
     if let id = spec.id { members.append(("id", .string(id))) }
@@ -53,7 +55,8 @@ func checkRoundTrip(_ spec: BindingSpec) {
         fail("the spec written back, \(written), does not parse: \(error)")
     }
     guard again.source == spec.source, again.target == spec.target, again.mode == spec.mode, again.each == spec.each,
-          again.id == spec.id, again.transform == spec.transform, again.validation?.json == spec.validation?.json else {
+        again.id == spec.id, again.transform == spec.transform, again.validation?.json == spec.validation?.json
+    else {
         fail("the spec written back, \(written), parses to another spec")
     }
     if let transform = spec.transform, (try? TransformSpec(json: transform.json)) != transform {
@@ -87,7 +90,7 @@ func checkTransform(_ spec: TransformSpec, on values: [JSON]) {
         }
     }
     // The reverse runs on what a client writes to the target: anything. Whatever it gives must map back.
-    guard let reverse = transform.reverse, spec.name != "scale" else { return }   // scale is only near its inverse
+    guard let reverse = transform.reverse, spec.name != "scale" else { return }  // scale is only near its inverse
     for value in values + outputs {
         guard let source = apply(reverse, value, transform.name) else { continue }
         guard let forward = apply(transform.forward, source, transform.name), forward == value else {
@@ -164,14 +167,18 @@ func checkBinding(_ entry: JSON, spec: BindingSpec?, values: [JSON]) {
 enum SpecFixture {
     static let transforms = TransformRegistry()
     static var sensor: JSON {
-        parse(#"{"temperature": 20.5, "count": 3, "on": true, "name": "probe", "readings": [1, 2.5, -3], "#
-              + #""rows": [{"v": 1}, {"v": "x"}], "label": ""}"#)
+        parse(
+            #"{"temperature": 20.5, "count": 3, "on": true, "name": "probe", "readings": [1, 2.5, -3], "#
+                + #""rows": [{"v": 1}, {"v": "x"}], "label": ""}"#)
     }
     static var panel: JSON { parse(#"{"label": "", "value": 0, "flag": false, "items": []}"#) }
     /// What every transform is run on, besides the input's values and its own parameters.
     static var samples: [JSON] {
-        Array(parse(#"[0, 1, -1, 2.5, -0.0, 1e300, -1e-300, 9223372036854775807, -9223372036854775808, "#
-                    + #""", "abc", "12", true, false, null, [1, 2, 3], [{"v": 1}, {"v": "x"}], {"a": 1}]"#).arrayValue!)
+        Array(
+            parse(
+                #"[0, 1, -1, 2.5, -0.0, 1e300, -1e-300, 9223372036854775807, -9223372036854775808, "#
+                    + #""", "abc", "12", true, false, null, [1, 2, 3], [{"v": 1}, {"v": "x"}], {"a": 1}]"#
+            ).arrayValue!)
     }
 
     private static func parse(_ text: String) -> JSON {

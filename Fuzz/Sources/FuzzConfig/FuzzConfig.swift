@@ -31,7 +31,8 @@ func checkTokensFile(_ bytes: [UInt8]) {
         for (index, token) in list.enumerated() {
             if token.secret.isEmpty || !token.secret.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) || token.scopes.isEmpty
                 || token.models.map({ $0.isEmpty || $0.contains("") }) == true
-                || list[..<index].contains(where: { $0.secret == token.secret }) {
+                || list[..<index].contains(where: { $0.secret == token.secret })
+            {
                 fail("tokens file entry \(index + 1) gave an unusable token (\(token.name ?? "no name"))")
             }
         }
@@ -43,11 +44,13 @@ func checkTokensFile(_ bytes: [UInt8]) {
     // Change every secret alike (ROT47 keeps visible ASCII visible, distinct secrets distinct): what the
     // file says must not change, so no message carries a secret.
     guard let document = try? JSON(parsing: bytes), case .array(let entries) = document else { return }
-    let rotated = JSON.array(Deque(entries.map { entry in
-        guard case .object(var members) = entry, case .string(let secret)? = members["token"] else { return entry }
-        members["token"] = .string(rot47(secret))
-        return .object(members)
-    }))
+    let rotated = JSON.array(
+        Deque(
+            entries.map { entry in
+                guard case .object(var members) = entry, case .string(let secret)? = members["token"] else { return entry }
+                members["token"] = .string(rot47(secret))
+                return .object(members)
+            }))
     switch (outcome, tokens(rotated.encoded())) {
     case (.success(let list), .success(let other)):
         if list.map({ rot47($0.secret) }) != other.map(\.secret) { fail("changing the secrets changed the tokens") }
@@ -69,7 +72,7 @@ func tokens(_ bytes: [UInt8]) -> Result<[AccessPolicy.Token], ServerError> {
 /// A token as a tokens-file entry.
 func entry(_ token: AccessPolicy.Token) -> JSON {
     var members: OrderedDictionary<String, JSON> = [
-        "token": .string(token.secret), "scopes": .array(Deque(token.scopes.map(\.rawValue).sorted().map(JSON.string))),
+        "token": .string(token.secret), "scopes": .array(Deque(token.scopes.map(\.rawValue).sorted().map(JSON.string)))
     ]
     if let models = token.models { members["models"] = .array(Deque(models.map(JSON.string))) }
     if let name = token.name { members["name"] = .string(name) }

@@ -24,7 +24,7 @@ public func fuzzForm(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
 /// The server under test, and a minimal keep-alive HTTP/1.1 client for it (one connection for all inputs:
 /// opening one per input outruns the server's cleanup of closed connections under the sanitizers).
-final class FormFixture: @unchecked Sendable {   // libFuzzer calls the target from one thread only
+final class FormFixture: @unchecked Sendable {  // libFuzzer calls the target from one thread only
     static let shared = FormFixture()
     let store = Store()
     let server: LiveBindServer
@@ -51,7 +51,8 @@ final class FormFixture: @unchecked Sendable {   // libFuzzer calls the target f
 
     /// POSTs `body` to /models/doc and returns the status (0: no answer, even on a fresh connection).
     func post(_ body: [UInt8]) -> Int {
-        let head = "POST /models/doc HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        let head =
+            "POST /models/doc HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: \(body.count)\r\n\r\n"
         let request = Array(head.utf8) + body
         if connection >= 0, let status = exchange(request) { return status }
@@ -79,7 +80,7 @@ final class FormFixture: @unchecked Sendable {   // libFuzzer calls the target f
         var sent = 0
         while sent < request.count {
             let count = request[sent...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if count < 0 && errno == EINTR { continue }   // libFuzzer's timeout timer (SIGALRM) interrupts calls
+            if count < 0 && errno == EINTR { continue }  // libFuzzer's timeout timer (SIGALRM) interrupts calls
             if count <= 0 { return nil }
             sent += count
         }
@@ -102,7 +103,8 @@ final class FormFixture: @unchecked Sendable {   // libFuzzer calls the target f
         }
         let head = String(decoding: response[..<headEnd!], as: UTF8.self)
         guard let status = Int(head.dropFirst(9).prefix(3)) else { return nil }
-        let length = head.split(separator: "\r\n").lazy
+        let length =
+            head.split(separator: "\r\n").lazy
             .compactMap { line -> Int? in
                 let parts = line.split(separator: ":", maxSplits: 1)
                 guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }

@@ -27,7 +27,7 @@ func checkLastEventID(_ value: String) {
     let streams = HeadersFixture.streams
     let (dropped, newest, runStart) = streams.retained
     let trimmed = trimmingSpaces(value)
-    let expected: String?   // the resync reason, nil for a resume
+    let expected: String?  // the resync reason, nil for a resume
     // An id is decimal digits, as the server writes it: `+110` names no event.
     if trimmed.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let sequence = UInt64(trimmed) {
         expected = sequence > newest ? "restart" : sequence < dropped ? (sequence < (runStart ?? 0) ? "restart" : "gap") : nil
@@ -37,7 +37,9 @@ func checkLastEventID(_ value: String) {
     var outcomes: [String] = []
     for (query, headers) in [([], [("Last-Event-ID", value)]), ([("lastEventId", value)], [])] {
         let opened: GrammarFuzzing.Streams.Opened
-        do { opened = try streams.open(query: query, headers: headers) } catch { fail("a stream with Last-Event-ID \(value) was refused: \(error)") }
+        do { opened = try streams.open(query: query, headers: headers) } catch {
+            fail("a stream with Last-Event-ID \(value) was refused: \(error)")
+        }
         streams.close(opened)
         let reason = resyncReason(in: opened.preface)
         if reason != expected { fail("Last-Event-ID \(value): resync \(reason ?? "none"), expected \(expected ?? "none")") }
@@ -47,7 +49,7 @@ func checkLastEventID(_ value: String) {
             guard !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }), UInt64(digits) == opened.lastSequence else {
                 fail("Last-Event-ID \(value) resumed after \(opened.lastSequence)")
             }
-            if opened.pending != Array(opened.lastSequence + 1 ..< newest + 1) {
+            if opened.pending != Array(opened.lastSequence + 1..<newest + 1) {
                 fail("Last-Event-ID \(value) resumed with commits \(opened.pending), retained up to \(newest)")
             }
         }
@@ -65,7 +67,8 @@ func checkIfMatch(_ value: String) {
             // Strong comparison: a weak tag is refused (412), and only a well-formed one.
             let tag = trimmingSpaces(value).dropFirst(2)
             guard trimmingSpaces(value).hasPrefix("W/"), let number = UInt64(tag.dropFirst().dropLast()),
-                  tag == "\"\(number)\"" else { fail("If-Match \(value) refused as a weak tag") }
+                tag == "\"\(number)\""
+            else { fail("If-Match \(value) refused as a weak tag") }
             return
         default: fail("If-Match \(value) refused with \(error)")
         }

@@ -10,7 +10,7 @@ public func fuzzPatch(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let store = Store()
     let document: JSON = [
         "title": "probe", "count": 3, "on": true, "tags": ["a", "b", "c"],
-        "rows": [["id": 1, "value": 1.5], ["id": 2, "value": nil]], "nested": ["deep": ["x": [1, 2, 3]]],
+        "rows": [["id": 1, "value": 1.5], ["id": 2, "value": nil]], "nested": ["deep": ["x": [1, 2, 3]]]
     ]
     do { try store.put("doc", document) } catch { fatalError("seed document refused: \(error)") }
     let before = try? store.snapshot("doc")

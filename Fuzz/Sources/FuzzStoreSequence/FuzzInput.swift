@@ -79,8 +79,10 @@ struct FuzzInput {
 
     // MARK: Values
 
-    static let doubles: [Double] = [0.5, -0.0, 1e300, -1e-300, 1e-7, 0.1, 3.141592653589793, 1e21, 123456789.125, 9007199254740994,
-                                    .leastNonzeroMagnitude, 1.7976931348623157e308, .infinity, -.infinity, .nan]
+    static let doubles: [Double] = [
+        0.5, -0.0, 1e300, -1e-300, 1e-7, 0.1, 3.141592653589793, 1e21, 123456789.125, 9007199254740994,
+        .leastNonzeroMagnitude, 1.7976931348623157e308, .infinity, -.infinity, .nan
+    ]
     static let strings = ["", "a", "\"", "\\", "\n\t\r\u{8}\u{C}", "\u{1}\u{1F}", "é", "😀", "</script>", "\u{2028}"]
 
     /// A small value, or one meant to meet a limit: a nesting chain up to 11 deep (the fuzz store allows 8),

@@ -15,9 +15,9 @@ public func fuzzStoreSequence(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
     var limits = StoreLimits()
     limits.maxDepth = 8
     limits.maxModelBytes = 4_096
-    limits.maxStoreBytes = 12_288   // under three full models and their overheads (15 KiB): it binds
+    limits.maxStoreBytes = 12_288  // under three full models and their overheads (15 KiB): it binds
     limits.maxPatchOperations = 16
-    let store = Store(limits: limits)   // a fresh store per input: memory per run stays within the limits
+    let store = Store(limits: limits)  // a fresh store per input: memory per run stays within the limits
     let heard = CommitLog()
     let token = store.observeAll { heard.record($0) }
     do { try store.put("a", ["list": [1, 2, 3], "n": ["x": 1]]) } catch { fail("seed model refused: \(error)") }
@@ -33,8 +33,12 @@ public func fuzzStoreSequence(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
             let after = StoreInvariants.check(store, after: name())
             let used = store.lastSequence - sequence
             if result.changed {
-                if used != 1 || result.sequence != store.lastSequence { fail("\(name()) changed something but used \(used) sequence numbers") }
-                if heard.count != commits + 1 || heard.last != store.lastSequence { fail("\(name()): observers heard \(heard.count - commits) commits") }
+                if used != 1 || result.sequence != store.lastSequence {
+                    fail("\(name()) changed something but used \(used) sequence numbers")
+                }
+                if heard.count != commits + 1 || heard.last != store.lastSequence {
+                    fail("\(name()): observers heard \(heard.count - commits) commits")
+                }
             } else if used != 0 || heard.count != commits {
                 fail("\(name()) changed nothing but used \(used) sequence numbers and was heard \(heard.count - commits) times")
             }
@@ -44,8 +48,9 @@ public func fuzzStoreSequence(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
                 fail("\(name()) refused with \(error), which is within the limit")
             }
             let after = StoreInvariants.check(store, after: name())
-            StoreInvariants.expectUnchanged(snapshots, after, sequences: (sequence, store.lastSequence),
-                                            commits: (commits, heard.count), after: name(), error: error)
+            StoreInvariants.expectUnchanged(
+                snapshots, after, sequences: (sequence, store.lastSequence),
+                commits: (commits, heard.count), after: name(), error: error)
         }
     }
     token.cancel()

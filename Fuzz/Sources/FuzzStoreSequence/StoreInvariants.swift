@@ -53,22 +53,30 @@ enum StoreInvariants {
             }
             total += counted + StoreLimits.modelOverhead
         }
-        if store.totalSize != total { fail("\(operation()): store.totalSize is \(store.totalSize), the models and their overheads sum to \(total)") }
+        if store.totalSize != total {
+            fail("\(operation()): store.totalSize is \(store.totalSize), the models and their overheads sum to \(total)")
+        }
         if total > store.limits.maxStoreBytes { fail("\(operation()): the store counts \(total), over maxStoreBytes") }
         return byName
     }
 
     /// A refused write changed nothing: no model's value or revision, no model added or dropped, and
     /// neither the sequence nor what observers heard.
-    static func expectUnchanged(_ before: [String: ModelSnapshot], _ after: [String: ModelSnapshot],
-                                sequences: (UInt64, UInt64), commits: (Int, Int), after describe: @autoclosure () -> String,
-                                error: any Error) {
+    static func expectUnchanged(
+        _ before: [String: ModelSnapshot], _ after: [String: ModelSnapshot],
+        sequences: (UInt64, UInt64), commits: (Int, Int), after describe: @autoclosure () -> String,
+        error: any Error
+    ) {
         func operation() -> String { describe() }
-        if Set(before.keys) != Set(after.keys) { fail("\(operation()) failed (\(error)) but changed the models: \(before.keys.sorted()) → \(after.keys.sorted())") }
+        if Set(before.keys) != Set(after.keys) {
+            fail("\(operation()) failed (\(error)) but changed the models: \(before.keys.sorted()) → \(after.keys.sorted())")
+        }
         for (name, old) in before {
             guard let new = after[name] else { continue }
             if new.revision != old.revision { fail("\(operation()) failed (\(error)) but bumped \(name)'s revision") }
-            if new.value.encoded() != old.value.encoded() { fail("\(operation()) failed (\(error)) but changed \(name): \(old.value) → \(new.value)") }
+            if new.value.encoded() != old.value.encoded() {
+                fail("\(operation()) failed (\(error)) but changed \(name): \(old.value) → \(new.value)")
+            }
         }
         if sequences.0 != sequences.1 { fail("\(operation()) failed (\(error)) but used sequence \(sequences.1)") }
         if commits.0 != commits.1 { fail("\(operation()) failed (\(error)) but an observer heard a commit") }

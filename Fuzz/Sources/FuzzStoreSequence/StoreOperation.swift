@@ -28,7 +28,8 @@ enum StoreOperation: CustomStringConvertible {
         case 3: return .remove(input.path(in: document), model: model)
         case 4: return .replace(index: index(&input), array: input.arrayPath(in: document), model: model, with: input.value(in: store))
         case 5: return .move(from: index(&input), to: index(&input), array: input.arrayPath(in: document), model: model)
-        case 6: return .put(input.choose(16) == 0 ? "bad.name" : model, input.document(in: store), ifRevision: revision(&input, store, model))
+        case 6:
+            return .put(input.choose(16) == 0 ? "bad.name" : model, input.document(in: store), ifRevision: revision(&input, store, model))
         case 7: return .drop(model)
         case 8: return .jsonPatch(patch(&input, store: store, document: document), model: model)
         case 9:
@@ -58,7 +59,9 @@ enum StoreOperation: CustomStringConvertible {
         var operations: Deque<JSON> = []
         for _ in 0..<(1 + input.choose(20)) {
             let path = input.path(in: document).pointer
-            var operation: OrderedDictionary<String, JSON> = ["op": .string(input.pick(["add", "remove", "replace", "move", "copy", "test"]))]
+            var operation: OrderedDictionary<String, JSON> = [
+                "op": .string(input.pick(["add", "remove", "replace", "move", "copy", "test"]))
+            ]
             operation["path"] = .string(input.choose(8) == 0 ? "" : path)
             switch operation["op"] {
             case "move", "copy":
@@ -106,7 +109,8 @@ enum StoreOperation: CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .set(let value, let path, let model, let revision): "set \(value) at \(path.pointer) in \(model) if \(String(describing: revision))"
+        case .set(let value, let path, let model, let revision):
+            "set \(value) at \(path.pointer) in \(model) if \(String(describing: revision))"
         case .insert(let value, let index, let array, let model): "insert \(value) at \(index) of \(array.pointer) in \(model)"
         case .append(let value, let array, let model): "append \(value) to \(array.pointer) in \(model)"
         case .remove(let path, let model): "remove \(path.pointer) in \(model)"

@@ -69,7 +69,7 @@ public func fuzzSubscription(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     guard let window, let array = (try? store.value(of: "sensor", at: SubscriptionFixture.readings))?.arrayValue else { return 0 }
     let events = SubscriptionFixture.typedEvents(in: streams.held(opened))
     guard let shown = SubscriptionFixture.replay(events, model: "sensor", path: "/readings") else { return 0 }
-    let rows = window.rows(length: array.count)   // empty past the end (an `offset` window keeps its offset)
+    let rows = window.rows(length: array.count)  // empty past the end (an `offset` window keeps its offset)
     let expected = rows.isEmpty ? [] : Array(array[rows])
     if shown.rows != expected || shown.length != array.count {
         fail("after the writes the window's events give \(shown), the store's window is \(expected) of \(array.count) rows")
@@ -80,8 +80,12 @@ public func fuzzSubscription(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
 /// A parsed location's bounds and round trip.
 func check(_ location: GrammarFuzzing.Location, written: String) {
     let name = location.model.utf8
-    if name.isEmpty || name.count > 128 || !name.allSatisfy({ $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0)
-        || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }) {
+    if name.isEmpty || name.count > 128
+        || !name.allSatisfy({
+            $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0)
+                || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+        })
+    {
         fail("\(written) named model '\(location.model)'")
     }
     if let limit = location.limit, !(1...SubscriptionFixture.maxWindow).contains(limit) { fail("\(written) has a window of \(limit) rows") }
@@ -103,9 +107,10 @@ func checkSnapshots(in text: String, moved body: [UInt8]? = nil) {
     let snapshots = SubscriptionFixture.events(in: text).filter { $0["window"] != nil && $0["path"] != nil }
     for snapshot in snapshots {
         guard case .string(let model)? = snapshot["model"], case .string(let pointer)? = snapshot["path"],
-              case .int(let offset)? = snapshot["window"]?["offset"], case .int(let length)? = snapshot["window"]?["length"],
-              case .array(let rows)? = snapshot["value"] else {
-            continue   // changes and `length` events; their shape is another target's business
+            case .int(let offset)? = snapshot["window"]?["offset"], case .int(let length)? = snapshot["window"]?["length"],
+            case .array(let rows)? = snapshot["value"]
+        else {
+            continue  // changes and `length` events; their shape is another target's business
         }
         let array = (try? SubscriptionFixture.streams.store.value(of: model, at: Path(pointer: pointer)))?.arrayValue
         if length != (array?.count ?? 0) || rows.count > SubscriptionFixture.maxWindow || offset < 0 {
@@ -125,8 +130,10 @@ enum SubscriptionFixture {
     static let maxWindow = 100
     static let maxSubscriptions = 8
     static let readings = Path(["readings"])
-    static let sensor: JSON = ["readings": .array(.init((0..<20).map { JSON.int($0) })), "name": "probe",
-                               "rows": [["v": [1, 2, 3]], ["v": []]], "empty": [], "a/b": ["~": [1, 2]]]
+    static let sensor: JSON = [
+        "readings": .array(.init((0..<20).map { JSON.int($0) })), "name": "probe",
+        "rows": [["v": [1, 2, 3]], ["v": []]], "empty": [], "a/b": ["~": [1, 2]]
+    ]
     static let panel: JSON = ["items": ["a", "b", "c"], "label": "x"]
 
     /// One hub for every input (a stream is closed after its input); a window of at most 100 rows.
@@ -147,19 +154,27 @@ enum SubscriptionFixture {
         guard let asked = try? JSON(parsing: body), asked["sub"] == "sensor/readings" else { return nil }
         let size: (String) -> Int? = { name in asked[name]?.doubleValue.flatMap { Int(exactly: $0) } }
         var text = "sensor/readings"
-        if let first = size("first") { text += ";first=\(first)" }
-        else if let last = size("last") { text += ";last=\(last)" }
-        else if let limit = size("limit") { text += ";offset=\(size("offset") ?? 0);limit=\(limit)" }   // as `sub=` reads it
+        if let first = size("first") {
+            text += ";first=\(first)"
+        } else if let last = size("last") {
+            text += ";last=\(last)"
+        } else if let limit = size("limit") {
+            text += ";offset=\(size("offset") ?? 0);limit=\(limit)"
+        }  // as `sub=` reads it
         return try? GrammarFuzzing.location(text, maxWindow: maxWindow)
     }
 
     /// The rows and array length a client holds after applying `events` from the last snapshot of the
     /// window at `path` of `model`, as docs/HTTP.md says: nil when there is no such snapshot.
     static func replay(_ events: [(type: String, data: JSON)], model: String, path: String) -> (rows: [JSON], length: Int)? {
-        guard let start = events.lastIndex(where: { $0.type == "snapshot" && $0.data["model"] == .string(model)
-            && $0.data["path"] == .string(path) && $0.data["window"] != nil }),
-              let value = events[start].data["value"]?.arrayValue,
-              case .int(var length)? = events[start].data["window"]?["length"] else {
+        guard
+            let start = events.lastIndex(where: {
+                $0.type == "snapshot" && $0.data["model"] == .string(model)
+                    && $0.data["path"] == .string(path) && $0.data["window"] != nil
+            }),
+            let value = events[start].data["value"]?.arrayValue,
+            case .int(var length)? = events[start].data["window"]?["length"]
+        else {
             return nil
         }
         var rows = Array(value)
@@ -176,7 +191,8 @@ enum SubscriptionFixture {
                 case ("replace", let i?) where rows.indices.contains(i): rows[i] = change["value"] ?? .null
                 case ("move", _):
                     guard case .int(let from)? = change["from"], case .int(let to)? = change["to"],
-                          rows.indices.contains(from), rows.indices.contains(to) else { fail("a move outside the window: \(event)") }
+                        rows.indices.contains(from), rows.indices.contains(to)
+                    else { fail("a move outside the window: \(event)") }
                     rows.insert(rows.remove(at: from), at: to)
                 case ("set", _), ("snapshot", _): rows = change["value"]?.arrayValue.map(Array.init) ?? []
                 case ("length", _): break

@@ -73,7 +73,9 @@ public func fuzzView(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         for sent in view.apply(change, at: path) {
             var relative = sent
             relative.path = Path(Array(sent.path.components.dropFirst()))
-            do { try GrammarFuzzing.replay(relative, onto: &shown) } catch { fail("the view sent \(sent), which does not apply to \(shown): \(error)") }
+            do { try GrammarFuzzing.replay(relative, onto: &shown) } catch {
+                fail("the view sent \(sent), which does not apply to \(shown): \(error)")
+            }
         }
         let expected = GrammarFuzzing.arrangedByFullSort(elements, query)
         guard shown == .array(Deque(expected.rows)), view.matchCount == expected.matching else {
@@ -87,7 +89,9 @@ public func fuzzView(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 private func element(_ seed: UInt8) -> JSON {
     if seed % 11 == 0 { return .int(Int(seed % 5)) }
     if seed % 13 == 0 { return .string(["a", "B", "ab"][Int(seed) % 3]) }
-    var members: OrderedDictionary<String, JSON> = ["id": .int(Int(seed)), "s": .string(["a", "b", "c"][Int(seed) % 3]), "t": .int(Int(seed % 7))]
+    var members: OrderedDictionary<String, JSON> = [
+        "id": .int(Int(seed)), "s": .string(["a", "b", "c"][Int(seed) % 3]), "t": .int(Int(seed % 7))
+    ]
     if seed % 5 == 0 { members["x"] = .double(Double(seed % 4) / 2) }
     if seed % 7 == 0 { members["tags"] = .array([.string("a"), .int(Int(seed % 3))]) }
     return .object(members)

@@ -41,8 +41,11 @@ extension ClusterNode {
         messageCounter += 1
         let expected = applied.load(ordering: .relaxed)
         let (headers, body) = change.message
-        let all = headers + (tag.map { [(ClusterBindingChange.tagHeader, $0)] } ?? []) + [("Nats-Msg-Id", "\(configuration.nodeName)-\(bootID)-\(messageCounter)"),
-                             ("Nats-Expected-Last-Sequence", String(expected))]
+        let all =
+            headers + (tag.map { [(ClusterBindingChange.tagHeader, $0)] } ?? []) + [
+                ("Nats-Msg-Id", "\(configuration.nodeName)-\(bootID)-\(messageCounter)"),
+                ("Nats-Expected-Last-Sequence", String(expected))
+            ]
         let size = NATSConnection.messageSize(headers: all, bodyCount: body.count)
         if size > nats.maxPayload { throw .tooLarge(bytes: size, limit: nats.maxPayload) }
         while true {

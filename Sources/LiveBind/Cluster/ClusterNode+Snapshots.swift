@@ -21,9 +21,10 @@ extension ClusterNode {
             let bounds = try nats.streamBounds(configuration.stream)
             func check(_ sequence: UInt64) throws(ClusterError) {
                 guard bounds.last > sequence && bounds.first > sequence + 1 else { return }
-                throw .unavailable("the stream keeps commits from \(bounds.first) on, but the last snapshot is at \(sequence): "
-                    + "raise --cluster-max-commits (or lower --cluster-snapshot-interval) so that the stream keeps "
-                    + "the commits written while a snapshot is taken")
+                throw .unavailable(
+                    "the stream keeps commits from \(bounds.first) on, but the last snapshot is at \(sequence): "
+                        + "raise --cluster-max-commits (or lower --cluster-snapshot-interval) so that the stream keeps "
+                        + "the commits written while a snapshot is taken")
             }
             if let manifest { try check(manifest.sequence) }
             let snapshot = configuration.snapshotInterval > 0 ? try readSnapshot(manifest) : nil
@@ -66,8 +67,11 @@ extension ClusterNode {
         for segment in index.segments {
             let bytes = try join(segment.chunks, bodies, bytes: segment.bytes, of: manifest)
             for model in segment.models {
-                guard let value = try? JSON(parsing: Array(bytes[model.offset..<model.offset + model.length]),
-                                            maxDepth: StoreLimits.depthCeiling + 1), case .object = value else {
+                guard
+                    let value = try? JSON(
+                        parsing: Array(bytes[model.offset..<model.offset + model.length]),
+                        maxDepth: StoreLimits.depthCeiling + 1), case .object = value
+                else {
                     throw .diverged("model \(model.name) of the snapshot at \(manifest.sequence) cannot be read")
                 }
                 models.append(ModelSnapshot(name: model.name, revision: model.revision, value: value))
@@ -89,8 +93,9 @@ extension ClusterNode {
     private func fetchChunks(_ sequences: [UInt64], of manifest: SnapshotManifest) throws(ClusterError) -> [UInt64: [UInt8]] {
         var wanted = Set(sequences)
         guard let first = wanted.min(), let last = wanted.max() else { return [:] }
-        let subscription = try NATSSubscription(nats, stream: configuration.snapshotStream, subject: chunkSubject,
-                                                startSequence: first)
+        let subscription = try NATSSubscription(
+            nats, stream: configuration.snapshotStream, subject: chunkSubject,
+            startSequence: first)
         var bodies: [UInt64: [UInt8]] = [:]
         while !wanted.isEmpty {
             guard let message = subscription.next(timeout: 5000, headers: []), message.sequence <= last else { break }
@@ -103,8 +108,10 @@ extension ClusterNode {
     }
 
     /// `chunks`' bodies joined, which must come to `bytes`.
-    private func join(_ chunks: [UInt64], _ bodies: [UInt64: [UInt8]], bytes count: Int,
-                      of manifest: SnapshotManifest) throws(ClusterError) -> [UInt8] {
+    private func join(
+        _ chunks: [UInt64], _ bodies: [UInt64: [UInt8]], bytes count: Int,
+        of manifest: SnapshotManifest
+    ) throws(ClusterError) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(count)
         for sequence in chunks { bytes += bodies[sequence] ?? [] }
@@ -133,7 +140,8 @@ extension ClusterNode {
     func takeSnapshotIfDue() {
         let interval = UInt64(configuration.snapshotInterval)
         guard interval > 0, applied.load(ordering: .relaxed) / interval > snapshotRound,
-              !snapshotting.load(ordering: .acquiring), let store = turns.withLock({ store }) else { return }
+            !snapshotting.load(ordering: .acquiring), let store = turns.withLock({ store })
+        else { return }
         let visible = store.visibleSnapshot(models: nil)
         let cut = (sequence: applied.load(ordering: .relaxed), events: visible.sequence, models: visible.models)
         let round = cut.sequence / interval
@@ -148,8 +156,9 @@ extension ClusterNode {
         snapshotQueue.async { [self] in
             defer { snapshotting.store(false, ordering: .releasing) }
             do throws(ClusterError) {
-                let claim = try storeSnapshotMessage(claimSubject, id: "\(configuration.stream)-snapshot-claim-\(round)",
-                                                     body: Array(configuration.nodeName.utf8))
+                let claim = try storeSnapshotMessage(
+                    claimSubject, id: "\(configuration.stream)-snapshot-claim-\(round)",
+                    body: Array(configuration.nodeName.utf8))
                 guard !claim.duplicate else { return }
                 if try publishSnapshot(cut, bindings: bindings, receipts: receipts, changedAt: changed, round: round) {
                     snapshotsTaken.add(1, ordering: .relaxed)
@@ -164,10 +173,12 @@ extension ClusterNode {
     /// since it (by `changedAt`, the sequence each model last changed at), new segments for the rest,
     /// the index, then the manifest. Returns false, storing no manifest, when a snapshot of this
     /// interval or a later one is already stored.
-    private func publishSnapshot(_ cut: (sequence: UInt64, events: UInt64, models: [ModelSnapshot]),
-                                 bindings: [(id: String, definition: JSON, enabled: Bool)],
-                                 receipts: (commits: [CommitReceipt], answers: [JSON]),
-                                 changedAt: [String: UInt64], round: UInt64) throws(ClusterError) -> Bool {
+    private func publishSnapshot(
+        _ cut: (sequence: UInt64, events: UInt64, models: [ModelSnapshot]),
+        bindings: [(id: String, definition: JSON, enabled: Bool)],
+        receipts: (commits: [CommitReceipt], answers: [JSON]),
+        changedAt: [String: UInt64], round: UInt64
+    ) throws(ClusterError) -> Bool {
         let previous = try lastManifest()
         // A node that caught up late does not put an older snapshot after a newer one.
         if let previous, previous.round >= round { return false }
@@ -224,8 +235,9 @@ extension ClusterNode {
         made.receipts = receipts.commits
         made.answers = receipts.answers
         let index = made.encoded()
-        let manifest = SnapshotManifest(sequence: cut.sequence, events: cut.events, round: round, bytes: index.count,
-                                        chunks: try upload(index))
+        let manifest = SnapshotManifest(
+            sequence: cut.sequence, events: cut.events, round: round, bytes: index.count,
+            chunks: try upload(index))
         if let latest = try lastManifest(), latest.round >= round { return false }
         _ = try storeSnapshotMessage(manifestSubject, id: "\(configuration.stream)-snapshot-\(round)", body: manifest.encoded())
         // Nobody reads the snapshot two before any more: what it used and the last two do not goes.
@@ -240,7 +252,8 @@ extension ClusterNode {
     /// Stores one message of the snapshot stream, retrying with the same id while the stream does
     /// not answer (for up to 10 s).
     private func storeSnapshotMessage(_ subject: String, id: String, body: [UInt8])
-        throws(ClusterError) -> (sequence: UInt64, duplicate: Bool) {
+        throws(ClusterError) -> (sequence: UInt64, duplicate: Bool)
+    {
         let deadline = ContinuousClock.now + .seconds(10)
         while true {
             switch nats.publish(subject, headers: [("Nats-Msg-Id", id)], body: body, timeout: 5000) {
@@ -263,14 +276,15 @@ extension ClusterNode {
         guard through > 0, limit > 0, let bounds = try? nats.streamBounds(configuration.stream) else { return ([], 0) }
         let from = max(bounds.first, through >= UInt64(limit) ? through - UInt64(limit) + 1 : 1)
         guard from <= through,
-              let subscription = try? NATSSubscription(nats, stream: configuration.stream, subject: subject, startSequence: from)
+            let subscription = try? NATSSubscription(nats, stream: configuration.stream, subject: subject, startSequence: from)
         else { return ([], 0) }
         let deadline = ContinuousClock.now + .seconds(5)
         var commits: [Commit] = []
         while ContinuousClock.now < deadline {
             // The commits subject only: binding changes are not events.
             guard let message = subscription.next(timeout: 1000, headers: CommitMessage.headerNames),
-                  message.sequence <= through, let list = try? CommitMessage.commits(in: message) else { break }
+                message.sequence <= through, let list = try? CommitMessage.commits(in: message)
+            else { break }
             commits += list
             if message.sequence == through || message.pending == 0 { break }
         }

@@ -185,10 +185,12 @@ extension ClusterNode {
     /// The message carrying `commits` after the stream's message `last`.
     func encode(_ commits: [Commit], expectingLast last: UInt64) -> (headers: [(String, String)], body: [UInt8], size: Int) {
         messageCounter += 1
-        let headers = [(CommitMessage.sequenceHeader, String(commits[0].sequence)),
-                       (CommitMessage.nodeHeader, configuration.nodeName),
-                       ("Nats-Msg-Id", "\(configuration.nodeName)-\(bootID)-\(messageCounter)"),
-                       ("Nats-Expected-Last-Sequence", String(last))]
+        let headers = [
+            (CommitMessage.sequenceHeader, String(commits[0].sequence)),
+            (CommitMessage.nodeHeader, configuration.nodeName),
+            ("Nats-Msg-Id", "\(configuration.nodeName)-\(bootID)-\(messageCounter)"),
+            ("Nats-Expected-Last-Sequence", String(last))
+        ]
         let body = CommitMessage.body(commits, records: commits.map { $0.encodedRecord() })
         return (headers, body, NATSConnection.messageSize(headers: headers, bodyCount: body.count))
     }
@@ -220,7 +222,9 @@ extension ClusterNode {
             }
         }
         if !others.isEmpty && encode(others, expectingLast: UInt64.max).size > nats.maxPayload {
-            logger.warning("cluster: dropped \(others.count) commits made outside a request, together larger than a message (\(nats.maxPayload) bytes): \(Set(others.map(\.model)).sorted())")
+            logger.warning(
+                "cluster: dropped \(others.count) commits made outside a request, together larger than a message (\(nats.maxPayload) bytes): \(Set(others.map(\.model)).sorted())"
+            )
             droppedWrites.add(others.filter { $0.depth == 0 }.count, ordering: .relaxed)
             turns.withLock { madeOutside.removeAll() }
         } else {
@@ -256,7 +260,8 @@ extension ClusterNode {
         let me = configuration.nodeName
         let ring = ([me] + writers.compactMap { now - $0.value < .seconds(1) && $0.key != me ? $0.key : nil }).sorted()
         guard ring.count > 1, let last = lastWriter, let mine = ring.firstIndex(of: me),
-              let theirs = ring.firstIndex(of: last) else { return false }
+            let theirs = ring.firstIndex(of: last)
+        else { return false }
         let slot = (mine - theirs - 1 + ring.count) % ring.count
         guard slot > 0 else { return false }
         if waitForDelivery(until: min(now + Self.turnSlot * slot, limit)) { applyDelivered() }
@@ -314,7 +319,9 @@ extension ClusterNode {
                 try store.reapply(commit)
             } catch {
                 droppedWrites.add(1, ordering: .relaxed)
-                logger.warning("cluster: a write to \(commit.model) made outside a request no longer applies after another node's commit and was dropped: \(error)")
+                logger.warning(
+                    "cluster: a write to \(commit.model) made outside a request no longer applies after another node's commit and was dropped: \(error)"
+                )
             }
         }
         if !derived.isEmpty { catchUpHandler.withLock { $0 }?(derived) }
@@ -345,7 +352,7 @@ extension ClusterNode {
             if !turns.withLock({ appended.isEmpty }) { keepRefused(rollBack()) }
             switch failure {
             case .unavailable(let reason), .diverged(let reason): giveUpRedo(reason)
-            case .tooLarge: break   // what was kept to make again fits, and is made by a later turn
+            case .tooLarge: break  // what was kept to make again fits, and is made by a later turn
             case .conflict: giveUpRedo("lost the race for the stream")
             }
         }

@@ -142,15 +142,17 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         subject = configuration.stream + ".commits"
         nats = try NATSConnection(servers: configuration.servers, name: "livebind " + configuration.nodeName)
         let last = try Self.retrying(until: .now + configuration.startTimeout) { () throws(ClusterError) -> UInt64 in
-            let last = try nats.ensureStream(configuration.stream, subjects: [configuration.stream + ".>"],
-                                             replicas: configuration.replicas,
-                                             maxMessages: configuration.maxCommits > 0 ? Int64(configuration.maxCommits) : -1,
-                                             maxBytes: -1)
+            let last = try nats.ensureStream(
+                configuration.stream, subjects: [configuration.stream + ".>"],
+                replicas: configuration.replicas,
+                maxMessages: configuration.maxCommits > 0 ? Int64(configuration.maxCommits) : -1,
+                maxBytes: -1)
             if configuration.snapshotInterval > 0 {
                 // Unbounded by count: a snapshot is many chunks, and older ones are purged once a newer
                 // one is stored (a stream made by 0.1.0 kept four whole snapshots).
-                _ = try nats.ensureStream(configuration.snapshotStream, subjects: [configuration.snapshotStream + ".>"],
-                                          replicas: configuration.replicas, maxMessages: -1, maxBytes: -1)
+                _ = try nats.ensureStream(
+                    configuration.snapshotStream, subjects: [configuration.snapshotStream + ".>"],
+                    replicas: configuration.replicas, maxMessages: -1, maxBytes: -1)
                 try nats.removeMessageLimit(configuration.snapshotStream)
             }
             return last
@@ -221,8 +223,9 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
             }
         }
         let subscription = try Self.retrying(until: .now + configuration.startTimeout) { () throws(ClusterError) -> NATSSubscription in
-            try NATSSubscription(nats, stream: configuration.stream, subject: configuration.stream + ".>",
-                                 startSequence: applied.load(ordering: .relaxed) + 1)
+            try NATSSubscription(
+                nats, stream: configuration.stream, subject: configuration.stream + ".>",
+                startSequence: applied.load(ordering: .relaxed) + 1)
         }
         reader.start { [self] in read(subscription) }
         turns.start { [self] in takeTurns() }
@@ -271,8 +274,11 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
     // MARK: The reading thread
 
     func read(_ subscription: NATSSubscription) {
-        let names = CommitMessage.headerNames + [ClusterBindingChange.operationHeader, ClusterBindingChange.idHeader,
-                                                  ClusterBindingChange.tagHeader]
+        let names =
+            CommitMessage.headerNames + [
+                ClusterBindingChange.operationHeader, ClusterBindingChange.idHeader,
+                ClusterBindingChange.tagHeader
+            ]
         while !reader.withLock({ reader.isStopping }) {
             guard let message = subscription.next(timeout: 250, headers: names) else { continue }
             let last = message.sequence + message.pending
@@ -286,9 +292,10 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
                 delivered = .binding(sequence: message.sequence, change, tag: message.headers[ClusterBindingChange.tagHeader])
             } else {
                 do {
-                    delivered = .commits(sequence: message.sequence, try CommitMessage.commits(in: message),
-                                         numbered: message.headers[CommitMessage.sequenceHeader] != nil,
-                                         node: message.headers[CommitMessage.nodeHeader])
+                    delivered = .commits(
+                        sequence: message.sequence, try CommitMessage.commits(in: message),
+                        numbered: message.headers[CommitMessage.sequenceHeader] != nil,
+                        node: message.headers[CommitMessage.nodeHeader])
                 } catch {
                     diverge(error.description)
                     return
@@ -329,8 +336,9 @@ final class ClusterNode: CommitLog, @unchecked Sendable {
         let connected = nats.isConnected
         let diverged = divergence.withLock { $0 }
         let role = diverged != nil ? "diverged" : !connected ? "disconnected" : last > applied ? "catching-up" : "peer"
-        return ClusterStatus(node: configuration.nodeName, connected: connected && diverged == nil, applied: event,
-                             lag: last > applied ? last - applied : 0, role: role)
+        return ClusterStatus(
+            node: configuration.nodeName, connected: connected && diverged == nil, applied: event,
+            lag: last > applied ? last - applied : 0, role: role)
     }
 }
 

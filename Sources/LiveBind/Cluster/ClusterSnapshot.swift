@@ -29,14 +29,16 @@ struct ClusterSnapshot: Sendable {
         var models: [ModelSnapshot] = []
         for entry in list {
             guard let name = entry["name"]?.stringValue, case .int(let revision)? = entry["rev"], revision >= 0,
-                  let value = entry["value"], case .object = value else {
+                let value = entry["value"], case .object = value
+            else {
                 throw .diverged("a model of the last snapshot cannot be read")
             }
             models.append(ModelSnapshot(name: name, revision: UInt64(revision), value: value))
         }
         var bindings: [(id: String, definition: JSON, enabled: Bool)] = []
         for entry in document["bindings"]?.arrayValue ?? [] {
-            guard let id = entry["id"]?.stringValue, let definition = entry["definition"], case .bool(let enabled)? = entry["enabled"] else {
+            guard let id = entry["id"]?.stringValue, let definition = entry["definition"], case .bool(let enabled)? = entry["enabled"]
+            else {
                 throw .diverged("a binding of the last snapshot cannot be read")
             }
             bindings.append((id, definition, enabled))

@@ -47,7 +47,8 @@ enum CommitMessage {
     static func commits(in message: StreamMessage) throws(CommitRecordError) -> [Commit] {
         guard let first = message.headers[sequenceHeader] else {
             guard let model = message.headers[modelHeader], let revisionText = message.headers[revisionHeader],
-                  let revision = UInt64(revisionText) else {
+                let revision = UInt64(revisionText)
+            else {
                 throw CommitRecordError(sequence: message.sequence, reason: "the message has no sequence, model or revision header")
             }
             return [try Commit(record: message.body, sequence: message.sequence, model: model, revision: revision)]
@@ -65,16 +66,18 @@ enum CommitMessage {
             guard let end = body[position...].prefix(100).firstIndex(of: UInt8(ascii: "\n")) else { throw fail("a commit line has no end") }
             let fields = body[position..<end].split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
             guard fields.count == 4 || fields.count == 5, fields[0].elementsEqual("c".utf8), let revision = decimal(fields[1]),
-                  let modelCount = decimal(fields[2]).flatMap(Int.init(exactly:)),
-                  let recordCount = decimal(fields[3]).flatMap(Int.init(exactly:)),
-                  let tagCount = fields.count == 5 ? decimal(fields[4]).flatMap(Int.init(exactly:)) : 0,
-                  modelCount <= body.count - end - 1, recordCount <= body.count - end - 1 - modelCount,
-                  tagCount <= body.count - end - 1 - modelCount - recordCount else {
+                let modelCount = decimal(fields[2]).flatMap(Int.init(exactly:)),
+                let recordCount = decimal(fields[3]).flatMap(Int.init(exactly:)),
+                let tagCount = fields.count == 5 ? decimal(fields[4]).flatMap(Int.init(exactly:)) : 0,
+                modelCount <= body.count - end - 1, recordCount <= body.count - end - 1 - modelCount,
+                tagCount <= body.count - end - 1 - modelCount - recordCount
+            else {
                 throw fail("a commit line is not one")
             }
             let modelStart = end + 1, recordStart = modelStart + modelCount, tagStart = recordStart + recordCount
             guard let model = String(validating: body[modelStart..<recordStart], as: UTF8.self),
-                  let tag = String(validating: body[tagStart..<tagStart + tagCount], as: UTF8.self) else {
+                let tag = String(validating: body[tagStart..<tagStart + tagCount], as: UTF8.self)
+            else {
                 throw fail("a model name or tag is not UTF-8")
             }
             var commit = try Commit(record: body[recordStart..<tagStart], sequence: sequence, model: model, revision: revision)

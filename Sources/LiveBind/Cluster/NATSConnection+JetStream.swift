@@ -167,7 +167,7 @@ extension NATSConnection {
         if code == JSStreamWrongLastSequenceErr { return .wrongLastSequence }
         switch status {
         case NATS_TIMEOUT, NATS_NO_RESPONDERS, NATS_CONNECTION_CLOSED, NATS_CONNECTION_DISCONNECTED, NATS_IO_ERROR,
-             NATS_NOT_FOUND, NATS_STALE_CONNECTION:
+            NATS_NOT_FOUND, NATS_STALE_CONNECTION:
             return .unavailable(Self.text(status))
         default:
             // JetStream errors during an election (10076 "not enabled", cluster not available) pass too.

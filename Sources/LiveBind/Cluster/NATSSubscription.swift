@@ -26,8 +26,9 @@ extension StreamMessage {
         if count > 0, let data = natsMsg_GetData(message) {
             body.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: data, count: count)) }
         }
-        self.init(sequence: sequence, pending: pending, subject: String(cString: natsMsg_GetSubject(message)),
-                  headers: headers, body: body)
+        self.init(
+            sequence: sequence, pending: pending, subject: String(cString: natsMsg_GetSubject(message)),
+            headers: headers, body: body)
     }
 }
 

@@ -26,15 +26,16 @@ struct SnapshotManifest: Sendable, Equatable {
     func encoded() -> [UInt8] {
         JSON.object([
             "sequence": .int(Int(sequence)), "events": .int(Int(events)), "round": .int(Int(round)), "bytes": .int(bytes),
-            "chunks": Self.list(chunks),
+            "chunks": Self.list(chunks)
         ]).encoded()
     }
 
     /// The manifest a message body holds.
     init(body: [UInt8]) throws(ClusterError) {
         guard let document = try? JSON(parsing: body), case .int(let sequence)? = document["sequence"],
-              case .int(let round)? = document["round"], case .int(let bytes)? = document["bytes"],
-              sequence >= 0, round >= 0, bytes >= 0, let chunks = Self.sequences(document["chunks"]) else {
+            case .int(let round)? = document["round"], case .int(let bytes)? = document["bytes"],
+            sequence >= 0, round >= 0, bytes >= 0, let chunks = Self.sequences(document["chunks"])
+        else {
             throw .diverged("the last snapshot's manifest cannot be read")
         }
         var events = UInt64(sequence)
@@ -100,39 +101,49 @@ struct SnapshotIndex: Sendable {
     func encoded() -> [UInt8] {
         let segments = segments.map { segment -> JSON in
             let models = segment.models.map { model -> JSON in
-                .object(["name": .string(model.name), "rev": .int(Int(model.revision)),
-                         "offset": .int(model.offset), "length": .int(model.length)])
+                .object([
+                    "name": .string(model.name), "rev": .int(Int(model.revision)),
+                    "offset": .int(model.offset), "length": .int(model.length)
+                ])
             }
-            return .object(["chunks": SnapshotManifest.list(segment.chunks), "bytes": .int(segment.bytes),
-                            "models": .array(Deque(models))])
+            return .object([
+                "chunks": SnapshotManifest.list(segment.chunks), "bytes": .int(segment.bytes),
+                "models": .array(Deque(models))
+            ])
         }
         let bindings = bindings.map { binding -> JSON in
             .object(["id": .string(binding.id), "definition": binding.definition, "enabled": .bool(binding.enabled)])
         }
         let receipts = receipts.map { receipt -> JSON in
-            .array([.string(receipt.tag), .int(Int(receipt.sequence)), .string(receipt.model), .int(Int(receipt.revision)),
-                    .int(receipt.insertIndex ?? -1), .int(Int(receipt.created * 1000))])
+            .array([
+                .string(receipt.tag), .int(Int(receipt.sequence)), .string(receipt.model), .int(Int(receipt.revision)),
+                .int(receipt.insertIndex ?? -1), .int(Int(receipt.created * 1000))
+            ])
         }
-        return JSON.object(["segments": .array(Deque(segments)), "bindings": .array(Deque(bindings)),
-                            "retired": SnapshotManifest.list(retired), "receipts": .array(Deque(receipts)),
-                            "answers": .array(Deque(answers))]).encoded()
+        return JSON.object([
+            "segments": .array(Deque(segments)), "bindings": .array(Deque(bindings)),
+            "retired": SnapshotManifest.list(retired), "receipts": .array(Deque(receipts)),
+            "answers": .array(Deque(answers))
+        ]).encoded()
     }
 
     /// The index `bytes` (its chunks joined) holds.
     init(bytes: [UInt8]) throws(ClusterError) {
         let unreadable = ClusterError.diverged("the last snapshot's index cannot be read")
         guard let document = try? JSON(parsing: bytes, maxDepth: StoreLimits.depthCeiling + 4),
-              let segmentList = document["segments"]?.arrayValue, let retired = SnapshotManifest.sequences(document["retired"])
+            let segmentList = document["segments"]?.arrayValue, let retired = SnapshotManifest.sequences(document["retired"])
         else { throw unreadable }
         var segments: [Segment] = []
         for entry in segmentList {
             guard let chunks = SnapshotManifest.sequences(entry["chunks"]), case .int(let size)? = entry["bytes"],
-                  let modelList = entry["models"]?.arrayValue else { throw unreadable }
+                let modelList = entry["models"]?.arrayValue
+            else { throw unreadable }
             var models: [(name: String, revision: UInt64, offset: Int, length: Int)] = []
             for model in modelList {
                 guard let name = model["name"]?.stringValue, case .int(let revision)? = model["rev"],
-                      case .int(let offset)? = model["offset"], case .int(let length)? = model["length"],
-                      revision >= 0, offset >= 0, length >= 0, offset + length <= size else { throw unreadable }
+                    case .int(let offset)? = model["offset"], case .int(let length)? = model["length"],
+                    revision >= 0, offset >= 0, length >= 0, offset + length <= size
+                else { throw unreadable }
                 models.append((name, UInt64(revision), offset, length))
             }
             segments.append(Segment(chunks: chunks, bytes: size, models: models))
@@ -140,17 +151,20 @@ struct SnapshotIndex: Sendable {
         var bindings: [(id: String, definition: JSON, enabled: Bool)] = []
         for entry in document["bindings"]?.arrayValue ?? [] {
             guard let id = entry["id"]?.stringValue, let definition = entry["definition"],
-                  case .bool(let enabled)? = entry["enabled"] else { throw unreadable }
+                case .bool(let enabled)? = entry["enabled"]
+            else { throw unreadable }
             bindings.append((id, definition, enabled))
         }
         var receipts: [CommitReceipt] = []
         for entry in document["receipts"]?.arrayValue ?? [] {
             guard let fields = entry.arrayValue, fields.count == 6, let tag = fields[0].stringValue,
-                  case .int(let sequence) = fields[1], let model = fields[2].stringValue, case .int(let revision) = fields[3],
-                  case .int(let index) = fields[4], case .int(let created) = fields[5], sequence > 0, revision >= 0
+                case .int(let sequence) = fields[1], let model = fields[2].stringValue, case .int(let revision) = fields[3],
+                case .int(let index) = fields[4], case .int(let created) = fields[5], sequence > 0, revision >= 0
             else { throw unreadable }
-            receipts.append(CommitReceipt(tag: tag, sequence: UInt64(sequence), model: model, revision: UInt64(revision),
-                                          insertIndex: index >= 0 ? index : nil, created: Double(created) / 1000))
+            receipts.append(
+                CommitReceipt(
+                    tag: tag, sequence: UInt64(sequence), model: model, revision: UInt64(revision),
+                    insertIndex: index >= 0 ? index : nil, created: Double(created) / 1000))
         }
         self.init(segments: segments, bindings: bindings, retired: retired)
         self.receipts = receipts

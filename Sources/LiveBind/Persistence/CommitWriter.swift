@@ -48,8 +48,10 @@ final class CommitWriter: @unchecked Sendable {
     /// The bounds of how long a batch may wait for writers to come back, whatever the last sync took.
     static let shortestGather = Duration.microseconds(500), longestGather = Duration.milliseconds(2)
 
-    init(connection: sending StateDatabase.Connection, retainedEvents: Int, checkpointBytes: Int,
-         receipts: StateDatabase.ReceiptRetention, beforeSync: (@Sendable () -> Void)?) {
+    init(
+        connection: sending StateDatabase.Connection, retainedEvents: Int, checkpointBytes: Int,
+        receipts: StateDatabase.ReceiptRetention, beforeSync: (@Sendable () -> Void)?
+    ) {
         self.receipts = receipts
         self.connection = OrderedMutex(connection)
         self.retainedEvents = retainedEvents
@@ -121,7 +123,9 @@ final class CommitWriter: @unchecked Sendable {
 
     private func run() {
         while true {
-            if let replayed = worker.withLock({ () -> CheckpointProgress? in defer { replayed = nil }; return replayed }) {
+            if let replayed = worker.withLock({ () -> CheckpointProgress? in
+                defer { replayed = nil }; return replayed
+            }) {
                 checkpoint.merge(replayed)
             }
             // A checkpoint's cut is taken before the batch: every commit up to it is then either
@@ -177,7 +181,8 @@ final class CommitWriter: @unchecked Sendable {
     /// Marks `batch` processed, keeps its storage for the next one, and returns what the next batch
     /// may gather: the writers `batch` answered and those waiting now, for about twice what its sync `took`.
     private func finish(_ batch: inout [Commit], took: Duration, at now: ContinuousClock.Instant)
-        -> (commits: Int, until: ContinuousClock.Instant) {
+        -> (commits: Int, until: ContinuousClock.Instant)
+    {
         let last = batch.last?.sequence ?? 0
         let answered = batch.count
         batch.removeAll(keepingCapacity: true)
@@ -216,8 +221,9 @@ final class CommitWriter: @unchecked Sendable {
                     if let receipt = CommitReceipt(commit, created: now) { try Self.write(receipt, connection: connection) }
                 }
                 if let cut {
-                    try writeCheckpoint(cut, progress: &progress, through: batch.last?.sequence ?? cut.sequence,
-                                        connection: connection)
+                    try writeCheckpoint(
+                        cut, progress: &progress, through: batch.last?.sequence ?? cut.sequence,
+                        connection: connection)
                 }
             }
         } catch {
@@ -234,8 +240,10 @@ final class CommitWriter: @unchecked Sendable {
     /// The models changed since the last checkpoint, as `cut` has them (a model changed only after the
     /// cut is written as it was then, which the log after the cut completes); then the log up to the
     /// cut is dropped, except the newest `retainedEvents` commits.
-    private func writeCheckpoint(_ cut: (sequence: UInt64, models: [ModelSnapshot]), progress: inout CheckpointProgress,
-                                 through last: UInt64, connection: StateDatabase.Connection) throws(SQLiteError) {
+    private func writeCheckpoint(
+        _ cut: (sequence: UInt64, models: [ModelSnapshot]), progress: inout CheckpointProgress,
+        through last: UInt64, connection: StateDatabase.Connection
+    ) throws(SQLiteError) {
         let models = Dictionary(cut.models.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         for name in progress.models {
             if let model = models[name] {

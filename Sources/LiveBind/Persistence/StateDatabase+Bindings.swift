@@ -108,7 +108,8 @@ extension StateDatabase {
         try expire.bind(1, Int64((answer.created - Double(retention.window.components.seconds)) * 1000))
         try expire.run()
         try Self.trimFairly(.answers, capacity: retention.capacity, connection.database)
-        let heavy = try connection.database.prepare("""
+        let heavy = try connection.database.prepare(
+            """
             DELETE FROM answers WHERE position <= (SELECT position FROM (SELECT position,
                 sum(length(receipt)) OVER (ORDER BY position DESC) AS total FROM answers)
                 WHERE total > ?1 ORDER BY position DESC LIMIT 1)

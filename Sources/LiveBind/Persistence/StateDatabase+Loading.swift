@@ -19,7 +19,8 @@ extension StateDatabase {
                 while try rows.step() {
                     let name = rows.text(0)
                     guard let value = try? JSON(parsing: rows.bytes(2), maxDepth: StoreLimits.depthCeiling + 1),
-                          case .object = value else {
+                        case .object = value
+                    else {
                         throw StateDatabaseError.notLiveBind(path: path, reason: "model '\(name)' does not hold a JSON object")
                     }
                     models[name] = ModelSnapshot(name: name, revision: UInt64(rows.int64(1)), value: value)
@@ -32,8 +33,9 @@ extension StateDatabase {
                 var replayed = CheckpointProgress()
                 while try log.step() {
                     let record = log.bytes(3)
-                    let commit = try Commit(record: record, sequence: UInt64(log.int64(0)), model: log.text(1),
-                                            revision: UInt64(log.int64(2)))
+                    let commit = try Commit(
+                        record: record, sequence: UInt64(log.int64(0)), model: log.text(1),
+                        revision: UInt64(log.int64(2)))
                     try Self.replay(commit, onto: &models)
                     replayed.add(commit, bytes: record.count)
                     lastSequence = commit.sequence
@@ -85,9 +87,11 @@ extension StateDatabase {
                 try rows.bind(1, Int64(since * 1000))
                 while try rows.step() {
                     let index = rows.int64(4)
-                    receipts.append(CommitReceipt(tag: rows.text(1), sequence: UInt64(rows.int64(0)), model: rows.text(2),
-                                                  revision: UInt64(rows.int64(3)), insertIndex: index >= 0 ? Int(index) : nil,
-                                                  created: Double(rows.int64(5)) / 1000))
+                    receipts.append(
+                        CommitReceipt(
+                            tag: rows.text(1), sequence: UInt64(rows.int64(0)), model: rows.text(2),
+                            revision: UInt64(rows.int64(3)), insertIndex: index >= 0 ? Int(index) : nil,
+                            created: Double(rows.int64(5)) / 1000))
                 }
             } catch {
                 return []
@@ -106,8 +110,10 @@ extension StateDatabase {
                     "SELECT sequence, model, revision, record FROM log ORDER BY sequence DESC LIMIT ?1")
                 try rows.bind(1, Int64(retainedEvents))
                 while try rows.step() {
-                    commits.append(try Commit(record: rows.bytes(3), sequence: UInt64(rows.int64(0)), model: rows.text(1),
-                                              revision: UInt64(rows.int64(2))))
+                    commits.append(
+                        try Commit(
+                            record: rows.bytes(3), sequence: UInt64(rows.int64(0)), model: rows.text(1),
+                            revision: UInt64(rows.int64(2))))
                 }
             } catch {
                 return []

@@ -36,7 +36,8 @@ extension StateDatabase {
                 try update.run()
             }
         }
-        try database.execute("""
+        try database.execute(
+            """
             CREATE INDEX IF NOT EXISTS receipts_scope ON receipts(scope, sequence);
             CREATE INDEX IF NOT EXISTS answers_scope ON answers(scope, position);
             """)
@@ -63,7 +64,8 @@ extension StateDatabase {
         guard excess > 0 else { return }
         let largest = try database.prepare(
             "SELECT scope, count(*) AS held FROM \(table.rawValue) GROUP BY scope ORDER BY held DESC LIMIT 1")
-        let dropOwn = try database.prepare("""
+        let dropOwn = try database.prepare(
+            """
             DELETE FROM \(table.rawValue) WHERE \(table.order) IN
                 (SELECT \(table.order) FROM \(table.rawValue) WHERE scope = ?1 ORDER BY \(table.order) LIMIT ?2)
             """)
@@ -80,7 +82,8 @@ extension StateDatabase {
             excess -= dropped
         }
         guard excess > 0 else { return }
-        let dropOldest = try database.prepare("""
+        let dropOldest = try database.prepare(
+            """
             DELETE FROM \(table.rawValue) WHERE \(table.order) IN
                 (SELECT \(table.order) FROM \(table.rawValue) ORDER BY \(table.order) LIMIT ?1)
             """)

@@ -29,9 +29,10 @@ final class StateDatabase: CommitLog, Sendable {
 
     /// Opens (creating when needed) the data directory and its database, and takes it for this process.
     /// `beforeSync` is a test seam, called on the writer thread before each transaction.
-    init(directory: String, retainedEvents: Int, checkpointBytes: Int = StateDatabase.defaultCheckpointBytes,
-         receipts: ReceiptRetention = ReceiptRetention(), beforeSync: (@Sendable () -> Void)? = nil) throws(StateDatabaseError)
-    {
+    init(
+        directory: String, retainedEvents: Int, checkpointBytes: Int = StateDatabase.defaultCheckpointBytes,
+        receipts: ReceiptRetention = ReceiptRetention(), beforeSync: (@Sendable () -> Void)? = nil
+    ) throws(StateDatabaseError) {
         try DataDirectory.prepare(directory)
         let path = directory.hasSuffix("/") ? directory + Self.fileName : directory + "/" + Self.fileName
         let connection: Connection
@@ -45,8 +46,9 @@ final class StateDatabase: CommitLog, Sendable {
         }
         self.directory = directory
         self.retainedEvents = max(1, retainedEvents)
-        writer = CommitWriter(connection: connection, retainedEvents: max(1, retainedEvents),
-                              checkpointBytes: max(1, checkpointBytes), receipts: receipts, beforeSync: beforeSync)
+        writer = CommitWriter(
+            connection: connection, retainedEvents: max(1, retainedEvents),
+            checkpointBytes: max(1, checkpointBytes), receipts: receipts, beforeSync: beforeSync)
     }
 
     /// How long and how many receipts of idempotent writes are kept (`--idempotency-window`, `--idempotency-keys`).

@@ -38,10 +38,12 @@ extension LiveBindServer {
             // Event ids go on from the last snapshot's: the store starts from it and replays the stream
             // after it now, so that definition files and the app see the cluster's models before the
             // server starts.
-            let store = Store(restoring: snapshot.models, lastSequence: snapshot.events, log: node,
-                              limits: configuration.limits.store)
-            self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: nil, cluster: node,
-                      history: history)
+            let store = Store(
+                restoring: snapshot.models, lastSequence: snapshot.events, log: node,
+                limits: configuration.limits.store)
+            self.init(
+                store: store, bindings: nil, configuration: configuration, logger: logger, database: nil, cluster: node,
+                history: history)
             // Answers to idempotent writes: from the snapshot, then from every commit the node applies.
             learnInOrder(receipts: snapshot.receipts, answers: snapshot.answers.compactMap(AnswerReceipt.init(json:)))
             node.receiptHandler.withLock { [idempotency] in $0 = { idempotency.learn($0) } }
@@ -75,30 +77,37 @@ extension LiveBindServer {
             return
         }
         guard let directory = configuration.persistence.dataDirectory else {
-            self.init(store: Store(startingSequence: Self.clockSequence(), limits: configuration.limits.store), bindings: nil, configuration: configuration,
-                      logger: logger, database: nil)
+            self.init(
+                store: Store(startingSequence: Self.clockSequence(), limits: configuration.limits.store), bindings: nil,
+                configuration: configuration,
+                logger: logger, database: nil)
             return
         }
         let database: StateDatabase
         let contents: StateDatabase.Contents
         do {
-            database = try StateDatabase(directory: directory, retainedEvents: configuration.streams.retainedEvents,
-                                         checkpointBytes: configuration.persistence.checkpointBytes,
-                                         receipts: .init(window: configuration.limits.idempotencyWindow,
-                                                         capacity: configuration.limits.idempotencyKeys),
-                                         beforeSync: configuration.beforeLogSync)
+            database = try StateDatabase(
+                directory: directory, retainedEvents: configuration.streams.retainedEvents,
+                checkpointBytes: configuration.persistence.checkpointBytes,
+                receipts: .init(
+                    window: configuration.limits.idempotencyWindow,
+                    capacity: configuration.limits.idempotencyKeys),
+                beforeSync: configuration.beforeLogSync)
             contents = try database.load()
         } catch {
             throw .dataDirectoryUnusable(error.description)
         }
-        let store = Store(restoring: contents.models, lastSequence: contents.lastSequence, log: database,
-                          limits: configuration.limits.store)
+        let store = Store(
+            restoring: contents.models, lastSequence: contents.lastSequence, log: database,
+            limits: configuration.limits.store)
         let history = try Self.openHistory(configuration, logger: logger)
-        self.init(store: store, bindings: nil, configuration: configuration, logger: logger, database: database,
-                  history: history)
+        self.init(
+            store: store, bindings: nil, configuration: configuration, logger: logger, database: database,
+            history: history)
         let window = configuration.limits.idempotencyWindow.components.seconds
         let since = Date().timeIntervalSince1970 - Double(window)
-        learnInOrder(receipts: database.receipts(since: since), answers: database.answers(since: since).compactMap(AnswerReceipt.init(json:)))
+        learnInOrder(
+            receipts: database.receipts(since: since), answers: database.answers(since: since).compactMap(AnswerReceipt.init(json:)))
     }
 
     /// Learns the receipts of a data directory or a snapshot in the order their requests came, commits' and kept
@@ -110,7 +119,8 @@ extension LiveBindServer {
             case answer(AnswerReceipt)
         }
         func created(_ tag: String) -> Double { IdempotencyTicket.parse(tag: tag)?.created.timeIntervalSince1970 ?? 0 }
-        var all = receipts.map { (created: created($0.tag), receipt: Learned.commit($0)) }
+        var all =
+            receipts.map { (created: created($0.tag), receipt: Learned.commit($0)) }
             + answers.map { (created: created($0.tag), receipt: Learned.answer($0)) }
         all = all.enumerated().sorted { ($0.element.created, $0.offset) < ($1.element.created, $1.offset) }.map(\.element)
         for item in all {
@@ -124,11 +134,13 @@ extension LiveBindServer {
     /// The data directory's history (`--history`), nil without a data directory or with `--history 0`.
     private static func openHistory(_ configuration: Configuration, logger: Logger) throws(ServerError) -> HistoryDatabase? {
         guard let directory = configuration.persistence.dataDirectory,
-              let retention = HistoryRetention(parsing: configuration.persistence.history), retention.isOn else { return nil }
+            let retention = HistoryRetention(parsing: configuration.persistence.history), retention.isOn
+        else { return nil }
         do {
             try DataDirectory.prepare(directory)
-            return try HistoryDatabase(directory: directory, retention: retention,
-                                       checkpointBytes: configuration.persistence.checkpointBytes, logger: logger)
+            return try HistoryDatabase(
+                directory: directory, retention: retention,
+                checkpointBytes: configuration.persistence.checkpointBytes, logger: logger)
         } catch {
             throw .dataDirectoryUnusable(error.description)
         }
@@ -145,7 +157,11 @@ extension LiveBindServer {
     /// bindings of the definition files and the app exist. A binding that cannot be made any more is
     /// logged and skipped (its row stays, so a later version can make it again).
     func restoreBindings() {
-        guard let database, bindingsRestored.withLock({ done in defer { done = true }; return !done }) else { return }
+        guard let database,
+            bindingsRestored.withLock({ done in
+                defer { done = true }; return !done
+            })
+        else { return }
         let (created, enabled) = database.bindings()
         let flags = Dictionary(enabled.map { ($0.id, $0.enabled) }, uniquingKeysWith: { _, last in last })
         for stored in created where bindings.binding(id: stored.id) == nil {
@@ -154,7 +170,8 @@ extension LiveBindServer {
             do {
                 let prepared = try bindings.prepare(try BindingSpec(json: stored.definition))
                 if let binding = bindings.insertDisabled([(prepared, stored.id)], issues: &issues).first,
-                   flags[stored.id] ?? true {
+                    flags[stored.id] ?? true
+                {
                     bindings.setEnabled(binding, true)
                 }
             } catch {
@@ -173,9 +190,12 @@ extension LiveBindServer {
     func logStateLocation() {
         if let cluster {
             let settings = cluster.configuration
-            logger.info("cluster node \(settings.nodeName): state in the JetStream stream \(settings.stream) (\(settings.replicas) replicas), event ids the same on every node; writes are answered once in the stream")
+            logger.info(
+                "cluster node \(settings.nodeName): state in the JetStream stream \(settings.stream) (\(settings.replicas) replicas), event ids the same on every node; writes are answered once in the stream"
+            )
         } else if let database {
-            logger.info("""
+            logger.info(
+                """
                 data directory \(database.directory): \(store.modelNames().count) models, \
                 \(bindings.all.count) bindings, event ids continue after \(store.lastSequence); \
                 writes are answered once on disk

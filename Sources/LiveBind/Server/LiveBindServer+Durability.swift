@@ -32,21 +32,26 @@ extension LiveBindServer {
         let answer = DeferredAnswer()
         let made = OrderedMutex<HTTPResponse?>(nil)
         // A write that changes the bindings puts its change in the stream first: it runs by itself.
-        cluster.submit(alone: request.path.hasPrefix("/bindings"), {
-            let response: HTTPResponse
-            do {
-                response = try router.route(request)
-            } catch {
-                response = Problem.from(error).response
-            }
-            made.withLock { $0 = response }
-        }, done: { error in
-            let ran = made.withLock { $0 }
-            var response = error.map { Problem.from($0).response } ?? ran ?? Problem.from(ClusterError.unavailable("the write did not run")).response
-            if response.status >= 400 { counters.addError() }
-            response.settle = ran?.settle
-            answer.complete(response)
-        })
+        cluster.submit(
+            alone: request.path.hasPrefix("/bindings"),
+            {
+                let response: HTTPResponse
+                do {
+                    response = try router.route(request)
+                } catch {
+                    response = Problem.from(error).response
+                }
+                made.withLock { $0 = response }
+            },
+            done: { error in
+                let ran = made.withLock { $0 }
+                var response =
+                    error.map { Problem.from($0).response } ?? ran
+                    ?? Problem.from(ClusterError.unavailable("the write did not run")).response
+                if response.status >= 400 { counters.addError() }
+                response.settle = ran?.settle
+                answer.complete(response)
+            })
         return answer.response ?? .deferred(answer)
     }
 }

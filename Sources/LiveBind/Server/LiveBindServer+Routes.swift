@@ -7,18 +7,24 @@ extension LiveBindServer {
         var router = Router { request, route, parameters in try access.grant(request, route, parameters: parameters) }
         let auditAddresses = configuration.access.auditAddresses
         router.writeOrigin = { request, grant in
-            CommitOrigin(actor: grant.credential?.actor
-                             ?? (auditAddresses ? request.clientAddress.map { "address:" + $0 } : nil) ?? "anonymous",
-                         route: request.method.rawValue + " " + request.path)
+            CommitOrigin(
+                actor: grant.credential?.actor
+                    ?? (auditAddresses ? request.clientAddress.map { "address:" + $0 } : nil) ?? "anonymous",
+                route: request.method.rawValue + " " + request.path)
         }
         let models = ModelEndpoint(store: store, counters: counters)
-        let past = HistoryEndpoint(history: history, limits: .init(maxScan: configuration.persistence.historyMaxScan,
-                                                                   maxPoints: configuration.persistence.historyMaxPoints),
-                                   maxBuckets: configuration.persistence.historyMaxBuckets,
-                                   maxBytes: configuration.persistence.historyMaxBytes)
+        let past = HistoryEndpoint(
+            history: history,
+            limits: .init(
+                maxScan: configuration.persistence.historyMaxScan,
+                maxPoints: configuration.persistence.historyMaxPoints),
+            maxBuckets: configuration.persistence.historyMaxBuckets,
+            maxBytes: configuration.persistence.historyMaxBytes)
         let idempotent = IdempotentWrites(table: idempotency, store: store, database: cluster == nil ? database : nil)
         let maxListBytes = configuration.limits.maxListBytes
-        let health = access.sessions == nil ? #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
+        let health =
+            access.sessions == nil
+            ? #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
             : #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#
         router.add([.get], "/healthz", access: .open) { [cluster] _, _ in
             guard let cluster else { return .bytes(Array(health.utf8), contentType: "application/json") }
@@ -27,11 +33,13 @@ extension LiveBindServer {
         router.add([.get], "/metrics", access: .scoped) { [counters, store, database, cluster, idempotency] _, context in
             // They count every model's events and streams: a token limited to some models may not read them.
             if access.policy.privateReads, context.grant.reach != .everything { throw AccessError.metricsNeedEveryModel }
-            return MetricsEndpoint.render(hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
-                                   log: database?.writer, cluster: cluster, idempotencyKeys: idempotency.count)
+            return MetricsEndpoint.render(
+                hub: hub.metrics, counters: counters, models: store.visibleModelNames().count,
+                log: database?.writer, cluster: cluster, idempotencyKeys: idempotency.count)
         }
         let replays = ReplayBudget(hub: hub)
-        let streamsPerAddress = configuration.streams.maxStreamsPerAddress > 0
+        let streamsPerAddress =
+            configuration.streams.maxStreamsPerAddress > 0
             ? AddressQuota(limit: configuration.streams.maxStreamsPerAddress, countsLoopback: configuration.countsLoopbackStreams) : nil
         router.add([.get], "/events", access: .scoped(model: .query("model"), queryToken: true)) { [cluster] request, context in
             // A client coming from a node a few commits ahead resumes here once this node has them.
@@ -40,18 +48,20 @@ extension LiveBindServer {
             }
             var replay: (bytes: [UInt8], through: UInt64, budget: ReplayBudget)?
             if let since = request.queryValue("since"), request.headers["Last-Event-ID"] == nil, request.queryValue("lastEventId") == nil {
-                let prefix = try HistoryReplay.prefix(models: request.queryValues("model").filter { !$0.isEmpty },
-                                                      since: try HistoryEndpoint.point(since, parameter: "since"),
-                                                      step: request.queryValue("step"), path: request.queryValue("path"),
-                                                      endpoint: past)
+                let prefix = try HistoryReplay.prefix(
+                    models: request.queryValues("model").filter { !$0.isEmpty },
+                    since: try HistoryEndpoint.point(since, parameter: "since"),
+                    step: request.queryValue("step"), path: request.queryValue("path"),
+                    endpoint: past)
                 // `retry:` first, as on every stream; the hub's own comes again after the replay.
                 let bytes = EventEncoder.retry(milliseconds: hub.settings.retryMilliseconds) + prefix.bytes
                 try replays.take(bytes.count)
                 replay = (bytes, prefix.through, replays)
             }
             do {
-                return try Self.openStream(request, hub: hub, grant: context.grant, streamsPerAddress: streamsPerAddress,
-                                          replay: replay)
+                return try Self.openStream(
+                    request, hub: hub, grant: context.grant, streamsPerAddress: streamsPerAddress,
+                    replay: replay)
             } catch {
                 // The stream that would have sent the replay was not made.
                 replay?.budget.release(replay?.bytes.count ?? 0)
@@ -87,14 +97,19 @@ extension LiveBindServer {
             let blind = access.writesBlind(context.grant)
             // What a stored answer shows beyond id and revision (see `IdempotencyTicket.flags`).
             var flags = request.method == .put && (try? Path(pointer: pointer)) == .root ? "c" : ""
-            if !blind && (request.method == .put || request.method == .post
-                          || request.method == .patch && request.mediaType == RequestBody.mergePatch) { flags += "i" }
+            if !blind
+                && (request.method == .put || request.method == .post
+                    || request.method == .patch && request.mediaType == RequestBody.mergePatch)
+            {
+                flags += "i"
+            }
             return try idempotent.run(request, context.grant, flags: flags, tagged: true) {
                 blind ? try models.blindWrite(name, pointer, request) : try models.write(name, pointer, request)
             }
         }
-        let bindingsResource = BindingsResource(registry: bindings, counters: counters, database: database, cluster: cluster,
-                                                idempotency: idempotency)
+        let bindingsResource = BindingsResource(
+            registry: bindings, counters: counters, database: database, cluster: cluster,
+            idempotency: idempotency)
         router.add([.get, .post], "/bindings", access: .scoped) { request, context in
             let reach = context.grant.reach
             guard request.method == .post else {
@@ -109,7 +124,8 @@ extension LiveBindServer {
             try access.checkRead(context.grant)
             try bindingsResource.check(id, reach: context.grant.reach)
             switch request.method {
-            case .patch: return try idempotent.runRecording(request, context.grant) { tag in try bindingsResource.update(id, request, tag: tag) }
+            case .patch:
+                return try idempotent.runRecording(request, context.grant) { tag in try bindingsResource.update(id, request, tag: tag) }
             case .delete: return try idempotent.runRecording(request, context.grant) { tag in try bindingsResource.delete(id, tag: tag) }
             default: return try bindingsResource.get(id)
             }
@@ -122,8 +138,10 @@ extension LiveBindServer {
             router.add([.delete], "/session", access: .open) { request, _ in endpoint.end(request) }
         }
         if let directory = configuration.network.publicDirectory {
-            let files = try StaticFiles(directory: directory, contentSecurityPolicy: configuration.network.contentSecurityPolicy
-                                            ?? StaticFiles.defaultContentSecurityPolicy)
+            let files = try StaticFiles(
+                directory: directory,
+                contentSecurityPolicy: configuration.network.contentSecurityPolicy
+                    ?? StaticFiles.defaultContentSecurityPolicy)
             router.fallback = { request in try files.respond(to: request) }
         } else if !configuration.network.builtinFiles.isEmpty {
             let files = BuiltinFiles(configuration.network.builtinFiles)
@@ -143,9 +161,11 @@ extension LiveBindServer {
     ///
     /// With `streamsPerAddress`, the stream takes one of its client address's streams (503 when they
     /// are taken) and gives it back when it ends, by whatever path (`EventStream.close`).
-    static func openStream(_ request: HTTPRequest, hub: EventHub, grant: AccessControl.Grant,
-                           streamsPerAddress: AddressQuota? = nil,
-                           replay: (bytes: [UInt8], through: UInt64, budget: ReplayBudget)? = nil) throws -> HTTPResponse {
+    static func openStream(
+        _ request: HTTPRequest, hub: EventHub, grant: AccessControl.Grant,
+        streamsPerAddress: AddressQuota? = nil,
+        replay: (bytes: [UInt8], through: UInt64, budget: ReplayBudget)? = nil
+    ) throws -> HTTPResponse {
         let reach = grant.reach
         var names = request.queryValues("model").filter { !$0.isEmpty }
         let subs = request.queryValues("sub")
@@ -159,7 +179,8 @@ extension LiveBindServer {
         }
         for location in locations {
             if names.contains(location.model) {
-                throw RequestError.conflictingSubscription(location.name,
+                throw RequestError.conflictingSubscription(
+                    location.name,
                     "is inside the whole model \(location.model), which this stream already has (model= or sub=\(location.model))")
             }
             if locations.filter({ $0.name == location.name }).count > 1 {
@@ -170,9 +191,12 @@ extension LiveBindServer {
             if location.view != nil { continue }
             // One inside another would get every change twice, and a snapshot of each: 60 nested
             // locations made one commit cost their stream 60 copies of it.
-            if let outer = locations.first(where: { $0.model == location.model && $0.name != location.name
-                && $0.view == nil && $0.path.isPrefix(of: location.path) }) {
-                throw RequestError.conflictingSubscription(location.name,
+            if let outer = locations.first(where: {
+                $0.model == location.model && $0.name != location.name
+                    && $0.view == nil && $0.path.isPrefix(of: location.path)
+            }) {
+                throw RequestError.conflictingSubscription(
+                    location.name,
                     "is inside \(outer.name), which this stream already has: its changes come with it")
             }
         }
@@ -184,8 +208,9 @@ extension LiveBindServer {
         let hold = try streamsPerAddress?.take(for: request.clientAddress)
         let id: Int
         do {
-            id = try hub.subscribe(models: filter, lastEventID: lastEventID, locations: locations, announced: !subs.isEmpty,
-                                   expiresAt: grant.credential?.expiresAt, session: grant.credential?.session)
+            id = try hub.subscribe(
+                models: filter, lastEventID: lastEventID, locations: locations, announced: !subs.isEmpty,
+                expiresAt: grant.credential?.expiresAt, session: grant.credential?.session)
         } catch {
             hold?.release()
             throw error
@@ -193,10 +218,14 @@ extension LiveBindServer {
         let headers: HTTPHeaders = [
             "Content-Type": "text/event-stream; charset=utf-8",
             "Cache-Control": "no-store",
-            "X-Accel-Buffering": "no",
+            "X-Accel-Buffering": "no"
         ]
-        return HTTPResponse(status: 200, headers: headers, body: .stream(EventStream(hub: hub, id: id, hold: hold, prefix: replay?.bytes ?? [],
-                                                                                     replays: replay?.budget)))
+        return HTTPResponse(
+            status: 200, headers: headers,
+            body: .stream(
+                EventStream(
+                    hub: hub, id: id, hold: hold, prefix: replay?.bytes ?? [],
+                    replays: replay?.budget)))
     }
 
     /// `PATCH /events/{stream}` with `{"sub":"model/pointer","offset":K,"limit":N}` (or `"first":N`,

@@ -6,7 +6,8 @@ extension LiveBindServer {
     /// old certificate stays in use. Call it when the files changed (the executable does on SIGHUP).
     public func reloadCertificate() throws(ServerError) {
         guard let daemon = runningDaemon, daemon.options.certificate != nil,
-              let certificate = try loadCertificate() else { throw .tlsNotRunning }
+            let certificate = try loadCertificate()
+        else { throw .tlsNotRunning }
         daemon.replaceCertificate(certificate)
         logger.info("TLS certificate reloaded from \(configuration.network.tlsCertificateFile ?? "")")
     }

@@ -52,27 +52,36 @@ public final class LiveBindServer: Sendable {
     ///
     /// The state is in memory. For a data directory use ``init(configuration:logger:)``:
     /// `configuration.persistence.dataDirectory` must be nil here.
-    public convenience init(store: Store, bindings: BindingRegistry? = nil, configuration: Configuration = Configuration(),
-                            logger: Logger = Logger(label: "livebind.server")) {
-        precondition(configuration.persistence.dataDirectory == nil,
-                     "a data directory needs LiveBindServer(configuration:), which loads the store from it")
+    public convenience init(
+        store: Store, bindings: BindingRegistry? = nil, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "livebind.server")
+    ) {
+        precondition(
+            configuration.persistence.dataDirectory == nil,
+            "a data directory needs LiveBindServer(configuration:), which loads the store from it")
         precondition(configuration.cluster == nil, "a cluster needs LiveBindServer(configuration:), which loads the store from it")
         self.init(store: store, bindings: bindings, configuration: configuration, logger: logger, database: nil)
     }
 
-    init(store: Store, bindings: BindingRegistry?, configuration: Configuration, logger: Logger, database: StateDatabase?,
-         cluster: ClusterNode? = nil, history: HistoryDatabase? = nil) {
+    init(
+        store: Store, bindings: BindingRegistry?, configuration: Configuration, logger: Logger, database: StateDatabase?,
+        cluster: ClusterNode? = nil, history: HistoryDatabase? = nil
+    ) {
         precondition(bindings == nil || bindings!.store === store, "the binding registry must belong to the served store")
         self.store = store
-        self.bindings = bindings ?? BindingRegistry(store: store, transforms: TransformRegistry(viewLimits: configuration.streams.viewLimits),
-                                                         maxBindings: configuration.limits.maxBindings)
+        self.bindings =
+            bindings
+            ?? BindingRegistry(
+                store: store, transforms: TransformRegistry(viewLimits: configuration.streams.viewLimits),
+                maxBindings: configuration.limits.maxBindings)
         self.configuration = configuration
         self.logger = logger
         self.database = database
         self.cluster = cluster
         self.history = history
-        idempotency = IdempotencyTable(window: configuration.limits.idempotencyWindow,
-                                       capacity: configuration.limits.idempotencyKeys)
+        idempotency = IdempotencyTable(
+            window: configuration.limits.idempotencyWindow,
+            capacity: configuration.limits.idempotencyKeys)
     }
 
     /// The daemon while running.
@@ -93,37 +102,50 @@ public final class LiveBindServer: Sendable {
         }
         let proxies = try TrustedProxies(configuration.network.trustedProxies)
         let certificate = try loadCertificate()
-        let hub = EventHub(store: store, settings: .init(
-            retainedEvents: configuration.streams.retainedEvents, retainedBytes: configuration.streams.retainedBytes,
-            streamBufferLimit: configuration.streams.streamBufferLimit, maxUnsentBytes: configuration.streams.maxUnsentBytes,
-            maxStreams: configuration.streams.maxStreams,
-            maxSubscriptions: configuration.streams.maxSubscriptions, maxWindow: configuration.streams.maxWindow,
-            maxViews: configuration.streams.maxViews, maxViewRows: configuration.streams.maxViewRows,
-            viewLimits: configuration.streams.viewLimits, beforeAppend: configuration.beforeEventAppend,
-            whileArranging: configuration.whileArrangingView))
+        let hub = EventHub(
+            store: store,
+            settings: .init(
+                retainedEvents: configuration.streams.retainedEvents, retainedBytes: configuration.streams.retainedBytes,
+                streamBufferLimit: configuration.streams.streamBufferLimit, maxUnsentBytes: configuration.streams.maxUnsentBytes,
+                maxStreams: configuration.streams.maxStreams,
+                maxSubscriptions: configuration.streams.maxSubscriptions, maxWindow: configuration.streams.maxWindow,
+                maxViews: configuration.streams.maxViews, maxViewRows: configuration.streams.maxViewRows,
+                viewLimits: configuration.streams.viewLimits, beforeAppend: configuration.beforeEventAppend,
+                whileArranging: configuration.whileArrangingView))
         let verifier = try configuration.access.policy.jwt.map { settings throws(ServerError) in try JWTVerifier(settings: settings) }
-        let sessions = configuration.access.policy.requiresTokens
-            ? SessionTable(capacity: configuration.access.maxSessions,
-                           perCredential: configuration.access.maxSessionsPerCredential,
-                           lifetime: configuration.access.sessionLifetime) : nil
-        let access = AccessControl(policy: configuration.access.policy, listeningOn: configuration.network.host,
-                                   knowsScheme: certificate != nil || !proxies.isEmpty, verifier: verifier,
-                                   sessions: sessions, maxTokenLength: configuration.access.maxTokenLength)
+        let sessions =
+            configuration.access.policy.requiresTokens
+            ? SessionTable(
+                capacity: configuration.access.maxSessions,
+                perCredential: configuration.access.maxSessionsPerCredential,
+                lifetime: configuration.access.sessionLifetime) : nil
+        let access = AccessControl(
+            policy: configuration.access.policy, listeningOn: configuration.network.host,
+            knowsScheme: certificate != nil || !proxies.isEmpty, verifier: verifier,
+            sessions: sessions, maxTokenLength: configuration.access.maxTokenLength)
         let router = try makeRouter(hub: hub, access: access)
-        let limiter = configuration.limits.writeRate > 0
-            ? WriteRateLimiter(rate: configuration.limits.writeRate,
-                               burst: configuration.limits.writeBurst > 0 ? configuration.limits.writeBurst
-                                   : Int(configuration.limits.writeRate.rounded(.up)),
-                               maxClients: configuration.limits.writeRateClients)
+        let limiter =
+            configuration.limits.writeRate > 0
+            ? WriteRateLimiter(
+                rate: configuration.limits.writeRate,
+                burst: configuration.limits.writeBurst > 0
+                    ? configuration.limits.writeBurst
+                    : Int(configuration.limits.writeRate.rounded(.up)),
+                maxClients: configuration.limits.writeRateClients)
             : nil
         var options = daemonOptions
         // Rate limits and proxies need every request's address; the stream cap only that of `/events`.
-        options.clientAddresses = limiter != nil || !proxies.isEmpty || configuration.access.auditAddresses ? .all
+        options.clientAddresses =
+            limiter != nil || !proxies.isEmpty || configuration.access.auditAddresses
+            ? .all
             : configuration.streams.maxStreamsPerAddress > 0 ? .path("/events") : .none
         options.certificate = certificate
-        let daemon = MicroHTTPDDaemon(options: options, handlers: makeHandlers(router, access: access, limiter: limiter,
-                                                                               proxies: proxies),
-                                      counters: counters, logger: logger)
+        let daemon = MicroHTTPDDaemon(
+            options: options,
+            handlers: makeHandlers(
+                router, access: access, limiter: limiter,
+                proxies: proxies),
+            counters: counters, logger: logger)
         let claimed = running.withLock { current in
             guard current == nil else { return false }
             current = Running(daemon: daemon, hub: hub, feed: ObservationToken {}, heartbeat: nil)
@@ -141,7 +163,8 @@ public final class LiveBindServer: Sendable {
             events.stop()
         }
         // The log's newest commits, read once: the hub's resumes and the history's catching up.
-        let recent = database.map { (commits: $0.recentCommits(), through: UInt64?.none) }
+        let recent =
+            database.map { (commits: $0.recentCommits(), through: UInt64?.none) }
             ?? cluster.map { node in
                 let read = node.recentCommits(limit: configuration.streams.retainedEvents)
                 return (read.commits, UInt64?.some(read.through))
@@ -169,7 +192,11 @@ public final class LiveBindServer: Sendable {
     /// and the directory is closed (a new server may open it; this one cannot start again, and writes
     /// to its store throw). Safe to call twice.
     public func stop() {
-        guard let current = running.withLock({ current in defer { current = nil }; return current }) else {
+        guard
+            let current = running.withLock({ current in
+                defer { current = nil }; return current
+            })
+        else {
             return closeDataDirectory()
         }
         current.daemon.quiesce()
@@ -208,8 +235,10 @@ public final class LiveBindServer: Sendable {
     /// Takes one write from the request's client (its bearer token when that is a configured one, else
     /// its address), or refuses it. An unknown bearer value counts against the address, so that made-up
     /// tokens cannot buy a client fresh buckets.
-    private static func checkWriteRate(_ request: HTTPRequest, _ limiter: WriteRateLimiter, access: AccessControl,
-                                       counters: ServerCounters) throws(RequestError) {
+    private static func checkWriteRate(
+        _ request: HTTPRequest, _ limiter: WriteRateLimiter, access: AccessControl,
+        counters: ServerCounters
+    ) throws(RequestError) {
         guard request.method != .get, request.method != .head, request.method != .options else { return }
         let token = AccessControl.bearer(request).flatMap { access.match($0) }
         let client = token.map { "token " + $0.secret } ?? "address " + (request.clientAddress ?? "?")
@@ -231,8 +260,10 @@ public final class LiveBindServer: Sendable {
             serverHeader: LiveBindVersion.serverHeader)
     }
 
-    private func makeHandlers(_ router: Router, access: AccessControl, limiter: WriteRateLimiter?,
-                              proxies: TrustedProxies) -> MicroHTTPDDaemon.Handlers {
+    private func makeHandlers(
+        _ router: Router, access: AccessControl, limiter: WriteRateLimiter?,
+        proxies: TrustedProxies
+    ) -> MicroHTTPDDaemon.Handlers {
         let counters = counters
         let store = store
         let cluster = cluster

@@ -81,14 +81,15 @@ public enum ServerError: Error, Equatable, CustomStringConvertible {
 extension ServerError {
     /// The transport's failure as the server reports it: the case of the same name.
     init(_ error: TransportError) {
-        self = switch error {
-        case .invalidHost(let host): .invalidHost(host)
-        case .cannotListen(let host, let port): .cannotListen(host: host, port: port)
-        case .tlsUnsupported: .tlsUnsupported
-        case .tlsFileUnreadable(let path, let reason): .tlsFileUnreadable(path: path, reason: reason)
-        case .tlsInvalidCertificate(let path, let reason): .tlsInvalidCertificate(path: path, reason: reason)
-        case .tlsInvalidKey(let path, let reason): .tlsInvalidKey(path: path, reason: reason)
-        case .tlsKeyMismatch(let certificate, let key): .tlsKeyMismatch(certificate: certificate, key: key)
-        }
+        self =
+            switch error {
+            case .invalidHost(let host): .invalidHost(host)
+            case .cannotListen(let host, let port): .cannotListen(host: host, port: port)
+            case .tlsUnsupported: .tlsUnsupported
+            case .tlsFileUnreadable(let path, let reason): .tlsFileUnreadable(path: path, reason: reason)
+            case .tlsInvalidCertificate(let path, let reason): .tlsInvalidCertificate(path: path, reason: reason)
+            case .tlsInvalidKey(let path, let reason): .tlsInvalidKey(path: path, reason: reason)
+            case .tlsKeyMismatch(let certificate, let key): .tlsKeyMismatch(certificate: certificate, key: key)
+            }
     }
 }

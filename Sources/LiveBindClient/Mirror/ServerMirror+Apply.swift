@@ -56,9 +56,12 @@ extension ServerMirror {
                 }
                 if waiting.contains(model) {
                     state.withLock { _ = $0.behind.insert(model) }
-                } else if (try? Store.$commitOrigin.withValue(Self.ownOrigin, operation: {
-                    try Self.apply(list, to: store, model: model)
-                })) == nil {
+                } else if (try? Store.$commitOrigin.withValue(
+                    Self.ownOrigin,
+                    operation: {
+                        try Self.apply(list, to: store, model: model)
+                    })) == nil
+                {
                     reconcileLocked(model)
                 }
             }

@@ -148,20 +148,22 @@ extension ServerMirror {
 
     static func streamRefusal(_ status: Int, _ headers: [String: String], _ body: Data) -> StreamEnd {
         let answer = HTTPAnswer(status: status, headers: headers, body: body)
-        return .refused(.refusal(answer), permanent: [400, 401, 403, 404, 422].contains(status),
-                        retryAfter: answer.retryAfter)
+        return .refused(
+            .refusal(answer), permanent: [400, 401, 403, 404, 422].contains(status),
+            retryAfter: answer.retryAfter)
     }
 
     static func isStreamID(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= 64 && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-                true
-            default:
-                false
+        !text.isEmpty && text.utf8.count <= 64
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    true
+                default:
+                    false
+                }
             }
-        }
     }
 
     /// The events of one group, gathered until its id arrives.

@@ -5,9 +5,10 @@ extension ServerMirror {
     /// `first`, or `last`. The stream then restates the window where it is now, and a reconnect asks
     /// for it there; while the server cannot be reached the move waits for the next stream. Throws the
     /// server's refusal (the window stays), or `invalidTarget` for a view or a bad window.
-    public func moveWindow(_ target: MirrorTarget, offset: Int? = nil, limit: Int? = nil, first: Int? = nil,
-                           last: Int? = nil) async throws(LiveBindClientError)
-    {
+    public func moveWindow(
+        _ target: MirrorTarget, offset: Int? = nil, limit: Int? = nil, first: Int? = nil,
+        last: Int? = nil
+    ) async throws(LiveBindClientError) {
         guard let index = targets.firstIndex(of: target), target.showsRows, !target.isView else {
             throw .invalidTarget("\(target.sub): only a window this mirror holds can move (a view cannot)")
         }

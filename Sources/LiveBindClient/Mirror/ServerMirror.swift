@@ -61,13 +61,16 @@ public final class ServerMirror: Sendable {
         public var length: Int
     }
 
-    init(client: LiveBindClient, targets: [MirrorTarget], store: Store, heartbeat: Duration, maxEventBytes: Int,
-         onRefusal: (@Sendable (LiveBindClientError) -> Void)?) throws(LiveBindClientError)
-    {
+    init(
+        client: LiveBindClient, targets: [MirrorTarget], store: Store, heartbeat: Duration, maxEventBytes: Int,
+        onRefusal: (@Sendable (LiveBindClientError) -> Void)?
+    ) throws(LiveBindClientError) {
         var places: Set<String> = []
         for target in targets {
             guard places.insert(target.localModel + target.localPath.pointer).inserted else {
-                throw .invalidTarget("\(target.sub): another target already goes to \(target.localModel)\(target.localPath.pointer); give it another place (into:)")
+                throw .invalidTarget(
+                    "\(target.sub): another target already goes to \(target.localModel)\(target.localPath.pointer); give it another place (into:)"
+                )
             }
         }
         self.client = client
@@ -101,8 +104,9 @@ public final class ServerMirror: Sendable {
     /// The counts and the state of the stream.
     public var status: Status {
         state.withLock {
-            Status(isSynced: $0.synced, connections: $0.connections, reconnects: $0.reconnects,
-                   resyncs: $0.resyncs, error: $0.error)
+            Status(
+                isSynced: $0.synced, connections: $0.connections, reconnects: $0.reconnects,
+                resyncs: $0.resyncs, error: $0.error)
         }
     }
 

@@ -84,8 +84,9 @@ final class HTTPTransport: Sendable {
                 let response = try await self.http.execute(sent, timeout: .seconds(timeout))
                 self.remember(response.headers)
                 let buffer = try await response.body.collect(upTo: maxBytes)
-                return HTTPAnswer(status: Int(response.status.code), headers: Self.lowercased(response.headers),
-                                  body: Data(buffer.readableBytesView))
+                return HTTPAnswer(
+                    status: Int(response.status.code), headers: Self.lowercased(response.headers),
+                    body: Data(buffer.readableBytesView))
             }
             group.addTask {
                 try await Task.sleep(for: .seconds(timeout))

@@ -28,9 +28,10 @@ struct PendingWrite: Sendable {
 /// The path of a location of a model on the server: `/models/<model>` and the pointer's tokens,
 /// each percent-encoded (`~0`/`~1` escaped first).
 func modelPath(_ model: String, _ path: Path) -> String {
-    "/models/" + percentEncoded(model) + path.components.map {
-        "/" + percentEncoded($0.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1"))
-    }.joined()
+    "/models/" + percentEncoded(model)
+        + path.components.map {
+            "/" + percentEncoded($0.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1"))
+        }.joined()
 }
 
 /// `text` percent-encoded byte by byte (UTF-8), keeping RFC 3986's unreserved characters and, with

@@ -74,15 +74,23 @@ extension ServerMirror {
                     Path(target.path.components + path.components.dropFirst(target.localPath.components.count))
                 }
                 if changes.count == 1, let change = changes.first, change.kind == .set {
-                    writes.append((index, "PUT", modelPath(target.model, server(change.path)), change.value ?? .null,
-                                   "application/json"))
+                    writes.append(
+                        (
+                            index, "PUT", modelPath(target.model, server(change.path)), change.value ?? .null,
+                            "application/json"
+                        ))
                 } else {
                     let operations = changes.flatMap { change in
-                        Self.patchOperations(change, at: server(change.path), appends: change.kind == .insert
-                            && isAppend(change, in: commit.model))
+                        Self.patchOperations(
+                            change, at: server(change.path),
+                            appends: change.kind == .insert
+                                && isAppend(change, in: commit.model))
                     }
-                    writes.append((index, "PATCH", modelPath(target.model, .root), .array(Deque(operations)),
-                                   "application/json-patch+json"))
+                    writes.append(
+                        (
+                            index, "PATCH", modelPath(target.model, .root), .array(Deque(operations)),
+                            "application/json-patch+json"
+                        ))
                 }
             }
         }
@@ -97,10 +105,11 @@ extension ServerMirror {
         state.withLock { state in
             for write in writes {
                 let target = targets[write.target]
-                state.pending.append(PendingWrite(
-                    number: state.nextWrite, localModel: commit.model, target: write.target, method: write.method,
-                    path: write.path, body: write.body, contentType: write.contentType,
-                    ifMatch: target.path.isRoot, key: UUID().uuidString.lowercased()))
+                state.pending.append(
+                    PendingWrite(
+                        number: state.nextWrite, localModel: commit.model, target: write.target, method: write.method,
+                        path: write.path, body: write.body, contentType: write.contentType,
+                        ifMatch: target.path.isRoot, key: UUID().uuidString.lowercased()))
                 state.nextWrite += 1
             }
         }
@@ -135,16 +144,25 @@ extension ServerMirror {
         case .set:
             return [operation("add", path, value: change.value ?? .null)]
         case .insert:
-            return [operation("add", appends ? path.appending("-") : path.appending(index: change.index ?? 0),
-                              value: change.value ?? .null)]
+            return [
+                operation(
+                    "add", appends ? path.appending("-") : path.appending(index: change.index ?? 0),
+                    value: change.value ?? .null)
+            ]
         case .remove:
             return identity(change.index) + [operation("remove", change.index.map { path.appending(index: $0) } ?? path)]
         case .replace:
-            return identity(change.index) + [operation("replace", path.appending(index: change.index ?? 0),
-                                                       value: change.value ?? .null)]
+            return identity(change.index) + [
+                operation(
+                    "replace", path.appending(index: change.index ?? 0),
+                    value: change.value ?? .null)
+            ]
         case .move:
-            return identity(change.from) + [operation("move", path.appending(index: change.to ?? 0),
-                                                      from: path.appending(index: change.from ?? 0))]
+            return identity(change.from) + [
+                operation(
+                    "move", path.appending(index: change.to ?? 0),
+                    from: path.appending(index: change.from ?? 0))
+            ]
         }
     }
 
@@ -164,8 +182,9 @@ extension ServerMirror {
                 continue
             }
             do {
-                let answer = try await client.write(write.method, write.path, body: write.body, contentType: write.contentType,
-                                                    ifMatch: revision, key: write.key)
+                let answer = try await client.write(
+                    write.method, write.path, body: write.body, contentType: write.contentType,
+                    ifMatch: revision, key: write.key)
                 _ = answered(key: write.key, .success(answer))
             } catch .unreachable where client.queue != nil {
                 queue(write, ifMatch: revision)
@@ -199,8 +218,9 @@ extension ServerMirror {
     /// without a queue: rolled back and reported.
     func queue(_ write: PendingWrite, ifMatch: UInt64?) {
         do {
-            try client.enqueue(write.method, write.path, body: write.body, ifMatch: ifMatch, key: write.key,
-                               contentType: write.contentType == "application/json" ? nil : write.contentType)
+            try client.enqueue(
+                write.method, write.path, body: write.body, ifMatch: ifMatch, key: write.key,
+                contentType: write.contentType == "application/json" ? nil : write.contentType)
         } catch {
             _ = answered(key: write.key, .failure(error))
             return
@@ -237,9 +257,11 @@ extension ServerMirror {
                 let dropped = [write.number] + later.map(\.number)
                 state.pending.removeAll { dropped.contains($0.number) }
                 // The model's later writes were made on top of this one: they go too, each reported.
-                let following = LiveBindClientError.conflict(status: error.status ?? 409, problem: .object([
-                    "detail": .string("an earlier write to \(write.localModel) was refused: \(error.description)"),
-                ]))
+                let following = LiveBindClientError.conflict(
+                    status: error.status ?? 409,
+                    problem: .object([
+                        "detail": .string("an earlier write to \(write.localModel) was refused: \(error.description)")
+                    ]))
                 for number in dropped {
                     let reason = number == write.number ? error : following
                     if let waiter = state.waiters.removeValue(forKey: number) {
@@ -273,7 +295,8 @@ extension ServerMirror {
             var settled: Set<String> = []
             state.pending.removeAll { write in
                 guard case .answered(let id, let revision, let at) = write.phase else { return false }
-                let shown = state.lastAppliedID >= id || (state.revisions[write.target] ?? 0) >= revision
+                let shown =
+                    state.lastAppliedID >= id || (state.revisions[write.target] ?? 0) >= revision
                     || (connected && now - at > .seconds(2))
                 if shown { settled.insert(write.localModel) }
                 return shown

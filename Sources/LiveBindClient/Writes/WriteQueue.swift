@@ -26,7 +26,7 @@ public struct QueuedWrite: Sendable, Equatable {
     var record: JSON {
         var object: OrderedDictionary<String, JSON> = [
             "key": .string(key), "method": .string(method), "path": .string(path), "body": body ?? .null,
-            "has_body": .bool(body.map { _ in true } ?? false), "if_match": ifMatch.map { .int(Int($0)) } ?? .null,
+            "has_body": .bool(body.map { _ in true } ?? false), "if_match": ifMatch.map { .int(Int($0)) } ?? .null
         ]
         if let contentType { object["content_type"] = .string(contentType) }
         return .object(object)
@@ -56,8 +56,9 @@ public struct QueuedWrite: Sendable, Equatable {
         if case .int(let revision)? = record["if_match"], revision >= 0 { ifMatch = UInt64(revision) }
         // Not `hasBody ? … : nil`: JSON is ExpressibleByNilLiteral, so that `nil` would be JSON's null.
         let kept: JSON? = hasBody ? .some(body ?? .null) : .none
-        self.init(key: key, method: method, path: path, body: kept, ifMatch: ifMatch,
-                  contentType: record["content_type"]?.stringValue)
+        self.init(
+            key: key, method: method, path: path, body: kept, ifMatch: ifMatch,
+            contentType: record["content_type"]?.stringValue)
     }
 }
 

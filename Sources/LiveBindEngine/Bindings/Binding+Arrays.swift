@@ -43,7 +43,7 @@ extension Binding {
                         for shown in arranged.apply(change, at: source.path) {
                             lastWrite = try mirrorShown(shown, of: arranged, into: endpoint, depth: depth) ?? lastWrite
                         }
-                        guard arranged.contentCount == shadow.count else { ok = false; break }   // it did not fit
+                        guard arranged.contentCount == shadow.count else { ok = false; break }  // it did not fit
                     } else if aggregator != nil {
                         switch change.kind {
                         case .insert: aggregator!.insert(change.value!, elements: shadow)
@@ -83,9 +83,12 @@ extension Binding {
         if ok, let aggregator {
             do throws(BindingError) {
                 let output = try validated(aggregator.result)
-                lastWrite = write(depth: depth, { (depth) throws(StoreError) in
-                    try store.set(output, at: endpoint.path, in: endpoint.model, ifRevision: nil, depth: depth)
-                }) ?? lastWrite
+                lastWrite =
+                    write(
+                        depth: depth,
+                        { (depth) throws(StoreError) in
+                            try store.set(output, at: endpoint.path, in: endpoint.model, ifRevision: nil, depth: depth)
+                        }) ?? lastWrite
             } catch {
                 fail(error)
             }
@@ -111,12 +114,15 @@ extension Binding {
 
     /// Writes one change of a view's shown rows into the target array: a change inside a shown row
     /// replaces that row, a `set` the whole array.
-    private func mirrorShown(_ shown: Change, of arranged: ArrangedArray, into endpoint: BindingEndpoint,
-                             depth: Int) throws(BindingError) -> UInt64? {
+    private func mirrorShown(
+        _ shown: Change, of arranged: ArrangedArray, into endpoint: BindingEndpoint,
+        depth: Int
+    ) throws(BindingError) -> UInt64? {
         let base = source.path.components.count
         if shown.path.components.count > base, let index = Int(shown.path.components[base]) {
             let row = arranged.element(at: arranged.query.offset + index)
-            return try mirror(Change(kind: .replace, path: source.path, value: row, index: index), element: row, into: endpoint, depth: depth)
+            return try mirror(
+                Change(kind: .replace, path: source.path, value: row, index: index), element: row, into: endpoint, depth: depth)
         }
         guard shown.kind == .set else { return try mirror(shown, element: shown.value, into: endpoint, depth: depth) }
         let rows = try validated(shown.value ?? .array([]))

@@ -64,7 +64,7 @@ extension Binding {
             return FollowOutcome(fired: false, error: .propagationLimit(depth: stamp.depth, at: target.description))
         }
         guard change.kind == .set, change.path == source.path, case .some(let value) = change.value,
-              case .endpoint(let endpoint) = target
+            case .endpoint(let endpoint) = target
         else {
             forwardWhole(depth: stamp.depth)
             return FollowOutcome(fired: false)
@@ -78,8 +78,9 @@ extension Binding {
             return FollowOutcome(fired: true, error: error)
         }
         do throws(StoreError) {
-            let result = try store.set(output, at: endpoint.path, in: endpoint.model, ifRevision: nil,
-                                       depth: stamp.depth + 1, inDelivery: inDelivery)
+            let result = try store.set(
+                output, at: endpoint.path, in: endpoint.model, ifRevision: nil,
+                depth: stamp.depth + 1, inDelivery: inDelivery)
             return FollowOutcome(fired: true, written: result.changed ? result.sequence : nil)
         } catch {
             return FollowOutcome(fired: true, error: .store(error))

@@ -52,7 +52,8 @@ extension Binding {
             let (forward, backward) = state.withLock { state -> (Bool, Bool) in
                 guard state.enabled else { return (false, false) }
                 let forward = commit.sequence > state.sourceSynced && Self.touches(commit, source)
-                let backward = !forward && mode == .twoWay && commit.sequence > state.targetSynced
+                let backward =
+                    !forward && mode == .twoWay && commit.sequence > state.targetSynced
                     && target.endpoint.map { Self.touches(commit, $0) } == true
                 return (forward, backward)
             }
@@ -106,7 +107,8 @@ extension Binding {
                 return
             } else if var aggregator {
                 guard case .array(let elements) = value else {
-                    throw .transformFailed(transform: transform?.name ?? "", reason: "expected an array at \(source), found \(value.typeName)")
+                    throw .transformFailed(
+                        transform: transform?.name ?? "", reason: "expected an array at \(source), found \(value.typeName)")
                 }
                 aggregator.reset(elements)
                 output = try validated(aggregator.result)
@@ -122,7 +124,8 @@ extension Binding {
                 state.withLock { $0.arranged = ArrangedBox(arranged) }
             } else if each {
                 guard case .array(let elements) = value else {
-                    throw .transformFailed(transform: transform?.name ?? "each", reason: "each needs an array at \(source), found \(value.typeName)")
+                    throw .transformFailed(
+                        transform: transform?.name ?? "each", reason: "each needs an array at \(source), found \(value.typeName)")
                 }
                 output = .array(Deque(try elements.map { element throws(BindingError) in try forwardElement(element) }))
                 shadow = elements
@@ -140,9 +143,12 @@ extension Binding {
     /// Sets `output` at the target and records that the target reflects it.
     private func writeForward(_ output: JSON, depth: Int) {
         guard let endpoint = target.endpoint else { return }
-        if let written = write(depth: depth, { (depth) throws(StoreError) in
-            try store.set(output, at: endpoint.path, in: endpoint.model, ifRevision: nil, depth: depth)
-        }) {
+        if let written = write(
+            depth: depth,
+            { (depth) throws(StoreError) in
+                try store.set(output, at: endpoint.path, in: endpoint.model, ifRevision: nil, depth: depth)
+            })
+        {
             state.withLock { $0.targetSynced = max($0.targetSynced, written) }
         }
     }
@@ -180,9 +186,11 @@ extension Binding {
                 return
             case .coerce(let coerced):
                 // Correct the target; its own commit then comes back here as a valid value.
-                _ = write(depth: depth, { (depth) throws(StoreError) in
-                    try store.set(coerced, at: endpoint.path, in: endpoint.model, ifRevision: nil, depth: depth)
-                })
+                _ = write(
+                    depth: depth,
+                    { (depth) throws(StoreError) in
+                        try store.set(coerced, at: endpoint.path, in: endpoint.model, ifRevision: nil, depth: depth)
+                    })
                 return
             }
         }
@@ -202,9 +210,12 @@ extension Binding {
                 back = try transform?.applyReverse(value) ?? value
             }
             if sink != nil { state.withLock { $0.fireCount += 1 } }
-            if let written = write(depth: depth, { (depth) throws(StoreError) in
-                try store.set(back, at: source.path, in: source.model, ifRevision: nil, depth: depth)
-            }) {
+            if let written = write(
+                depth: depth,
+                { (depth) throws(StoreError) in
+                    try store.set(back, at: source.path, in: source.model, ifRevision: nil, depth: depth)
+                })
+            {
                 state.withLock { state in
                     state.sourceSynced = max(state.sourceSynced, written)
                     if followsArray { state.shadow = back.arrayValue }

@@ -44,7 +44,7 @@ public enum BindingError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unknownTransform(let name):
             "no transform named '\(name)' is registered (register it with TransformRegistry.register)"
         case .invalidParameter(let transform, let parameter, let reason),
-             .queryTooLarge(let transform, let parameter, let reason, _):
+            .queryTooLarge(let transform, let parameter, let reason, _):
             "transform '\(transform)': parameter '\(parameter)' \(reason)"
         case .notReversible(let transform):
             "transform '\(transform)' has no reverse, so it cannot be used in a two-way binding; use mode oneWay"

@@ -24,7 +24,8 @@ extension BindingGraph {
     /// close a loop that cannot settle.
     mutating func insertChecked(_ edge: Edge, store: Store) throws(BindingError) -> Int {
         if edge.source.overlaps(edge.target) {
-            throw .unsettledCycle("source \(edge.source) and target \(edge.target) overlap: every write to the target would change the source")
+            throw .unsettledCycle(
+                "source \(edge.source) and target \(edge.target) overlap: every write to the target would change the source")
         }
         let slot = insert(edge)
         var searched = 0
@@ -104,10 +105,13 @@ extension BindingGraph {
     private func refusal(_ loop: [Int]) -> BindingError {
         let intro = introduction(loop)
         if loop.contains(where: { !edge(of: $0).twoWay }) {
-            return .unsettledCycle("\(intro), which contains one-way bindings: values would go round it forever. Make every binding in it twoWay or break the cycle")
+            return .unsettledCycle(
+                "\(intro), which contains one-way bindings: values would go round it forever. Make every binding in it twoWay or break the cycle"
+            )
         }
         for (arc, next) in zip(loop, loop.dropFirst() + [loop[0]]) where to(arc) != from(next) {
-            return .unsettledCycle("\(intro) through the overlapping paths \(toEndpoint(arc)) and \(fromEndpoint(next)), which cannot be checked to settle")
+            return .unsettledCycle(
+                "\(intro) through the overlapping paths \(toEndpoint(arc)) and \(fromEndpoint(next)), which cannot be checked to settle")
         }
         return .unsettledCycle("\(intro), which cannot settle")
     }
@@ -129,7 +133,8 @@ extension BindingGraph {
                 continue  // the probe does not fit these transforms; try the next one
             }
             if !Self.approximatelyEqual(value, probe) {
-                throw .unsettledCycle("\(introduction(loop)), whose transforms turn \(probe) into \(value) instead of giving it back: it could never settle")
+                throw .unsettledCycle(
+                    "\(introduction(loop)), whose transforms turn \(probe) into \(value) instead of giving it back: it could never settle")
             }
         }
     }

@@ -29,7 +29,7 @@ public struct BindingInfo: Sendable, Equatable {
             "transform": transform?.json ?? .null,
             "enabled": .bool(enabled),
             "fireCount": .int(fireCount),
-            "lastError": lastError.map(JSON.string) ?? .null,
+            "lastError": lastError.map(JSON.string) ?? .null
         ]
         return .object(members)
     }

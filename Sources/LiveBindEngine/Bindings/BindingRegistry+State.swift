@@ -96,7 +96,9 @@ struct RegistryState: Sendable {
         let arcs = graph.arcCount
         graph.remove(id: id)
         census.add(graph.arcCount - arcs)
-        binding.state.withLock { $0.enabled = false; $0.removed = true }
+        binding.state.withLock {
+            $0.enabled = false; $0.removed = true
+        }
         binding.stopFollowing()
         if let rule = ruleIDs.removeValue(forKey: id), let target = binding.target.endpoint {
             binding.store.removeRule(rule, in: target.model)
@@ -110,7 +112,9 @@ struct RegistryState: Sendable {
     }
 
     /// The graph's view of a binding between two key paths; `nil` for closure and object bindings.
-    private static func edge(_ spec: BindingSpec, _ target: BindingTarget, _ transform: Transform?, _ sink: BindingSink?) -> BindingGraph.Edge? {
+    private static func edge(_ spec: BindingSpec, _ target: BindingTarget, _ transform: Transform?, _ sink: BindingSink?) -> BindingGraph
+        .Edge?
+    {
         guard sink == nil, let endpoint = target.endpoint else { return nil }
         return BindingGraph.Edge(source: spec.source, target: endpoint, twoWay: spec.mode == .twoWay, transform: transform, each: spec.each)
     }
@@ -135,7 +139,7 @@ struct ModelBindings: Sendable {
     /// The bindings `commit` may touch (a superset: each binding checks its paths itself).
     func touched(by commit: Commit) -> [Binding] {
         guard all.count > Self.indexedFrom, case .changes(let changes) = commit.kind,
-              let key = changes.first?.path.components.first
+            let key = changes.first?.path.components.first
         else { return all }
         for change in changes.dropFirst() where change.path.components.first != key { return all }
         return byKey[key] ?? atRoot

@@ -97,7 +97,9 @@ public final class BindingRegistry: Sendable {
     }
 
     /// Makes the transform and checks what can be checked without the other bindings.
-    package func prepare(_ spec: BindingSpec, target: BindingTarget? = nil, sink: BindingSink? = nil) throws(BindingError) -> PreparedBinding {
+    package func prepare(_ spec: BindingSpec, target: BindingTarget? = nil, sink: BindingSink? = nil) throws(BindingError)
+        -> PreparedBinding
+    {
         let transform: Transform?
         do {
             transform = try spec.transform.map { spec throws(BindingError) in try transforms.make(spec) }

@@ -48,11 +48,14 @@ public final class BindingSet: Sendable {
                 } else if case .object = value {
                     models[name] = value
                 } else {
-                    issues.append(BindingIssue(position: "models.\(name)", reason: "a model's initial value must be an object, found \(value.typeName)"))
+                    issues.append(
+                        BindingIssue(
+                            position: "models.\(name)", reason: "a model's initial value must be an object, found \(value.typeName)"))
                 }
             }
         case let other?:
-            issues.append(BindingIssue(position: "models", reason: "must be an object of model name → initial value, found \(other.typeName)"))
+            issues.append(
+                BindingIssue(position: "models", reason: "must be an object of model name → initial value, found \(other.typeName)"))
         }
         switch members["bindings"] {
         case nil: break
@@ -70,14 +73,18 @@ public final class BindingSet: Sendable {
         let known = Set(registry.store.modelNames().map(\.name)).union(models.keys)
         for (spec, position) in specs {
             for (end, endpoint) in [("source", spec.source), ("target", spec.target)] where !known.contains(endpoint.model) {
-                issues.append(BindingIssue(position: "\(position).\(end)", reason: "model '\(endpoint.model)' does not exist; declare it under \"models\""))
+                issues.append(
+                    BindingIssue(
+                        position: "\(position).\(end)", reason: "model '\(endpoint.model)' does not exist; declare it under \"models\""))
             }
         }
         try self.init(specs: specs, models: models, registry: registry, issues: issues)
     }
 
     /// Creates bindings from code (and optionally models with initial values), all-or-nothing.
-    public convenience init(_ specs: [BindingSpec], models: OrderedDictionary<String, JSON> = [:], registry: BindingRegistry) throws(BindingError) {
+    public convenience init(_ specs: [BindingSpec], models: OrderedDictionary<String, JSON> = [:], registry: BindingRegistry)
+        throws(BindingError)
+    {
         try self.init(specs: specs.enumerated().map { ($1, "bindings[\($0)]") }, models: models, registry: registry, issues: [])
     }
 
@@ -148,7 +155,8 @@ extension BindingRegistry {
             var inserted: [Binding] = []
             for (binding, position) in prepared {
                 guard state.isFree(binding.spec.id) else {
-                    issues.append(BindingIssue(position: "\(position).id", reason: BindingError.duplicateID(binding.spec.id ?? "").description))
+                    issues.append(
+                        BindingIssue(position: "\(position).id", reason: BindingError.duplicateID(binding.spec.id ?? "").description))
                     continue
                 }
                 let created: Binding

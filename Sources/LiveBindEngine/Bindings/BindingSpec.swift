@@ -1,4 +1,3 @@
-
 /// What a binding should be, before it exists: the same JSON as one entry of a definition file.
 ///
 /// ```json
@@ -33,7 +32,8 @@ public struct BindingSpec: Sendable {
     public static func isValidID(_ id: String) -> Bool {
         guard !id.isEmpty, id.unicodeScalars.count <= 128 else { return false }
         guard let first = id.unicodeScalars.first, let last = id.unicodeScalars.last,
-              !first.properties.isWhitespace, !last.properties.isWhitespace else { return false }
+            !first.properties.isWhitespace, !last.properties.isWhitespace
+        else { return false }
         return !id.unicodeScalars.contains { $0 == "/" || $0.properties.generalCategory == .control }
     }
 
@@ -80,7 +80,8 @@ public struct BindingSpec: Sendable {
         var issues: [BindingIssue] = []
         func at(_ member: String) -> String { BindingIssue.join(position, member) }
         guard case .object(let members) = json else {
-            return .failure(BindingIssues([BindingIssue(position: position, reason: "expected an object with source and target, found \(json)")]))
+            return .failure(
+                BindingIssues([BindingIssue(position: position, reason: "expected an object with source and target, found \(json)")]))
         }
         let known: Set<String> = ["source", "target", "mode", "transform", "validate", "each", "id"]
         for key in members.keys where !known.contains(key) {
@@ -116,19 +117,24 @@ public struct BindingSpec: Sendable {
         }
         var each = false
         if let value = members["each"] {
-            if let flag = value.boolValue { each = flag } else {
+            if let flag = value.boolValue {
+                each = flag
+            } else {
                 issues.append(BindingIssue(position: at("each"), reason: "must be true or false"))
             }
         }
         var id: String?
         if let value = members["id"] {
-            if let text = value.stringValue, Self.isValidID(text) { id = text } else {
+            if let text = value.stringValue, Self.isValidID(text) {
+                id = text
+            } else {
                 issues.append(BindingIssue(position: at("id"), reason: "must be a string of \(Self.idRule)"))
             }
         }
         guard issues.isEmpty, let source, let target else { return .failure(BindingIssues(issues)) }
-        return .success(BindingSpec(
-            source: source, target: target, mode: mode, transform: transform, validation: validation, each: each, id: id))
+        return .success(
+            BindingSpec(
+                source: source, target: target, mode: mode, transform: transform, validation: validation, each: each, id: id))
     }
 }
 

@@ -1,4 +1,3 @@
-
 extension TransformRegistry {
     /// Registers `identity`, `format`, `scale`, `not`, `threshold`, `lookup` and the array aggregates.
     func registerBuiltins(viewLimits: ViewQuery.Limits) {
@@ -32,12 +31,14 @@ extension TransformRegistry {
             case .bool(let flag)?: inclusive = flag
             case let other?: throw parameters.wrongType("inclusive", "true or false", other)
             }
-            return Transform(name: "threshold", forward: { value throws in
-                guard let number = value.doubleValue else {
-                    throw BindingError.transformFailed(transform: "threshold", reason: "expected a number, found \(value.typeName)")
-                }
-                return (inclusive ? number >= limit : number > limit) ? above : below
-            })
+            return Transform(
+                name: "threshold",
+                forward: { value throws in
+                    guard let number = value.doubleValue else {
+                        throw BindingError.transformFailed(transform: "threshold", reason: "expected a number, found \(value.typeName)")
+                    }
+                    return (inclusive ? number >= limit : number > limit) ? above : below
+                })
         }
         register("lookup", Self.makeLookup)
         register("view") { parameters throws(BindingError) in
@@ -137,7 +138,8 @@ extension TransformRegistry {
         let forward: @Sendable (JSON) throws -> JSON = { value throws in
             let key: JSON = keysAreText && value.stringValue == nil ? .string(value.description) : value
             if let found = table[key] ?? fallback { return found }
-            throw BindingError.transformFailed(transform: "lookup", reason: "the value (\(value.typeName)) is not in the table and there is no default")
+            throw BindingError.transformFailed(
+                transform: "lookup", reason: "the value (\(value.typeName)) is not in the table and there is no default")
         }
         let reverse: @Sendable (JSON) throws -> JSON = { value throws in
             if let found = back[value] { return found }

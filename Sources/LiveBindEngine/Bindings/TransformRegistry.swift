@@ -75,7 +75,8 @@ public struct TransformParameters: Sendable {
     /// Throws for any parameter not in `known`, so typos are reported instead of ignored.
     public func allowOnly(_ known: Set<String>) throws(BindingError) {
         if let unknown = values.keys.first(where: { !known.contains($0) }) {
-            throw .invalidParameter(transform: transform, parameter: unknown, reason: "is not a parameter of '\(transform)'; known: \(known.sorted())")
+            throw .invalidParameter(
+                transform: transform, parameter: unknown, reason: "is not a parameter of '\(transform)'; known: \(known.sorted())")
         }
     }
 

@@ -19,7 +19,8 @@ extension Validation {
         let max = try Self.member(members, "max", \.doubleValue, "a number")
         if let min, let max, min > max { throw .invalidSpec(position: "max", reason: "is below min") }
         let oneOf = try Self.member(members, "oneOf", \.arrayValue, "an array")
-        let maxLength = try Self.member(members, "maxLength", { if case .int(let n) = $0, n >= 0 { n } else { nil } }, "a non-negative integer")
+        let maxLength = try Self.member(
+            members, "maxLength", { if case .int(let n) = $0, n >= 0 { n } else { nil } }, "a non-negative integer")
         let coerce = try Self.member(members, "coerce", \.boolValue, "a Boolean") ?? false
         let message = try Self.member(members, "message", \.stringValue, "a string")
         let rule = Rule(type: type, min: min, max: max, oneOf: oneOf, maxLength: maxLength, coerce: coerce, message: message)
@@ -43,8 +44,12 @@ private struct Rule: Sendable {
         if let type, !matches(value, type) { return reject("must be of type \(type), found \(value.typeName)") }
         if let oneOf, !oneOf.contains(value) { return reject("must be one of \(JSON.array(oneOf))") }
         if let number = value.doubleValue {
-            if let min, number < min { return coerce ? .coerce(Self.number(min, like: value)) : reject("must be at least \(JSON.double(min))") }
-            if let max, number > max { return coerce ? .coerce(Self.number(max, like: value)) : reject("must be at most \(JSON.double(max))") }
+            if let min, number < min {
+                return coerce ? .coerce(Self.number(min, like: value)) : reject("must be at least \(JSON.double(min))")
+            }
+            if let max, number > max {
+                return coerce ? .coerce(Self.number(max, like: value)) : reject("must be at most \(JSON.double(max))")
+            }
         }
         if let maxLength, case .string(let text) = value, text.count > maxLength {
             return coerce ? .coerce(.string(String(text.prefix(maxLength)))) : reject("must be at most \(maxLength) characters long")

@@ -141,7 +141,8 @@ extension JSONParser {
             if count >= 8 {
                 words = (raw.loadUnaligned(as: UInt64.self), raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
             } else if count >= 4 {
-                words.0 = UInt64(raw.loadUnaligned(as: UInt32.self))
+                words.0 =
+                    UInt64(raw.loadUnaligned(as: UInt32.self))
                     | UInt64(raw.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)) << 32
             } else {
                 for index in 0..<count { words.0 |= UInt64(base[index]) << (8 * index) }
@@ -233,7 +234,7 @@ extension JSONParser {
     /// 10⁰ through 10²², every one exact as a `Double`.
     private static let powersOfTen: [Double] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
     ]
 
     /// Reads digits up to the first non-digit, adding them to `value` (wrapping: callers only use it

@@ -79,7 +79,10 @@ struct KeyMatcher {
         var offset = 0
         while offset + 8 <= quoted {
             if given.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                != UnsafeRawPointer(expected).loadUnaligned(fromByteOffset: offset, as: UInt64.self) { return nil }
+                != UnsafeRawPointer(expected).loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            {
+                return nil
+            }
             offset += 8
         }
         while offset < quoted {

@@ -14,7 +14,7 @@ struct ParseStack<Element>: ~Copyable {
 
     init(capacity: Int = 64) {
         initialCapacity = max(capacity, 1)
-        base = UnsafeMutablePointer(bitPattern: MemoryLayout<Element>.alignment)! // nothing allocated yet
+        base = UnsafeMutablePointer(bitPattern: MemoryLayout<Element>.alignment)!  // nothing allocated yet
     }
 
     deinit {

@@ -97,8 +97,9 @@ extension Commit {
         }
         if let by = record["by"] {
             guard case .object = by else { throw CommitRecordError(sequence: sequence, reason: "its origin is not an object") }
-            origin = CommitOrigin(actor: by["actor"]?.stringValue, route: by["route"]?.stringValue,
-                                  carried: by["carried"] == .bool(true))
+            origin = CommitOrigin(
+                actor: by["actor"]?.stringValue, route: by["route"]?.stringValue,
+                carried: by["carried"] == .bool(true))
         }
     }
 }
@@ -156,7 +157,8 @@ extension Change {
     /// The change a record's element describes, or `nil` when it is not one.
     init?(record: JSON) {
         guard let kind = record["op"]?.stringValue.flatMap(Kind.init(rawValue:)),
-              let components = record["path"]?.arrayValue else { return nil }
+            let components = record["path"]?.arrayValue
+        else { return nil }
         var path: [String] = []
         path.reserveCapacity(components.count)
         for component in components {
@@ -169,7 +171,8 @@ extension Change {
             return .some(value)
         }
         guard let index = integer("index"), let from = integer("from"), let to = integer("to") else { return nil }
-        self.init(kind: kind, path: Path(path), value: record["value"], index: index, from: from, to: to,
-                  key: record["key"])
+        self.init(
+            kind: kind, path: Path(path), value: record["value"], index: index, from: from, to: to,
+            key: record["key"])
     }
 }

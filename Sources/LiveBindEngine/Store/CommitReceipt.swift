@@ -24,7 +24,8 @@ package struct CommitReceipt: Sendable, Equatable {
         guard let tag = commit.tag else { return nil }
         var index: Int?
         if case .changes(let changes) = commit.kind { index = changes.last { $0.kind == .insert }?.index }
-        self.init(tag: tag, sequence: commit.sequence, model: commit.model, revision: commit.revision,
-                  insertIndex: index, created: created)
+        self.init(
+            tag: tag, sequence: commit.sequence, model: commit.model, revision: commit.revision,
+            insertIndex: index, created: created)
     }
 }

@@ -26,8 +26,10 @@ struct EditContext {
 
     /// `edit`'s change, after checking that the model may grow by its size change (set in `sizeDelta`);
     /// a refused edit is undone in `document` first.
-    func admit(_ edit: JSON.Edit?, adding size: Int, to document: inout JSON, sizeDelta: inout Int,
-               limits: StoreLimits) throws(StoreError)
+    func admit(
+        _ edit: JSON.Edit?, adding size: Int, to document: inout JSON, sizeDelta: inout Int,
+        limits: StoreLimits
+    ) throws(StoreError)
         -> Change?
     {
         guard let edit else { return nil }

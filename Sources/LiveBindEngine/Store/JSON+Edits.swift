@@ -53,12 +53,16 @@ extension JSON {
             return (Change(kind: .set, path: path, value: value), .member(path, old: old))
         case .inserted(let index):
             let array = path.prefix(depth)
-            return (Change(kind: .insert, path: array, value: value, index: index, key: Change.key(of: value)),
-                    .inserted(array, index: index))
+            return (
+                Change(kind: .insert, path: array, value: value, index: index, key: Change.key(of: value)),
+                .inserted(array, index: index)
+            )
         case .replaced(let index, let old):
             let array = path.prefix(depth)
-            return (Change(kind: .replace, path: array, value: value, index: index, key: Change.key(of: value)),
-                    .replaced(array, index: index, old: old))
+            return (
+                Change(kind: .replace, path: array, value: value, index: index, key: Change.key(of: value)),
+                .replaced(array, index: index, old: old)
+            )
         }
     }
 
@@ -91,8 +95,10 @@ extension JSON {
             return (Change(kind: .remove, path: path), .removedMember(path, old: old, position: position))
         case .element(let old, let index):
             let array = path.prefix(depth)
-            return (Change(kind: .remove, path: array, index: index, key: Change.key(of: old)),
-                    .removed(array, index: index, old: old))
+            return (
+                Change(kind: .remove, path: array, index: index, key: Change.key(of: old)),
+                .removed(array, index: index, old: old)
+            )
         }
     }
 
@@ -109,8 +115,10 @@ extension JSON {
             elements.insert(value, at: index)
             return index
         }
-        return (Change(kind: .insert, path: array, value: value, index: landed, key: Change.key(of: value)),
-                .inserted(array, index: landed))
+        return (
+            Change(kind: .insert, path: array, value: value, index: landed, key: Change.key(of: value)),
+            .inserted(array, index: landed)
+        )
     }
 
     /// See ``ModelEditor/replace(at:in:with:)``.
@@ -123,8 +131,10 @@ extension JSON {
             return swapValue(&elements[index], value)
         }
         guard let old else { return nil }
-        return (Change(kind: .replace, path: array, value: value, index: index, key: Change.key(of: value)),
-                .replaced(array, index: index, old: old))
+        return (
+            Change(kind: .replace, path: array, value: value, index: index, key: Change.key(of: value)),
+            .replaced(array, index: index, old: old)
+        )
     }
 
     /// See ``ModelEditor/move(from:to:in:)``.
@@ -139,8 +149,10 @@ extension JSON {
             return element
         }
         guard let moved else { return nil }
-        return (Change(kind: .move, path: array, from: from, to: to, key: Change.key(of: moved)),
-                .moved(array, from: from, to: to))
+        return (
+            Change(kind: .move, path: array, from: from, to: to, key: Change.key(of: moved)),
+            .moved(array, from: from, to: to)
+        )
     }
 
     /// Runs `body` on the array at `path` in place, or throws if there is no array there.

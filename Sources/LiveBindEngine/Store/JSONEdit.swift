@@ -100,7 +100,9 @@ enum JSONEdit {
             guard let index = change.index, let value = change.value, elements.indices.contains(index) else { return false }
             elements[index] = value
         case .move:
-            guard let from = change.from, let to = change.to, elements.indices.contains(from), elements.indices.contains(to) else { return false }
+            guard let from = change.from, let to = change.to, elements.indices.contains(from), elements.indices.contains(to) else {
+                return false
+            }
             let element = elements.remove(at: from)
             elements.insert(element, at: to)
         case .set:

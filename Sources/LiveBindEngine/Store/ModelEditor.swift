@@ -20,8 +20,10 @@ public struct ModelEditor {
     /// Bytes of values measured so far (written, replaced and removed), against `limits.maxWriteWork`.
     var measured = 0
 
-    init(document: JSON, changes: [Change], undoLog: [UndoStep], limits: StoreLimits = StoreLimits(),
-         rules: [ValidationRule] = [], baseSize: Int = 0, othersSize: Int = 0) {
+    init(
+        document: JSON, changes: [Change], undoLog: [UndoStep], limits: StoreLimits = StoreLimits(),
+        rules: [ValidationRule] = [], baseSize: Int = 0, othersSize: Int = 0
+    ) {
         self.document = document
         self.changes = changes
         self.undoLog = undoLog

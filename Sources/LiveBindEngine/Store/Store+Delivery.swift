@@ -60,7 +60,7 @@ extension Store {
     /// and the current call is the last of its delivery.
     func claimNestedDelivery(at path: Path, for entry: ModelEntry, depth: Int) -> ObserverBox? {
         guard depth <= DeliveryState.maxNesting,
-              delivery.load(ordering: .acquiring) == DeliveryState.delivering | DeliveryState.single
+            delivery.load(ordering: .acquiring) == DeliveryState.delivering | DeliveryState.single
         else { return nil }
         return entry.observers.soleObserver(at: path)
     }
@@ -103,7 +103,8 @@ extension Store {
     /// Ends a single call's delivery: without the lock when nothing was queued meanwhile.
     private func finishSingleDelivery() {
         let ended = delivery.compareExchange(
-            expected: DeliveryState.delivering | DeliveryState.single, desired: 0, ordering: .acquiringAndReleasing).exchanged
+            expected: DeliveryState.delivering | DeliveryState.single, desired: 0, ordering: .acquiringAndReleasing
+        ).exchanged
         if ended { return deliveryEnded.notify() }
         let next: DeliveryBatch? = withState { state in
             delivery.store(DeliveryState.delivering, ordering: .releasing)

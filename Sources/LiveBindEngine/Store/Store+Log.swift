@@ -39,8 +39,10 @@ extension Store {
     /// applied: the log gets them as one unit, which it makes durable together. The write's tag, on
     /// the first commit, gets every model's result after a newline (``unitResults(_:)``), from which
     /// its answer can be made again.
-    func appendUnitToLog(_ commits: [(Commit, ModelEntry)], _ state: borrowing StoreState,
-                         results: @autoclosure () -> [(model: String, result: WriteResult)]) {
+    func appendUnitToLog(
+        _ commits: [(Commit, ModelEntry)], _ state: borrowing StoreState,
+        results: @autoclosure () -> [(model: String, result: WriteResult)]
+    ) {
         guard !commits.isEmpty else { return }
         guard let log else {
             guard !state.durable.observers.isEmpty else { return }
@@ -106,7 +108,7 @@ extension Store {
         var results: [(model: String, result: WriteResult)] = []
         for entry in list {
             guard let fields = entry.arrayValue, fields.count == 3, let model = fields[0].stringValue,
-                  case .int(let sequence) = fields[1], case .int(let revision) = fields[2], sequence >= 0, revision >= 0
+                case .int(let sequence) = fields[1], case .int(let revision) = fields[2], sequence >= 0, revision >= 0
             else { return nil }
             results.append((model, WriteResult(sequence: UInt64(sequence), revision: UInt64(revision), changed: true)))
         }
@@ -121,7 +123,8 @@ extension Store {
         let (ready, observers) = withState { state in
             for commit in commits {
                 guard let entry = state.lookUp(commit.model), entry.durable != nil,
-                      entry.lastCommit > commit.sequence else { continue }
+                    entry.lastCommit > commit.sequence
+                else { continue }
                 entry.durable!.apply(commit)
             }
             state.durable.sequence = last.sequence

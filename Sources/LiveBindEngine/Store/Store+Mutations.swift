@@ -14,7 +14,8 @@ extension Store {
     func set(_ value: JSON, at path: Path, in model: String, ifRevision: UInt64?, depth: Int, inDelivery: Bool = false)
         throws(StoreError) -> WriteResult
     {
-        try commitEdit(model, ifRevision: ifRevision, depth: depth, inDelivery: inDelivery) { (document, context, sizeDelta) throws(StoreError) -> Change? in
+        try commitEdit(model, ifRevision: ifRevision, depth: depth, inDelivery: inDelivery) {
+            (document, context, sizeDelta) throws(StoreError) -> Change? in
             // Without rules the value is used as given: a copy for nothing cost about 100 of a set's
             // 1,200 instructions.
             func apply(_ value: JSON) throws(StoreError) -> Change? {
@@ -28,8 +29,9 @@ extension Store {
                 case .unchanged:
                     return nil
                 case .notApplicable:
-                    return try context.admit(document.applySet(value, at: path), adding: size, to: &document,
-                                             sizeDelta: &sizeDelta, limits: limits)
+                    return try context.admit(
+                        document.applySet(value, at: path), adding: size, to: &document,
+                        sizeDelta: &sizeDelta, limits: limits)
                 }
             }
             guard let rules = context.rules else { return try apply(value) }
@@ -67,8 +69,9 @@ extension Store {
         try commitEdit(model, ifRevision: ifRevision, depth: depth) { (document, context, sizeDelta) throws(StoreError) -> Change? in
             func apply(_ value: JSON) throws(StoreError) -> Change? {
                 let size = try context.measure(value, at: array.components.count + 1)
-                return try context.admit(document.applyInsert(value, at: index, in: array), adding: size, to: &document,
-                                         sizeDelta: &sizeDelta, limits: limits)
+                return try context.admit(
+                    document.applyInsert(value, at: index, in: array), adding: size, to: &document,
+                    sizeDelta: &sizeDelta, limits: limits)
             }
             guard let rules = context.rules else { return try apply(value) }
             return try apply(try rules.validated(value, at: array.appending(String(index)), in: document))
@@ -83,8 +86,9 @@ extension Store {
         try commitEdit(model, ifRevision: ifRevision) { (document, context, sizeDelta) throws(StoreError) -> Change? in
             func apply(_ value: JSON) throws(StoreError) -> Change? {
                 let size = try context.measure(value, at: array.components.count + 1)
-                return try context.admit(document.applyInsert(value, at: nil, in: array), adding: size, to: &document,
-                                         sizeDelta: &sizeDelta, limits: limits)
+                return try context.admit(
+                    document.applyInsert(value, at: nil, in: array), adding: size, to: &document,
+                    sizeDelta: &sizeDelta, limits: limits)
             }
             guard let rules = context.rules, let count = try document.value(at: array).arrayValue?.count else {
                 return try apply(value)
@@ -109,8 +113,9 @@ extension Store {
         try commitEdit(model, ifRevision: ifRevision, depth: depth) { (document, context, sizeDelta) throws(StoreError) -> Change? in
             func apply(_ value: JSON) throws(StoreError) -> Change? {
                 let size = try context.measure(value, at: array.components.count + 1)
-                return try context.admit(document.applyReplace(at: index, in: array, with: value), adding: size,
-                                         to: &document, sizeDelta: &sizeDelta, limits: limits)
+                return try context.admit(
+                    document.applyReplace(at: index, in: array, with: value), adding: size,
+                    to: &document, sizeDelta: &sizeDelta, limits: limits)
             }
             guard let rules = context.rules else { return try apply(value) }
             return try apply(try rules.validated(value, at: array.appending(String(index)), in: document))
@@ -131,7 +136,8 @@ extension Store {
         throws(StoreError) -> WriteResult
     {
         try commitEdit(model, ifRevision: ifRevision, depth: depth) { (document, context, sizeDelta) throws(StoreError) -> Change? in
-            try context.admit(document.applyMove(from: from, to: to, in: array), adding: 0, to: &document, sizeDelta: &sizeDelta, limits: limits)
+            try context.admit(
+                document.applyMove(from: from, to: to, in: array), adding: 0, to: &document, sizeDelta: &sizeDelta, limits: limits)
         }
     }
 }

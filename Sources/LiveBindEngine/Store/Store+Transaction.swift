@@ -50,9 +50,10 @@ extension Store {
                     let entry = try state.entry(of: part.model)
                     let revision = try state.revision(of: entry, ifRevision: part.ifRevision)
                     try prepareLog(for: entry, &state)
-                    var editor = ModelEditor(document: .null, changes: [], undoLog: [], limits: limits,
-                                             rules: state.rules(of: part.model) ?? [], baseSize: entry.size,
-                                             othersSize: state.totalSize + grown - entry.size)
+                    var editor = ModelEditor(
+                        document: .null, changes: [], undoLog: [], limits: limits,
+                        rules: state.rules(of: part.model) ?? [], baseSize: entry.size,
+                        othersSize: state.totalSize + grown - entry.size)
                     editor.measured = spent
                     swap(&editor.document, &entry.document)
                     do throws(StoreError) {

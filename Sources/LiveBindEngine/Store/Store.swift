@@ -34,8 +34,10 @@ public final class Store: Sendable {
     }
 
     /// A store holding `models` as they were recorded, whose every commit goes to `log`.
-    package init(restoring models: [ModelSnapshot], lastSequence: UInt64, log: any CommitLog,
-         limits: StoreLimits = StoreLimits()) {
+    package init(
+        restoring models: [ModelSnapshot], lastSequence: UInt64, log: any CommitLog,
+        limits: StoreLimits = StoreLimits()
+    ) {
         Self.check(limits)
         state = OrderedMutex(StoreState(restoring: models, lastSequence: lastSequence))
         self.log = log
@@ -54,10 +56,12 @@ public final class Store: Sendable {
     }
 
     private static func check(_ limits: StoreLimits) {
-        precondition((1...StoreLimits.depthCeiling).contains(limits.maxDepth),
-                     "StoreLimits.maxDepth must be 1...\(StoreLimits.depthCeiling)")
-        precondition(limits.maxModelBytes > 0 && limits.maxStoreBytes > 0 && limits.maxPatchOperations > 0,
-                     "StoreLimits must be positive")
+        precondition(
+            (1...StoreLimits.depthCeiling).contains(limits.maxDepth),
+            "StoreLimits.maxDepth must be 1...\(StoreLimits.depthCeiling)")
+        precondition(
+            limits.maxModelBytes > 0 && limits.maxStoreBytes > 0 && limits.maxPatchOperations > 0,
+            "StoreLimits must be positive")
     }
 
     /// The counted size of `model` in bytes: its compact JSON plus one separator per member and element,
@@ -164,8 +168,9 @@ public final class Store: Sendable {
             state.totalSize += totalDelta
             state.enqueue(Change(kind: .set, path: .root, value: value), for: entry)
             state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)))
-            appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)),
-                        of: entry, state)
+            appendToLog(
+                Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)),
+                of: entry, state)
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
             return ((!existed, result), claimDelivery(&state))
         }
@@ -238,8 +243,9 @@ public final class Store: Sendable {
             if !state.commitObservers.isEmpty {
                 state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes(editor.changes)))
             }
-            appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes(editor.changes)),
-                        of: entry, state)
+            appendToLog(
+                Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes(editor.changes)),
+                of: entry, state)
             let result = WriteResult(
                 sequence: state.lastSequence, revision: revision + 1, index: editor.appendedIndex, changed: true)
             state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
@@ -268,8 +274,9 @@ public final class Store: Sendable {
             let entry = try state.entry(of: model)
             let revision = try state.revision(of: entry, ifRevision: ifRevision)
             try prepareLog(for: entry, &state)
-            let context = EditContext(limits: limits, rules: state.rules(of: model), modelSize: entry.size,
-                                      totalSize: state.totalSize)
+            let context = EditContext(
+                limits: limits, rules: state.rules(of: model), modelSize: entry.size,
+                totalSize: state.totalSize)
             var sizeDelta = 0
             guard let change = try edit(&entry.document, context, &sizeDelta) else {
                 return (WriteResult(sequence: state.lastSequence, revision: revision, changed: false), .none)
@@ -282,22 +289,27 @@ public final class Store: Sendable {
             }
             let index = change.kind == .insert ? change.index : nil
             let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
-            appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change]),
-                               depth: depth),
-                        of: entry, state)
+            appendToLog(
+                Commit(
+                    sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change]),
+                    depth: depth),
+                of: entry, state)
             // Path observers first, then store observers (as `write` and `put` do); the change is moved
             // rather than copied when only path observers hear it.
             if state.commitObservers.isEmpty {
                 if entry.observers.isEmpty { return (result, .none) }
-                if let box = inDelivery ? claimNestedDelivery(at: change.path, for: entry, depth: depth)
-                    : claimSingleDelivery(at: change.path, for: entry, &state) {
+                if let box = inDelivery
+                    ? claimNestedDelivery(at: change.path, for: entry, depth: depth)
+                    : claimSingleDelivery(at: change.path, for: entry, &state)
+                {
                     return (result, .single(box, change, ChangeStamp(sequence: state.lastSequence, depth: depth)))
                 }
                 state.enqueue(consume change, for: entry, depth: depth)
             } else {
                 if !entry.observers.isEmpty { state.enqueue(change, for: entry, depth: depth) }
-                state.enqueue(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])),
-                              depth: depth)
+                state.enqueue(
+                    Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change])),
+                    depth: depth)
             }
             guard let batch = claimDelivery(&state) else { return (result, .none) }
             return (result, .batch(batch))

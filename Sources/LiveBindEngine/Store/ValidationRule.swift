@@ -34,7 +34,10 @@ extension [ValidationRule] {
                 switch rule.validation.check(part) {
                 case .accept: break
                 case .reject(let reason): throw .validationFailed(path: target, reason: reason)
-                case .coerce(let coerced): _ = JSONEdit.update(&result, at: relative[...]) { $0 = coerced; return true }
+                case .coerce(let coerced):
+                    _ = JSONEdit.update(&result, at: relative[...]) {
+                        $0 = coerced; return true
+                    }
                 }
             } else {
                 guard var whole = try? document.value(at: target) else { continue }
@@ -65,7 +68,9 @@ extension [ValidationRule] {
             }
         }
         var result = value
-        _ = JSONEdit.update(&result, at: relative[...]) { $0 = .array(checked); return true }
+        _ = JSONEdit.update(&result, at: relative[...]) {
+            $0 = .array(checked); return true
+        }
         return result
     }
 }

@@ -73,7 +73,7 @@ public final class ArrangedArray {
                 if let arrangedIndex { entered(arrangedIndex, &out) }
                 return out.changes
             case .remove:
-                guard let index = change.index else { return reset([], path: path) }   // the array itself
+                guard let index = change.index else { return reset([], path: path) }  // the array itself
                 guard index >= 0, index < content.count else { break }
                 let row = content.row(at: index)
                 let arrangedIndex = row.kept ? arrangedIndex(of: row) : nil
@@ -85,7 +85,9 @@ public final class ArrangedArray {
                 update(content.row(at: index), to: value, inner: nil, &out)
                 return out.changes
             case .move:
-                guard let from = change.from, let to = change.to, from >= 0, from < content.count, to >= 0, to < content.count else { break }
+                guard let from = change.from, let to = change.to, from >= 0, from < content.count, to >= 0, to < content.count else {
+                    break
+                }
                 move(from: from, to: to, &out)
                 return out.changes
             case .set:
@@ -94,7 +96,8 @@ public final class ArrangedArray {
             return []
         }
         guard path.isPrefix(of: change.path), let index = Path.arrayIndex(change.path.components[depth]),
-              index >= 0, index < content.count else { return [] }
+            index >= 0, index < content.count
+        else { return [] }
         let row = content.row(at: index)
         var inner = change
         inner.path = Path(Array(change.path.components[(depth + 1)...]))
@@ -117,8 +120,9 @@ public final class ArrangedArray {
     /// Puts a new element in the content at `index`; returns its arranged index when the view keeps it.
     @discardableResult
     private func insertContent(_ value: JSON, at index: Int) -> Int? {
-        let row = ArrangedRow(value: value, kept: query.keeps(value), sortValues: query.sortValues(of: value),
-                              priority: random.next())
+        let row = ArrangedRow(
+            value: value, kept: query.keeps(value), sortValues: query.sortValues(of: value),
+            priority: random.next())
         content.insert(row, at: index)
         guard row.kept else { return nil }
         return arrange(row)
@@ -214,11 +218,14 @@ public final class ArrangedArray {
         let shown = window
         let before = shown.lowerBound, after = query.limit == nil ? Int.max : shown.upperBound
         if from == to && !shown.contains(from) || (from < before && to < before) || (from >= after && to >= after) {
-            out.changes.removeSubrange(mark...)   // the shown rows are the same
+            out.changes.removeSubrange(mark...)  // the shown rows are the same
         } else if shown.contains(from) && shown.contains(to) {
             out.changes.removeSubrange(mark...)
-            if from != to { out.move(from - shown.lowerBound, to - shown.lowerBound, row.value, changed: changed) }
-            else if changed { out.replace(to - shown.lowerBound, row.value) }
+            if from != to {
+                out.move(from - shown.lowerBound, to - shown.lowerBound, row.value, changed: changed)
+            } else if changed {
+                out.replace(to - shown.lowerBound, row.value)
+            }
         }
     }
 
@@ -228,25 +235,27 @@ public final class ArrangedArray {
     private func entered(_ index: Int, _ out: inout Output) {
         let count = matchCount, offset = query.offset
         guard let limit = query.limit else {
-            if index >= offset { out.insert(index - offset, element(at: index)) }
-            else if offset < count { out.insert(0, element(at: offset)) }
+            if index >= offset {
+                out.insert(index - offset, element(at: index))
+            } else if offset < count {
+                out.insert(0, element(at: offset))
+            }
             return
         }
         if index >= offset + limit { return }
         // Shown before: offset ..< min(count - 1, offset + limit); the last one is now one further.
         if count - 1 >= offset + limit { out.remove(limit - 1, key: element(at: offset + limit)) }
-        if index >= offset { out.insert(index - offset, element(at: index)) }
-        else if offset < count { out.insert(0, element(at: offset)) }
+        if index >= offset { out.insert(index - offset, element(at: index)) } else if offset < count { out.insert(0, element(at: offset)) }
     }
 
     /// A row (`old`, as it was shown) left the arranged order from `index` (the rows after it moved one up).
     private func left(_ index: Int, was old: JSON, _ out: inout Output) {
-        let count = matchCount, offset = query.offset   // count: without it
+        let count = matchCount, offset = query.offset  // count: without it
         if index >= offset + (query.limit ?? Int.max - offset) { return }
         if index >= offset {
             out.remove(index - offset, key: old)
         } else if offset < count + 1 {
-            out.remove(0, key: element(at: offset - 1))   // the first row shown moved one up, out of the window
+            out.remove(0, key: element(at: offset - 1))  // the first row shown moved one up, out of the window
         } else {
             return
         }

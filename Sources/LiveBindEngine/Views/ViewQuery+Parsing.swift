@@ -64,12 +64,15 @@ extension ViewQuery {
     /// ```swift
     /// let open = try ViewQuery(where: "and(status:eq:open,total:ge:100)", order: "-time", limit: 50)
     /// ```
-    public init(where filter: String?, order: String? = nil, offset: Int = 0, limit: Int? = nil, limits: Limits = Limits()) throws(ViewQueryError) {
+    public init(where filter: String?, order: String? = nil, offset: Int = 0, limit: Int? = nil, limits: Limits = Limits())
+        throws(ViewQueryError)
+    {
         let bytes = (filter?.utf8.count ?? 0) + (order?.utf8.count ?? 0)
         guard bytes <= limits.maxBytes else {
-            throw ViewQueryError(part: filter == nil ? "order" : "where",
-                                 reason: "the query is \(bytes) bytes; at most \(limits.maxBytes)",
-                                 exceeded: Bound(kind: .bytes, limit: limits.maxBytes))
+            throw ViewQueryError(
+                part: filter == nil ? "order" : "where",
+                reason: "the query is \(bytes) bytes; at most \(limits.maxBytes)",
+                exceeded: Bound(kind: .bytes, limit: limits.maxBytes))
         }
         var predicate: ViewPredicate?
         if let filter {
@@ -178,7 +181,8 @@ struct ViewQueryParser {
             values.append(try value())
         }
         if [.contains, .prefix, .match].contains(op), case .string(let wanted)? = values.first,
-           wanted.unicodeScalars.count > ViewQuery.maxSearchLength {
+            wanted.unicodeScalars.count > ViewQuery.maxSearchLength
+        {
             throw error("a \(op.rawValue) value is longer than \(ViewQuery.maxSearchLength) characters")
         }
         return .compare(path, op, values)
@@ -216,7 +220,9 @@ struct ViewQueryParser {
         let start = position
         if peek == UInt8(ascii: "\"") {
             position += 1
-            while let byte = peek, byte != UInt8(ascii: "\"") { position = min(text.count, position + (byte == UInt8(ascii: "\\") ? 2 : 1)) }
+            while let byte = peek, byte != UInt8(ascii: "\"") {
+                position = min(text.count, position + (byte == UInt8(ascii: "\\") ? 2 : 1))
+            }
             try expect("\"")
             guard let value = try? JSON(parsing: Array(text[start..<position])) else {
                 position = start
@@ -236,7 +242,8 @@ struct ViewQueryParser {
     private static func isNameByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "$"), UInt8(ascii: "@"): true
+            UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "$"), UInt8(ascii: "@"):
+            true
         default: false
         }
     }
@@ -263,7 +270,8 @@ struct ViewQueryParser {
     }
 
     private func error(_ reason: String, _ kind: ViewQuery.Bound.Kind? = nil, _ limit: Int = 0) -> ViewQueryError {
-        ViewQueryError(part: part, reason: "\(reason) at character \(position + 1)",
-                       exceeded: kind.map { ViewQuery.Bound(kind: $0, limit: limit) })
+        ViewQueryError(
+            part: part, reason: "\(reason) at character \(position + 1)",
+            exceeded: kind.map { ViewQuery.Bound(kind: $0, limit: limit) })
     }
 }

@@ -4,7 +4,8 @@ import Testing
 
 @Suite("The client's event stream parser")
 struct EventStreamParserTests {
-    static let stream = "retry: 2000\n\n: heartbeat\n\nevent: stream\ndata: {\"stream\":\"abc\"}\n\n"
+    static let stream =
+        "retry: 2000\n\n: heartbeat\n\nevent: stream\ndata: {\"stream\":\"abc\"}\n\n"
         + "event: snapshot\ndata: {\"a\":1}\n\nid: 7\nevent: set\ndata: line one\ndata: line two\n\n"
         + "data:no space\nid: 8\n\n"
 
@@ -12,7 +13,7 @@ struct EventStreamParserTests {
         ServerSentEvent(id: nil, name: "stream", data: "{\"stream\":\"abc\"}"),
         ServerSentEvent(id: nil, name: "snapshot", data: "{\"a\":1}"),
         ServerSentEvent(id: "7", name: "set", data: "line one\nline two"),
-        ServerSentEvent(id: "8", name: "message", data: "no space"),
+        ServerSentEvent(id: "8", name: "message", data: "no space")
     ]
 
     /// Whatever the chunks and line ends (LF, CRLF, CR), the same events come out: a seeded search

@@ -21,8 +21,10 @@ struct MirrorTests {
         var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
         @discardableResult
-        func send(_ method: String, _ target: String, _ body: String? = nil,
-                  type: String = "application/json") throws -> TestHTTPResponse {
+        func send(
+            _ method: String, _ target: String, _ body: String? = nil,
+            type: String = "application/json"
+        ) throws -> TestHTTPResponse {
             guard let body else { return try TestHTTPClient.request(port: port, method, target) }
             return try TestHTTPClient.send(port: port, method, target, body, type: type)
         }
@@ -58,8 +60,9 @@ struct MirrorTests {
         let store = Store()
         let refusals = OrderedMutex(0)
         let client = try LiveBindClient(url: server.url)
-        let mirror = try client.mirror(["orders", "sensor/meta"], into: store, heartbeat: .seconds(1),
-                                       onRefusal: { _ in refusals.withLock { $0 += 1 } })
+        let mirror = try client.mirror(
+            ["orders", "sensor/meta"], into: store, heartbeat: .seconds(1),
+            onRefusal: { _ in refusals.withLock { $0 += 1 } })
         #expect(await mirror.waitUntilSynced(timeout: .seconds(60)))
         var random = SplitMix(seed: seed)
         var local: Set<String> = []
@@ -146,8 +149,9 @@ struct MirrorTests {
         let server = try Server()
         try server.send("PUT", "/models/big", #"{"text":"\#(String(repeating: "x", count: 8000))"}"#)
         let store = Store()
-        let mirror = try LiveBindClient(url: server.url).mirror(["big"], into: store, heartbeat: .seconds(1),
-                                                                maxEventBytes: 4096)
+        let mirror = try LiveBindClient(url: server.url).mirror(
+            ["big"], into: store, heartbeat: .seconds(1),
+            maxEventBytes: 4096)
         #expect(await !mirror.waitUntilSynced(timeout: .seconds(2)))
         #expect(mirror.status.reconnects > 0 && (try? store.value(of: "big")) == nil)
         try server.send("PUT", "/models/big", #"{"text":"small"}"#)
@@ -167,8 +171,9 @@ struct MirrorTests {
         let token = try store.observe(Path(pointer: "/items"), in: "orders") { change in kinds.withLock { $0.append(change.kind) } }
         try server.send("POST", "/models/orders/items", #"{"id":"c"}"#)
         try server.send("DELETE", "/models/orders/items/0")
-        try server.send("PATCH", "/models/orders", #"[{"op":"move","from":"/items/0","path":"/items/1"}]"#,
-                        type: "application/json-patch+json")
+        try server.send(
+            "PATCH", "/models/orders", #"[{"op":"move","from":"/items/0","path":"/items/1"}]"#,
+            type: "application/json-patch+json")
         try await Self.eventually("three changes") { kinds.withLock { $0.count } >= 3 }
         #expect(kinds.withLock { $0 } == [.insert, .remove, .move])
         #expect(try store.value(of: "orders", at: Path(pointer: "/items")) == (try server.document("orders"))?["items"])
@@ -188,7 +193,9 @@ struct MirrorTests {
             onRefusal: { error in refusals.withLock { $0.append(error) } })
         #expect(await mirror.waitUntilSynced(timeout: .seconds(60)))
         #expect(try store.value(of: "recent", at: Path(pointer: "/rows")) == .array([4, 5]))
-        #expect(mirror.window(of: try MirrorTarget("sensor/rows;last=2", into: "recent/rows")) == ServerMirror.ArrayWindow(offset: 3, length: 5))
+        #expect(
+            mirror.window(of: try MirrorTarget("sensor/rows;last=2", into: "recent/rows")) == ServerMirror.ArrayWindow(offset: 3, length: 5)
+        )
         let answer = try await mirror.set(2, at: "sensor/t")
         #expect(answer?["rev"] != nil)
         // A location alone writes without If-Match by default; ask for it against an old revision.

@@ -6,11 +6,13 @@ import Testing
 /// is exercised against real NATS servers in Tests/cluster.
 @Suite("Cluster commit messages") struct CommitMessageTests {
     // Made on each use: a static stored value of the test type is reported by LeakSanitizer.
-    static var commits: [Commit] { [
-        Commit(sequence: 41, model: "sensor", revision: 7, kind: .changes([Change(kind: .set, path: Path(["t"]), value: 21.5)])),
-        Commit(sequence: 42, model: "a b\nc", revision: 1, kind: .snapshot(["x": [1, 2]])),
-        Commit(sequence: 43, model: "gone", revision: 3, kind: .drop),
-    ] }
+    static var commits: [Commit] {
+        [
+            Commit(sequence: 41, model: "sensor", revision: 7, kind: .changes([Change(kind: .set, path: Path(["t"]), value: 21.5)])),
+            Commit(sequence: 42, model: "a b\nc", revision: 1, kind: .snapshot(["x": [1, 2]])),
+            Commit(sequence: 43, model: "gone", revision: 3, kind: .drop)
+        ]
+    }
 
     static func message(_ body: [UInt8], headers: [String: String] = [CommitMessage.sequenceHeader: "41"]) -> StreamMessage {
         StreamMessage(sequence: 9, pending: 0, subject: "lb.commits", headers: headers, body: body)
@@ -39,8 +41,10 @@ import Testing
     }
 
     @Test func bodiesThatAreNotCommitsAreRefused() {
-        for body in ["", "c 1 1 2\nab", "c 1 99 2\nab{}", "x 1 1 2\na{}", "c 1 1 18446744073709551616\na{}", "c -1 1 2\na{}",
-                     "c 1 1 2\na{}c 1", "c 1 1 2 3\na{}"] {
+        for body in [
+            "", "c 1 1 2\nab", "c 1 99 2\nab{}", "x 1 1 2\na{}", "c 1 1 18446744073709551616\na{}", "c -1 1 2\na{}",
+            "c 1 1 2\na{}c 1", "c 1 1 2 3\na{}"
+        ] {
             #expect(throws: CommitRecordError.self, "\(body)") { try CommitMessage.commits(in: Self.message(Array(body.utf8))) }
         }
         #expect(throws: CommitRecordError.self) {

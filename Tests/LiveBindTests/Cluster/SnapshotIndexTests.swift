@@ -7,8 +7,10 @@ import Testing
 @Suite("Cluster snapshot index") struct SnapshotIndexTests {
     @Test func anIndexAndAManifestReadBackAsWritten() throws {
         let index = SnapshotIndex(
-            segments: [.init(chunks: [7, 8], bytes: 30, models: [("a", 3, 0, 10), ("b", 1, 10, 20)]),
-                       .init(chunks: [12], bytes: 5, models: [("c", 9, 0, 5)])],
+            segments: [
+                .init(chunks: [7, 8], bytes: 30, models: [("a", 3, 0, 10), ("b", 1, 10, 20)]),
+                .init(chunks: [12], bytes: 5, models: [("c", 9, 0, 5)])
+            ],
             bindings: [("copy", ["source": "a.x", "target": "b.x"], false)], retired: [2, 3])
         let read = try SnapshotIndex(bytes: index.encoded())
         #expect(read.chunks == [7, 8, 12] && read.retired == [2, 3])

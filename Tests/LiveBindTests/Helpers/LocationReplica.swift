@@ -62,8 +62,9 @@ struct LocationReplica {
             exists = change["exists"] != .bool(false)
             return
         }
-        let made = Change(kind: Change.Kind(rawValue: kind)!, path: relative, value: change["value"],
-                          index: change["index"]?.intValue, from: change["from"]?.intValue, to: change["to"]?.intValue)
+        let made = Change(
+            kind: Change.Kind(rawValue: kind)!, path: relative, value: change["value"],
+            index: change["index"]?.intValue, from: change["from"]?.intValue, to: change["to"]?.intValue)
         try value.replay(made)
         exists = true
     }

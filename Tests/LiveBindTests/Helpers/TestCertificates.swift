@@ -30,15 +30,22 @@ struct TestCertificates {
 
     private func make() throws {
         let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
-        try openssl(["req", "-x509"] + curve + ["-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
-                     "-subj", "/CN=LiveBind test CA"])
+        try openssl(
+            ["req", "-x509"] + curve + [
+                "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+                "-subj", "/CN=LiveBind test CA"
+            ])
         try write("server.ext", "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
         try write("client.ext", "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n")
-        for (name, subject, ext) in [("server", Self.serverSubject, "server.ext"), ("renewed", Self.renewedSubject, "server.ext"),
-                                     ("client", "livebind-test-client", "client.ext")] {
+        for (name, subject, ext) in [
+            ("server", Self.serverSubject, "server.ext"), ("renewed", Self.renewedSubject, "server.ext"),
+            ("client", "livebind-test-client", "client.ext")
+        ] {
             try openssl(["req"] + curve + ["-keyout", "\(name).key", "-out", "\(name).csr", "-subj", "/CN=\(subject)"])
-            try openssl(["x509", "-req", "-in", "\(name).csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-                         "-out", "\(name).pem", "-days", "2", "-extfile", ext])
+            try openssl([
+                "x509", "-req", "-in", "\(name).csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                "-out", "\(name).pem", "-days", "2", "-extfile", ext
+            ])
         }
         try openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "stray.key"])
     }
@@ -63,8 +70,10 @@ enum ChildProcess {
         var error: String
     }
 
-    static func run(_ executable: String, _ arguments: [String], in directory: String? = nil,
-                    timeout: Double = 30) throws -> Result {
+    static func run(
+        _ executable: String, _ arguments: [String], in directory: String? = nil,
+        timeout: Double = 30
+    ) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -91,8 +100,9 @@ enum ChildProcess {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         _ = readers.wait(timeout: .now() + 5)
-        return Result(status: process.terminationStatus, output: String(decoding: outputData.data, as: UTF8.self),
-                      error: String(decoding: errorData.data, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus, output: String(decoding: outputData.data, as: UTF8.self),
+            error: String(decoding: errorData.data, as: UTF8.self))
     }
 
     /// Bytes handed from a reading thread to the test.

@@ -10,8 +10,12 @@ struct TestCurl {
 
     /// One request; `-i` puts the status line and headers before the body in `output`.
     func request(_ target: String, _ extra: [String] = [], timeout: Double = 20) throws -> ChildProcess.Result {
-        try ChildProcess.run("/usr/bin/curl", ["-sS", "-i", "--max-time", "\(Int(timeout))", "--cacert",
-                                                certificates.caCertificate] + extra + [url(target)], timeout: timeout + 5)
+        try ChildProcess.run(
+            "/usr/bin/curl",
+            [
+                "-sS", "-i", "--max-time", "\(Int(timeout))", "--cacert",
+                certificates.caCertificate
+            ] + extra + [url(target)], timeout: timeout + 5)
     }
 
     /// The status code of the last response in `output`, or nil.
@@ -38,8 +42,10 @@ final class TestCurlStream {
     /// Opens `target` with curl -N; stops by itself after `seconds`.
     init(_ curl: TestCurl, _ target: String, seconds: Int = 30) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["-sS", "-N", "-v", "--max-time", "\(seconds)", "--cacert", curl.certificates.caCertificate,
-                             curl.url(target)]
+        process.arguments = [
+            "-sS", "-N", "-v", "--max-time", "\(seconds)", "--cacert", curl.certificates.caCertificate,
+            curl.url(target)
+        ]
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

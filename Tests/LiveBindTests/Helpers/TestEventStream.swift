@@ -43,8 +43,10 @@ final class TestEventStream {
     private var ended = false
 
     /// Opens `target` (such as `/events?model=a`) with optional extra headers.
-    init(port: Int, target: String = "/events", headers: [(String, String)] = [], timeout: Double = 10,
-         receiveBufferSize: Int32? = nil) throws {
+    init(
+        port: Int, target: String = "/events", headers: [(String, String)] = [], timeout: Double = 10,
+        receiveBufferSize: Int32? = nil
+    ) throws {
         socket = try TestSocket(port: port, timeout: timeout, receiveBufferSize: receiveBufferSize)
         var head = "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
@@ -69,8 +71,9 @@ final class TestEventStream {
             guard let line = try nextLine() else { return nil }
             if line.isEmpty {
                 if sawData {
-                    return TestEvent(id: id ?? lastEventID, type: type.isEmpty ? "message" : type,
-                                     data: data.joined(separator: "\n"), ownID: id)
+                    return TestEvent(
+                        id: id ?? lastEventID, type: type.isEmpty ? "message" : type,
+                        data: data.joined(separator: "\n"), ownID: id)
                 }
                 type = ""
                 continue
@@ -109,8 +112,11 @@ final class TestEventStream {
         var events: [TestEvent] = []
         while comments.count < count {
             guard let line = try nextLine() else { throw TestSocketError(description: "stream ended") }
-            if line.hasPrefix(":") { comments.append(String(line.dropFirst())) }
-            else if !line.isEmpty { events.append(TestEvent(id: nil, type: "partial", data: line)) }
+            if line.hasPrefix(":") {
+                comments.append(String(line.dropFirst()))
+            } else if !line.isEmpty {
+                events.append(TestEvent(id: nil, type: "partial", data: line))
+            }
         }
         return events
     }

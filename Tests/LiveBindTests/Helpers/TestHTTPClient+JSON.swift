@@ -2,8 +2,10 @@ import Foundation
 
 extension TestHTTPClient {
     /// A request with a JSON (or other) text body and its media type.
-    static func send(port: Int, _ method: String, _ target: String, _ text: String,
-                     type: String = "application/json", headers: [(String, String)] = []) throws -> TestHTTPResponse {
+    static func send(
+        port: Int, _ method: String, _ target: String, _ text: String,
+        type: String = "application/json", headers: [(String, String)] = []
+    ) throws -> TestHTTPResponse {
         try request(port: port, method, target, headers: [("Content-Type", type)] + headers, text: text)
     }
 
@@ -29,7 +31,8 @@ extension TestHTTPResponse {
     /// Whether this is an RFC 9457 problem with the given status and all four members.
     func isProblem(_ status: Int) -> Bool {
         guard self.status == status, header("Content-Type") == "application/problem+json",
-              let problem = try? object() else { return false }
+            let problem = try? object()
+        else { return false }
         return problem["status"] as? Int == status && problem["type"] is String
             && problem["title"] is String && (problem["detail"] as? String)?.isEmpty == false
     }

@@ -27,8 +27,10 @@ struct TestHTTPResponse {
 /// A tiny HTTP/1.1 client on raw sockets: one request per connection, `Content-Length` or chunked bodies.
 enum TestHTTPClient {
     /// Sends one request and reads the whole response.
-    static func request(port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
-                        body: [UInt8]? = nil, timeout: Double = 10) throws -> TestHTTPResponse {
+    static func request(
+        port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
+        body: [UInt8]? = nil, timeout: Double = 10
+    ) throws -> TestHTTPResponse {
         let socket = try TestSocket(port: port, timeout: timeout)
         var head = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
@@ -41,8 +43,10 @@ enum TestHTTPClient {
     }
 
     /// Sends one request with a UTF-8 body.
-    static func request(port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
-                        text: String, timeout: Double = 10) throws -> TestHTTPResponse {
+    static func request(
+        port: Int, _ method: String, _ target: String, headers: [(String, String)] = [],
+        text: String, timeout: Double = 10
+    ) throws -> TestHTTPResponse {
         try request(port: port, method, target, headers: headers, body: Array(text.utf8), timeout: timeout)
     }
 
@@ -74,8 +78,11 @@ enum TestHTTPClient {
             let line = try socket.readLine()
             if line.isEmpty { break }
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.append((String(line[..<colon]),
-                            line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append(
+                (
+                    String(line[..<colon]),
+                    line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                ))
         }
         return (status, headers)
     }

@@ -68,8 +68,10 @@ enum TestJWT {
     }
 
     /// A server policy that accepts JWTs signed with `key` (file contents), beside the usual static tokens.
-    static func policy(key: String = secret, audience: String? = nil, issuer: String? = nil,
-                       privateReads: Bool = true) -> AccessPolicy {
+    static func policy(
+        key: String = secret, audience: String? = nil, issuer: String? = nil,
+        privateReads: Bool = true
+    ) -> AccessPolicy {
         var policy = TestTokens.policy
         policy.jwt = AccessPolicy.JWT(key: Array(key.utf8), audience: audience, issuer: issuer, leewaySeconds: 0)
         policy.privateReads = privateReads

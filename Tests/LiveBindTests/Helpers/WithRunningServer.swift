@@ -36,8 +36,9 @@ func withPublicDirectory<Result>(_ body: (String) throws -> Result) throws -> Re
     try Data("console.log(1)".utf8).write(to: publicDirectory.appendingPathComponent("app.js"))
     try Data("body{}".utf8).write(to: publicDirectory.appendingPathComponent("style.css"))
     try Data("secret".utf8).write(to: base.appendingPathComponent("secret.txt"))
-    try FileManager.default.createSymbolicLink(atPath: publicDirectory.appendingPathComponent("escape.txt").path,
-                                               withDestinationPath: base.appendingPathComponent("secret.txt").path)
+    try FileManager.default.createSymbolicLink(
+        atPath: publicDirectory.appendingPathComponent("escape.txt").path,
+        withDestinationPath: base.appendingPathComponent("secret.txt").path)
     return try body(publicDirectory.path)
 }
 

@@ -8,16 +8,19 @@ import Testing
     /// Changes of every kind, with the fields that need escaping or nesting. Made at each use, not kept
     /// in a global: LeakSanitizer cannot see the pointers in a global `JSON` enum's payload (they carry
     /// the enum's tag bits) and reports what they hold as leaked.
-    static var changes: [Change] { [
-        Change(kind: .set, path: Path(["a", "quote\"back\\slash", "new\nline", "ü🙂"]),
-               value: .object(["x": .array([.int(-1), .double(0.5), .null, .bool(true), .string("\u{1}")])])),
-        Change(kind: .set, path: Path([]), value: .object([:])),
-        Change(kind: .insert, path: Path(["list"]), value: .string("v"), index: 0, key: .string("id-1")),
-        Change(kind: .remove, path: Path(["list"]), index: 12, key: .int(7)),
-        Change(kind: .replace, path: Path(["list"]), value: .int(Int.min), index: 3),
-        Change(kind: .move, path: Path(["list"]), from: 9, to: Int.max),
-        Change(kind: .remove, path: Path(["gone"])),
-    ] }
+    static var changes: [Change] {
+        [
+            Change(
+                kind: .set, path: Path(["a", "quote\"back\\slash", "new\nline", "ü🙂"]),
+                value: .object(["x": .array([.int(-1), .double(0.5), .null, .bool(true), .string("\u{1}")])])),
+            Change(kind: .set, path: Path([]), value: .object([:])),
+            Change(kind: .insert, path: Path(["list"]), value: .string("v"), index: 0, key: .string("id-1")),
+            Change(kind: .remove, path: Path(["list"]), index: 12, key: .int(7)),
+            Change(kind: .replace, path: Path(["list"]), value: .int(Int.min), index: 3),
+            Change(kind: .move, path: Path(["list"]), from: 9, to: Int.max),
+            Change(kind: .remove, path: Path(["gone"]))
+        ]
+    }
 
     /// The record a log stores is written straight into a buffer: it must stay the text of the
     /// record's JSON shape that existing data directories hold, and read back as the same commit.
@@ -59,7 +62,7 @@ extension Change {
     fileprivate var record: JSON {
         var members: OrderedDictionary<String, JSON> = [
             "op": .string(kind.rawValue),
-            "path": .array(Deque(path.components.map(JSON.string))),
+            "path": .array(Deque(path.components.map(JSON.string)))
         ]
         if let value { members["value"] = value }
         if let index { members["index"] = .int(index) }

@@ -39,8 +39,10 @@ import Testing
         private let stopping = Atomic<Bool>(false)
         private let running: Atomic<Int>
 
-        init(port: Int, acknowledged: Acknowledged, values: Range<Int>,
-             target: @escaping @Sendable (Int) -> (method: String, path: String)) {
+        init(
+            port: Int, acknowledged: Acknowledged, values: Range<Int>,
+            target: @escaping @Sendable (Int) -> (method: String, path: String)
+        ) {
             let clients = acknowledged.clients
             running = Atomic(clients)
             for client in 0..<clients {
@@ -49,9 +51,10 @@ import Testing
                     let (method, path) = target(client)
                     for value in values {
                         guard !stopping.load(ordering: .acquiring),
-                              let answer = try? Client.send(port: port, method, path, "\(value)", headers: []),
-                              answer.status == 200, let object = try? answer.object(),
-                              let id = (object["id"] as? String).flatMap(Int.init) else { return }
+                            let answer = try? Client.send(port: port, method, path, "\(value)", headers: []),
+                            answer.status == 200, let object = try? answer.object(),
+                            let id = (object["id"] as? String).flatMap(Int.init)
+                        else { return }
                         acknowledged.add(value, client: client, id: id)
                     }
                 }
@@ -75,7 +78,7 @@ import Testing
             #expect(try Client.send(port: port, "PUT", "/models/log", "{\(lists)}").status == 201)
             let bindings = [
                 #"{"id":"count0","source":"log.c0","target":"log.count0","transform":"count"}"#,
-                #"{"id":"count1","source":"log.c1","target":"log.count1","transform":"count"}"#,
+                #"{"id":"count1","source":"log.c1","target":"log.count1","transform":"count"}"#
             ]
             for binding in bindings { #expect(try Client.send(port: port, "POST", "/bindings", binding).status == 201) }
             #expect(try Client.send(port: port, "PATCH", "/bindings/count1", #"{"enabled":false}"#).status == 200)
@@ -83,7 +86,7 @@ import Testing
             // A watcher reads events while the writers run; it stops at the kill.
             let stream = try TestEventStream(port: port, target: "/events?model=log", timeout: 5)
             var seen: [TestEvent] = []
-            _ = try stream.next(1)   // the snapshot
+            _ = try stream.next(1)  // the snapshot
 
             let acknowledged = Acknowledged(clients: clients)
             let writers = Writers(port: port, acknowledged: acknowledged, values: 0..<2000) { client in
@@ -121,8 +124,9 @@ import Testing
             #expect(restoredSequence >= highestAcknowledged)
 
             // Resume from the last event seen before the kill: exactly the missed events, in order.
-            let resumed = try TestEventStream(port: port, target: "/events?model=log",
-                                              headers: [("Last-Event-ID", "\(lastSeen)")], timeout: 5)
+            let resumed = try TestEventStream(
+                port: port, target: "/events?model=log",
+                headers: [("Last-Event-ID", "\(lastSeen)")], timeout: 5)
             let missed = try resumed.next(restoredSequence - lastSeen)
             #expect(missed.allSatisfy { $0.type != "resync" && $0.type != "snapshot" })
             #expect(missed.compactMap { $0.id.flatMap(Int.init) } == Array((lastSeen + 1)...restoredSequence))
@@ -136,9 +140,10 @@ import Testing
             #expect(listed.map { $0["id"] as? String } == ["count0", "count1"])
             #expect(listed.map { $0["enabled"] as? Bool } == [true, false])
             let ackedCount = acked.joined().count
-            print("crash recovery: writes acknowledged \(ackedCount), writes recovered \(recovered), "
-                  + "events seen before the kill up to id \(lastSeen), events replayed after restart \(missed.count), "
-                  + "ids continue at \(restoredSequence + 1)")
+            print(
+                "crash recovery: writes acknowledged \(ackedCount), writes recovered \(recovered), "
+                    + "events seen before the kill up to id \(lastSeen), events replayed after restart \(missed.count), "
+                    + "ids continue at \(restoredSequence + 1)")
             #expect(recovered >= ackedCount)
         }
     }
@@ -158,7 +163,7 @@ import Testing
             #expect(try Client.send(port: port, "PUT", "/models/big", body).status == 201)
 
             let stream = try TestEventStream(port: port, target: "/events?model=big", timeout: 5)
-            _ = try stream.next(1)   // the snapshot
+            _ = try stream.next(1)  // the snapshot
             let acknowledged = Acknowledged(clients: clients)
             let writers = Writers(port: port, acknowledged: acknowledged, values: 1..<5000) { client in
                 ("PUT", "/models/big/rows/\(client * 1000)/v")
@@ -168,8 +173,9 @@ import Testing
             let deadline = Date().addingTimeInterval(60)
             while acknowledged.count < 600, Date() < deadline {
                 guard let event = try? stream.next(), let id = event.id.flatMap(Int.init),
-                      let object = try? event.object(), let path = object["path"] as? String,
-                      let value = object["value"] as? Int else { continue }
+                    let object = try? event.object(), let path = object["path"] as? String,
+                    let value = object["value"] as? Int
+                else { continue }
                 let parts = path.split(separator: "/")
                 if parts.count == 3, let row = Int(parts[1]) { seen.append((id, row, value)) }
             }
@@ -196,8 +202,9 @@ import Testing
                 #expect(event.id <= restoredSequence)
                 #expect((restoredRows[event.row]["v"] as? Int ?? -1) >= event.value)
             }
-            print("crash recovery, 1 MB model: writes acknowledged \(acknowledged.count), events seen \(seen.count), "
-                  + "ids continue at \(restoredSequence + 1)")
+            print(
+                "crash recovery, 1 MB model: writes acknowledged \(acknowledged.count), events seen \(seen.count), "
+                    + "ids continue at \(restoredSequence + 1)")
         }
     }
 
@@ -227,7 +234,7 @@ import Testing
             let cases: [(String, String)] = [
                 (file, "exists but is not a directory"),
                 (directory + "/missing/deeper", "cannot be created"),
-                (corrupt, "is not a SQLite database"),
+                (corrupt, "is not a SQLite database")
             ]
             for (path, message) in cases {
                 let server = try ServerProcess(["--no-demo", "--data", path])

@@ -25,10 +25,11 @@ import Testing
     @Test func theCommitLogAndEventFeedThreadsCarryTheirNamesForTheSystem() throws {
         func threadNames() -> Set<String> {
             let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-            return Set(tasks.compactMap { task in
-                (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
-                    .trimmingCharacters(in: .whitespacesAndNewlines)
-            })
+            return Set(
+                tasks.compactMap { task in
+                    (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                        .trimmingCharacters(in: .whitespacesAndNewlines)
+                })
         }
         try withTemporaryDirectory { directory in
             try Self.withServer(directory) { (_, _) throws in

@@ -49,8 +49,9 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("livebind-history-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var first: HistoryDatabase? = try HistoryDatabase(directory: directory, retention: .init(age: 1000, bytes: nil),
-                                                          checkpointBytes: 1000)
+        var first: HistoryDatabase? = try HistoryDatabase(
+            directory: directory, retention: .init(age: 1000, bytes: nil),
+            checkpointBytes: 1000)
         #expect(throws: StateDatabaseError.self) {
             _ = try HistoryDatabase(directory: directory, retention: .init(age: 1000, bytes: nil), checkpointBytes: 1000)
         }
@@ -65,8 +66,9 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("livebind-history-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let history = try HistoryDatabase(directory: directory, retention: HistoryRetention(age: nil, bytes: 1 << 40),
-                                          checkpointBytes: 300)
+        let history = try HistoryDatabase(
+            directory: directory, retention: HistoryRetention(age: nil, bytes: 1 << 40),
+            checkpointBytes: 300)
         let store = Store(startingSequence: 100)
         let recording = store.observeDurable { history.enqueue($0) }
         defer { recording.cancel(); history.stop() }
@@ -86,8 +88,9 @@ import Testing
             case 4: result = try? store.insert(["p": number()], at: Int(random.next() % UInt64(items + 1)), in: Path(["items"]), of: "m")
             case 5 where items > 0: result = try? store.remove(at: Path(["items", String(random.next() % UInt64(items))]), in: "m")
             case 6 where items > 1:
-                result = try? store.move(from: Int(random.next() % UInt64(items)), to: Int(random.next() % UInt64(items)),
-                                         in: Path(["items"]), of: "m")
+                result = try? store.move(
+                    from: Int(random.next() % UInt64(items)), to: Int(random.next() % UInt64(items)),
+                    in: Path(["items"]), of: "m")
             case 7: result = try? store.put("m", ["t": number(), "obj": [:], "items": [["p": 1], ["p": 2]]]).result
             case 8 where document != nil: result = try? store.drop("m")
             default: result = try? store.put("m", ["t": 1, "obj": ["a": 2], "items": []]).result
@@ -98,8 +101,9 @@ import Testing
             if random.next() % 2 == 0 { history.flush() }
         }
         history.flush()
-        #expect(history.checkpointsWritten.load(ordering: .relaxed) > 3,
-                "\(history.commitsWritten.load(ordering: .relaxed)) commits, \(states.count) states")
+        #expect(
+            history.checkpointsWritten.load(ordering: .relaxed) > 3,
+            "\(history.commitsWritten.load(ordering: .relaxed)) commits, \(states.count) states")
         for (sequence, document) in states {
             let read = try history.document("m", at: sequence)
             #expect(read?.value == document, "document at \(sequence) (seed \(seed))")
@@ -116,8 +120,9 @@ import Testing
             }
             let series = try history.series("m", path, from: first, to: last, limits: .init(), origins: false)
             #expect(series.start == value(states[0].1), "start of \(pointer) (seed \(seed))")
-            #expect(series.points.map { [$0.sequence: $0.value] } == expected.map { [$0.sequence: $0.value] },
-                    "series of \(pointer) (seed \(seed))")
+            #expect(
+                series.points.map { [$0.sequence: $0.value] } == expected.map { [$0.sequence: $0.value] },
+                "series of \(pointer) (seed \(seed))")
         }
     }
 }

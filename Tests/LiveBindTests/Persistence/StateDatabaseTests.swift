@@ -141,7 +141,8 @@ import Testing
         try withTemporaryDirectory { directory in
             do {
                 let old = try SQLiteConnection(path: directory + "/" + StateDatabase.fileName)
-                try old.execute("""
+                try old.execute(
+                    """
                     CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);
                     CREATE TABLE models(name TEXT PRIMARY KEY, revision INTEGER NOT NULL, document BLOB NOT NULL);
                     CREATE TABLE events(sequence INTEGER PRIMARY KEY, model TEXT NOT NULL, frame BLOB NOT NULL);

@@ -41,7 +41,10 @@ extension BadInputTests {
             ("wrong issuer", try await TestJWT.hs256(wrongIssuer)),
             ("no exp claim", try await TestJWT.hs256(noExpiry)),
             ("signature over another body", parts[0] + "." + otherBody + "." + parts[2]),
-            ("claims widened after signing", parts[0] + "." + TestJWT.base64URL(String(decoding: try JSONEncoder().encode(widened), as: UTF8.self)) + "." + parts[2]),
+            (
+                "claims widened after signing",
+                parts[0] + "." + TestJWT.base64URL(String(decoding: try JSONEncoder().encode(widened), as: UTF8.self)) + "." + parts[2]
+            ),
             ("signature cut short", parts[0] + "." + parts[1] + "." + parts[2].dropLast(4)),
             ("signature not base64url", parts[0] + "." + parts[1] + ".***"),
             ("two parts", parts[0] + "." + parts[1]),
@@ -52,7 +55,7 @@ extension BadInputTests {
             ("exp of the wrong type", parts[0] + "." + TestJWT.base64URL(#"{"exp":"tomorrow"}"#) + "." + parts[2]),
             ("oversized (64 KB)", parts[0] + "." + String(repeating: "A", count: 65_536) + "." + parts[2]),
             ("just over --max-token-length", String(repeating: "a", count: 2000) + "." + String(repeating: "b", count: 2095) + ".c"),
-            ("a static token with a dot", TestTokens.admin + ".x.y"),
+            ("a static token with a dot", TestTokens.admin + ".x.y")
         ]
     }
 
@@ -60,12 +63,17 @@ extension BadInputTests {
         let tokens = try await Self.hostileTokens()
         let store = Store()
         try store.put("lab-1", ["t": 1])
-        try withRunningServer(store: store, configure: {
-            $0.access.policy = TestJWT.policy(audience: "livebind", issuer: "https://issuer.test")
-        }) { (port: Int) throws in
+        try withRunningServer(
+            store: store,
+            configure: {
+                $0.access.policy = TestJWT.policy(audience: "livebind", issuer: "https://issuer.test")
+            }
+        ) { (port: Int) throws in
             for (name, token) in tokens {
-                for (method, target, body) in [("PUT", "/models/lab-1/t", "2"), ("GET", "/models/lab-1", ""),
-                                               ("POST", "/session", "")] {
+                for (method, target, body) in [
+                    ("PUT", "/models/lab-1/t", "2"), ("GET", "/models/lab-1", ""),
+                    ("POST", "/session", "")
+                ] {
                     let response = try TestHTTPClient.request(
                         port: port, method, target,
                         headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")], text: body)

@@ -61,7 +61,7 @@ extension ReliabilityTests.HostileSequenceTests {
             let out = try server.state(of: "out")
             #expect(out.body.utf8.count <= Self.modelLimit)
             #expect(out.body.components(separatedBy: "p2\"").count - 1 == working)
-            #expect(try watch.events().count == 1 + working)   // the source's write, then one per working binding
+            #expect(try watch.events().count == 1 + working)  // the source's write, then one per working binding
 
             let beforeDeep = try server.state(of: "out")
             let deep = try Self.bind(server, Self.binding("src.deep", "out.x.y.z.w.deep"))
@@ -70,7 +70,9 @@ extension ReliabilityTests.HostileSequenceTests {
             #expect(try watch.events().isEmpty)
             #expect(server.isUp)
             let peak = server.expectPeakMemory()
-            print("Hostile fan-out: \(working) of 40 amplifying bindings written, \(refused) refused at the model limit; peak RSS \(peak) MiB")
+            print(
+                "Hostile fan-out: \(working) of 40 amplifying bindings written, \(refused) refused at the model limit; peak RSS \(peak) MiB"
+            )
         }
 
         /// `each` over an array: 100 numbers, each formatted into 4 KiB, would be 400 KiB in a 256 KiB
@@ -92,7 +94,8 @@ extension ReliabilityTests.HostileSequenceTests {
             #expect(try watch.events().isEmpty)
 
             #expect(try server.send("PUT", "/models/src/list", "[" + (1...10).map(String.init).joined(separator: ",") + "]").status == 200)
-            #expect(try server.get("/models/out/list").json() as? [String] == (1...10).map { String(repeating: "q", count: 4_096) + "\($0)" })
+            #expect(
+                try server.get("/models/out/list").json() as? [String] == (1...10).map { String(repeating: "q", count: 4_096) + "\($0)" })
             for value in 11...100 {
                 #expect(try server.send("POST", "/models/src/list", "\(value)").status == 200)
                 if value % 10 == 0 { try server.requireMemory() }
@@ -129,7 +132,9 @@ extension ReliabilityTests.HostileSequenceTests {
             #expect(links.compactMap(Self.lastError).isEmpty, "\(links.compactMap(Self.lastError).prefix(3))")
             #expect(server.isUp)
             let peak = server.expectPeakMemory()
-            print("Hostile chain of bindings: a write at the head of 40 links \(reached ? "reached" : "did not reach") the tail; peak RSS \(peak) MiB")
+            print(
+                "Hostile chain of bindings: a write at the head of 40 links \(reached ? "reached" : "did not reach") the tail; peak RSS \(peak) MiB"
+            )
         }
 
         /// `a.v0 → a.v1 → … → a.v40`, each link appending 8 KiB (`%s` and 8 KiB): link k holds 8k KiB, so

@@ -21,14 +21,15 @@ extension ReliabilityTests.HostileSequenceTests {
             let bound = MemoryBound(mebibytes: 100)
             let server = try HostileServer(["--max-model-size", "1048576"], bound: bound)
             let big = String(repeating: "v", count: 64 << 10)
-            let box = #""box":{"b":{"c":{"d":{}}}},"deep":\#(nestedObject(60))"#   // 61 levels; 65 inside the box
+            let box = #""box":{"b":{"c":{"d":{}}}},"deep":\#(nestedObject(60))"#  // 61 levels; 65 inside the box
             #expect(try server.send("PUT", "/models/m", #"{"c0":"\#(big)","d":{"e":1},\#(box)}"#).status == 201)
             let watch = try EventWatch(server)
 
             func patch(_ operations: [String]) throws -> TestHTTPResponse {
                 let started = ContinuousClock.now
-                let response = try server.send("PATCH", "/models/m", "[" + operations.joined(separator: ",") + "]",
-                                               type: Self.jsonPatch)
+                let response = try server.send(
+                    "PATCH", "/models/m", "[" + operations.joined(separator: ",") + "]",
+                    type: Self.jsonPatch)
                 #expect(ContinuousClock.now - started < server.scaled(.seconds(5)), "\(operations.count) operations took too long")
                 return response
             }
@@ -37,14 +38,22 @@ extension ReliabilityTests.HostileSequenceTests {
             }
             let refusals: [(name: String, operations: [String], status: Int, flag: String)] = [
                 ("1,000 moves back and forth", pingPong(1_000), 413, "--max-model-size"),
-                ("a chain of 20 copies", (0..<20).map { #"{"op":"copy","from":"/c\#($0)","path":"/c\#($0 + 1)"}"# },
-                 413, "--max-model-size"),
-                ("70 copies one level deeper each", Array(repeating: #"{"op":"copy","from":"/d","path":"/d/d"}"#, count: 70),
-                 422, "--max-depth"),
-                ("a move of a 60-deep value 4 levels down", [#"{"op":"move","from":"/deep","path":"/box/b/c/d/deep"}"#],
-                 422, "--max-depth"),
-                ("1,001 operations", Array(repeating: #"{"op":"test","path":"/d/e","value":1}"#, count: 1_001),
-                 422, "--max-patch-operations"),
+                (
+                    "a chain of 20 copies", (0..<20).map { #"{"op":"copy","from":"/c\#($0)","path":"/c\#($0 + 1)"}"# },
+                    413, "--max-model-size"
+                ),
+                (
+                    "70 copies one level deeper each", Array(repeating: #"{"op":"copy","from":"/d","path":"/d/d"}"#, count: 70),
+                    422, "--max-depth"
+                ),
+                (
+                    "a move of a 60-deep value 4 levels down", [#"{"op":"move","from":"/deep","path":"/box/b/c/d/deep"}"#],
+                    422, "--max-depth"
+                ),
+                (
+                    "1,001 operations", Array(repeating: #"{"op":"test","path":"/d/e","value":1}"#, count: 1_001),
+                    422, "--max-patch-operations"
+                )
             ]
             let before = try server.state(of: "m")
             for round in 1...3 {
@@ -63,7 +72,7 @@ extension ReliabilityTests.HostileSequenceTests {
             #expect(try patch((0..<3).map { #"{"op":"copy","from":"/c\#($0)","path":"/c\#($0 + 1)"}"# }).status == 200)
             #expect(try patch(Array(repeating: #"{"op":"copy","from":"/d","path":"/d/d"}"#, count: 10)).status == 200)
             #expect(try patch(Array(repeating: #"{"op":"test","path":"/d/e","value":1}"#, count: 1_000)).status == 200)
-            #expect(try watch.events().count == 3)   // the tests change nothing: no commit, no event
+            #expect(try watch.events().count == 3)  // the tests change nothing: no commit, no event
             #expect(server.isUp)
             let peak = server.expectPeakMemory()
             print("Hostile chains: \(refusals.count) kinds of chains refused 3 times each, short ones accepted; peak RSS \(peak) MiB")

@@ -18,9 +18,10 @@ extension ReliabilityTests.HostileSequenceTests {
             let wanted = Self.streamCount + 1_024
             let limit = raiseFileLimit(to: wanted)
             try #require(limit >= wanted, "\(Self.streamCount) streams need \(wanted) open files; the limit is \(limit)")
-            let server = try HostileServer(["--body-limit", "\(Self.modelBytes + 65_536)", "--max-streams", "\(Self.streamCount + 16)"],
-                                           bound: bound)
-            let row = #""\#(String(repeating: "r", count: 1_022))""#   // 1 KiB with its quotes and comma
+            let server = try HostileServer(
+                ["--body-limit", "\(Self.modelBytes + 65_536)", "--max-streams", "\(Self.streamCount + 16)"],
+                bound: bound)
+            let row = #""\#(String(repeating: "r", count: 1_022))""#  // 1 KiB with its quotes and comma
             let rows = Array(repeating: row, count: Self.modelBytes / 1_025).joined(separator: ",")
             #expect(try server.send("PUT", "/models/big", #"{"v":0,"rows":[\#(rows)]}"#).status == 201)
             let reader = try TestEventStream(port: server.port, target: "/events?model=big", timeout: 30)
@@ -50,11 +51,12 @@ extension ReliabilityTests.HostileSequenceTests {
                     for expected in (write - 9)...write {
                         let event = try reader.next()
                         let value = try event?.object()["value"] as? Int
-                        #expect(event?.type == "set" && value == expected,
-                                "round \(round): reader expected set \(expected), got \(event?.description.prefix(200) ?? "the end")")
+                        #expect(
+                            event?.type == "set" && value == expected,
+                            "round \(round): reader expected set \(expected), got \(event?.description.prefix(200) ?? "the end")")
                     }
                     server.expectPeakMemory()
-                    flood.removeAll()   // they leave: the server notices and frees them
+                    flood.removeAll()  // they leave: the server notices and frees them
                     let left = try waitUntil(seconds: 60) {
                         try server.metrics()["livebind_open_streams", default: -1] == 1
                     }
@@ -63,8 +65,9 @@ extension ReliabilityTests.HostileSequenceTests {
             }
             #expect(server.isUp)
             let peak = server.expectPeakMemory()
-            print("Hostile flood: 2 × \(Self.streamCount) never-reading streams on a \(Self.modelBytes >> 20) MiB model; "
-                  + "reader got all \(write) writes; server peak RSS \(peak) MiB")
+            print(
+                "Hostile flood: 2 × \(Self.streamCount) never-reading streams on a \(Self.modelBytes >> 20) MiB model; "
+                    + "reader got all \(write) writes; server peak RSS \(peak) MiB")
         }
 
         /// Opens `count` connections with 4 KiB receive buffers and sends each a `GET /events?model=big`

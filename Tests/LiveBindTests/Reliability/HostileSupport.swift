@@ -38,8 +38,10 @@ final class HostileServer {
     var pid: Int32 { process.process.processIdentifier }
 
     /// One request with a text body of `type`.
-    func send(_ method: String, _ target: String, _ body: String, type: String = "application/json",
-              timeout: Double = 30) throws -> TestHTTPResponse {
+    func send(
+        _ method: String, _ target: String, _ body: String, type: String = "application/json",
+        timeout: Double = 30
+    ) throws -> TestHTTPResponse {
         try TestHTTPClient.request(port: port, method, target, headers: [("Content-Type", type)], text: body, timeout: timeout)
     }
 
@@ -61,8 +63,9 @@ final class HostileServer {
     /// was read at (the store's last sequence, which a refused write must not use up).
     func state(of model: String) throws -> ModelState {
         let response = try get("/models/\(model)")
-        return ModelState(status: response.status, body: response.text, etag: response.header("ETag"),
-                          eventID: response.header("LiveBind-Event-ID"))
+        return ModelState(
+            status: response.status, body: response.text, etag: response.header("ETag"),
+            eventID: response.header("LiveBind-Event-ID"))
     }
 
     /// The process's memory now, from `/proc/<pid>/status`.
@@ -84,8 +87,9 @@ final class HostileServer {
         } catch {
             try requireMemory()
             if !process.process.isRunning {
-                throw TestSocketError(description: "server exited (status \(process.process.terminationStatus)) during the script: "
-                                      + "\(error); its log ends: \(process.log.suffix(2_000))")
+                throw TestSocketError(
+                    description: "server exited (status \(process.process.terminationStatus)) during the script: "
+                        + "\(error); its log ends: \(process.log.suffix(2_000))")
             }
             throw error
         }
@@ -98,8 +102,9 @@ final class HostileServer {
         let memory = memory()
         let limit = bound.kilobytes(sanitized: memory.isSanitized)
         #expect(watchdog.breach == nil, "\(watchdog.breach ?? "")", sourceLocation: sourceLocation)
-        #expect(memory.peakKB > 0 && memory.peakKB <= limit,
-                "server peak RSS \(memory.peakKB / 1024) MiB, bound \(limit / 1024) MiB", sourceLocation: sourceLocation)
+        #expect(
+            memory.peakKB > 0 && memory.peakKB <= limit,
+            "server peak RSS \(memory.peakKB / 1024) MiB, bound \(limit / 1024) MiB", sourceLocation: sourceLocation)
         return memory.peakKB / 1024
     }
 
@@ -113,7 +118,7 @@ final class HostileServer {
     func metrics() throws -> [String: Int] {
         let text: String
         do { text = try get("/metrics").text } catch {
-            try requireMemory()   // a server the watchdog killed: say so rather than "connection refused"
+            try requireMemory()  // a server the watchdog killed: say so rather than "connection refused"
             throw error
         }
         var values: [String: Int] = [:]
@@ -248,8 +253,10 @@ final class EventWatch {
 
 /// Checks a refusal: `status`, `application/problem+json`, type `urn:livebind:problem:limit-exceeded`
 /// and a detail that names `flag`.
-func expectLimitProblem(_ response: TestHTTPResponse, _ status: Int, flag: String,
-                        sourceLocation: SourceLocation = #_sourceLocation) {
+func expectLimitProblem(
+    _ response: TestHTTPResponse, _ status: Int, flag: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     #expect(response.isProblem(status), "\(response.status) \(response.text.prefix(300))", sourceLocation: sourceLocation)
     let problem = (try? response.object()) ?? [:]
     #expect(problem["type"] as? String == "urn:livebind:problem:limit-exceeded", "\(problem)", sourceLocation: sourceLocation)

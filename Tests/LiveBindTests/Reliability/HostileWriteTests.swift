@@ -37,14 +37,15 @@ extension ReliabilityTests.HostileSequenceTests {
             let grown = try server.state(of: "m")
             #expect(grown.body.utf8.count > 1_000 << 10)
             #expect(try watch.events().count == 1)
-            let grownNow = try server.state(of: "m")   // the sentinel's write moved the event id on
+            let grownNow = try server.state(of: "m")  // the sentinel's write moved the event id on
             let more = (0..<10).map { #"{"op":"copy","from":"","path":"/e\#($0)"}"# }.joined(separator: ",")
             expectLimitProblem(try server.send("PATCH", "/models/m", "[\(more)]", type: Self.jsonPatch), 413, flag: "--max-model-size")
             #expect(try server.state(of: "m") == grownNow)
             #expect(try watch.events().isEmpty)
             #expect(server.isUp)
             let peak = server.expectPeakMemory()
-            print("Hostile copies: 5 × 40 copies of the root refused with 413, 10 accepted then 10 more refused; server peak RSS \(peak) MiB")
+            print(
+                "Hostile copies: 5 × 40 copies of the root refused with 413, 10 accepted then 10 more refused; server peak RSS \(peak) MiB")
         }
 
         /// Issue 13's second attack: 53 PATCHes, each adding a 400-deep value one level below the last
@@ -62,7 +63,7 @@ extension ReliabilityTests.HostileSequenceTests {
                     #expect(try server.send("PUT", "/models/m", "{}").status == 201)
                     let watch = try EventWatch(server)
                     let deep = nestedObject(400)
-                    var deepest = ""   // the pointer of the deepest object accepted so far
+                    var deepest = ""  // the pointer of the deepest object accepted so far
                     var accepted = 0
                     for _ in 0..<53 {
                         let before = try server.state(of: "m")
@@ -81,9 +82,11 @@ extension ReliabilityTests.HostileSequenceTests {
                     #expect(accepted == (maxDepth >= 401 ? 1 : 0))
                     #expect(try watch.events().count == accepted)
                     let peak = server.expectPeakMemory()
-                    print("Hostile deep patches (--max-depth \(maxDepth)): \(accepted) of 53 accepted, the rest refused with 422; peak RSS \(peak) MiB")
+                    print(
+                        "Hostile deep patches (--max-depth \(maxDepth)): \(accepted) of 53 accepted, the rest refused with 422; peak RSS \(peak) MiB"
+                    )
                     return try server.state(of: "m")
-                }()   // the server gets SIGTERM here; then the same data directory again
+                }()  // the server gets SIGTERM here; then the same data directory again
                 let restarted = try HostileServer(arguments, bound: bound)
                 let loaded = try restarted.state(of: "m")
                 #expect(loaded.status == 200 && loaded.body == kept.body && loaded.etag == kept.etag)
@@ -148,7 +151,9 @@ extension ReliabilityTests.HostileSequenceTests {
             #expect(try watch.events().isEmpty)
             #expect(server.isUp)
             let peak = server.expectPeakMemory()
-            print("Hostile depth: \(objectLevels) object and \(arrayLevels) array levels accepted, then refused on every path; peak RSS \(peak) MiB")
+            print(
+                "Hostile depth: \(objectLevels) object and \(arrayLevels) array levels accepted, then refused on every path; peak RSS \(peak) MiB"
+            )
         }
 
         /// Size growth by appends with `--max-model-size 1048576 --max-store-size 3145728`: 4 KiB strings
@@ -197,7 +202,7 @@ extension ReliabilityTests.HostileSequenceTests {
                 }
                 added.append("s\(index)")
             }
-            #expect(added.count == 2)   // 1 MiB + 2 × 900 KB fit in 3 MiB, a third does not
+            #expect(added.count == 2)  // 1 MiB + 2 × 900 KB fit in 3 MiB, a third does not
             #expect(try watch.events().count == added.count)
             let next = "s\(added.count)"
             #expect(try server.delete("/models/\(added[0])").status == 200)
@@ -205,7 +210,9 @@ extension ReliabilityTests.HostileSequenceTests {
             #expect(try watch.events().count == 2)
             #expect(server.isUp)
             let peak = server.expectPeakMemory()
-            print("Hostile appends: \(allowed) appends of 4 KiB accepted then refused, store refused the third 900 KB model; peak RSS \(peak) MiB")
+            print(
+                "Hostile appends: \(allowed) appends of 4 KiB accepted then refused, store refused the third 900 KB model; peak RSS \(peak) MiB"
+            )
         }
 
         /// Growth by model count with `--max-store-size 262144`: models `{}` with 128-character names,
@@ -240,8 +247,9 @@ extension ReliabilityTests.HostileSequenceTests {
             #expect(try watch.events().count == created)
             #expect(server.isUp)
             let peak = server.expectPeakMemory()
-            print("Hostile model count: \(created) models of {} with 128-character names accepted under a 256 KiB store limit, "
-                  + "about \(bytesPerModel) bytes of RSS each; peak RSS \(peak) MiB")
+            print(
+                "Hostile model count: \(created) models of {} with 128-character names accepted under a 256 KiB store limit, "
+                    + "about \(bytesPerModel) bytes of RSS each; peak RSS \(peak) MiB")
         }
     }
 }

@@ -30,9 +30,11 @@ extension ReliabilityTests {
             let wanted = Self.streamCount + 1024
             let limit = raiseFileLimit(to: wanted)
             try #require(limit >= wanted, "\(Self.streamCount) streams need \(wanted) open files here; the limit is \(limit)")
-            let server = try ServerProcess(["--no-demo", "--connection-timeout", "600",
-                                            "--stream-buffer-limit", "\(64 << 20)",
-                                            "--retained-bytes", "\(Self.retainedBytes)"])
+            let server = try ServerProcess([
+                "--no-demo", "--connection-timeout", "600",
+                "--stream-buffer-limit", "\(64 << 20)",
+                "--retained-bytes", "\(Self.retainedBytes)"
+            ])
             defer { if (try? server.terminate()) == nil { try? server.kill() } }
             let port = try server.waitForPort(timeout: 30)
             let pid = server.process.processIdentifier
@@ -90,11 +92,12 @@ extension ReliabilityTests {
             // and ASan's quarantine of freed blocks (493 MiB peak was seen under ASan), see `MemoryBound`.
             let bound = MemoryBound(mebibytes: Self.rssLimitMiB).kilobytes(sanitized: atEnd.isSanitized)
             #expect(atEnd.peakKB < bound, "server peak RSS \(atEnd.peakKB >> 10) MiB")
-            print("Never-reading streams: \(Self.streamCount) streams held a \(snapshot.data.utf8.count >> 20) MiB snapshot; "
-                  + "\(received.value) events (\((Self.eventCount * Self.eventSize) >> 20) MiB) reached the reader in order; "
-                  + "server RSS \(afterConnect.residentKB >> 10) MiB after the streams connected, \(atEnd.residentKB >> 10) MiB at the end, "
-                  + "peak \(atEnd.peakKB >> 10) MiB; \(metrics["livebind_snapshots_encoded_total", default: -1]) snapshot frames encoded, "
-                  + "retained \(metrics["livebind_retained_bytes", default: 0] >> 20) MiB")
+            print(
+                "Never-reading streams: \(Self.streamCount) streams held a \(snapshot.data.utf8.count >> 20) MiB snapshot; "
+                    + "\(received.value) events (\((Self.eventCount * Self.eventSize) >> 20) MiB) reached the reader in order; "
+                    + "server RSS \(afterConnect.residentKB >> 10) MiB after the streams connected, \(atEnd.residentKB >> 10) MiB at the end, "
+                    + "peak \(atEnd.peakKB >> 10) MiB; \(metrics["livebind_snapshots_encoded_total", default: -1]) snapshot frames encoded, "
+                    + "retained \(metrics["livebind_retained_bytes", default: 0] >> 20) MiB")
             withExtendedLifetime(stalled) {}
         }
     }

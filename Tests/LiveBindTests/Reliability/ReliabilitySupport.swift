@@ -39,7 +39,7 @@ final class TestThread: Sendable {
         guard done.wait(timeout: .now() + seconds) == .success else {
             throw TestSocketError(description: "helper thread still running after \(seconds) s")
         }
-        done.signal()   // joinable again
+        done.signal()  // joinable again
         if let message = failure.withLock({ $0 }) { throw TestSocketError(description: message) }
     }
 }
@@ -92,13 +92,13 @@ func residentKilobytes() -> Int {
 func peerClosed(_ socket: TestSocket, seconds: Double) -> Bool {
     let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     var chunk = [UInt8](repeating: 0, count: 65536)
-    repeat {   // at least one look, even with no time to wait
+    repeat {  // at least one look, even with no time to wait
         var entry = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
         guard poll(&entry, 1, seconds > 0 ? 100 : 0) >= 0 else { return false }
         if entry.revents == 0 { continue }
         let count = chunk.withUnsafeMutableBytes { recv(socket.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
         if count == 0 { return true }
-        if count < 0 && errno != EAGAIN && errno != EINTR { return true }   // ECONNRESET and the like
+        if count < 0 && errno != EAGAIN && errno != EINTR { return true }  // ECONNRESET and the like
     } while ContinuousClock.now < end
     return false
 }

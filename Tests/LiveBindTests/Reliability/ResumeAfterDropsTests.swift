@@ -43,9 +43,10 @@ extension ReliabilityTests {
                 let server = try TestHTTPClient.getObject(port: port, "/models/m")
                 let reconstructed = try JSONSerialization.jsonObject(with: Data(client.document.encoded())) as? [String: Any]
                 #expect(NSDictionary(dictionary: reconstructed ?? [:]).isEqual(to: server))
-                print("Resume after drops (seed \(seed)): \(client.applied) events applied, \(client.drops) drops "
-                      + "(\(client.midFrameDrops) inside a frame), \(client.replayed) events replayed after Last-Event-ID, "
-                      + "\(client.resyncs) resyncs, last id \(client.lastID), server at \(store.lastSequence)")
+                print(
+                    "Resume after drops (seed \(seed)): \(client.applied) events applied, \(client.drops) drops "
+                        + "(\(client.midFrameDrops) inside a frame), \(client.replayed) events replayed after Last-Event-ID, "
+                        + "\(client.resyncs) resyncs, last id \(client.lastID), server at \(store.lastSequence)")
             }
         }
 
@@ -60,7 +61,11 @@ extension ReliabilityTests {
                 case 1: try store.append(["id": .int(step), "v": .string("row \(step)")], to: items, in: "m")
                 case 2:
                     let count = try store.value(of: "m", at: items).arrayValue?.count ?? 0
-                    if count > 12 { try store.remove(at: items.appending("0"), in: "m") } else { try store.set(.int(-step), at: counter, in: "m") }
+                    if count > 12 {
+                        try store.remove(at: items.appending("0"), in: "m")
+                    } else {
+                        try store.set(.int(-step), at: counter, in: "m")
+                    }
                 default:
                     try store.write("m") { (editor: inout ModelEditor) throws(StoreError) in
                         try editor.set(.int(step), at: counter)
@@ -130,11 +135,15 @@ struct ResumingClient {
     private mutating func apply(_ frame: String, writtenBefore: UInt64) {
         var id: UInt64?, type = "message", data = ""
         for line in frame.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("id: ") { id = UInt64(line.dropFirst(4)) }
-            else if line.hasPrefix("event: ") { type = String(line.dropFirst(7)) }
-            else if line.hasPrefix("data: ") { data = String(line.dropFirst(6)) }
+            if line.hasPrefix("id: ") {
+                id = UInt64(line.dropFirst(4))
+            } else if line.hasPrefix("event: ") {
+                type = String(line.dropFirst(7))
+            } else if line.hasPrefix("data: ") {
+                data = String(line.dropFirst(6))
+            }
         }
-        guard !data.isEmpty else { return }   // retry line, heartbeat
+        guard !data.isEmpty else { return }  // retry line, heartbeat
         guard let id else { failure = "event without id: \(frame)"; return }
         do {
             let value = try JSON(parsing: data)

@@ -16,14 +16,19 @@ extension ReliabilityTests {
         @Test func slowHeadersAndTrickledBodiesAreTimedOutWhileNormalRequestsAreServed() throws {
             let store = Store()
             try store.put("m", ["v": 0])
-            try withRunningServer(store: store, configure: {
-                $0.network.requestTimeout = .seconds(2)
-                $0.streams.heartbeat = .milliseconds(500)
-                $0.network.connectionTimeout = 1
-            }) { port in
-                let headerTrickle = Array("GET /models/m HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8)
+            try withRunningServer(
+                store: store,
+                configure: {
+                    $0.network.requestTimeout = .seconds(2)
+                    $0.streams.heartbeat = .milliseconds(500)
+                    $0.network.connectionTimeout = 1
+                }
+            ) { port in
+                let headerTrickle =
+                    Array("GET /models/m HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ".utf8)
                     + Array(repeating: UInt8(ascii: "a"), count: 10_000)
-                let bodyHead = "PUT /models/m/v HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                let bodyHead =
+                    "PUT /models/m/v HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                     + "Content-Length: 1000\r\n\r\n"
                 var clients: [(socket: TestSocket, trickle: [UInt8], sent: Int, closed: Bool)] = []
                 for index in 0..<Self.slowCount {
@@ -66,8 +71,9 @@ extension ReliabilityTests {
                 let write = try TestHTTPClient.send(port: port, "PUT", "/models/m/v", "1")
                 #expect(write.status == 200)
                 let trickled = clients.map(\.sent).reduce(0, +)
-                print("Slowloris: \(cut) of \(Self.slowCount) slow clients cut (\(Self.slowCount / 2) slow headers, "
-                      + "\(Self.slowCount / 2) trickled bodies; \(trickled) bytes trickled), \(served) normal requests served meanwhile")
+                print(
+                    "Slowloris: \(cut) of \(Self.slowCount) slow clients cut (\(Self.slowCount / 2) slow headers, "
+                        + "\(Self.slowCount / 2) trickled bodies; \(trickled) bytes trickled), \(served) normal requests served meanwhile")
             }
         }
 
@@ -80,7 +86,7 @@ extension ReliabilityTests {
                     try socket.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                     let response = try TestHTTPClient.readResponse(from: socket)
                     #expect(response.status == 200)
-                    usleep(300_000)   // well inside the timeout, which starts again after each answer
+                    usleep(300_000)  // well inside the timeout, which starts again after each answer
                 }
                 #expect(peerClosed(socket, seconds: 10))
             }
@@ -95,9 +101,10 @@ extension ReliabilityTests {
                 let stream = try TestEventStream(port: port, target: "/events?model=m", timeout: 10)
                 #expect(try stream.next()?.type == "snapshot")
                 let stalled = try TestSocket(port: port, timeout: 5)
-                try stalled.send("POST /models/m HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{")
+                try stalled.send(
+                    "POST /models/m HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{")
                 #expect(peerClosed(stalled, seconds: 10))
-                usleep(1_000_000)   // twice the request timeout: the stream must not be cut by it
+                usleep(1_000_000)  // twice the request timeout: the stream must not be cut by it
                 try store.set(5, at: Path(pointer: "/v"), in: "m")
                 let event = try stream.next()
                 #expect(event?.type == "set")

@@ -15,11 +15,14 @@ extension ReliabilityTests {
             raiseFileLimit(to: 4096)
             let store = Store()
             try store.put("m", ["v": ""])
-            try withRunningServer(store: store, configure: {
-                $0.streams.retainedEvents = Self.retained
-                $0.streams.heartbeat = .milliseconds(500)
-                $0.network.connectionTimeout = 1      // raised to two heartbeats + 5 s: 7 s without progress
-            }) { port in
+            try withRunningServer(
+                store: store,
+                configure: {
+                    $0.streams.retainedEvents = Self.retained
+                    $0.streams.heartbeat = .milliseconds(500)
+                    $0.network.connectionTimeout = 1  // raised to two heartbeats + 5 s: 7 s without progress
+                }
+            ) { port in
                 // Tiny receive windows: a few kilobytes of events fill each stalled socket.
                 let stalled = try (0..<Self.stalledCount).map { _ in
                     try TestEventStream(port: port, target: "/events", timeout: 30, receiveBufferSize: 2048)
@@ -75,9 +78,10 @@ extension ReliabilityTests {
                 // The reader is still served.
                 try store.set("after", at: Path(pointer: "/v"), in: "m")
                 #expect(try reader.value.next()?.data.contains(#""after""#) == true)
-                print("Stalled clients: \(Self.stalledCount) never-reading streams dropped, \(received.value) events "
-                      + "(\(flowedMB) MB) delivered in order to the reader, RSS growth \(rssGrowthMB) MB, "
-                      + "retained \(metrics["livebind_retained_bytes", default: 0] / 1024) kB")
+                print(
+                    "Stalled clients: \(Self.stalledCount) never-reading streams dropped, \(received.value) events "
+                        + "(\(flowedMB) MB) delivered in order to the reader, RSS growth \(rssGrowthMB) MB, "
+                        + "retained \(metrics["livebind_retained_bytes", default: 0] / 1024) kB")
             }
         }
 

@@ -17,15 +17,18 @@ extension ReliabilityTests {
         /// and a reader of the same model is served throughout.
         @Test func aStreamHoldingOneBytePastTheLimitIsCutWhileOneAtTheLimitAndAReaderStay() throws {
             let store = Store()
-            let text = String(repeating: "a", count: 512 * 1024)   // far more than both sockets' buffers
+            let text = String(repeating: "a", count: 512 * 1024)  // far more than both sockets' buffers
             try store.put("held", ["v": .string(text)])
             try store.put("over", ["v": .string(text + "b")])
             let limit = try Self.snapshotFrameSize(store, "held")
             #expect(try Self.snapshotFrameSize(store, "over") == limit + 1)
-            try withRunningServer(store: store, configure: {
-                $0.streams.streamBufferLimit = limit
-                $0.streams.heartbeat = .milliseconds(200)
-            }) { port in
+            try withRunningServer(
+                store: store,
+                configure: {
+                    $0.streams.streamBufferLimit = limit
+                    $0.streams.heartbeat = .milliseconds(200)
+                }
+            ) { port in
                 let atLimit = try TestEventStream(port: port, target: "/events?model=held", receiveBufferSize: 2048)
                 let pastLimit = try TestEventStream(port: port, target: "/events?model=over", receiveBufferSize: 2048)
                 let reader = try TestEventStream(port: port, target: "/events?model=held")

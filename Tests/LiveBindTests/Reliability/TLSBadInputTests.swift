@@ -20,12 +20,14 @@ import Testing
             try store.put("sensor", ["temperature": 20.5])
             let before = store.lastSequence
             try withRunningServer(store: store, configure: Self.configure(certificates)) { port in
-                for request in ["GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
-                                "POST /models/sensor HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 16\r\n\r\ntemperature=99.0"] {
+                for request in [
+                    "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+                    "POST /models/sensor HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 16\r\n\r\ntemperature=99.0"
+                ] {
                     let socket = try TestSocket(port: port, timeout: 10)
                     try socket.send(request)
                     let started = ContinuousClock.now
-                    let answer = try socket.readToEnd()   // throws if the server leaves it hanging
+                    let answer = try socket.readToEnd()  // throws if the server leaves it hanging
                     #expect(ContinuousClock.now - started < .seconds(5))
                     // Nothing that looks like an HTTP answer in clear: at most a TLS alert record (type 21).
                     #expect(answer.isEmpty || answer.first == 21, "\(answer)")
@@ -62,8 +64,12 @@ import Testing
             try store.put("sensor", ["temperature": 20.5])
             try withRunningServer(store: store, configure: Self.configure(certificates)) { port in
                 let curl = TestCurl(certificates: certificates, port: port)
-                let response = try curl.request("/models/sensor", ["--cert", certificates.clientCertificate,
-                                                                   "--key", certificates.clientKey, "-d", "temperature=30"])
+                let response = try curl.request(
+                    "/models/sensor",
+                    [
+                        "--cert", certificates.clientCertificate,
+                        "--key", certificates.clientKey, "-d", "temperature=30"
+                    ])
                 #expect(response.status == 0, "\(response.error)")
                 #expect(TestCurl.status(response.output) == 200)
                 #expect(try store.value(of: "sensor", at: Path(dotted: "temperature")) == 30)

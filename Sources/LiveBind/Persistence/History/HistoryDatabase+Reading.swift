@@ -83,20 +83,23 @@ extension HistoryDatabase {
     /// (each is read), or when the models as they were and the commits' records together pass
     /// `maxBytes` (`--history-max-bytes`), counted as each is read, before the next one is.
     func replay(_ models: [String], after: UInt64, through: UInt64, limit: Int, scan: Int, maxBytes: Int = .max)
-        throws -> (snapshots: [ModelSnapshot], commits: [Commit]) {
+        throws -> (snapshots: [ModelSnapshot], commits: [Commit])
+    {
         try withReader { reader in
             try read(reader) { () throws -> (snapshots: [ModelSnapshot], commits: [Commit]) in
                 let meta = try Self.readMeta(reader)
                 guard after >= meta.start else { throw HistoryError.before(oldest: "event \(meta.start)") }
                 let events = min(through, meta.last) > after ? min(through, meta.last) - after : 0
                 guard events <= UInt64(scan) else {
-                    throw HistoryError.limit(flag: "history-max-scan", limit: scan,
-                                             needed: "the history holds \(events) events since then, of every model")
+                    throw HistoryError.limit(
+                        flag: "history-max-scan", limit: scan,
+                        needed: "the history holds \(events) events since then, of every model")
                 }
                 var snapshots: [ModelSnapshot] = []
                 var commits: [Commit] = []
                 var bytes = 0
-                let rows = try reader.prepare("""
+                let rows = try reader.prepare(
+                    """
                     SELECT sequence, revision, record FROM commits WHERE model = ?1 AND sequence > ?2 AND sequence <= ?3
                     ORDER BY sequence LIMIT ?4
                     """)
@@ -105,8 +108,9 @@ extension HistoryDatabase {
                     if let document = try Self.document(model, at: after, reader) {
                         bytes += document.value.countedSize
                         if bytes > maxBytes {
-                            throw HistoryError.limit(flag: "history-max-bytes", limit: maxBytes,
-                                                     needed: "these models as they were then hold more than \(maxBytes) bytes")
+                            throw HistoryError.limit(
+                                flag: "history-max-bytes", limit: maxBytes,
+                                needed: "these models as they were then hold more than \(maxBytes) bytes")
                         }
                         snapshots.append(ModelSnapshot(name: model, revision: document.revision, value: document.value))
                     }
@@ -118,14 +122,18 @@ extension HistoryDatabase {
                         let record = rows.bytes(2)
                         bytes += record.count
                         if bytes > maxBytes {
-                            throw HistoryError.limit(flag: "history-max-bytes", limit: maxBytes,
-                                                     needed: "the events of these models since then hold more than \(maxBytes) bytes")
+                            throw HistoryError.limit(
+                                flag: "history-max-bytes", limit: maxBytes,
+                                needed: "the events of these models since then hold more than \(maxBytes) bytes")
                         }
-                        commits.append(try Commit(record: record, sequence: UInt64(rows.int64(0)), model: model,
-                                                  revision: UInt64(rows.int64(1))))
+                        commits.append(
+                            try Commit(
+                                record: record, sequence: UInt64(rows.int64(0)), model: model,
+                                revision: UInt64(rows.int64(1))))
                         if commits.count > limit {
-                            throw HistoryError.limit(flag: "history-max-points", limit: limit,
-                                                     needed: "the history holds more than \(limit) events of these models since then")
+                            throw HistoryError.limit(
+                                flag: "history-max-points", limit: limit,
+                                needed: "the history holds more than \(limit) events of these models since then")
                         }
                     }
                     rows.reset()
@@ -143,8 +151,10 @@ extension HistoryDatabase {
     }
 
     private static func document(_ model: String, at sequence: UInt64, _ reader: SQLiteConnection)
-        throws -> (revision: UInt64, value: JSON)? {
-        let base = try reader.prepare("""
+        throws -> (revision: UInt64, value: JSON)?
+    {
+        let base = try reader.prepare(
+            """
             SELECT sequence, revision, document FROM checkpoints WHERE model = ?1 AND sequence <= ?2
             ORDER BY sequence DESC LIMIT 1
             """)
@@ -162,7 +172,8 @@ extension HistoryDatabase {
         let mark = try reader.prepare("SELECT coalesce(max(sequence), 0) FROM marks WHERE sequence <= ?1")
         try mark.bind(1, Int64(sequence))
         let lastMark = try mark.step() ? mark.int64(0) : 0
-        let commits = try reader.prepare("""
+        let commits = try reader.prepare(
+            """
             SELECT sequence, revision, record FROM commits WHERE model = ?1 AND sequence > ?2 AND sequence <= ?3
             ORDER BY sequence
             """)
@@ -170,13 +181,16 @@ extension HistoryDatabase {
         try commits.bind(2, max(from, lastMark))
         try commits.bind(3, Int64(sequence))
         while try commits.step() {
-            let commit = try Commit(record: commits.bytes(2), sequence: UInt64(commits.int64(0)), model: model,
-                                    revision: UInt64(commits.int64(1)))
+            let commit = try Commit(
+                record: commits.bytes(2), sequence: UInt64(commits.int64(0)), model: model,
+                revision: UInt64(commits.int64(1)))
             switch commit.kind {
             case .snapshot(let value): current = (commit.revision, value)
             case .drop: current = nil
             case .changes(let changes):
-                guard var document = current?.value else { throw HistoryError.unreadable("event \(commit.sequence) changes a missing model") }
+                guard var document = current?.value else {
+                    throw HistoryError.unreadable("event \(commit.sequence) changes a missing model")
+                }
                 for change in changes { try document.replay(change) }
                 current = (commit.revision, document)
             }
@@ -198,8 +212,10 @@ extension HistoryDatabase {
     /// With `step` the points go straight into buckets `step` milliseconds wide (``HistorySeries/buckets``)
     /// and only ``Limits/maxScan`` bounds them; without, into ``HistorySeries/points``, at most
     /// ``Limits/maxPoints``.
-    func series(_ model: String, _ path: Path, from: UInt64, to: UInt64, step: Int64? = nil, limits: Limits,
-                origins: Bool) throws -> HistorySeries {
+    func series(
+        _ model: String, _ path: Path, from: UInt64, to: UInt64, step: Int64? = nil, limits: Limits,
+        origins: Bool
+    ) throws -> HistorySeries {
         var series = HistorySeries(start: nil, through: 0)
         try self.series(model, path, from: from, to: to, countingPoints: step == nil, limits: limits, origins: origins) { start, through in
             series.start = start
@@ -213,9 +229,11 @@ extension HistoryDatabase {
     /// The same series, streamed: `begin` gets the value after `from` and the last event covered, then
     /// `emit` each point as it is read, so that no point is held once emitted (a point may be a whole
     /// document). With `countingPoints`, more than ``Limits/maxPoints`` points throw.
-    func series(_ model: String, _ path: Path, from: UInt64, to: UInt64, countingPoints: Bool, limits: Limits, origins: Bool,
-                begin: (_ start: JSON?, _ through: UInt64) throws -> Void,
-                emit: (HistorySeries.Point) throws -> Void) throws {
+    func series(
+        _ model: String, _ path: Path, from: UInt64, to: UInt64, countingPoints: Bool, limits: Limits, origins: Bool,
+        begin: (_ start: JSON?, _ through: UInt64) throws -> Void,
+        emit: (HistorySeries.Point) throws -> Void
+    ) throws {
         try withReader { reader in
             try read(reader) { () throws -> Void in
                 let meta = try Self.readMeta(reader)
@@ -230,8 +248,9 @@ extension HistoryDatabase {
                 try tracker.follow(after: from, through: to, origins: origins) { point in
                     points += 1
                     if countingPoints, points > limits.maxPoints {
-                        throw HistoryError.limit(flag: "history-max-points", limit: limits.maxPoints,
-                                                 needed: "the range holds more than \(limits.maxPoints) changes of \(path.pointer)")
+                        throw HistoryError.limit(
+                            flag: "history-max-points", limit: limits.maxPoints,
+                            needed: "the range holds more than \(limits.maxPoints) changes of \(path.pointer)")
                     }
                     try emit(point)
                 }

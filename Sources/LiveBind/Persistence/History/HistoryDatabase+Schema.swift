@@ -53,7 +53,7 @@ extension HistoryDatabase {
         // `@unchecked`: used by one thread at a time (`init`, `start`, then the writer thread).
         let database: SQLiteConnection
         private let appendCommitStatement, appendChangeStatement, saveCheckpointStatement, saveMarkStatement,
-                    saveMetaStatement: SQLiteStatement
+            saveMetaStatement: SQLiteStatement
 
         init(_ database: SQLiteConnection) throws(SQLiteError) {
             self.database = database
@@ -64,7 +64,8 @@ extension HistoryDatabase {
             saveCheckpointStatement = try database.prepare(
                 "INSERT OR REPLACE INTO checkpoints(model, sequence, revision, document) VALUES(?1, ?2, ?3, ?4)")
             saveMarkStatement = try database.prepare(
-                "INSERT OR REPLACE INTO marks(sequence, time, bytes, changes) VALUES(?1, ?2, ?3, (SELECT coalesce(max(rowid), 0) FROM changes))")
+                "INSERT OR REPLACE INTO marks(sequence, time, bytes, changes) VALUES(?1, ?2, ?3, (SELECT coalesce(max(rowid), 0) FROM changes))"
+            )
             saveMetaStatement = try database.prepare(
                 "INSERT INTO meta(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = ?2")
         }
@@ -90,7 +91,8 @@ extension HistoryDatabase {
         }
 
         func appendChange(_ model: String, path: String, sequence: UInt64, position: Int, time: Int64, number: Double?)
-            throws(SQLiteError) {
+            throws(SQLiteError)
+        {
             try appendChangeStatement.bind(1, model)
             try appendChangeStatement.bind(2, path)
             try appendChangeStatement.bind(3, Int64(sequence))
@@ -141,7 +143,8 @@ extension HistoryDatabase {
         /// The models of the commits after the last mark, each with its last commit there: what the
         /// next checkpoint must write.
         func touchedSinceLastMark() throws(SQLiteError) -> [String: UInt64] {
-            let rows = try database.prepare("""
+            let rows = try database.prepare(
+                """
                 SELECT model, max(sequence) FROM commits
                 WHERE sequence > (SELECT coalesce(max(sequence), 0) FROM marks) GROUP BY model
                 """)
@@ -183,7 +186,7 @@ extension HistoryDatabase {
                     WHERE later.model = checkpoints.model AND later.sequence > checkpoints.sequence AND later.sequence <= ?1)
                 """,
                 "DELETE FROM checkpoints WHERE sequence <= ?1 AND document IS NULL",
-                "DELETE FROM marks WHERE sequence < ?1",
+                "DELETE FROM marks WHERE sequence < ?1"
             ]
             for sql in statements {
                 let statement = try database.prepare(sql)

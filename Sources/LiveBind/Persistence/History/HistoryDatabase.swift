@@ -63,8 +63,10 @@ final class HistoryDatabase: @unchecked Sendable {
     private let lockFile: Mutex<Int32>
 
     /// Opens (creating when needed) `history.sqlite` in `directory`.
-    init(directory: String, retention: HistoryRetention, checkpointBytes: Int, readers: Int = 2,
-         logger: Logger = Logger(label: "livebind.history")) throws(StateDatabaseError) {
+    init(
+        directory: String, retention: HistoryRetention, checkpointBytes: Int, readers: Int = 2,
+        logger: Logger = Logger(label: "livebind.history")
+    ) throws(StateDatabaseError) {
         self.logger = logger
         path = directory.hasSuffix("/") ? directory + Self.fileName : directory + "/" + Self.fileName
         let lock = open(path + "-lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -135,7 +137,9 @@ final class HistoryDatabase: @unchecked Sendable {
             if !missing.isEmpty { record(missing) }
             outcome = "history from \(HistoryTime.text((try? writer.readMeta().startTime) ?? 0))"
         } else {
-            if last > 0 { outcome = "history restarted at event \(sequence): the file was behind the commit log" } else {
+            if last > 0 {
+                outcome = "history restarted at event \(sequence): the file was behind the commit log"
+            } else {
                 outcome = "history starts now"
             }
             do throws(SQLiteError) {
@@ -252,13 +256,15 @@ final class HistoryDatabase: @unchecked Sendable {
                                 default: break
                                 }
                             }
-                            try writer.appendChange(commit.model, path: change.path.pointer, sequence: commit.sequence,
-                                                    position: position, time: time, number: number)
+                            try writer.appendChange(
+                                commit.model, path: change.path.pointer, sequence: commit.sequence,
+                                position: position, time: time, number: number)
                         }
                         rows += changes.count
                     case .snapshot, .drop:
-                        try writer.appendChange(commit.model, path: "", sequence: commit.sequence, position: 0, time: time,
-                                                number: nil)
+                        try writer.appendChange(
+                            commit.model, path: "", sequence: commit.sequence, position: 0, time: time,
+                            number: nil)
                     }
                     let bytes = Int64(record.count + 64 * rows)
                     progress.sinceCheckpoint += bytes
@@ -300,8 +306,9 @@ final class HistoryDatabase: @unchecked Sendable {
             try writer.transaction { () throws(SQLiteError) in
                 for name in touched.keys {
                     let model = documents[name]
-                    try writer.saveCheckpoint(name, sequence: sequence, revision: model?.revision ?? 0,
-                                              document: model?.value.encoded())
+                    try writer.saveCheckpoint(
+                        name, sequence: sequence, revision: model?.revision ?? 0,
+                        document: model?.value.encoded())
                     total += Int64(model?.value.countedSize ?? 0)
                 }
                 try writer.saveMark(sequence: sequence, time: now, bytes: total)

@@ -48,24 +48,29 @@ enum HistoryUnits {
     /// Milliseconds in `text`, a whole number and a unit (`500ms`, `90s`, `5m`, `2h`, `7d`, `1w`); nil
     /// when it is not one or overflows.
     static func milliseconds(_ text: Substring) -> Int64? {
-        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000),
-                                        ("w", 604_800_000)]
+        let units: [(String, Int64)] = [
+            ("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000),
+            ("w", 604_800_000)
+        ]
         return scaled(text, units)
     }
 
     /// Bytes in `text`: a whole number and `B`, `KB`, `MB`, `GB`, `TB` (powers of 1000) or `KiB`, `MiB`,
     /// `GiB`, `TiB` (powers of 1024).
     static func bytes(_ text: Substring) -> Int64? {
-        let units: [(String, Int64)] = [("B", 1), ("KB", 1000), ("MB", 1_000_000), ("GB", 1_000_000_000),
-                                        ("TB", 1_000_000_000_000), ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30),
-                                        ("TiB", 1 << 40)]
+        let units: [(String, Int64)] = [
+            ("B", 1), ("KB", 1000), ("MB", 1_000_000), ("GB", 1_000_000_000),
+            ("TB", 1_000_000_000_000), ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30),
+            ("TiB", 1 << 40)
+        ]
         return scaled(text, units)
     }
 
     private static func scaled(_ text: Substring, _ units: [(String, Int64)]) -> Int64? {
         let digits = text.prefix { $0.isASCII && $0.isNumber }
         guard !digits.isEmpty, digits.count <= 18, let number = Int64(digits),
-              let scale = units.first(where: { $0.0 == text.dropFirst(digits.count) })?.1 else { return nil }
+            let scale = units.first(where: { $0.0 == text.dropFirst(digits.count) })?.1
+        else { return nil }
         let (product, overflow) = number.multipliedReportingOverflow(by: scale)
         return overflow ? nil : product
     }

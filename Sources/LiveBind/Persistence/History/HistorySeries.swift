@@ -47,11 +47,12 @@ struct HistorySeries: Sendable {
         mutating func add(_ value: JSON) {
             count += 1
             last = value
-            let number: Double? = switch value {
-            case .int(let integer): Double(integer)
-            case .double(let double): double
-            default: nil
-            }
+            let number: Double? =
+                switch value {
+                case .int(let integer): Double(integer)
+                case .double(let double): double
+                default: nil
+                }
             guard let number else { return }
             min = Swift.min(min ?? number, number)
             max = Swift.max(max ?? number, number)

@@ -37,7 +37,7 @@ enum HistoryTime {
             let day = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds - 86_399_999) / 86_400_000
             if day != self.day {
                 self.day = day
-                date = Array(HistoryTime.text(day * 86_400_000).utf8.prefix(11))   // "2026-11-26T"
+                date = Array(HistoryTime.text(day * 86_400_000).utf8.prefix(11))  // "2026-11-26T"
             }
             bytes += date
             let rest = milliseconds - day * 86_400_000

@@ -41,7 +41,8 @@ struct SeriesTracker {
 
     /// Starts from the newest checkpoint at or before `sequence`; returns its event.
     mutating func startAtCheckpoint(before sequence: UInt64) throws -> UInt64 {
-        let base = try reader.prepare("""
+        let base = try reader.prepare(
+            """
             SELECT sequence, document FROM checkpoints WHERE model = ?1 AND sequence <= ?2 ORDER BY sequence DESC LIMIT 1
             """)
         try base.bind(1, model)
@@ -65,7 +66,8 @@ struct SeriesTracker {
     mutating func follow(after: UInt64, through: UInt64, origins: Bool, emit: (HistorySeries.Point) throws -> Void) throws {
         guard through > after else { return }
         var extra = try aroundRoot(after: after, through: through)[...]
-        let atRoot = try reader.prepare("""
+        let atRoot = try reader.prepare(
+            """
             SELECT sequence, position, time, number FROM changes
             WHERE model = ?1 AND path = ?2 AND sequence > ?3 AND sequence <= ?4 ORDER BY sequence, position
             """)
@@ -74,7 +76,7 @@ struct SeriesTracker {
         try atRoot.bind(3, Int64(after))
         try atRoot.bind(4, Int64(through))
         var last = value
-        var open: Row?   // the last row of the commit being applied
+        var open: Row?  // the last row of the commit being applied
         let fast = inside.components.isEmpty
         func close(_ row: Row, tracker: inout SeriesTracker) throws {
             let now = tracker.value
@@ -99,8 +101,9 @@ struct SeriesTracker {
         }
         while try atRoot.step() {
             try count()
-            let row = Row(atRoot: true, sequence: UInt64(atRoot.int64(0)), position: Int(atRoot.int64(1)),
-                          time: atRoot.int64(2), number: atRoot.isNull(3) ? nil : atRoot.double(3))
+            let row = Row(
+                atRoot: true, sequence: UInt64(atRoot.int64(0)), position: Int(atRoot.int64(1)),
+                time: atRoot.int64(2), number: atRoot.isNull(3) ? nil : atRoot.double(3))
             while let next = extra.first, next.precedes(row) {
                 try take(next, tracker: &self)
                 extra.removeFirst()
@@ -127,7 +130,8 @@ struct SeriesTracker {
     }
 
     private mutating func read(_ condition: String, _ texts: [String], after: UInt64, through: UInt64) throws -> [Row] {
-        let statement = try reader.prepare("""
+        let statement = try reader.prepare(
+            """
             SELECT sequence, position, time, number FROM changes
             WHERE model = ?1 AND \(condition) AND sequence > ?2 AND sequence <= ?3 ORDER BY sequence, position LIMIT ?4
             """)
@@ -139,8 +143,10 @@ struct SeriesTracker {
         var rows: [Row] = []
         while try statement.step() {
             try count()
-            rows.append(Row(atRoot: false, sequence: UInt64(statement.int64(0)), position: Int(statement.int64(1)),
-                            time: statement.int64(2), number: statement.isNull(3) ? nil : statement.double(3)))
+            rows.append(
+                Row(
+                    atRoot: false, sequence: UInt64(statement.int64(0)), position: Int(statement.int64(1)),
+                    time: statement.int64(2), number: statement.isNull(3) ? nil : statement.double(3)))
         }
         return rows
     }
@@ -148,8 +154,9 @@ struct SeriesTracker {
     private mutating func count() throws {
         scanned += 1
         if scanned > limits.maxScan {
-            throw HistoryError.limit(flag: "history-max-scan", limit: limits.maxScan,
-                                     needed: "the range holds more than \(limits.maxScan) changes at or around \(path.pointer)")
+            throw HistoryError.limit(
+                flag: "history-max-scan", limit: limits.maxScan,
+                needed: "the range holds more than \(limits.maxScan) changes at or around \(path.pointer)")
         }
     }
 
@@ -171,7 +178,9 @@ struct SeriesTracker {
         case .snapshot(let document): tree = try? document.value(at: root)
         case .drop: tree = nil
         case .changes(let changes):
-            guard changes.indices.contains(row.position) else { throw HistoryError.unreadable("event \(row.sequence) has no change \(row.position)") }
+            guard changes.indices.contains(row.position) else {
+                throw HistoryError.unreadable("event \(row.sequence) has no change \(row.position)")
+            }
             apply(changes[row.position])
         }
     }

@@ -6,19 +6,21 @@ extension AccessControl {
     /// Request headers an allowed origin may send.
     static let corsRequestHeaders = "Authorization, Content-Type, If-Match, Last-Event-ID, If-None-Match, Idempotency-Key"
     /// Response headers an allowed origin's scripts may read.
-    static let corsExposedHeaders = "ETag, \(ModelEndpoint.eventIDHeader), Location, Retry-After, WWW-Authenticate, \(LiveBindServer.nodeHeader)"
+    static let corsExposedHeaders =
+        "ETag, \(ModelEndpoint.eventIDHeader), Location, Retry-After, WWW-Authenticate, \(LiveBindServer.nodeHeader)"
 
     /// The answer to a CORS preflight (`OPTIONS` with `Access-Control-Request-Method`) from an allowed
     /// origin; nil for anything else, which is routed as usual (and gets no CORS approval).
     func preflight(_ request: HTTPRequest) -> HTTPResponse? {
         guard request.method == .options, request.headers["Access-Control-Request-Method"] != nil,
-              let origin = allowedOrigin(of: request) else { return nil }
+            let origin = allowedOrigin(of: request)
+        else { return nil }
         let headers: HTTPHeaders = [
             "Access-Control-Allow-Origin": origin,
             "Access-Control-Allow-Methods": Self.corsMethods,
             "Access-Control-Allow-Headers": Self.corsRequestHeaders,
             "Access-Control-Max-Age": "600",
-            "Vary": "Origin",
+            "Vary": "Origin"
         ]
         return HTTPResponse(status: 204, headers: headers)
     }

@@ -25,8 +25,10 @@ struct AccessControl: Sendable {
     /// Longest bearer token (header, query or session request) looked at; longer ones are refused unread.
     let maxTokenLength: Int
 
-    init(policy: AccessPolicy, listeningOn address: String = "0.0.0.0", knowsScheme: Bool = false,
-         verifier: JWTVerifier? = nil, sessions: SessionTable? = nil, maxTokenLength: Int = 4096) {
+    init(
+        policy: AccessPolicy, listeningOn address: String = "0.0.0.0", knowsScheme: Bool = false,
+        verifier: JWTVerifier? = nil, sessions: SessionTable? = nil, maxTokenLength: Int = 4096
+    ) {
         self.policy = policy
         self.knowsScheme = knowsScheme
         loopbackOnly = Self.isLoopback(address: address)
@@ -161,8 +163,9 @@ struct AccessControl: Sendable {
             throw .rejectedToken("it is longer than \(maxTokenLength) bytes (--max-token-length)")
         }
         if let token = match(presented) {
-            return Credential(scopes: token.scopes, prefixes: token.models, expiresAt: nil, rateKey: token.secret,
-                              actor: "token:" + (token.name ?? "unnamed"))
+            return Credential(
+                scopes: token.scopes, prefixes: token.models, expiresAt: nil, rateKey: token.secret,
+                actor: "token:" + (token.name ?? "unnamed"))
         }
         if let verifier, presented.utf8.count(where: { $0 == UInt8(ascii: ".") }) == 2 {
             return try verifier.verify(presented)
@@ -221,15 +224,17 @@ struct AccessControl: Sendable {
     /// Whether `origin` is the origin the request was sent to.
     private func isOwn(_ origin: Origin, _ request: HTTPRequest) -> Bool {
         guard origin.scheme == "http" || origin.scheme == "https", !knowsScheme || origin.scheme == request.scheme,
-              let host = request.headers["Host"],
-              let own = Origin(scheme: origin.scheme, authority: host.trimmingWhitespace()) else { return false }
+            let host = request.headers["Host"],
+            let own = Origin(scheme: origin.scheme, authority: host.trimmingWhitespace())
+        else { return false }
         return own == origin
     }
 
     /// The allowed other origin the request comes from, if any (CORS answers name it).
     func allowedOrigin(of request: HTTPRequest) -> String? {
         guard !allowedOrigins.isEmpty, let header = request.headers["Origin"],
-              let origin = Origin(parsing: header), allowedOrigins.contains(origin) else { return nil }
+            let origin = Origin(parsing: header), allowedOrigins.contains(origin)
+        else { return nil }
         return header.trimmingWhitespace()
     }
 }

@@ -13,8 +13,9 @@ internal import LiveBindHTTP
             policy.tokens = [AccessPolicy.Token(token)]
             policy.privateReads = true
             policy.jwt = AccessPolicy.JWT(key: Array(secret.utf8), audience: audience)
-            access = AccessControl(policy: policy, verifier: try JWTVerifier(settings: policy.jwt!),
-                                   sessions: SessionTable(capacity: 4, lifetime: .seconds(60)))
+            access = AccessControl(
+                policy: policy, verifier: try JWTVerifier(settings: policy.jwt!),
+                sessions: SessionTable(capacity: 4, lifetime: .seconds(60)))
         }
 
         /// The scopes a `GET /events` with these header fields and query gets, or nil when it is refused

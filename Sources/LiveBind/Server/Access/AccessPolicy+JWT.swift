@@ -37,7 +37,8 @@ extension AccessPolicy.JWT: CustomStringConvertible, CustomDebugStringConvertibl
 
     /// A mirror without the key.
     public var customMirror: Mirror {
-        Mirror(self, children: ["audience": audience as Any, "issuer": issuer as Any, "leewaySeconds": leewaySeconds],
-               displayStyle: .struct)
+        Mirror(
+            self, children: ["audience": audience as Any, "issuer": issuer as Any, "leewaySeconds": leewaySeconds],
+            displayStyle: .struct)
     }
 }

@@ -18,7 +18,8 @@ extension AccessPolicy.Token {
         for (index, entry) in entries.enumerated() {
             let token = try parse(entry, entry: index + 1)
             if let earlier = tokens.firstIndex(where: { $0.secret == token.secret }) {
-                throw .invalidTokensFile(entry: index + 1, name: token.name, reason: "the same token as entry \(earlier + 1); each token must be unique")
+                throw .invalidTokensFile(
+                    entry: index + 1, name: token.name, reason: "the same token as entry \(earlier + 1); each token must be unique")
             }
             tokens.append(token)
         }

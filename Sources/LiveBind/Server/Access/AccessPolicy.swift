@@ -110,7 +110,8 @@ extension AccessPolicy {
     var summary: String {
         let origins = allowedOrigins.isEmpty ? "no other origins (no CORS)" : "origins \(allowedOrigins.joined(separator: ", "))"
         guard requiresTokens else {
-            return "access: no tokens, so anyone who can reach this port can read and write; browser writes only from this server's pages; \(origins)"
+            return
+                "access: no tokens, so anyone who can reach this port can read and write; browser writes only from this server's pages; \(origins)"
         }
         let reads = privateReads ? "reads need a read token" : "reads are open"
         let jwts = jwt.map { "; JWTs (\($0))" } ?? ""

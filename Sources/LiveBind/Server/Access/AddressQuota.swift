@@ -37,7 +37,8 @@ final class AddressQuota: Sendable {
     func take(for address: String?) throws(RequestError) -> Hold? {
         // Canonical, so that a dual-stack server's IPv4 peer (::ffff:192.0.2.1) is its IPv4 address.
         guard let address = address.map({ TrustedProxies.canonical($0) ?? $0 }),
-              countsLoopback || !AccessControl.isLoopback(address: address) else { return nil }
+            countsLoopback || !AccessControl.isLoopback(address: address)
+        else { return nil }
         let taken = held.withLock { held in
             let count = held[address, default: 0]
             guard count < limit else { return false }

@@ -54,7 +54,8 @@ final class JWTVerifier: Sendable {
                 while let last = secret.last, last == 0x0A || last == 0x0D { secret.removeLast() }
                 guard secret.count >= 32 else {
                     throw ServerError.invalidAccessPolicy(
-                        "--jwt-key: an HS256 secret must be at least 32 bytes (this one has \(secret.count)); make one with `openssl rand -hex 32`")
+                        "--jwt-key: an HS256 secret must be at least 32 bytes (this one has \(secret.count)); make one with `openssl rand -hex 32`"
+                    )
                 }
                 algorithms = ["HS256"]
                 let hmac = HMACKey(from: secret)
@@ -97,7 +98,8 @@ final class JWTVerifier: Sendable {
             throw .rejectedToken("it is not a JSON Web Token LiveBind can read (it needs an \"exp\" claim)")
         }
         guard let algorithm = header.alg, algorithms.contains(algorithm) else {
-            throw .rejectedToken("its algorithm \"\(header.alg ?? "none")\" is not the key's (\(algorithms.sorted().joined(separator: ", ")))")
+            throw .rejectedToken(
+                "its algorithm \"\(header.alg ?? "none")\" is not the key's (\(algorithms.sorted().joined(separator: ", ")))")
         }
         let keys = keys
         let claims: JWTClaims
@@ -129,9 +131,10 @@ final class JWTVerifier: Sendable {
         let scopes = Set(words.compactMap { AccessPolicy.Token.Scope(rawValue: String($0)) })
         // The issuer's length first, so that no other (iss, sub) pair reads the same.
         let subject = claims.sub.map { sub in (claims.iss.map { "\($0.value.utf8.count):\($0.value) " } ?? "") + sub.value }
-        return AccessControl.Credential(scopes: scopes, prefixes: claims.models,
-                                        expiresAt: claims.exp.value.addingTimeInterval(leeway), rateKey: nil,
-                                        subject: subject, actor: "jwt:" + (claims.sub?.value ?? ""))
+        return AccessControl.Credential(
+            scopes: scopes, prefixes: claims.models,
+            expiresAt: claims.exp.value.addingTimeInterval(leeway), rateKey: nil,
+            subject: subject, actor: "jwt:" + (claims.sub?.value ?? ""))
     }
 
     private static func format(_ date: Date) -> String {

@@ -85,8 +85,10 @@ final class SessionTable: Sendable {
     /// Starts a session for `credential` held by `holder`, ending no later than the credential; returns
     /// its id, when it ends, and the keys of sessions dropped to make room (expired ones, and the
     /// holder's own oldest). Throws `tooManySessions` when the table is full of others' live sessions.
-    func create(for credential: AccessControl.Credential, holder: Holder,
-                now: Date = Date()) throws(RequestError) -> (id: String, expiresAt: Date, evicted: [Key]) {
+    func create(
+        for credential: AccessControl.Credential, holder: Holder,
+        now: Date = Date()
+    ) throws(RequestError) -> (id: String, expiresAt: Date, evicted: [Key]) {
         let longest = now.addingTimeInterval(TimeInterval(lifetime.components.seconds))
         let expiresAt = min(credential.expiresAt ?? longest, longest)
         var stored = credential

@@ -42,7 +42,8 @@ struct TrustedProxies: Sendable {
         }
         request.clientAddress = client
         if let proto = request.headers["X-Forwarded-Proto"]?.split(separator: ",").last?.trimmingWhitespace().lowercased(),
-           proto == "http" || proto == "https" {
+            proto == "http" || proto == "https"
+        {
             request.scheme = proto
         }
     }

@@ -50,7 +50,8 @@ package struct Setting<Root>: Sendable {
     package var valueName: String? {
         switch kind {
         case .integer(_, _, let unit), .optionalInteger(_, _, let unit, _), .number(_, _, let unit),
-             .text(_, let unit, _, _), .optionalText(_, let unit, _), .list(_, let unit): unit
+            .text(_, let unit, _, _), .optionalText(_, let unit, _), .list(_, let unit):
+            unit
         case .seconds: "S"
         case .flag: nil
         }

@@ -14,7 +14,9 @@ struct BuiltinFiles: Sendable {
     /// Answers a GET or HEAD for `request.path`; throws `RequestError.notFound` for anything else.
     func respond(to request: HTTPRequest) throws -> HTTPResponse {
         let relative = Router.segments(of: request.path).filter { !$0.isEmpty }.joined(separator: "/")
-        let candidates = relative.isEmpty ? ["index.html"]
+        let candidates =
+            relative.isEmpty
+            ? ["index.html"]
             : request.path.hasSuffix("/") ? [relative + "/index.html"] : [relative, relative + "/index.html"]
         guard let path = candidates.first(where: { files[$0] != nil }), let bytes = files[path] else {
             throw RequestError.notFound(path: request.path)

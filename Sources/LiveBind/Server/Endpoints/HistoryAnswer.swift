@@ -41,7 +41,9 @@ struct HistoryAnswer {
     mutating func begin(start: JSON?, through: UInt64) throws {
         self.through = through
         if csv {
-            piece += step != nil ? "time,count,first,last,min,max,avg\r\n".utf8
+            piece +=
+                step != nil
+                ? "time,count,first,last,min,max,avg\r\n".utf8
                 : audit != nil ? "time,id,value,actor,route\r\n".utf8 : "time,id,value\r\n".utf8
             return try flush()
         }
@@ -79,7 +81,7 @@ struct HistoryAnswer {
             writePoint(point)
             return try flush()
         }
-        guard let value = point.value else { return }   // a removal is in no bucket
+        guard let value = point.value else { return }  // a removal is in no bucket
         let start = point.time - ((point.time % step) + step) % step
         if let bucket = open, bucket.time != start {
             write(bucket)

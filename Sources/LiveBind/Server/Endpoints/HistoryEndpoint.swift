@@ -45,7 +45,8 @@ struct HistoryEndpoint: Sendable {
         }
         // A `+` of an offset sent without percent-encoding arrives as a space (form encoding).
         if let time = HistoryTime.parse(text.replacingOccurrences(of: " ", with: "+")) { return .time(time) }
-        throw .badRequest("""
+        throw .badRequest(
+            """
             \(parameter)=\(text) is not a time: give an RFC 3339 time (2026-11-26T10:00:00Z), a duration before \
             now (-1h, -30m, -7d) or an event id
             """)
@@ -86,8 +87,11 @@ struct HistoryEndpoint: Sendable {
         }
         let bytes = value.encoded()
         guard bytes.count <= maxBytes else {
-            throw HistoryError.limit(flag: "history-max-bytes", limit: maxBytes,
-                                     needed: "\(path.components.isEmpty ? "the model" : "the value at " + path.pointer) was \(bytes.count) bytes then; read a location inside it")
+            throw HistoryError.limit(
+                flag: "history-max-bytes", limit: maxBytes,
+                needed:
+                    "\(path.components.isEmpty ? "the model" : "the value at " + path.pointer) was \(bytes.count) bytes then; read a location inside it"
+            )
         }
         var response = HTTPResponse.bytes(bytes, contentType: RequestBody.json)
         response.headers.add("ETag", "\"\(document.revision)\"")
@@ -104,8 +108,9 @@ struct HistoryEndpoint: Sendable {
         let to = try request.queryValue("to").map { text throws(RequestError) in try Self.point(text, parameter: "to") }
         let from = try request.queryValue("from").map { text throws(RequestError) in try Self.point(text, parameter: "from") }
         let csv = request.headers.values(of: "Accept").contains { $0.contains("text/csv") }
-        let (bytes, through) = try answer(name, pointer, from: from, to: to, step: request.queryValue("step"), audit: audit,
-                                          csv: csv, history: history)
+        let (bytes, through) = try answer(
+            name, pointer, from: from, to: to, step: request.queryValue("step"), audit: audit,
+            csv: csv, history: history)
         var response = HTTPResponse.bytes(bytes, contentType: csv ? "text/csv; charset=utf-8" : RequestBody.json)
         response.headers.add(ModelEndpoint.eventIDHeader, "\(through)")
         return response
@@ -113,17 +118,21 @@ struct HistoryEndpoint: Sendable {
 
     /// The buckets of `pointer` from `from` through event `through`, as `?history&step=` answers them
     /// in JSON, and the last event they cover.
-    func buckets(_ name: String, _ pointer: String, from: Point, step: String, through: UInt64) throws -> (bytes: [UInt8], through: UInt64) {
+    func buckets(_ name: String, _ pointer: String, from: Point, step: String, through: UInt64) throws -> (bytes: [UInt8], through: UInt64)
+    {
         try answer(name, pointer, from: from, to: .event(through), step: step, audit: nil, csv: false, history: try database())
     }
 
-    private func answer(_ name: String, _ pointer: String, from: Point?, to: Point?, step text: String?, audit: AccessControl.Reach?, csv: Bool,
-                        history: HistoryDatabase) throws -> (bytes: [UInt8], through: UInt64) {
+    private func answer(
+        _ name: String, _ pointer: String, from: Point?, to: Point?, step text: String?, audit: AccessControl.Reach?, csv: Bool,
+        history: HistoryDatabase
+    ) throws -> (bytes: [UInt8], through: UInt64) {
         let path = try Path(pointer: pointer)
         var step: Int64?
         if let text {
             guard let milliseconds = HistoryUnits.milliseconds(Substring(text)), milliseconds > 0,
-                  milliseconds <= Self.times.upperBound - Self.times.lowerBound else {
+                milliseconds <= Self.times.upperBound - Self.times.lowerBound
+            else {
                 throw RequestError.badRequest("step=\(text) is not a duration: give a whole number and ms, s, m, h, d or w (60s, 5m)")
             }
             step = milliseconds
@@ -137,14 +146,20 @@ struct HistoryEndpoint: Sendable {
             let asked = if case .time(let time) = fromPoint { min(time, fromTime) } else { fromTime }
             let buckets = (toTime - asked) / step + 1
             guard buckets <= Int64(maxBuckets) else {
-                throw HistoryError.limit(flag: "history-max-buckets", limit: maxBuckets,
-                                         needed: "from … to in steps of \(HistoryUnits.text(milliseconds: step)) is \(buckets) buckets; take a longer step or a shorter range")
+                throw HistoryError.limit(
+                    flag: "history-max-buckets", limit: maxBuckets,
+                    needed:
+                        "from … to in steps of \(HistoryUnits.text(milliseconds: step)) is \(buckets) buckets; take a longer step or a shorter range"
+                )
             }
         }
-        var answer = HistoryAnswer(head: .init(model: name, path: path.pointer, from: fromTime, to: toTime), step: step, csv: csv,
-                                   audit: audit, maxBytes: maxBytes)
-        try history.series(name, path, from: fromSequence, to: max(fromSequence, toSequence), countingPoints: step == nil,
-                           limits: limits, origins: audit != nil) { start, through in
+        var answer = HistoryAnswer(
+            head: .init(model: name, path: path.pointer, from: fromTime, to: toTime), step: step, csv: csv,
+            audit: audit, maxBytes: maxBytes)
+        try history.series(
+            name, path, from: fromSequence, to: max(fromSequence, toSequence), countingPoints: step == nil,
+            limits: limits, origins: audit != nil
+        ) { start, through in
             try answer.begin(start: start, through: through)
         } emit: { point in
             try answer.add(point)

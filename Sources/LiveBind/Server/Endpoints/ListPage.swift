@@ -10,8 +10,10 @@ internal import LiveBindHTTP
 struct ListPage {
     /// The answer for `items`, which are sorted by `key` (Swift's `<` on `String`, the order `after`
     /// is compared in).
-    static func make<Item>(_ member: String, _ items: [Item], key: (Item) -> String, after: String?, maxBytes: Int,
-                           encode: (Item, inout [UInt8]) -> Void) -> HTTPResponse {
+    static func make<Item>(
+        _ member: String, _ items: [Item], key: (Item) -> String, after: String?, maxBytes: Int,
+        encode: (Item, inout [UInt8]) -> Void
+    ) -> HTTPResponse {
         var bytes = Array("{\"\(member)\":[".utf8)
         var start = items.startIndex
         if let after {

@@ -10,8 +10,9 @@ extension ModelEndpoint {
     /// `PUT`, `DELETE`, `PATCH` or `POST` on `/models/{name}{pointer}`, blind.
     func blindWrite(_ name: String, _ pointer: String, _ request: HTTPRequest) throws -> HTTPResponse {
         if request.method == .patch, request.mediaType == RequestBody.jsonPatch,
-           case .array(let operations)? = try? RequestBody.parseJSON(request),
-           operations.contains(where: { $0["op"] == "test" }) {
+            case .array(let operations)? = try? RequestBody.parseJSON(request),
+            operations.contains(where: { $0["op"] == "test" })
+        {
             throw AccessError.testNeedsRead(name)
         }
         do {
@@ -21,10 +22,11 @@ extension ModelEndpoint {
             // One answer for every refusal the model's content decides: their statuses and types told
             // apart would be a bit per request (a JSON Patch can end in an op that always fails one way,
             // after a probe that fails another way only when the model is as guessed).
-            throw ProblemError(problem: Problem(
-                status: 409, kind: "write-refused", title: "Conflict",
-                detail: "the write does not apply to the model as it is; this token may not read \"\(name)\", "
-                    + "so the answer says no more"))
+            throw ProblemError(
+                problem: Problem(
+                    status: 409, kind: "write-refused", title: "Conflict",
+                    detail: "the write does not apply to the model as it is; this token may not read \"\(name)\", "
+                        + "so the answer says no more"))
         }
     }
 

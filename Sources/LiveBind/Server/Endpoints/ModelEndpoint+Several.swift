@@ -22,7 +22,8 @@ extension ModelEndpoint {
         for (name, part) in parts {
             try reach.check(name)
             guard case .object(let fields) = part, Set(fields.keys).isSubset(of: ["merge", "patch", "ifMatch"]),
-                  (fields["merge"] == nil) != (fields["patch"] == nil) else {
+                (fields["merge"] == nil) != (fields["patch"] == nil)
+            else {
                 throw RequestError.malformedBody("model \(name): give exactly one of \"merge\" or \"patch\", and \"ifMatch\" if you like")
             }
             var revision: UInt64?
@@ -34,16 +35,18 @@ extension ModelEndpoint {
             }
             if let merge = fields["merge"] {
                 operations += 1
-                edits.append(Store.ModelEdits(name, ifRevision: revision) { (editor: inout ModelEditor) throws(StoreError) in
-                    try editor.mergePatch(merge, at: .root)
-                })
+                edits.append(
+                    Store.ModelEdits(name, ifRevision: revision) { (editor: inout ModelEditor) throws(StoreError) in
+                        try editor.mergePatch(merge, at: .root)
+                    })
             } else if case .array(let list)? = fields["patch"] {
-                operations += max(1, list.count)    // a model is at least one operation: a bound on how many
+                operations += max(1, list.count)  // a model is at least one operation: a bound on how many
                 jsonPatched.insert(name)
                 let patch = JSON.array(list)
-                edits.append(Store.ModelEdits(name, ifRevision: revision) { (editor: inout ModelEditor) throws(StoreError) in
-                    try editor.jsonPatch(patch)
-                })
+                edits.append(
+                    Store.ModelEdits(name, ifRevision: revision) { (editor: inout ModelEditor) throws(StoreError) in
+                        try editor.jsonPatch(patch)
+                    })
             } else {
                 throw RequestError.malformedBody("model \(name): \"patch\" is an array of JSON Patch operations")
             }

@@ -150,13 +150,16 @@ struct ModelEndpoint: Sendable {
         guard let noneMatch = request.headers["If-None-Match"]?.trimmingWhitespace() else { return revision }
         guard noneMatch == "*", path == .root, request.headers["If-Match"] == nil else {
             throw RequestError.badRequest(
-                "on a write, If-None-Match takes only * on a whole model, without If-Match: PUT /models/{name} with If-None-Match: * creates the model only if it does not exist; at a pointer, use If-Match or a JSON Patch test")
+                "on a write, If-None-Match takes only * on a whole model, without If-Match: PUT /models/{name} with If-None-Match: * creates the model only if it does not exist; at a pointer, use If-Match or a JSON Patch test"
+            )
         }
         return 0
     }
 
-    private func postForm(_ name: String, _ base: Path, _ request: HTTPRequest,
-                          _ revision: UInt64?) throws -> HTTPResponse {
+    private func postForm(
+        _ name: String, _ base: Path, _ request: HTTPRequest,
+        _ revision: UInt64?
+    ) throws -> HTTPResponse {
         let pairs = try FormDecoding.pairs(request.body)
         guard !pairs.isEmpty else { throw RequestError.malformedBody("empty form: send key=value pairs") }
         var edits: [(Path, JSON)] = []
@@ -208,12 +211,14 @@ struct ModelEndpoint: Sendable {
     /// (`flags` has `s`) from the results its tag carries.
     static func answer(_ receipt: CommitReceipt, flags: String) -> IdempotencyTable.Answer {
         if flags.contains("s"), let newline = receipt.tag.firstIndex(of: "\n"),
-           let results = Store.unitResults(parsing: receipt.tag[receipt.tag.index(after: newline)...]) {
+            let results = Store.unitResults(parsing: receipt.tag[receipt.tag.index(after: newline)...])
+        {
             return IdempotencyTable.Answer(severalWritten(results)) ?? .init(status: 200, body: [], headers: [])
         }
         let created = flags.contains("c") && receipt.revision == 1
-        let result = WriteResult(sequence: receipt.sequence, revision: receipt.revision,
-                                 index: flags.contains("i") ? receipt.insertIndex : nil, changed: true)
+        let result = WriteResult(
+            sequence: receipt.sequence, revision: receipt.revision,
+            index: flags.contains("i") ? receipt.insertIndex : nil, changed: true)
         var response = written(result, status: created ? 201 : 200)
         if created { response.headers.add("Location", "/models/\(receipt.model)") }
         guard case .bytes(let body) = response.body else { return .init(status: response.status, body: [], headers: []) }

@@ -34,8 +34,10 @@ extension Problem {
         case .malformedRequest(let reason): from(RequestError.badRequest(reason))
         case .ambiguousFraming(let reason): closing(from(RequestError.badRequest(reason)))
         case .unsupportedTransferCoding(let coding):
-            closing(Problem(status: 501, kind: "not-implemented", title: "Not Implemented",
-                            detail: "Transfer-Encoding '\(coding)' is not supported: send the body as it is, or chunked"))
+            closing(
+                Problem(
+                    status: 501, kind: "not-implemented", title: "Not Implemented",
+                    detail: "Transfer-Encoding '\(coding)' is not supported: send the body as it is, or chunked"))
         }
     }
 
@@ -103,8 +105,11 @@ extension Problem {
         case .tooManyViews(let limit), .tooManyViewRows(let limit):
             var problem = Problem(status: 503, kind: "unavailable", title: "Service Unavailable", detail: detail)
             problem.headers.add("Retry-After", "5")
-            if case .tooManyViews = error { problem.limit = (setting: "max-views", value: limit) }
-            else { problem.limit = (setting: "max-view-rows", value: limit) }
+            if case .tooManyViews = error {
+                problem.limit = (setting: "max-views", value: limit)
+            } else {
+                problem.limit = (setting: "max-view-rows", value: limit)
+            }
             return problem
         }
     }
@@ -114,8 +119,10 @@ extension Problem {
         switch error {
         case .missingToken, .invalidToken, .rejectedToken, .unknownSession:
             var problem = Problem(status: 401, kind: "unauthorized", title: "Unauthorized", detail: detail)
-            problem.headers.add("WWW-Authenticate", error == .missingToken(forStream: false) || error == .missingToken(forStream: true)
-                                ? #"Bearer realm="livebind""# : #"Bearer realm="livebind", error="invalid_token""#)
+            problem.headers.add(
+                "WWW-Authenticate",
+                error == .missingToken(forStream: false) || error == .missingToken(forStream: true)
+                    ? #"Bearer realm="livebind""# : #"Bearer realm="livebind", error="invalid_token""#)
             return problem
         case .missingScope:
             var problem = Problem(status: 403, kind: "forbidden", title: "Forbidden", detail: detail)
@@ -156,8 +163,9 @@ extension Problem {
         case .limitExceeded(let limit, _, _):
             let status = limit == .depth || limit == .patchOperations ? 422 : 413
             let title = status == 413 ? "Content Too Large" : "Unprocessable Content"
-            return Problem(status: status, kind: "limit-exceeded", title: title,
-                           detail: "\(detail); raise it with \(flag(for: limit))")
+            return Problem(
+                status: status, kind: "limit-exceeded", title: title,
+                detail: "\(detail); raise it with \(flag(for: limit))")
         case .storageFailed:
             var problem = Problem(status: 503, kind: "storage-unavailable", title: "Service Unavailable", detail: detail)
             problem.headers.add("Retry-After", "5")
@@ -182,15 +190,17 @@ extension Problem {
         case .bindingNotFound: return Problem(status: 404, kind: "not-found", title: "Not Found", detail: detail)
         case .duplicateID: return Problem(status: 409, kind: "conflict", title: "Conflict", detail: detail)
         case .queryTooLarge(_, _, _, let bound):
-            var problem = Problem(status: 422, kind: "limit-exceeded", title: "Unprocessable Content",
-                                  detail: "\(detail) (--\(bound.setting))")
+            var problem = Problem(
+                status: 422, kind: "limit-exceeded", title: "Unprocessable Content",
+                detail: "\(detail) (--\(bound.setting))")
             problem.limit = (setting: bound.setting, value: bound.limit)
             return problem
         case .tooManyBindings:
-            return Problem(status: 422, kind: "limit-exceeded", title: "Unprocessable Content",
-                           detail: "\(detail); raise it with --max-bindings")
+            return Problem(
+                status: 422, kind: "limit-exceeded", title: "Unprocessable Content",
+                detail: "\(detail); raise it with --max-bindings")
         case .invalidSpec, .invalidDefinition, .unknownTransform, .invalidParameter, .notReversible, .unsettledCycle,
-             .transformFailed, .decodingFailed, .propagationLimit:
+            .transformFailed, .decodingFailed, .propagationLimit:
             return Problem(status: 422, kind: "cannot-apply", title: "Unprocessable Content", detail: detail)
         }
     }

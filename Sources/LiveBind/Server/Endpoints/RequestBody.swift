@@ -42,7 +42,8 @@ enum RequestBody {
         if weak { tag = tag.dropFirst(2) }
         let digits = tag.dropFirst().dropLast()
         guard tag.count >= 3, tag.first == "\"", tag.last == "\"", let revision = UInt64(digits),
-              digits == Substring(String(revision)) else {
+            digits == Substring(String(revision))
+        else {
             throw .invalidPrecondition(raw)
         }
         // If-Match compares strongly (RFC 9110 13.1.1): a weak tag matches nothing.

@@ -68,11 +68,14 @@ struct Router: Sendable {
         }
         precondition(!segments.dropLast().contains(.rest), "'*' must end a route pattern: \(pattern)")
         if case .parameter(let index) = access.models {
-            precondition(index < segments.filter({ $0 == .parameter || $0 == .rest }).count,
-                         "route \(pattern) names parameter \(index) as its model, which it does not have")
+            precondition(
+                index < segments.filter({ $0 == .parameter || $0 == .rest }).count,
+                "route \(pattern) names parameter \(index) as its model, which it does not have")
         }
-        routes.append(Route(entry: Entry(methods: methods, pattern: pattern, access: access), segments: segments,
-                            handler: handler))
+        routes.append(
+            Route(
+                entry: Entry(methods: methods, pattern: pattern, access: access), segments: segments,
+                handler: handler))
     }
 
     /// Routes a request; throws what the check or the handler throws, or `RequestError.notFound`/`.methodNotAllowed`.

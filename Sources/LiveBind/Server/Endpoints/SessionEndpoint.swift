@@ -18,7 +18,7 @@ struct SessionEndpoint: Sendable {
     /// Answers 201 with the session's end and reach, and the cookie; throws 503 when the table is full
     /// of other credentials' live sessions (see `SessionTable`).
     func create(_ request: HTTPRequest, _ grant: AccessControl.Grant, now: Date = Date()) throws(RequestError) -> HTTPResponse {
-        var credential = grant.credential!   // a `.bearer` route always has one
+        var credential = grant.credential!  // a `.bearer` route always has one
         credential.session = nil
         if let actor = credential.actor, !actor.hasPrefix("session:") { credential.actor = "session:" + actor }
         let holder = SessionTable.holder(of: credential, token: AccessControl.bearer(request) ?? "")
@@ -27,8 +27,10 @@ struct SessionEndpoint: Sendable {
         let seconds = Int(expiresAt.timeIntervalSince(now).rounded(.down))
         let scopes = AccessPolicy.Token.Scope.allCases.filter(credential.scopes.contains).map { JSON.string($0.rawValue) }
         let models = credential.prefixes.map { JSON.array(Deque($0.map(JSON.string))) } ?? .null
-        let body: JSON = .object(["expires": .string(expiresAt.formatted(.iso8601)), "seconds": .int(seconds),
-                                  "scopes": .array(Deque(scopes)), "models": models])
+        let body: JSON = .object([
+            "expires": .string(expiresAt.formatted(.iso8601)), "seconds": .int(seconds),
+            "scopes": .array(Deque(scopes)), "models": models
+        ])
         var response = HTTPResponse.bytes(body.encoded(), status: 201, contentType: "application/json")
         response.headers.add("Set-Cookie", SessionCookie.setting(id, seconds: seconds, secure: secure(request)))
         response.headers.add("Cache-Control", "no-store")

@@ -16,8 +16,10 @@ struct StaticFiles: Sendable {
     /// when the policy is not one header line of printable ASCII. The corresponding C function is `realpath`.
     init(directory: String, contentSecurityPolicy: String = Self.defaultContentSecurityPolicy) throws(ServerError) {
         guard contentSecurityPolicy.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
-            throw .invalidConfiguration(ConfigurationError(flag: "content-security-policy",
-                                                           reason: "must be one header line of printable ASCII"))
+            throw .invalidConfiguration(
+                ConfigurationError(
+                    flag: "content-security-policy",
+                    reason: "must be one header line of printable ASCII"))
         }
         guard let resolved = Self.realPath(directory), Self.isDirectory(resolved) else {
             throw .publicDirectoryMissing(directory)
@@ -34,7 +36,8 @@ struct StaticFiles: Sendable {
 
     /// Only the site's own scripts, styles, images (and `data:` images) and connections; no inline
     /// style or script, no plug-ins, no framing.
-    static let defaultContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    static let defaultContentSecurityPolicy =
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         + "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
     /// Headers every static response carries (the built-in files' too), with the default policy.
@@ -43,7 +46,7 @@ struct StaticFiles: Sendable {
         "Content-Security-Policy": defaultContentSecurityPolicy,
         "X-Frame-Options": "DENY",
         "Referrer-Policy": "no-referrer",
-        "Cache-Control": "no-cache",
+        "Cache-Control": "no-cache"
     ]
 
     /// Answers a GET or HEAD for `request.path`; throws `RequestError.notFound` for anything else.
@@ -52,7 +55,8 @@ struct StaticFiles: Sendable {
         for segment in segments {
             let lower = segment.lowercased()
             if segment == ".." || segment == "." || lower.contains("%2e") || lower.contains("%2f")
-                || segment.contains("\\") || segment.contains("\0") {
+                || segment.contains("\\") || segment.contains("\0")
+            {
                 throw RequestError.notFound(path: request.path)
             }
         }

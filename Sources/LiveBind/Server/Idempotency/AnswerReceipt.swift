@@ -17,8 +17,10 @@ struct AnswerReceipt: Sendable {
     /// `[tag, sequence, status, [[header, value], …], body]`: what a data directory and a snapshot keep.
     var json: JSON {
         let headers = answer.headers.map { JSON.array([.string($0.0), .string($0.1)]) }
-        return .array([.string(tag), .int(Int(sequence)), .int(answer.status), .array(Deque(headers)),
-                       .string(String(decoding: answer.body, as: UTF8.self))])
+        return .array([
+            .string(tag), .int(Int(sequence)), .int(answer.status), .array(Deque(headers)),
+            .string(String(decoding: answer.body, as: UTF8.self))
+        ])
     }
 
     init(tag: String, answer: IdempotencyTable.Answer, sequence: UInt64) {
@@ -43,12 +45,14 @@ struct AnswerReceipt: Sendable {
     /// The receipt `json` holds, nil when it is not one.
     init?(json: JSON) {
         guard let fields = json.arrayValue, fields.count == 5, let tag = fields[0].stringValue,
-              case .int(let sequence) = fields[1], sequence >= 0, case .int(let status) = fields[2],
-              let list = fields[3].arrayValue, let body = fields[4].stringValue else { return nil }
+            case .int(let sequence) = fields[1], sequence >= 0, case .int(let status) = fields[2],
+            let list = fields[3].arrayValue, let body = fields[4].stringValue
+        else { return nil }
         var headers: [(String, String)] = []
         for header in list {
             guard let pair = header.arrayValue, pair.count == 2, let name = pair[0].stringValue,
-                  let value = pair[1].stringValue else { return nil }
+                let value = pair[1].stringValue
+            else { return nil }
             headers.append((name, value))
         }
         self.init(tag: tag, answer: .init(status: status, body: Array(body.utf8), headers: headers), sequence: UInt64(sequence))

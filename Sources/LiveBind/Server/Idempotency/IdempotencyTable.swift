@@ -37,8 +37,9 @@ final class IdempotencyTable: Sendable {
         init?(_ response: HTTPResponse) {
             guard response.status < 500 && response.status != 429, case .bytes(let body) = response.body else { return nil }
             let names = ["Content-Type", "ETag", ModelEndpoint.eventIDHeader, "Location", "Retry-After"]
-            self.init(status: response.status, body: body,
-                      headers: names.compactMap { name in response.headers[name].map { (name, $0) } })
+            self.init(
+                status: response.status, body: body,
+                headers: names.compactMap { name in response.headers[name].map { (name, $0) } })
         }
     }
 
@@ -171,8 +172,10 @@ final class IdempotencyTable: Sendable {
         learn(parsed, receipt.answer, .answer(receipt), now: now)
     }
 
-    private func learn(_ parsed: (fingerprint: String, flags: String, created: Date, key: String), _ answer: Answer,
-                       _ receipt: Receipt, now: Date) {
+    private func learn(
+        _ parsed: (fingerprint: String, flags: String, created: Date, key: String), _ answer: Answer,
+        _ receipt: Receipt, now: Date
+    ) {
         guard now.timeIntervalSince(parsed.created) < windowSeconds else { return }
         table.withLock { table in
             if let entry = table.entries[parsed.key], !entry.isRunning, entry.fingerprint == parsed.fingerprint {
@@ -180,8 +183,11 @@ final class IdempotencyTable: Sendable {
                 trimBytes(&table)
                 return
             }
-            insert(&table, parsed.key, Entry(fingerprint: parsed.fingerprint, state: .done(answer, receipt: receipt),
-                                             created: parsed.created))
+            insert(
+                &table, parsed.key,
+                Entry(
+                    fingerprint: parsed.fingerprint, state: .done(answer, receipt: receipt),
+                    created: parsed.created))
         }
     }
 
@@ -194,7 +200,8 @@ final class IdempotencyTable: Sendable {
             var answers: [AnswerReceipt] = []
             for item in table.order {
                 guard let entry = table.entries[item.key], entry.created == item.created,
-                      case .done(_, let receipt?) = entry.state else { continue }
+                    case .done(_, let receipt?) = entry.state
+                else { continue }
                 switch receipt {
                 case .commit(let commit) where commit.sequence <= events: commits.append(commit)
                 case .answer(let answer) where answer.sequence <= sequence: answers.append(answer)
@@ -242,7 +249,7 @@ final class IdempotencyTable: Sendable {
             table.order = []
             Self.evictOldest(&order, &table)
             table.order = order
-            if table.entries.count == before { return }   // only running requests are left
+            if table.entries.count == before { return }  // only running requests are left
         }
     }
 

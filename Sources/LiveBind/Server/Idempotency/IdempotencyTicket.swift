@@ -129,8 +129,10 @@ struct IdempotentWrites: Sendable {
     /// `Idempotent-Replayed: true` and nothing runs. When `tagged`, the write's commit carries the
     /// ticket into the commit log, so that every node and a restart learn the answer; else the answer
     /// is remembered by this node until it restarts.
-    func run(_ request: HTTPRequest, _ grant: AccessControl.Grant, flags: String, tagged: Bool,
-             _ body: () throws -> HTTPResponse) throws -> HTTPResponse {
+    func run(
+        _ request: HTTPRequest, _ grant: AccessControl.Grant, flags: String, tagged: Bool,
+        _ body: () throws -> HTTPResponse
+    ) throws -> HTTPResponse {
         try run(request, grant, flags: flags) { ticket in
             guard tagged, let ticket else { return try body() }
             let (result, logged) = store.withCommitTagLogged(ticket.tag, body)
@@ -158,8 +160,10 @@ struct IdempotentWrites: Sendable {
 
     /// Runs the `/bindings` write `body` once per `Idempotency-Key`, as above; `body` gets the ticket's
     /// tag (nil without the header) to keep with its change, as an ``AnswerReceipt``.
-    func runRecording(_ request: HTTPRequest, _ grant: AccessControl.Grant,
-                      _ body: (_ tag: String?) throws -> HTTPResponse) throws -> HTTPResponse {
+    func runRecording(
+        _ request: HTTPRequest, _ grant: AccessControl.Grant,
+        _ body: (_ tag: String?) throws -> HTTPResponse
+    ) throws -> HTTPResponse {
         try run(request, grant, flags: "") { ticket in
             do {
                 return try body(ticket?.tag)
@@ -171,8 +175,10 @@ struct IdempotentWrites: Sendable {
         }
     }
 
-    private func run(_ request: HTTPRequest, _ grant: AccessControl.Grant, flags: String,
-                     _ body: (IdempotencyTicket?) throws -> HTTPResponse) throws -> HTTPResponse {
+    private func run(
+        _ request: HTTPRequest, _ grant: AccessControl.Grant, flags: String,
+        _ body: (IdempotencyTicket?) throws -> HTTPResponse
+    ) throws -> HTTPResponse {
         guard let ticket = try IdempotencyTicket(request, grant: grant, flags: flags) else { return try body(nil) }
         if let answer = try table.begin(ticket) {
             var response = HTTPResponse(status: answer.status, body: .bytes(answer.body))

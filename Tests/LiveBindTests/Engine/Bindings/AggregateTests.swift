@@ -57,7 +57,8 @@ import Testing
 
     @Test func aggregateOverAMemberOfEachElement() throws {
         let (store, registry) = try makeBound(["sensor": #"{"readings": [{"value": 1.5}, {"value": 2}]}"#, "panel": "{}"])
-        try registry.bind(json: bindingJSON(#"{"source": "sensor.readings", "target": "panel.total", "transform": {"name": "sum", "of": "value"}}"#))
+        try registry.bind(
+            json: bindingJSON(#"{"source": "sensor.readings", "target": "panel.total", "transform": {"name": "sum", "of": "value"}}"#))
         #expect(store.at("panel.total") == 3.5)
         try store.append(["value": 10], to: try Path(dotted: "readings"), in: "sensor")
         #expect(store.at("panel.total") == 13.5)

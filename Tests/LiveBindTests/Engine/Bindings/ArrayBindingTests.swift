@@ -31,9 +31,11 @@ import Testing
     @Test(arguments: [1, 2, 3, 42])
     func mirrorFollowsRandomEditsGranularly(seed: UInt64) throws {
         let (store, registry) = try makeBound(["source": #"{"items": [1, 2, 3]}"#, "target": "{}"])
-        try registry.bind(json: bindingJSON(#"""
-            {"source": "source.items", "target": "target.items", "each": true, "transform": {"name": "scale", "factor": 10}}
-            """#))
+        try registry.bind(
+            json: bindingJSON(
+                #"""
+                {"source": "source.items", "target": "target.items", "each": true, "transform": {"name": "scale", "factor": 10}}
+                """#))
         let kinds = Collected<Change.Kind>()
         let observation = store.observe(try Path(dotted: "items"), in: "target") { kinds.append($0.kind) }
         defer { observation.cancel() }
@@ -59,7 +61,9 @@ import Testing
     }
 
     @Test func changeInsideAnElementReplacesThatElement() throws {
-        let (store, registry) = try makeBound(["sensor": #"{"readings": [{"id": 1, "value": 1.5}, {"id": 2, "value": 2.5}]}"#, "panel": "{}"])
+        let (store, registry) = try makeBound([
+            "sensor": #"{"readings": [{"id": 1, "value": 1.5}, {"id": 2, "value": 2.5}]}"#, "panel": "{}"
+        ])
         try registry.bind(BindingSpec("sensor.readings", "panel.readings"))
         let changes = Collected<Change>()
         let observation = store.observe(try Path(dotted: "readings"), in: "panel") { changes.append($0) }

@@ -80,7 +80,7 @@ import Testing
     @Test func fanOutAndFanInWorkInAModelWithManyBindings() throws {
         // More bindings than `ModelBindings.indexedFrom`, so commits are routed by their first component.
         let (store, registry) = try makeBound([
-            "m": #"{"src": 1, "parts": {"a": 1, "b": 2}, "sum": {}}"#, "n": "{}", "whole": "{}",
+            "m": #"{"src": 1, "parts": {"a": 1, "b": 2}, "sum": {}}"#, "n": "{}", "whole": "{}"
         ])
         for index in 0..<20 { try registry.bind(BindingSpec("m.src", "m.out\(index)")) }
         try registry.bind(BindingSpec("m.parts.a", "m.sum.a"))

@@ -42,7 +42,7 @@ import Testing
             let positions = Set(issues.map(\.position))
             for expected in [
                 "models.broken", "bindings[1].target", "bindings[2].transform", "bindings[3].transform.pattern",
-                "bindings[4].mode", "bindings[5].source", "bindings[6].mode", "bindings[7]",
+                "bindings[4].mode", "bindings[5].source", "bindings[6].mode", "bindings[7]"
             ] {
                 #expect(positions.contains(expected), "missing \(expected) in \(issues)")
             }
@@ -62,8 +62,10 @@ import Testing
         let store = Store(limits: limits)
         try store.put("kept", ["v": 1])
         let registry = BindingRegistry(store: store)
-        let definition: JSON = ["models": ["kept": ["v": 2], "small": ["v": 3], "big": ["text": .string(String(repeating: "x", count: 200))]],
-                                "bindings": [["source": "small.v", "target": "kept.w"]]]
+        let definition: JSON = [
+            "models": ["kept": ["v": 2], "small": ["v": 3], "big": ["text": .string(String(repeating: "x", count: 200))]],
+            "bindings": [["source": "small.v", "target": "kept.w"]]
+        ]
         #expect(throws: BindingError.self) { try BindingSet(definition: definition, registry: registry) }
         #expect(try store.value(of: "kept") == ["v": 1])
         #expect(store.modelNames().map(\.name) == ["kept"])
@@ -80,11 +82,12 @@ import Testing
 
     @Test func disabledBindingsDoNotFireAndCatchUpWhenEnabled() throws {
         let (store, registry) = try makeBound(["sensor": #"{"temperature": 20, "readings": [1, 2]}"#, "panel": "{}"])
-        let set = try BindingSet([
-            BindingSpec("sensor.temperature", "panel.temperature"),
-            BindingSpec("sensor.readings", "panel.sum", transform: TransformSpec("sum")),
-            BindingSpec("sensor.readings", "panel.readings"),
-        ], registry: registry)
+        let set = try BindingSet(
+            [
+                BindingSpec("sensor.temperature", "panel.temperature"),
+                BindingSpec("sensor.readings", "panel.sum", transform: TransformSpec("sum")),
+                BindingSpec("sensor.readings", "panel.readings")
+            ], registry: registry)
         #expect(store.at("panel.sum") == 3)
         set.disable()
         #expect(!set.isEnabled)

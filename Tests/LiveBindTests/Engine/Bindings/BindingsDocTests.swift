@@ -23,8 +23,9 @@ import Testing
         let (headings, spans) = Self.headingsAndCodeSpans(try Self.document())
         for name in names {
             let inHeading = headings.contains { Self.words(of: $0).contains(name) }
-            #expect(inHeading || spans.contains(name),
-                    "transform '\(name)' is registered but docs/Bindings.md has no heading or code span `\(name)`")
+            #expect(
+                inHeading || spans.contains(name),
+                "transform '\(name)' is registered but docs/Bindings.md has no heading or code span `\(name)`")
         }
     }
 
@@ -90,7 +91,8 @@ import Testing
             let commands = block.replacingOccurrences(of: "\\\n", with: " ").split(separator: "\n")
             for command in commands where command.contains("curl") && command.contains("-X POST") && command.contains("/bindings") {
                 guard let start = command.range(of: "-d '"),
-                      let end = command[start.upperBound...].firstIndex(of: "'") else {
+                    let end = command[start.upperBound...].firstIndex(of: "'")
+                else {
                     Issue.record("a POST /bindings example has no -d '…' body: \(command)")
                     continue
                 }
@@ -225,20 +227,26 @@ import Testing
         let registry = BindingRegistry(store: store)
 
         // The same entry as in a definition file or a POST /bindings body:
-        try registry.bind(json: ["source": "sensor.temperature", "target": "panel.label",
-                                 "transform": ["name": "format", "pattern": "%.1f °C"]])
+        try registry.bind(json: [
+            "source": "sensor.temperature", "target": "panel.label",
+            "transform": ["name": "format", "pattern": "%.1f °C"]
+        ])
         // The same, built in Swift:
-        let average = try registry.bind(BindingSpec("sensor.readings", "panel.average",
-                                                    transform: TransformSpec("avg"), id: "average"))
-        let setpoint = try registry.bind(BindingSpec("sensor.temperature", "panel.setpoint", mode: .twoWay,
-                                                     validation: try Validation(json: ["min": 0, "max": 40, "coerce": true])))
+        let average = try registry.bind(
+            BindingSpec(
+                "sensor.readings", "panel.average",
+                transform: TransformSpec("avg"), id: "average"))
+        let setpoint = try registry.bind(
+            BindingSpec(
+                "sensor.temperature", "panel.setpoint", mode: .twoWay,
+                validation: try Validation(json: ["min": 0, "max": 40, "coerce": true])))
 
         try store.set(21.5, at: Path(dotted: "temperature"), in: "sensor")
         try store.append(30, to: Path(dotted: "readings"), in: "sensor")
-        let label = try store.value(of: "panel", at: Path(dotted: "label"))          // "21.5 °C"
-        let mean = try store.value(of: "panel", at: Path(dotted: "average"))         // 23.166666666666668
-        try store.set(55, at: Path(dotted: "setpoint"), in: "panel")                 // stored as 40, sent back
-        let temperature = try store.value(of: "sensor", at: Path(dotted: "temperature"))   // 40
+        let label = try store.value(of: "panel", at: Path(dotted: "label"))  // "21.5 °C"
+        let mean = try store.value(of: "panel", at: Path(dotted: "average"))  // 23.166666666666668
+        try store.set(55, at: Path(dotted: "setpoint"), in: "panel")  // stored as 40, sent back
+        let temperature = try store.value(of: "sensor", at: Path(dotted: "temperature"))  // 40
 
         try registry.setEnabled(id: average.id, false)
         try registry.unbind(id: setpoint.id)
@@ -251,10 +259,11 @@ import Testing
 
     @Test func docShowsTheTestedSwiftExample() throws {
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        let example = try #require(DocumentedExample.shownAndTested(
-            document: try Self.document(),
-            marker: "<!-- swift example: compiled and run by Tests/LiveBindTests/Engine/Bindings/BindingsDocTests.swift -->",
-            source: source, begin: "// DOC-BEGIN swift", end: "// DOC-END swift"))
+        let example = try #require(
+            DocumentedExample.shownAndTested(
+                document: try Self.document(),
+                marker: "<!-- swift example: compiled and run by Tests/LiveBindTests/Engine/Bindings/BindingsDocTests.swift -->",
+                source: source, begin: "// DOC-BEGIN swift", end: "// DOC-END swift"))
         #expect(example.shown == example.tested)
     }
 }

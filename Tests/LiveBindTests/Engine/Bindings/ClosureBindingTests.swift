@@ -14,7 +14,9 @@ import Testing
     }
 
     @Test func typedClosureReceivesTheCurrentValueAndEveryChange() throws {
-        let (store, registry) = try makeBound(["sensor": #"{"temperature": 20.5, "name": "probe", "on": true, "readings": [{"id": 1, "value": 1.5}]}"#])
+        let (store, registry) = try makeBound([
+            "sensor": #"{"temperature": 20.5, "name": "probe", "on": true, "readings": [{"id": 1, "value": 1.5}]}"#
+        ])
         let temperatures = Collected<Double>(), names = Collected<String>(), flags = Collected<Bool>()
         let readings = Collected<[Reading]>()
         try registry.observe("sensor.temperature", as: Double.self) { temperatures.append($0) }

@@ -28,7 +28,8 @@ import Testing
     @MainActor @Test func twoWayObservableWithTransform() async throws {
         let (store, registry) = try makeBound(["settings": #"{"celsius": 20}"#])
         let thermostat = Thermostat()
-        try registry.bind("settings.celsius", observable: thermostat, \.target, transform: TransformSpec("scale", ["factor": 1.8, "offset": 32]))
+        try registry.bind(
+            "settings.celsius", observable: thermostat, \.target, transform: TransformSpec("scale", ["factor": 1.8, "offset": 32]))
         #expect(await eventually { thermostat.target == 68 })
         thermostat.target = 212
         #expect(await eventually { store.at("settings.celsius") == 100 })

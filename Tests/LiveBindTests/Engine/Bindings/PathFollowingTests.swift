@@ -71,12 +71,14 @@ import Testing
 
     @Test func theBindingsValidationRefusesAndCoercesInsideTheHop() throws {
         let (store, registry) = try makeBound(["m": #"{"a": 1, "b": 0, "c": 0}"#])
-        let refusing = try registry.bind(BindingSpec(
-            "m.a", "m.b", transform: scale(10),
-            validation: try Validation(json: ["max": 50])))
-        let clamping = try registry.bind(BindingSpec(
-            "m.a", "m.c", transform: scale(10),
-            validation: try Validation(json: ["max": 50, "coerce": true])))
+        let refusing = try registry.bind(
+            BindingSpec(
+                "m.a", "m.b", transform: scale(10),
+                validation: try Validation(json: ["max": 50])))
+        let clamping = try registry.bind(
+            BindingSpec(
+                "m.a", "m.c", transform: scale(10),
+                validation: try Validation(json: ["max": 50, "coerce": true])))
         try store.set(9, at: "m.a")
         #expect(store.at("m.b") == 10, "90 is refused; the target keeps the last valid value")
         #expect(store.at("m.c") == 50)
@@ -113,10 +115,11 @@ import Testing
         }
         let start = store.lastSequence
         try store.set(3, at: "m.a")
-        #expect(heard.all == [
-            "source a=3", "commit \(start + 1) a",
-            "first b=6", "second b=6", "commit \(start + 2) b",
-        ])
+        #expect(
+            heard.all == [
+                "source a=3", "commit \(start + 1) a",
+                "first b=6", "second b=6", "commit \(start + 2) b"
+            ])
         withExtendedLifetime([first, source, second, commits]) {}
     }
 

@@ -12,7 +12,7 @@ import Testing
         ("%.1f °C", 20.55 as JSON, "20.6 °C"), ("%.1f °C", 20 as JSON, "20.0 °C"), ("%d items", 3 as JSON, "3 items"),
         ("%d", -2.9 as JSON, "-2"), ("%05.2f", 3.14159 as JSON, "03.14"), ("%+d", 5 as JSON, "+5"), ("%-4d|", 7 as JSON, "7   |"),
         ("%x", 255 as JSON, "ff"), ("%s!", "hi" as JSON, "hi!"), ("100%% %d", 9 as JSON, "100% 9"), ("%.0f", 0.5 as JSON, "0"),
-        ("%f", 1.5 as JSON, "1.500000"), ("%.2f", -0.001 as JSON, "-0.00"), ("%4.1f", 1e20 as JSON, "1e+20"),
+        ("%f", 1.5 as JSON, "1.500000"), ("%.2f", -0.001 as JSON, "-0.00"), ("%4.1f", 1e20 as JSON, "1e+20")
     ])
     func formatPatterns(pattern: String, value: JSON, expected: String) throws {
         #expect(try forward(TransformSpec("format", ["pattern": .string(pattern)]), value) == .string(expected))
@@ -62,12 +62,18 @@ import Testing
         #expect(!(try registry.make(repeatedKey).isReversible))
         #expect(try forward(repeatedKey, 1) == "b")
         // A parameter of the wrong type is named as such, not ignored nor blamed on another one.
-        #expect(throws: BindingError.invalidParameter(transform: "threshold", parameter: "inclusive",
-                                                      reason: "must be true or false, found \"no\"")) {
+        #expect(
+            throws: BindingError.invalidParameter(
+                transform: "threshold", parameter: "inclusive",
+                reason: "must be true or false, found \"no\"")
+        ) {
             try registry.make(TransformSpec("threshold", ["value": 10, "inclusive": "no"]))
         }
-        #expect(throws: BindingError.invalidParameter(transform: "lookup", parameter: "pairs",
-                                                      reason: "must be an array of [from, to] pairs, found {\"a\":1}")) {
+        #expect(
+            throws: BindingError.invalidParameter(
+                transform: "lookup", parameter: "pairs",
+                reason: "must be an array of [from, to] pairs, found {\"a\":1}")
+        ) {
             try registry.make(TransformSpec("lookup", ["pairs": ["a": 1]]))
         }
     }
@@ -85,10 +91,15 @@ import Testing
 
     @Test func userTransformsAreRegisteredInSwift() throws {
         let (store, bindings) = try makeBound(["a": #"{"name": "probe"}"#, "b": "{}"])
-        bindings.transforms.register(Transform(name: "upper", forward: { value in
-            guard case .string(let text) = value else { throw BindingError.transformFailed(transform: "upper", reason: "not a string") }
-            return .string(text.uppercased())
-        }, reverse: { value in .string(value.stringValue?.lowercased() ?? "") }))
+        bindings.transforms.register(
+            Transform(
+                name: "upper",
+                forward: { value in
+                    guard case .string(let text) = value else {
+                        throw BindingError.transformFailed(transform: "upper", reason: "not a string")
+                    }
+                    return .string(text.uppercased())
+                }, reverse: { value in .string(value.stringValue?.lowercased() ?? "") }))
         bindings.transforms.register("repeat") { parameters throws(BindingError) in
             let times = Int(try parameters.number("times", default: 2))
             return Transform(name: "repeat") { .string(String(repeating: $0.stringValue ?? "", count: times)) }

@@ -5,8 +5,9 @@ import Testing
 @Suite("Two-way bindings") struct TwoWayBindingTests {
     @Test func oneWayAppliesTheCurrentValueAndFollowsChanges() throws {
         let (store, registry) = try makeBound(["sensor": #"{"temperature": 20.5}"#, "panel": "{}"])
-        let binding = try registry.bind(BindingSpec(
-            "sensor.temperature", "panel.label", transform: TransformSpec("format", ["pattern": "%.1f °C"])))
+        let binding = try registry.bind(
+            BindingSpec(
+                "sensor.temperature", "panel.label", transform: TransformSpec("format", ["pattern": "%.1f °C"])))
         #expect(store.at("panel.label") == "20.5 °C")
         try store.set(21.25, at: "sensor.temperature")
         #expect(store.at("panel.label") == "21.2 °C")
@@ -17,9 +18,10 @@ import Testing
 
     @Test func twoWayScaleWritesBackThroughTheReverse() throws {
         let (store, registry) = try makeBound(["settings": #"{"celsius": 20}"#, "panel": "{}"])
-        try registry.bind(BindingSpec(
-            "settings.celsius", "panel.fahrenheit", mode: .twoWay,
-            transform: TransformSpec("scale", ["factor": 1.8, "offset": 32])))
+        try registry.bind(
+            BindingSpec(
+                "settings.celsius", "panel.fahrenheit", mode: .twoWay,
+                transform: TransformSpec("scale", ["factor": 1.8, "offset": 32])))
         #expect(store.at("panel.fahrenheit") == 68)
         try store.set(212, at: "panel.fahrenheit")
         #expect(store.at("settings.celsius") == 100)
@@ -40,10 +42,12 @@ import Testing
 
     @Test func validationCoercesValuesWrittenToTheTargetAndSendsTheCoercedValueBack() throws {
         let (store, registry) = try makeBound(["settings": #"{"threshold": 50}"#, "panel": "{}"])
-        try registry.bind(json: bindingJSON(#"""
-            {"source": "settings.threshold", "target": "panel.threshold", "mode": "twoWay",
-             "validate": {"type": "number", "min": 0, "max": 100, "coerce": true}}
-            """#))
+        try registry.bind(
+            json: bindingJSON(
+                #"""
+                {"source": "settings.threshold", "target": "panel.threshold", "mode": "twoWay",
+                 "validate": {"type": "number", "min": 0, "max": 100, "coerce": true}}
+                """#))
         try store.set(150, at: "panel.threshold")
         #expect(store.at("panel.threshold") == 100)
         #expect(store.at("settings.threshold") == 100)
@@ -53,10 +57,12 @@ import Testing
 
     @Test func validationRejectsWithAMessageInsideEveryWriteToTheTarget() throws {
         let (store, registry) = try makeBound(["settings": #"{"mode": "eco"}"#, "panel": "{}"])
-        let binding = try registry.bind(json: bindingJSON(#"""
-            {"source": "settings.mode", "target": "panel.mode", "mode": "twoWay",
-             "validate": {"oneOf": ["eco", "comfort"], "message": "mode must be eco or comfort"}}
-            """#))
+        let binding = try registry.bind(
+            json: bindingJSON(
+                #"""
+                {"source": "settings.mode", "target": "panel.mode", "mode": "twoWay",
+                 "validate": {"oneOf": ["eco", "comfort"], "message": "mode must be eco or comfort"}}
+                """#))
         let revision = try store.snapshot("panel").revision
         #expect(throws: StoreError.validationFailed(path: try Path(dotted: "mode"), reason: "mode must be eco or comfort")) {
             try store.set("turbo", at: try Path(dotted: "mode"), in: "panel")
@@ -105,10 +111,13 @@ import Testing
         let (store, registry) = try makeBound(["a": #"{"x": 1}"#, "b": "{}"])
         let binding = try registry.bind(BindingSpec("a.x", "b.y", transform: TransformSpec("scale", ["factor": 2]), id: "double"))
         try store.set(2, at: "a.x")
-        #expect(binding.json == bindingJSON(#"""
-            {"id": "double", "source": "a.x", "target": "b.y", "mode": "oneWay",
-             "transform": {"name": "scale", "factor": 2}, "enabled": true, "fireCount": 2, "lastError": null}
-            """#))
+        #expect(
+            binding.json
+                == bindingJSON(
+                    #"""
+                    {"id": "double", "source": "a.x", "target": "b.y", "mode": "oneWay",
+                     "transform": {"name": "scale", "factor": 2}, "enabled": true, "fireCount": 2, "lastError": null}
+                    """#))
         #expect(registry.binding(id: "double") === binding)
         #expect(throws: BindingError.duplicateID("double")) { try registry.bind(BindingSpec("a.x", "b.z", id: "double")) }
         try registry.unbind(id: "double")

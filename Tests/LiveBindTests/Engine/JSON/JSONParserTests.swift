@@ -62,7 +62,7 @@ import Testing
             (#"{"id":9,"n\u0061me":"m","ok":true}"#, ["id": 9, "name": "m", "ok": true]),
             (#"{"id":10,"name":"m","id":11}"#, ["id": 11, "name": "m"]),
             (#"{"id":12,"id":13,"ok":true}"#, ["id": 13, "ok": true]),
-            (#"{"id":14 , "name" : "m" ,"ok":true}"#, ["id": 14, "name": "m", "ok": true]),
+            (#"{"id":14 , "name" : "m" ,"ok":true}"#, ["id": 14, "name": "m", "ok": true])
         ]
         for (text, expected) in variants {
             for tail in [shaped, text] {
@@ -118,7 +118,7 @@ import Testing
             "0.1", "0.5", "1.5e3", "1E3", "1e+3", "1e-3", "2.5E-3", "123.456", "9007199254740993.0",
             "9007199254740992.5", "0.30000000000000004", "1e22", "1e23", "1e-22", "1e-23", "4.9e-324",
             "1.7976931348623157e308", "1e-400", "0e99999999999", "1234567890123456789.5", "12345678901234567890e-5",
-            "1.00000000000000011102230246251565404236316680908203125", "0.000001", "5e-1", "100e-2",
+            "1.00000000000000011102230246251565404236316680908203125", "0.000001", "5e-1", "100e-2"
         ]
         for text in texts {
             let parsed = try JSON(parsing: text)
@@ -137,7 +137,10 @@ import Testing
         for _ in 0..<5_000 {
             let value = Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &generator))
             guard value.isFinite else { continue }
-            for text in [value.description, String(Int.random(in: -999_999...999_999, using: &generator)) + "." + String(Int.random(in: 0...99_999, using: &generator))] {
+            for text in [
+                value.description,
+                String(Int.random(in: -999_999...999_999, using: &generator)) + "." + String(Int.random(in: 0...99_999, using: &generator))
+            ] {
                 guard case .double(let parsed) = try JSON(parsing: text) else { continue }
                 #expect(parsed.bitPattern == Double(text)!.bitPattern, "\(text)")
             }

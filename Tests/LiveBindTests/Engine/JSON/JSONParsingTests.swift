@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test(arguments: [
-        "", " ", "[1,]", "{\"a\":1,}", "{a:1}", "[1 2]", "tru", "nul", "'x'", "[", "{\"a\"}", "\"abc",
+        "", " ", "[1,]", "{\"a\":1,}", "{a:1}", "[1 2]", "tru", "nul", "'x'", "[", "{\"a\"}", "\"abc"
     ])
     func rejectsMalformedText(_ text: String) {
         #expect(throws: JSONError.self) { try JSON(parsing: text) }

@@ -35,7 +35,7 @@ import Testing
         let keySets: [[String]] = [
             ["id", "name", "ok"], ["id", "name", "ok"], ["id", "nam", "ok"], ["id", "name"],
             ["a\"b", "ok", "id"], ["a\"b", "ok", "id"], [long, "id"], [long, "id"],
-            (0..<20).map { "k\($0)" }, (0..<20).map { "k\($0)" }, ["é", "ключ"], ["é", "ключ"], [],
+            (0..<20).map { "k\($0)" }, (0..<20).map { "k\($0)" }, ["é", "ключ"], ["é", "ключ"], []
         ]
         let rows: [JSON] = keySets.enumerated().map { row, keys in
             .object(.init(uniqueKeysWithValues: keys.enumerated().map { ($1, JSON.int(row * 100 + $0)) }))
@@ -106,7 +106,7 @@ import Testing
             0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 0.1, 0.2, 0.3, 0.1 + 0.2, 1.5, 100.0, 1e-4, 0.00012, 9.99e-5,
             1e-5, 0.001, 123.456, 1e14, 1e15, 999_999_999_999_999.0, 123_456_789_012_345.6, 1e16, 9007199254740992.0,
             1e21, 1e22, 1e23, 1e300, .leastNonzeroMagnitude, .pi, .ulpOfOne, .greatestFiniteMagnitude, .leastNormalMagnitude,
-            25_000.5, 0.007, 0.0005, 12.0, 12.25, -3.125e-3, 4.35, 2.675, 1.005,
+            25_000.5, 0.007, 0.0005, 12.0, 12.25, -3.125e-3, 4.35, 2.675, 1.005
         ]
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<20_000 {

@@ -79,8 +79,10 @@ import Testing
             try store.set(.bool(true), at: readings.appending(index: 42 + step), in: "big")
             #expect(try bufferAddress() == address, "set")
             try store.jsonPatch(
-                [["op": "add", "path": .string(readings.appending(index: 10).pointer), "value": 1],
-                 ["op": "remove", "path": .string(readings.appending(index: 11).pointer)]], in: "big")
+                [
+                    ["op": "add", "path": .string(readings.appending(index: 10).pointer), "value": 1],
+                    ["op": "remove", "path": .string(readings.appending(index: 11).pointer)]
+                ], in: "big")
             #expect(try bufferAddress() == address, "JSON Patch")
             try store.mergePatch(["sensor": ["other": .int(step)]], in: "big")
             #expect(try bufferAddress() == address, "merge patch")
@@ -91,7 +93,7 @@ import Testing
         let before = try store.snapshot("big")
         try store.append(1, to: readings, in: "big")
         try store.remove(at: readings.appending(index: 0), in: "big")
-        #expect(before.value[ "sensor"]?["readings"]?.arrayValue?.count == 100_000)
+        #expect(before.value["sensor"]?["readings"]?.arrayValue?.count == 100_000)
         #expect(before.value["sensor"]?["readings"]?.arrayValue?.first == 0)
         #expect(try store.value(of: "big", at: readings.appending(index: 0)) == 1)
     }

@@ -20,10 +20,11 @@ import Testing
         let merged = try store.mergePatch(["temperature": 22, "unit": "C"], in: "sensor")
         token.cancel()
 
-        #expect(recorder.events == [
-            Change(kind: .set, path: temperature, value: 21.0),
-            Change(kind: .set, path: temperature, value: 22),
-        ])
+        #expect(
+            recorder.events == [
+                Change(kind: .set, path: temperature, value: 21.0),
+                Change(kind: .set, path: temperature, value: 22)
+            ])
         #expect(appended.index == 0)
         #expect(merged.sequence == 4 && merged.revision == 4)
         #expect(try store.value(of: "sensor") == ["temperature": 22, "readings": [["id": 1, "v": 3]], "unit": "C"])

@@ -19,7 +19,7 @@ import Testing
         (#"{"a":"foo"}"#, #""bar""#, #""bar""#),
         (#"{"e":null}"#, #"{"a":1}"#, #"{"e":null,"a":1}"#),
         (#"[1,2]"#, #"{"a":"b","c":null}"#, #"{"a":"b"}"#),
-        (#"{}"#, #"{"a":{"bb":{"ccc":null}}}"#, #"{"a":{"bb":{}}}"#),
+        (#"{}"#, #"{"a":{"bb":{"ccc":null}}}"#, #"{"a":{"bb":{}}}"#)
     ]
 
     @Test(arguments: examples)
@@ -53,10 +53,11 @@ import Testing
         try store.mergePatch(json(#"{"temperature":21}"#), in: "sensor")
         try store.mergePatch(json(#"{"meta":{"site":"cellar","unit":"C"},"gone":null}"#), in: "sensor")
         let commits = all.events.compactMap { if case .changes(let c) = $0.kind { c } else { nil } }
-        #expect(commits == [
-            [Change(kind: .set, path: Path(["temperature"]), value: 21)],
-            [Change(kind: .set, path: Path(["meta", "site"]), value: "cellar"), Change(kind: .remove, path: Path(["gone"]))],
-        ])
+        #expect(
+            commits == [
+                [Change(kind: .set, path: Path(["temperature"]), value: 21)],
+                [Change(kind: .set, path: Path(["meta", "site"]), value: "cellar"), Change(kind: .remove, path: Path(["gone"]))]
+            ])
         #expect(try !store.mergePatch(json(#"{"temperature":21}"#), in: "sensor").changed)
         token.cancel()
     }

@@ -13,17 +13,18 @@ import Testing
             store.observe(try path("temperature"), in: "sensor", at.handler),
             store.observe(.root, in: "sensor", above.handler),
             store.observe(try path("readings.0.value"), in: "sensor", below.handler),
-            store.observe(try path("other"), in: "sensor", other.handler),
+            store.observe(try path("other"), in: "sensor", other.handler)
         ]
         try store.set(2, at: path("temperature"), in: "sensor")
         try store.append(["value": 3], to: path("readings"), in: "sensor")
         try store.put("sensor", ["temperature": 5])
         #expect(at.events.map(\.kind) == [.set, .set])
         #expect(above.events.map(\.kind) == [.set, .insert, .set])
-        #expect(below.events == [
-            Change(kind: .insert, path: try path("readings"), value: ["value": 3], index: 0),
-            Change(kind: .set, path: .root, value: ["temperature": 5]),
-        ])
+        #expect(
+            below.events == [
+                Change(kind: .insert, path: try path("readings"), value: ["value": 3], index: 0),
+                Change(kind: .set, path: .root, value: ["temperature": 5])
+            ])
         #expect(other.events.count == 1)
         try store.drop("sensor")
         #expect(other.events.last == Change(kind: .remove, path: .root))

@@ -15,7 +15,7 @@ import Testing
 
     @Test func parsesPointersWithEscapes() throws {
         #expect(try Path(pointer: "/readings/3/value").components == ["readings", "3", "value"])
-        #expect(try Path(pointer: "/a~1b/m~0n/~01") .components == ["a/b", "m~n", "~1"])
+        #expect(try Path(pointer: "/a~1b/m~0n/~01").components == ["a/b", "m~n", "~1"])
         #expect(try Path(pointer: "") == .root)
         #expect(try Path(pointer: "/").components == [""])
         #expect(try Path(pointer: "//x").components == ["", "x"])

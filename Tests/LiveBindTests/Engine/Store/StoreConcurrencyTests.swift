@@ -32,11 +32,12 @@ import Testing
         let overlapped = Atomic<Bool>(false)
         var tokens: [ObservationToken] = []
         for writer in 0..<writers {
-            tokens.append(store.observe(Path(["w\(writer)"]), in: "m") { change in
-                if inside.add(1, ordering: .acquiringAndReleasing).newValue != 1 { overlapped.store(true, ordering: .relaxed) }
-                if case .int(let value)? = change.value { perWriter.withLock { $0[writer].append(value) } }
-                inside.subtract(1, ordering: .acquiringAndReleasing)
-            })
+            tokens.append(
+                store.observe(Path(["w\(writer)"]), in: "m") { change in
+                    if inside.add(1, ordering: .acquiringAndReleasing).newValue != 1 { overlapped.store(true, ordering: .relaxed) }
+                    if case .int(let value)? = change.value { perWriter.withLock { $0[writer].append(value) } }
+                    inside.subtract(1, ordering: .acquiringAndReleasing)
+                })
         }
         onThreads(writers) { index in
             let member = Path(["w\(index)"])
@@ -62,15 +63,17 @@ import Testing
         let perWriter = TestLocked<[[Int]]>(Array(repeating: [], count: writers))
         var tokens: [ObservationToken] = []
         for writer in 0..<writers {
-            tokens.append(store.observe(Path(["w\(writer)"]), in: "m") { change in
-                guard case .int(let value)? = change.value else { return }
-                perWriter.withLock { $0[writer].append(value) }
-            })
+            tokens.append(
+                store.observe(Path(["w\(writer)"]), in: "m") { change in
+                    guard case .int(let value)? = change.value else { return }
+                    perWriter.withLock { $0[writer].append(value) }
+                })
         }
         // A binding-like observer that writes back into the store from inside a delivery.
-        tokens.append(store.observe(Path(["w0"]), in: "m") { change in
-            _ = try? store.set(change.value ?? .null, at: Path(["mirror"]), in: "m")
-        })
+        tokens.append(
+            store.observe(Path(["w0"]), in: "m") { change in
+                _ = try? store.set(change.value ?? .null, at: Path(["mirror"]), in: "m")
+            })
         let torn = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
 
@@ -216,7 +219,9 @@ import Testing
         #expect(store.waitUntilDelivered())
         // With nobody else writing, a writer delivers its own calls, on its own thread, before it returns.
         let own = TestLocked<[Int]>([])
-        let tokenC = store.observe(Path(["y"]), in: "a") { change in if case .int(let value)? = change.value { own.withLock { $0.append(value) } } }
+        let tokenC = store.observe(Path(["y"]), in: "a") { change in
+            if case .int(let value)? = change.value { own.withLock { $0.append(value) } }
+        }
         try store.set(7, at: Path(["y"]), in: "a")
         #expect(own.withLock { $0 } == [7])
         _ = (tokenA, tokenB, tokenC)

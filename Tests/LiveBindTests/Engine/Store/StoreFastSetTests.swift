@@ -16,7 +16,7 @@ import Testing
         let tokens = [
             store.observe(try path("rows"), in: "m", atRows.handler),
             store.observe(try path("rows.1.v"), in: "m", atMember.handler),
-            store.observeAll(all.handler),
+            store.observeAll(all.handler)
         ]
         let result = try store.set(5, at: path("rows.1.v"), in: "m")
         #expect(result == WriteResult(sequence: 2, revision: 2, changed: true))

@@ -35,7 +35,7 @@ struct StoreLimitsTests {
     @Test func countedSizeIsTheEncodingPlusOneSeparatorPerNonEmptyContainer() {
         let values: [JSON] = [
             1, -12, 0, 1.5, -0.001, 1e300, "", "a\"b\\c\n\u{1}é", true, false, .null, [], [:],
-            ["rows": [1, 2, ["x": [], "y\t": [:]]], "name": "sensor"],
+            ["rows": [1, 2, ["x": [], "y\t": [:]]], "name": "sensor"]
         ]
         for value in values {
             var nonEmpty = 0
@@ -53,14 +53,14 @@ struct StoreLimitsTests {
 
     @Test func aWriteDeeperThanTheLimitIsRefusedAndChangesNothing() throws {
         let store = makeStore { $0.maxDepth = 4 }
-        try store.put("m", ["a": ["a": [:]], "list": []])   // 3 levels
+        try store.put("m", ["a": ["a": [:]], "list": []])  // 3 levels
         let before = try store.snapshot("m")
-        try store.set(nested(1), at: deepPath(3), in: "m")   // 4 levels: allowed
+        try store.set(nested(1), at: deepPath(3), in: "m")  // 4 levels: allowed
         #expect(throws: StoreError.limitExceeded(.depth, limit: 4, actual: 5)) {
             try store.set(nested(2), at: deepPath(3), in: "m")
         }
         #expect(throws: StoreError.limitExceeded(.depth, limit: 4, actual: 5)) {
-            try store.append(nested(3), to: Path(["list"]), in: "m")   // root, list, then 3 more
+            try store.append(nested(3), to: Path(["list"]), in: "m")  // root, list, then 3 more
         }
         #expect(throws: StoreError.limitExceeded(.depth, limit: 4, actual: 5)) { try store.put("n", nested(5)) }
         #expect(throws: StoreError.self) { try store.mergePatch(["a": ["a": ["a": ["a": ["a": 1]]]]], in: "m") }
@@ -72,7 +72,7 @@ struct StoreLimitsTests {
     @Test func theDefaultDepthIs64AndAVeryDeepValueIsRefusedWithoutRecursion() throws {
         let store = Store()
         try store.put("m", [:])
-        try store.set(nested(63), at: Path(["a"]), in: "m")   // 64 levels with the root
+        try store.set(nested(63), at: Path(["a"]), in: "m")  // 64 levels with the root
         #expect(throws: StoreError.limitExceeded(.depth, limit: 64, actual: 65)) {
             try store.set(nested(64), at: Path(["b"]), in: "m")
         }
@@ -113,9 +113,12 @@ struct StoreLimitsTests {
             ("insert", { () throws(StoreError) in try store.insert(big, at: 0, in: list, of: "m") }),
             ("put", { () throws(StoreError) in try store.put("m", ["list": [], "name": big]) }),
             ("merge patch", { () throws(StoreError) in try store.mergePatch(["name": big], in: "m") }),
-            ("json patch", { () throws(StoreError) in
-                try store.jsonPatch([["op": "add", "path": "/list/-", "value": big]], in: "m")
-            }),
+            (
+                "json patch",
+                { () throws(StoreError) in
+                    try store.jsonPatch([["op": "add", "path": "/list/-", "value": big]], in: "m")
+                }
+            )
         ]
         let before = try store.snapshot("m")
         for (name, attempt) in attempts {
@@ -195,7 +198,7 @@ struct StoreLimitsTests {
         }
         #expect(throws: StoreError.self) { try store.jsonPatch(.array(Deque(ops)), in: "m") }
         do { try store.jsonPatch(.array(Deque(ops)), in: "m") } catch { #expect(error.isLimit(.writeWork), "\(error)") }
-        try store.jsonPatch(.array(Deque(ops.prefix(2))), in: "m")   // one round trip is fine
+        try store.jsonPatch(.array(Deque(ops.prefix(2))), in: "m")  // one round trip is fine
         try expectSizesConsistent(store)
     }
 
@@ -214,11 +217,12 @@ struct StoreLimitsTests {
         try store.set([1, 2], at: Path(["meta", "new"]), in: "m")
         try store.remove(at: Path(["meta", "new"]), in: "m")
         try store.mergePatch(["meta": ["n": .null, "m": ["deep": true]]], in: "m")
-        try store.jsonPatch([
-            ["op": "copy", "from": "/meta", "path": "/copy"],
-            ["op": "move", "from": "/rows/0", "path": "/moved"],
-            ["op": "remove", "path": "/rows/1"],
-        ], in: "m")
+        try store.jsonPatch(
+            [
+                ["op": "copy", "from": "/meta", "path": "/copy"],
+                ["op": "move", "from": "/rows/0", "path": "/moved"],
+                ["op": "remove", "path": "/rows/1"]
+            ], in: "m")
         try store.write("m") { (editor: inout ModelEditor) throws(StoreError) in
             try editor.set("x", at: Path(["w"]))
             try editor.remove(at: Path(["w"]))
@@ -235,10 +239,11 @@ struct StoreLimitsTests {
         try store.put("m", ["a": [1, 2, 3]])
         let size = try store.size(of: "m")
         #expect(throws: StoreError.self) {
-            try store.jsonPatch([
-                ["op": "add", "path": "/b", "value": "fits"],
-                ["op": "add", "path": "/c", "value": .string(String(repeating: "c", count: 600))],
-            ], in: "m")
+            try store.jsonPatch(
+                [
+                    ["op": "add", "path": "/b", "value": "fits"],
+                    ["op": "add", "path": "/c", "value": .string(String(repeating: "c", count: 600))]
+                ], in: "m")
         }
         #expect(try store.size(of: "m") == size)
         #expect(throws: StoreError.self) {

@@ -23,10 +23,11 @@ import Testing
         #expect(created == WriteResult(sequence: 2, revision: 2, changed: true))
         try store.set(2, at: path("a"), in: "m")
         #expect(try store.value(of: "m", at: path("o")) == ["p": 1, "q": "new"])
-        #expect(changes == [
-            [Change(kind: .set, path: try path("o.q"), value: "new")],
-            [Change(kind: .set, path: try path("a"), value: 2)],
-        ])
+        #expect(
+            changes == [
+                [Change(kind: .set, path: try path("o.q"), value: "new")],
+                [Change(kind: .set, path: try path("a"), value: 2)]
+            ])
     }
 
     @Test func setOfAnEqualValueIsANoOp() throws {
@@ -62,11 +63,12 @@ import Testing
         #expect(throws: StoreError.pathNotFound(try path("list.01"))) { try store.set(1, at: path("list.01"), in: "m") }
         #expect(try store.value(of: "m", at: path("list")) == [10, 21, 30, 40, 50])
         let list = try path("list")
-        #expect(changes == [
-            [Change(kind: .replace, path: list, value: 21, index: 1)],
-            [Change(kind: .insert, path: list, value: 40, index: 3)],
-            [Change(kind: .insert, path: list, value: 50, index: 4)],
-        ])
+        #expect(
+            changes == [
+                [Change(kind: .replace, path: list, value: 21, index: 1)],
+                [Change(kind: .insert, path: list, value: 40, index: 3)],
+                [Change(kind: .insert, path: list, value: 50, index: 4)]
+            ])
     }
 
     @Test func removeMembersAndElements() throws {
@@ -74,11 +76,12 @@ import Testing
         try store.remove(at: path("list.0"), in: "m")
         try store.remove(at: path("items.0"), in: "m")
         #expect(try store.value(of: "m") == json(#"{"a": 1, "list": [20, 30], "items": [], "o": {}}"#))
-        #expect(changes == [
-            [Change(kind: .remove, path: try path("o.p"))],
-            [Change(kind: .remove, path: try path("list"), index: 0)],
-            [Change(kind: .remove, path: try path("items"), index: 0, key: "x")],
-        ])
+        #expect(
+            changes == [
+                [Change(kind: .remove, path: try path("o.p"))],
+                [Change(kind: .remove, path: try path("list"), index: 0)],
+                [Change(kind: .remove, path: try path("items"), index: 0, key: "x")]
+            ])
         #expect(throws: StoreError.pathNotFound(try path("o.p"))) { try store.remove(at: path("o.p"), in: "m") }
         #expect(throws: StoreError.indexOutOfRange(path: try path("list"), index: 2, count: 2)) {
             try store.remove(at: path("list.2"), in: "m")
@@ -94,12 +97,13 @@ import Testing
         try store.replace(at: 1, in: list, of: "m", with: 11)
         try store.move(from: 0, to: 4, in: list, of: "m")
         #expect(try store.value(of: "m", at: list) == [11, 20, 30, 40, 5])
-        #expect(changes == [
-            [Change(kind: .insert, path: list, value: 5, index: 0)],
-            [Change(kind: .insert, path: list, value: 40, index: 4)],
-            [Change(kind: .replace, path: list, value: 11, index: 1)],
-            [Change(kind: .move, path: list, from: 0, to: 4)],
-        ])
+        #expect(
+            changes == [
+                [Change(kind: .insert, path: list, value: 5, index: 0)],
+                [Change(kind: .insert, path: list, value: 40, index: 4)],
+                [Change(kind: .replace, path: list, value: 11, index: 1)],
+                [Change(kind: .move, path: list, from: 0, to: 4)]
+            ])
         #expect(try !store.replace(at: 0, in: list, of: "m", with: 11).changed)
         #expect(try !store.move(from: 2, to: 2, in: list, of: "m").changed)
     }

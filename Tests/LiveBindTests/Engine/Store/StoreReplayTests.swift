@@ -12,7 +12,11 @@ final class HeldLog: CommitLog, Sendable {
     func append(contentsOf commits: [Commit]) { held.withLock { $0 += commits } }
     func flush() {}
     /// The commits appended and not yet taken.
-    func take() -> [Commit] { held.withLock { commits in defer { commits.removeAll() }; return commits } }
+    func take() -> [Commit] {
+        held.withLock { commits in
+            defer { commits.removeAll() }; return commits
+        }
+    }
 }
 
 @Suite("Store replay and roll-back (a shared log)") struct StoreReplayTests {
@@ -28,7 +32,7 @@ final class HeldLog: CommitLog, Sendable {
         defer { token.cancel() }
         let commits = [
             Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["list": [1]])),
-            Commit(sequence: 3, model: "a", revision: 2, kind: .changes([Change(kind: .insert, path: Path(["list"]), value: 2, index: 1)])),
+            Commit(sequence: 3, model: "a", revision: 2, kind: .changes([Change(kind: .insert, path: Path(["list"]), value: 2, index: 1)]))
         ]
         let (applied, calls, failure) = store.replay(commits) {}
         calls.run(applied)
@@ -46,7 +50,7 @@ final class HeldLog: CommitLog, Sendable {
         let commits = [
             Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1])),
             Commit(sequence: 2, model: "b", revision: 2, kind: .changes([Change(kind: .set, path: Path(["y"]), value: 1)])),
-            Commit(sequence: 3, model: "a", revision: 2, kind: .drop),
+            Commit(sequence: 3, model: "a", revision: 2, kind: .drop)
         ]
         let (applied, _, failure) = store.replay(commits) {}
         #expect(applied.map(\.sequence) == [1])
@@ -80,7 +84,7 @@ final class HeldLog: CommitLog, Sendable {
         let (store, log) = makeStore()
         let (applied, calls, _) = store.replay([Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1]))]) {}
         calls.run(applied)
-        try store.set(2, at: Path(["x"]), in: "a")            // sequence 2, lost the race
+        try store.set(2, at: Path(["x"]), in: "a")  // sequence 2, lost the race
         let other = Commit(sequence: 2, model: "a", revision: 2, kind: .changes([Change(kind: .set, path: Path(["x"]), value: 7)]))
         let (second, _, failure) = store.replay([other]) { _ = log.take() }
         #expect(failure == nil && second.map(\.sequence) == [2])
@@ -92,7 +96,7 @@ final class HeldLog: CommitLog, Sendable {
         let (store, _) = makeStore()
         let (applied, calls, _) = store.replay([
             Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1])),
-            Commit(sequence: 2, model: "b", revision: 1, kind: .snapshot(["y": 1])),
+            Commit(sequence: 2, model: "b", revision: 1, kind: .snapshot(["y": 1]))
         ]) {}
         calls.run(applied)
         let registry = BindingRegistry(store: store)
@@ -109,14 +113,16 @@ final class HeldLog: CommitLog, Sendable {
         let (store, log) = makeStore()
         let (applied, calls, _) = store.replay([Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1, "list": [1, 2]]))]) {}
         calls.run(applied)
-        try store.set(2, at: Path(["x"]), in: "a")                        // sequence 2
+        try store.set(2, at: Path(["x"]), in: "a")  // sequence 2
         try store.write("a") { (editor: inout ModelEditor) throws(StoreError) in
-            try editor.insert(9, at: 2, in: Path(["list"]))               // sequence 3: at the end of two
+            try editor.insert(9, at: 2, in: Path(["list"]))  // sequence 3: at the end of two
         }
         // Another writer's commit took sequence 2: it emptied the list and set y.
-        let other = Commit(sequence: 2, model: "a", revision: 2, kind: .changes([
-            Change(kind: .set, path: Path(["list"]), value: []), Change(kind: .set, path: Path(["y"]), value: true),
-        ]))
+        let other = Commit(
+            sequence: 2, model: "a", revision: 2,
+            kind: .changes([
+                Change(kind: .set, path: Path(["list"]), value: []), Change(kind: .set, path: Path(["y"]), value: true)
+            ]))
         var refused: [Commit] = []
         _ = store.replay([other]) { refused = log.take() }
         #expect(refused.map(\.sequence) == [2, 3] && refused.allSatisfy { $0.depth == 0 })
@@ -133,12 +139,12 @@ final class HeldLog: CommitLog, Sendable {
         let (store, log) = makeStore()
         let (applied, calls, _) = store.replay([
             Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1])),
-            Commit(sequence: 2, model: "b", revision: 1, kind: .snapshot(["y": 10, "z": 0])),
+            Commit(sequence: 2, model: "b", revision: 1, kind: .snapshot(["y": 10, "z": 0]))
         ]) {}
         calls.run(applied)
         let registry = BindingRegistry(store: store)
         _ = try registry.bind(BindingSpec("a.x", "b.y", transform: TransformSpec("scale", ["factor": 10])))
-        try store.set(3, at: Path(["x"]), in: "a")                        // sequence 3, in the log
+        try store.set(3, at: Path(["x"]), in: "a")  // sequence 3, in the log
         let written = log.take()
         #expect(written.map(\.depth) == [0, 1] && written.map(\.model) == ["a", "b"])
         // The write's own commit is stored; its derived one still waits (as a node keeps it).

@@ -23,7 +23,7 @@ import Testing
             try store.append(50, to: list, in: "m")
         }
         try store.append(5, to: list, in: "m")
-        try store.append(50, to: list, in: "m")   // lands at 3: no rule there
+        try store.append(50, to: list, in: "m")  // lands at 3: no rule there
         #expect(try store.value(of: "m") == ["list": [1, 2, 5, 50]])
         #expect(throws: StoreError.self) { try store.replace(at: 2, in: list, of: "m", with: 11) }
         #expect(throws: StoreError.self) { try store.insert(11, at: 2, in: list, of: "m") }
@@ -79,9 +79,11 @@ import Testing
 
     @Test func anEachBindingsRuleIsCheckedPerElement() throws {
         let (store, registry) = try makeBound(["a": #"{"xs": [1, 2]}"#, "b": "{}"])
-        try registry.bind(json: bindingJSON(#"""
-            {"source": "a.xs", "target": "b.ys", "each": true, "validate": {"type": "number", "max": 10, "coerce": true}}
-            """#))
+        try registry.bind(
+            json: bindingJSON(
+                #"""
+                {"source": "a.xs", "target": "b.ys", "each": true, "validate": {"type": "number", "max": 10, "coerce": true}}
+                """#))
         #expect(store.at("b.ys") == [1, 2])
         try store.append(50, to: Path(["xs"]), in: "a")
         #expect(store.at("b.ys") == [1, 2, 10], "each element is coerced, not the array refused")

@@ -12,8 +12,10 @@ import Testing
     static let statuses: [JSON] = ["open", "held", "done"]
 
     static func element(_ random: inout SplitMix, id: Int) -> JSON {
-        var members: OrderedDictionary<String, JSON> = ["id": .int(id), "status": statuses.randomElement(using: &random)!,
-                                                        "time": .int(Int.random(in: 0..<8, using: &random))]
+        var members: OrderedDictionary<String, JSON> = [
+            "id": .int(id), "status": statuses.randomElement(using: &random)!,
+            "time": .int(Int.random(in: 0..<8, using: &random))
+        ]
         if Bool.random(using: &random) { members["n"] = .double(Double(Int.random(in: -3...3, using: &random)) / 2) }
         if Int.random(in: 0..<5, using: &random) == 0 { members["name"] = .string(["Ann", "ann-b", "Bo"].randomElement(using: &random)!) }
         return .object(members)
@@ -23,7 +25,7 @@ import Testing
         (nil, nil, 0, nil), ("status:eq:open", nil, 0, nil), ("status:eq:open", "-time", 0, 3), (nil, "time", 2, 4),
         ("or(status:eq:held,n:gt:0)", "-n,time", 1, 2), ("not(status:in:(done,held))", "time", 0, 1),
         ("name:match:ANN", nil, 1, 3), (nil, "-time,-id", 3, nil), ("and(time:ge:2,time:lt:6)", "status,-time", 0, 5),
-        ("n:ne:0.5", nil, 0, 2),
+        ("n:ne:0.5", nil, 0, 2)
     ]
 
     /// The brute-force answer: the shown rows by filtering and stably sorting the whole array.
@@ -76,7 +78,9 @@ import Testing
                 guard !content.isEmpty else { continue }
                 let index = Int.random(in: 0..<content.count, using: &random)
                 let field = ["status", "time", "n"].randomElement(using: &random)!
-                let value: JSON = field == "status" ? Self.statuses.randomElement(using: &random)!
+                let value: JSON =
+                    field == "status"
+                    ? Self.statuses.randomElement(using: &random)!
                     : .int(Int.random(in: -2..<8, using: &random))
                 guard case .object(var members) = content[index] else { continue }
                 members[field] = value
@@ -114,10 +118,12 @@ import Testing
     }
 
     @Test func writtenViewsAreCheckedWithTheirPlaceNamed() {
-        for (filter, order) in [("status:eq", nil), ("status:like:x", nil), ("and(a:eq:1", nil), ("a b:eq:1", nil), ("a..b:eq:1", nil), (":gt:3", nil),
-                                (nil, "a,,b"), (nil, "a;b"), ("x:in:1", nil), ("not(a:eq:1,b:eq:2)", nil),
-                                (String(repeating: "not(", count: 20) + "a:eq:1" + String(repeating: ")", count: 20), nil),
-                                ("or(" + (0..<257).map { "a:eq:\($0)" }.joined(separator: ",") + ")", nil)] as [(String?, String?)] {
+        for (filter, order) in [
+            ("status:eq", nil), ("status:like:x", nil), ("and(a:eq:1", nil), ("a b:eq:1", nil), ("a..b:eq:1", nil), (":gt:3", nil),
+            (nil, "a,,b"), (nil, "a;b"), ("x:in:1", nil), ("not(a:eq:1,b:eq:2)", nil),
+            (String(repeating: "not(", count: 20) + "a:eq:1" + String(repeating: ")", count: 20), nil),
+            ("or(" + (0..<257).map { "a:eq:\($0)" }.joined(separator: ",") + ")", nil)
+        ] as [(String?, String?)] {
             #expect(throws: ViewQueryError.self, "\(filter ?? "") \(order ?? "")") { _ = try ViewQuery(where: filter, order: order) }
         }
         #expect(throws: ViewQueryError.self) { _ = try ViewQuery(where: nil, limit: 0) }

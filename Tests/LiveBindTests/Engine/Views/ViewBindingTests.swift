@@ -8,8 +8,10 @@ import Testing
 /// from the target (a count, a sum) follow it like any array.
 @Suite("View bindings") struct ViewBindingTests {
     static func order(_ random: inout SplitMix, id: Int) -> JSON {
-        ["id": .int(id), "status": ["open", "held", "done"].randomElement(using: &random)!,
-         "time": .int(Int.random(in: 0..<20, using: &random)), "total": .int(Int.random(in: 1..<9, using: &random))]
+        [
+            "id": .int(id), "status": ["open", "held", "done"].randomElement(using: &random)!,
+            "time": .int(Int.random(in: 0..<20, using: &random)), "total": .int(Int.random(in: 1..<9, using: &random))
+        ]
     }
 
     @Test(arguments: 0..<12) func theTargetHoldsTheShownRowsAfterEveryWrite(seed: Int) throws {
@@ -21,14 +23,24 @@ import Testing
         }
         let (store, registry) = try makeBound(["orders": "{}", "dash": "{}"])
         try store.set(.array(Deque(initial)), at: "orders.items")
-        let view = try registry.bind(json: bindingJSON(#"""
-            {"source": "orders.items", "target": "dash.open",
-             "transform": {"name": "view", "where": "status:in:(open,held)", "order": "-time", "offset": 1, "limit": 4}}
-            """#))
+        let view = try registry.bind(
+            json: bindingJSON(
+                #"""
+                {"source": "orders.items", "target": "dash.open",
+                 "transform": {"name": "view", "where": "status:in:(open,held)", "order": "-time", "offset": 1, "limit": 4}}
+                """#))
         try registry.bind(json: bindingJSON(#"{"source": "dash.open", "target": "dash.shown", "transform": "count"}"#))
-        try registry.bind(json: bindingJSON(#"{"source": "dash.open", "target": "dash.total", "transform": {"name": "sum", "of": "total"}}"#))
-        let query = try #require(registry.transforms.make(TransformSpec("view", ["where": "status:in:(open,held)", "order": "-time",
-                                                                                "offset": 1, "limit": 4])).view)
+        try registry.bind(
+            json: bindingJSON(#"{"source": "dash.open", "target": "dash.total", "transform": {"name": "sum", "of": "total"}}"#))
+        let query = try #require(
+            registry.transforms.make(
+                TransformSpec(
+                    "view",
+                    [
+                        "where": "status:in:(open,held)", "order": "-time",
+                        "offset": 1, "limit": 4
+                    ])
+            ).view)
         let sets = Collected<Change>()
         let watch = store.observe(Path(["open"]), in: "dash") { change in if change.kind == .set { sets.append(change) } }
         defer { watch.cancel() }
@@ -42,10 +54,13 @@ import Testing
             case 3 where count > 0:
                 try store.remove(at: items.appending(String(Int.random(in: 0..<count, using: &random))), in: "orders")
             case 4 where count > 1:
-                try store.move(from: Int.random(in: 0..<count, using: &random), to: Int.random(in: 0..<count, using: &random), in: items, of: "orders")
+                try store.move(
+                    from: Int.random(in: 0..<count, using: &random), to: Int.random(in: 0..<count, using: &random), in: items, of: "orders")
             case 5..<9 where count > 0:
                 let field = ["status", "time", "total"].randomElement(using: &random)!
-                let value: JSON = field == "status" ? ["open", "held", "done"].randomElement(using: &random)! : .int(Int.random(in: 0..<20, using: &random))
+                let value: JSON =
+                    field == "status"
+                    ? ["open", "held", "done"].randomElement(using: &random)! : .int(Int.random(in: 0..<20, using: &random))
                 try store.set(value, at: items.appending(String(Int.random(in: 0..<count, using: &random))).appending(field), in: "orders")
             default:
                 nextID += 1
@@ -67,14 +82,18 @@ import Testing
     @Test func aViewThatIsNoViewIsRefusedNamingItsPart() throws {
         let (_, registry) = try makeBound(["orders": #"{"items": []}"#, "dash": "{}"])
         let refusal = #expect(throws: BindingError.self) {
-            try registry.bind(json: bindingJSON(#"{"source": "orders.items", "target": "dash.v", "transform": {"name": "view", "where": "status:like:x"}}"#))
+            try registry.bind(
+                json: bindingJSON(
+                    #"{"source": "orders.items", "target": "dash.v", "transform": {"name": "view", "where": "status:like:x"}}"#))
         }
         #expect(refusal.map { "\($0)".contains("parameter 'where' 'like' is no operator") } == true, "\(String(describing: refusal))")
         #expect(throws: BindingError.self) {
-            try registry.bind(json: bindingJSON(#"{"source": "orders.items", "target": "dash.v", "transform": {"name": "view", "limit": "3"}}"#))
+            try registry.bind(
+                json: bindingJSON(#"{"source": "orders.items", "target": "dash.v", "transform": {"name": "view", "limit": "3"}}"#))
         }
         #expect(throws: BindingError.self) {
-            try registry.bind(json: bindingJSON(#"{"source": "orders.items", "target": "dash.v", "mode": "twoWay", "transform": {"name": "view"}}"#))
+            try registry.bind(
+                json: bindingJSON(#"{"source": "orders.items", "target": "dash.v", "mode": "twoWay", "transform": {"name": "view"}}"#))
         }
     }
 }

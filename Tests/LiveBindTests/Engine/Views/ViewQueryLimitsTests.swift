@@ -16,7 +16,7 @@ import Testing
             ("n:in:(\(Self.values(5)))", .inValues, 4),
             ("or(n:in:(\(Self.values(4))),n:eq:1,n:eq:2,n:eq:3)", .terms, 6),
             ("or(n:in:(\(Self.values(4))),n:in:(\(Self.values(3))))", .terms, 6),
-            ("s:eq:" + String(repeating: "a", count: 60), .bytes, 64),
+            ("s:eq:" + String(repeating: "a", count: 60), .bytes, 64)
         ]
         for (filter, kind, limit) in past {
             #expect(throws: ViewQueryError.self, "\(filter)") { _ = try ViewQuery(where: filter, limits: Self.limits) }
@@ -27,7 +27,9 @@ import Testing
             }
         }
         // The order counts toward the bytes.
-        #expect(throws: ViewQueryError.self) { _ = try ViewQuery(where: "n:eq:1", order: String(repeating: "a", count: 60), limits: Self.limits) }
+        #expect(throws: ViewQueryError.self) {
+            _ = try ViewQuery(where: "n:eq:1", order: String(repeating: "a", count: 60), limits: Self.limits)
+        }
     }
 
     @Test func aMalformedQueryExceedsNoLimit() {
@@ -46,9 +48,11 @@ import Testing
             for part in parts {
                 // What `match` did before: both strings lowercased whole, then searched scalar by scalar.
                 let (whole, wanted) = (Array(text.lowercased().unicodeScalars), Array(part.lowercased().unicodeScalars))
-                let expected = wanted.isEmpty || (0...max(0, whole.count - wanted.count)).contains { start in
-                    start + wanted.count <= whole.count && Array(whole[start..<start + wanted.count]) == wanted
-                }
+                let expected =
+                    wanted.isEmpty
+                    || (0...max(0, whole.count - wanted.count)).contains { start in
+                        start + wanted.count <= whole.count && Array(whole[start..<start + wanted.count]) == wanted
+                    }
                 let query = try ViewQuery(where: "s:match:\"\(part)\"")
                 #expect(query.keeps(["s": .string(text)]) == expected, "\(text) match \(part)")
             }

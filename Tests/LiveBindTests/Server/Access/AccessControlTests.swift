@@ -14,7 +14,7 @@ enum TestTokens {
         policy.tokens = [
             .init(admin),
             .init(lab, scopes: [.read, .write], models: ["lab-"], name: "lab"),
-            .init(reader, scopes: [.read], name: "reader"),
+            .init(reader, scopes: [.read], name: "reader")
         ]
         return policy
     }
@@ -32,7 +32,7 @@ enum TestTokens {
         ("PATCH", "/models/lab-1", "application/merge-patch+json", #"{"t":99}"#),
         ("PATCH", "/models/lab-1", "application/json-patch+json", #"[{"op":"replace","path":"/t","value":99}]"#),
         ("DELETE", "/models/lab-1/t", "application/json", ""),
-        ("DELETE", "/models/lab-1", "application/json", ""),
+        ("DELETE", "/models/lab-1", "application/json", "")
     ]
 
     private func seeded() throws -> Store {
@@ -44,8 +44,9 @@ enum TestTokens {
 
     private func send(_ port: Int, _ write: (String, String, String, String), token: String?) throws -> TestHTTPResponse {
         let (method, target, type, body) = write
-        return try TestHTTPClient.send(port: port, method, target, body, type: type,
-                                       headers: token.map(TestTokens.bearer) ?? [])
+        return try TestHTTPClient.send(
+            port: port, method, target, body, type: type,
+            headers: token.map(TestTokens.bearer) ?? [])
     }
 
     @Test func writesWithoutATokenAre401AndChangeNothing() throws {
@@ -93,7 +94,9 @@ enum TestTokens {
                 let other = target.replacingOccurrences(of: "lab-1", with: "other")
                 let response = try send(port, (method, other, type, body), token: TestTokens.lab)
                 #expect(response.isProblem(403), "\(method) \(other): \(response.status)")
-                #expect(try response.object()["detail"] as? String == #"this token does not reach model "other" (its model prefixes do not cover it)"#)
+                #expect(
+                    try response.object()["detail"] as? String
+                        == #"this token does not reach model "other" (its model prefixes do not cover it)"#)
             }
             #expect(try store.snapshot("other").revision == 1)
             let create = try TestHTTPClient.send(port: port, "PUT", "/models/lab", "{}", headers: TestTokens.bearer(TestTokens.lab))
@@ -108,9 +111,10 @@ enum TestTokens {
                 let response = try send(port, write, token: index.isMultiple(of: 2) ? TestTokens.lab : TestTokens.admin)
                 #expect((200...201).contains(response.status), "\(write.0) \(write.1): \(response.status) \(response.text)")
             }
-            #expect(throws: StoreError.self) { try store.snapshot("lab-1") }   // the last write dropped it
-            let lowercase = try TestHTTPClient.send(port: port, "PUT", "/models/lab-2", "{}",
-                                                    headers: [("authorization", "bearer  \(TestTokens.lab) ")])
+            #expect(throws: StoreError.self) { try store.snapshot("lab-1") }  // the last write dropped it
+            let lowercase = try TestHTTPClient.send(
+                port: port, "PUT", "/models/lab-2", "{}",
+                headers: [("authorization", "bearer  \(TestTokens.lab) ")])
             #expect(lowercase.status == 201, "the scheme is case-insensitive; spaces around the token are ignored")
         }
     }
@@ -145,7 +149,9 @@ enum TestTokens {
             #expect(try TestHTTPClient.send(port: port, "POST", "/bindings", crossing, headers: lab).isProblem(403))
             let reversed = #"{"id":"y","source":"other.t","target":"lab-1.copy"}"#
             #expect(try TestHTTPClient.send(port: port, "POST", "/bindings", reversed, headers: lab).isProblem(403))
-            #expect(try TestHTTPClient.send(port: port, "POST", "/bindings", crossing, headers: TestTokens.bearer(TestTokens.reader)).isProblem(403))
+            #expect(
+                try TestHTTPClient.send(port: port, "POST", "/bindings", crossing, headers: TestTokens.bearer(TestTokens.reader)).isProblem(
+                    403))
             #expect(try store.value(of: "other", at: Path(dotted: "t")) == 1)
             #expect((try? store.value(of: "other", at: Path(dotted: "copy"))) == nil)
 
@@ -161,7 +167,8 @@ enum TestTokens {
                 let answer = try TestHTTPClient.send(port: port, method, "/bindings/x", body, headers: lab)
                 let unknown = try TestHTTPClient.send(port: port, method, "/bindings/nothing-here", body, headers: lab)
                 #expect(answer.isProblem(404), "\(method)")
-                #expect(answer.text.replacingOccurrences(of: "\"x\"", with: "\"nothing-here\"")
+                #expect(
+                    answer.text.replacingOccurrences(of: "\"x\"", with: "\"nothing-here\"")
                         .replacingOccurrences(of: "'x'", with: "'nothing-here'") == unknown.text, "\(method)")
                 #expect(!answer.text.contains("other"), "\(method): \(answer.text)")
             }

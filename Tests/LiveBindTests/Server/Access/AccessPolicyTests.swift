@@ -6,9 +6,9 @@ import Testing
 @Suite("Access policy: tokens files, token comparison, origins") struct AccessPolicyTests {
     @Test func readsATokensFile() throws {
         let text = #"""
-        [{"token": "a-1234567890", "scopes": ["read", "write"]},
-         {"token": "b-1234567890", "scopes": ["write"], "models": ["sensor", "lab-"], "name": "lab"}]
-        """#
+            [{"token": "a-1234567890", "scopes": ["read", "write"]},
+             {"token": "b-1234567890", "scopes": ["write"], "models": ["sensor", "lab-"], "name": "lab"}]
+            """#
         let tokens = try AccessPolicy.Token.list(json: Array(text.utf8))
         #expect(tokens.count == 2)
         #expect(tokens[0].scopes == [.read, .write] && tokens[0].models == nil)
@@ -29,8 +29,11 @@ import Testing
         (#"[{"token": "a-1", "scopes": ["read"], "models": [""]}]"#, "tokens file entry 1: an empty model prefix"),
         (#"[{"token": "a-1", "scopes": ["read"], "models": []}]"#, "tokens file entry 1: an empty model prefix or list"),
         (#"[{"token": "a-1", "scopes": ["read"], "model": ["x"]}]"#, #"tokens file entry 1: unknown member "model""#),
-        (#"[{"token": "a-1", "scopes": ["read"]}, {"token": "a-1", "scopes": ["write"]}]"#, "tokens file entry 2: the same token as entry 1"),
-        (#"["a-1"]"#, "tokens file entry 1: expected an object"),
+        (
+            #"[{"token": "a-1", "scopes": ["read"]}, {"token": "a-1", "scopes": ["write"]}]"#,
+            "tokens file entry 2: the same token as entry 1"
+        ),
+        (#"["a-1"]"#, "tokens file entry 1: expected an object")
     ])
     func rejectsABadTokensFileNamingTheEntry(_ text: String, _ message: String) {
         do {
@@ -76,14 +79,18 @@ import Testing
     }
 
     @Test func redactsTokensFromForeignLogText() {
-        #expect(AccessControl.redactingTokens("GET `/events?model=a&access_token=s3cret&x=1' failed") == "GET `/events?model=a&access_token=…&x=1' failed")
+        #expect(
+            AccessControl.redactingTokens("GET `/events?model=a&access_token=s3cret&x=1' failed")
+                == "GET `/events?model=a&access_token=…&x=1' failed")
         #expect(AccessControl.redactingTokens("Authorization: Bearer s3cret") == "Authorization: Bearer …")
         #expect(AccessControl.redactingTokens("nothing here") == "nothing here")
     }
 
     @Test func printingAPolicyHidesTheSecrets() {
         var configuration = LiveBindServer.Configuration()
-        configuration.access.policy.tokens = [.init("super-secret-1", name: "ops"), .init("super-secret-2", scopes: [.read], models: ["lab-"])]
+        configuration.access.policy.tokens = [
+            .init("super-secret-1", name: "ops"), .init("super-secret-2", scopes: [.read], models: ["lab-"])
+        ]
         var dumped = ""
         dump(configuration, to: &dumped)
         for text in [dumped, "\(configuration)", String(reflecting: configuration), "\(configuration.access.policy.tokens)"] {

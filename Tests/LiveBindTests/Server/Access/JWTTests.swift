@@ -15,8 +15,12 @@ import Testing
     }
 
     private func put(_ port: Int, _ target: String, token: String) throws -> TestHTTPResponse {
-        try TestHTTPClient.request(port: port, "PUT", target, headers: [("Authorization", "Bearer \(token)"),
-                                                                        ("Content-Type", "application/json")], text: "7")
+        try TestHTTPClient.request(
+            port: port, "PUT", target,
+            headers: [
+                ("Authorization", "Bearer \(token)"),
+                ("Content-Type", "application/json")
+            ], text: "7")
     }
 
     private func get(_ port: Int, _ target: String, token: String) throws -> TestHTTPResponse {
@@ -44,7 +48,9 @@ import Testing
         let token = try await TestJWT.rs256(.valid())
         let forged = try await TestJWT.hs256(.valid(), secret: try TestJWT.fixture("jwt-test-rsa-public"))
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access.policy = TestJWT.policy(key: try! TestJWT.fixture("jwt-test-rsa-public")) }) { (port: Int) throws in
+        try withRunningServer(
+            store: store, configure: { $0.access.policy = TestJWT.policy(key: try! TestJWT.fixture("jwt-test-rsa-public")) }
+        ) { (port: Int) throws in
             #expect(try put(port, "/models/lab-1/t", token: token).status == 200)
             // Algorithm confusion: HS256 "signed" with the public key's PEM as the secret.
             let refused = try put(port, "/models/lab-1/t", token: forged)
@@ -76,11 +82,16 @@ import Testing
         wrongIssuer.iss = "https://elsewhere.test"
         var noAudience = good
         noAudience.aud = nil
-        let tokens = (ok: try await TestJWT.hs256(good), aud: try await TestJWT.hs256(wrongAudience),
-                      iss: try await TestJWT.hs256(wrongIssuer), none: try await TestJWT.hs256(noAudience))
-        try withRunningServer(store: try seeded(), configure: {
-            $0.access.policy = TestJWT.policy(audience: "livebind", issuer: "https://issuer.test")
-        }) { (port: Int) throws in
+        let tokens = (
+            ok: try await TestJWT.hs256(good), aud: try await TestJWT.hs256(wrongAudience),
+            iss: try await TestJWT.hs256(wrongIssuer), none: try await TestJWT.hs256(noAudience)
+        )
+        try withRunningServer(
+            store: try seeded(),
+            configure: {
+                $0.access.policy = TestJWT.policy(audience: "livebind", issuer: "https://issuer.test")
+            }
+        ) { (port: Int) throws in
             #expect(try put(port, "/models/lab-1/t", token: tokens.ok).status == 200)
             let audience = try put(port, "/models/lab-1/t", token: tokens.aud)
             #expect(audience.isProblem(401))
@@ -100,14 +111,18 @@ import Testing
 
     @Test func aStreamGetsAuthRevokedWhenItsTokenExpiresWithoutWaitingForAnEvent() async throws {
         let token = try await TestJWT.hs256(.valid(for: 2, scope: "read"))
-        try withRunningServer(store: try seeded(), configure: {
-            $0.access.policy = TestJWT.policy()
-            $0.streams.heartbeat = .seconds(60)
-        }) { (port: Int) throws in
+        try withRunningServer(
+            store: try seeded(),
+            configure: {
+                $0.access.policy = TestJWT.policy()
+                $0.streams.heartbeat = .seconds(60)
+            }
+        ) { (port: Int) throws in
             let clock = ContinuousClock()
             let start = clock.now
-            let stream = try TestEventStream(port: port, target: "/events?model=lab-1",
-                                             headers: [("Authorization", "Bearer \(token)")], timeout: 10)
+            let stream = try TestEventStream(
+                port: port, target: "/events?model=lab-1",
+                headers: [("Authorization", "Bearer \(token)")], timeout: 10)
             #expect(stream.status == 200)
             #expect(try stream.next()?.type == "snapshot")
             let revoked = try #require(try stream.next())
@@ -125,8 +140,10 @@ import Testing
     }
 
     @Test func aBadKeyFileStopsTheStartWithAMessage() throws {
-        for (key, words) in [("short", "at least 32 bytes"), ("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----", "private key"),
-                             ("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----", "neither"), (#"{"keys":[]}"#, "no keys")] {
+        for (key, words) in [
+            ("short", "at least 32 bytes"), ("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----", "private key"),
+            ("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----", "neither"), (#"{"keys":[]}"#, "no keys")
+        ] {
             var configuration = LiveBindServer.Configuration()
             configuration.network.port = 0
             configuration.access.policy = TestJWT.policy(key: key)

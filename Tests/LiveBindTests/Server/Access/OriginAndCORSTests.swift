@@ -14,22 +14,28 @@ import Testing
         let store = try seeded()
         try withRunningServer(store: store) { port in
             // A form post is a "simple" cross-site request: no preflight protects it, the Origin check does.
-            let form = try TestHTTPClient.send(port: port, "POST", "/models/lab-1", "t=66", type: "application/x-www-form-urlencoded",
-                                               headers: [("Origin", "http://evil.example")])
+            let form = try TestHTTPClient.send(
+                port: port, "POST", "/models/lab-1", "t=66", type: "application/x-www-form-urlencoded",
+                headers: [("Origin", "http://evil.example")])
             #expect(form.isProblem(403))
-            #expect(try form.object()["detail"] as? String == "write refused from origin http://evil.example: not this server's origin; start the server with --allow-origin http://evil.example to allow it")
+            #expect(
+                try form.object()["detail"] as? String
+                    == "write refused from origin http://evil.example: not this server's origin; start the server with --allow-origin http://evil.example to allow it"
+            )
             for origin in ["null", "http://127.0.0.1:\(port + 1)", "https://127.0.0.1.evil.example:\(port)", "garbage"] {
                 let response = try TestHTTPClient.send(port: port, "PUT", "/models/lab-1/t", "66", headers: [("Origin", origin)])
                 #expect(response.isProblem(403), "\(origin)")
             }
             let crossSite = try TestHTTPClient.send(port: port, "PUT", "/models/lab-1/t", "66", headers: [("Sec-Fetch-Site", "cross-site")])
             #expect(crossSite.isProblem(403))
-            let binding = try TestHTTPClient.send(port: port, "POST", "/bindings", #"{"source":"lab-1.t","target":"lab-1.u"}"#,
-                                                  headers: [("Origin", "http://evil.example")])
+            let binding = try TestHTTPClient.send(
+                port: port, "POST", "/bindings", #"{"source":"lab-1.t","target":"lab-1.u"}"#,
+                headers: [("Origin", "http://evil.example")])
             #expect(binding.isProblem(403))
             #expect(try store.snapshot("lab-1").revision == 1)
-            #expect(try TestHTTPClient.request(port: port, "GET", "/models/lab-1", headers: [("Origin", "http://evil.example")]).status == 200,
-                    "reads are not writes")
+            #expect(
+                try TestHTTPClient.request(port: port, "GET", "/models/lab-1", headers: [("Origin", "http://evil.example")]).status == 200,
+                "reads are not writes")
         }
     }
 
@@ -54,13 +60,16 @@ import Testing
             #expect(response.header("Access-Control-Allow-Origin") == "https://app.example.com")
             #expect(response.header("Vary") == "Origin")
             #expect(response.header("Access-Control-Expose-Headers")?.contains("LiveBind-Event-ID") == true)
-            #expect(response.header("Access-Control-Expose-Headers")?.contains("LiveBind-Node") == true,
-                    "a cross-origin page of a cluster can name the node that served it")
-            let unauthorized = try TestHTTPClient.send(port: port, "PUT", "/models/lab-1/t", "6", headers: [("Origin", "https://app.example.com")])
+            #expect(
+                response.header("Access-Control-Expose-Headers")?.contains("LiveBind-Node") == true,
+                "a cross-origin page of a cluster can name the node that served it")
+            let unauthorized = try TestHTTPClient.send(
+                port: port, "PUT", "/models/lab-1/t", "6", headers: [("Origin", "https://app.example.com")])
             #expect(unauthorized.isProblem(401))
             #expect(unauthorized.header("Access-Control-Allow-Origin") == "https://app.example.com", "the page can read why")
-            let other = try TestHTTPClient.send(port: port, "PUT", "/models/lab-1/t", "7",
-                                                headers: [("Origin", "https://evil.example.com")] + TestTokens.bearer(TestTokens.lab))
+            let other = try TestHTTPClient.send(
+                port: port, "PUT", "/models/lab-1/t", "7",
+                headers: [("Origin", "https://evil.example.com")] + TestTokens.bearer(TestTokens.lab))
             #expect(other.isProblem(403))
             #expect(other.header("Access-Control-Allow-Origin") == nil)
             #expect(try store.value(of: "lab-1", at: Path(dotted: "t")) == 5)
@@ -73,8 +82,9 @@ import Testing
             let read = try TestHTTPClient.request(port: port, "GET", "/models/lab-1", headers: origin)
             #expect(read.status == 200)
             #expect(!read.headers.contains { $0.name.lowercased().hasPrefix("access-control-") })
-            let preflight = try TestHTTPClient.request(port: port, "OPTIONS", "/models/lab-1",
-                                                       headers: origin + [("Access-Control-Request-Method", "PUT")])
+            let preflight = try TestHTTPClient.request(
+                port: port, "OPTIONS", "/models/lab-1",
+                headers: origin + [("Access-Control-Request-Method", "PUT")])
             #expect(preflight.status == 405)
             #expect(!preflight.headers.contains { $0.name.lowercased().hasPrefix("access-control-") })
         }
@@ -84,16 +94,21 @@ import Testing
         var policy = AccessPolicy()
         policy.allowedOrigins = ["https://app.example.com", "http://localhost:3000"]
         try withRunningServer(store: try seeded(), configure: { $0.access.policy = policy }) { port in
-            let request: [(String, String)] = [("Origin", "http://localhost:3000"), ("Access-Control-Request-Method", "PATCH"),
-                                               ("Access-Control-Request-Headers", "authorization, content-type")]
+            let request: [(String, String)] = [
+                ("Origin", "http://localhost:3000"), ("Access-Control-Request-Method", "PATCH"),
+                ("Access-Control-Request-Headers", "authorization, content-type")
+            ]
             let preflight = try TestHTTPClient.request(port: port, "OPTIONS", "/models/lab-1", headers: request)
             #expect(preflight.status == 204)
             #expect(preflight.header("Access-Control-Allow-Origin") == "http://localhost:3000")
             #expect(preflight.header("Access-Control-Allow-Methods") == "GET, HEAD, PUT, POST, PATCH, DELETE")
-            #expect(preflight.header("Access-Control-Allow-Headers") == "Authorization, Content-Type, If-Match, Last-Event-ID, If-None-Match, Idempotency-Key")
+            #expect(
+                preflight.header("Access-Control-Allow-Headers")
+                    == "Authorization, Content-Type, If-Match, Last-Event-ID, If-None-Match, Idempotency-Key")
             #expect(preflight.header("Vary") == "Origin")
-            let refused = try TestHTTPClient.request(port: port, "OPTIONS", "/models/lab-1",
-                                                     headers: [("Origin", "http://localhost:3001"), ("Access-Control-Request-Method", "PUT")])
+            let refused = try TestHTTPClient.request(
+                port: port, "OPTIONS", "/models/lab-1",
+                headers: [("Origin", "http://localhost:3001"), ("Access-Control-Request-Method", "PUT")])
             #expect(refused.header("Access-Control-Allow-Origin") == nil)
             let stream = try TestEventStream(port: port, target: "/events", headers: [("Origin", "https://app.example.com")])
             #expect(stream.headers.contains { $0.name == "Access-Control-Allow-Origin" && $0.value == "https://app.example.com" })
@@ -112,7 +127,8 @@ import Testing
                 #expect(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"))
                 #expect(index.header("Referrer-Policy") == "no-referrer")
                 for target in ["/models/lab-1", "/models/nope", "/healthz", "/metrics"] {
-                    #expect(try TestHTTPClient.request(port: port, "GET", target).header("X-Content-Type-Options") == "nosniff", "\(target)")
+                    #expect(
+                        try TestHTTPClient.request(port: port, "GET", target).header("X-Content-Type-Options") == "nosniff", "\(target)")
                 }
                 let tooLarge = try TestHTTPClient.request(port: port, "PUT", "/models/x", headers: [("Content-Length", "999999999")])
                 #expect(tooLarge.header("X-Content-Type-Options") == "nosniff")
@@ -169,8 +185,9 @@ import Testing
         try store.put("a", ["t": 1])
         try withRunningServer(store: store) { port in
             let socket = try TestSocket(port: port)
-            try socket.send("PUT /models/a/t HTTP/1.1\r\nHost: evil.example:\(port)\r\nOrigin: http://evil.example:\(port)\r\n"
-                            + "Content-Type: application/json\r\nContent-Length: 1\r\nConnection: close\r\n\r\n2")
+            try socket.send(
+                "PUT /models/a/t HTTP/1.1\r\nHost: evil.example:\(port)\r\nOrigin: http://evil.example:\(port)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: 1\r\nConnection: close\r\n\r\n2")
             let response = try TestHTTPClient.readResponse(from: socket, method: "PUT")
             #expect(response.isProblem(403))
             #expect(try store.value(of: "a", at: Path(dotted: "t")) == 1)

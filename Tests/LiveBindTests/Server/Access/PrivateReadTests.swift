@@ -21,7 +21,12 @@ import Testing
 
     @Test func readsNeedAReadToken() throws {
         try withPublicDirectory { directory in
-            try withRunningServer(store: try seeded(), configure: { $0.access.policy = Self.policy; $0.network.publicDirectory = directory }) { port in
+            try withRunningServer(
+                store: try seeded(),
+                configure: {
+                    $0.access.policy = Self.policy; $0.network.publicDirectory = directory
+                }
+            ) { port in
                 for target in ["/models", "/models/lab-1", "/models/lab-1/t", "/bindings", "/metrics", "/events"] {
                     let response = try TestHTTPClient.request(port: port, "GET", target)
                     #expect(response.isProblem(401), "\(target): \(response.status)")
@@ -58,14 +63,16 @@ import Testing
         try store.put("lab-secret", ["pin": "4711"])
         try withRunningServer(store: store, configure: { $0.access.policy = policy }) { port in
             let writer = TestTokens.bearer("lab-writer-123456")
-            let made = try TestHTTPClient.send(port: port, "POST", "/bindings",
-                                               #"{"id":"leak","source":"lab-secret","target":"lab-x.y","transform":"not"}"#, headers: writer)
+            let made = try TestHTTPClient.send(
+                port: port, "POST", "/bindings",
+                #"{"id":"leak","source":"lab-secret","target":"lab-x.y","transform":"not"}"#, headers: writer)
             #expect(made.isProblem(403) && !made.text.contains("4711"), "\(made.status) \(made.text)")
             #expect(made.text.contains("read"))
             // A token that may read makes it; the error names the type, never the value.
             let admin = TestTokens.bearer(TestTokens.admin)
-            let allowed = try TestHTTPClient.send(port: port, "POST", "/bindings",
-                                                  #"{"id":"ok","source":"lab-secret","target":"lab-x.y","transform":"not"}"#, headers: admin)
+            let allowed = try TestHTTPClient.send(
+                port: port, "POST", "/bindings",
+                #"{"id":"ok","source":"lab-secret","target":"lab-x.y","transform":"not"}"#, headers: admin)
             #expect(allowed.status == 201 && !allowed.text.contains("4711"), "\(allowed.text)")
             #expect(allowed.text.contains("expected a Boolean, found object"))
             for method in ["PATCH", "DELETE"] {
@@ -90,8 +97,9 @@ import Testing
         try withRunningServer(store: store, configure: { $0.access.policy = policy }) { port in
             let writer = TestTokens.bearer("lab-writer-123456"), admin = TestTokens.bearer(TestTokens.admin)
             for guess in [4710, 4711] {
-                let test = try TestHTTPClient.send(port: port, "PATCH", "/models/lab-secret", #"[{"op":"test","path":"/pin","value":\#(guess)}]"#,
-                                                   type: "application/json-patch+json", headers: writer)
+                let test = try TestHTTPClient.send(
+                    port: port, "PATCH", "/models/lab-secret", #"[{"op":"test","path":"/pin","value":\#(guess)}]"#,
+                    type: "application/json-patch+json", headers: writer)
                 #expect(test.isProblem(403) && test.text.contains("test reads the model"), "\(guess): \(test.status) \(test.text)")
             }
             // Each refusal the model's content decides is one answer (409) for a blind writer, so a JSON
@@ -101,7 +109,7 @@ import Testing
                 ("PUT", "/models/lab-secret/name/x", "1", 422, ["string", "object"]),
                 ("POST", "/models/lab-secret/pin", "1", 422, ["number"]),
                 ("PUT", "/models/lab-secret/big", "\"" + String(repeating: "x", count: 400) + "\"", 413, ["300", "bytes"]),
-                ("PUT", "/models/lab-secret/nothing/here", "1", 404, ["nothing"]),
+                ("PUT", "/models/lab-secret/nothing/here", "1", 404, ["nothing"])
             ]
             for (method, target, body, status, hidden) in refusals {
                 let blind = try TestHTTPClient.send(port: port, method, target, body, headers: writer)
@@ -113,8 +121,9 @@ import Testing
             }
             let fail = #"{"op":"move","from":"/zzz","path":"/zzz/a"}"#
             for probe in [#"{"op":"remove","path":"/arr/2"}"#, #"{"op":"remove","path":"/arr/9"}"#] {
-                let chained = try TestHTTPClient.send(port: port, "PATCH", "/models/lab-secret", "[\(probe),\(fail)]",
-                                                      type: "application/json-patch+json", headers: writer)
+                let chained = try TestHTTPClient.send(
+                    port: port, "PATCH", "/models/lab-secret", "[\(probe),\(fail)]",
+                    type: "application/json-patch+json", headers: writer)
                 #expect(chained.isProblem(409), "\(probe): \(chained.status) \(chained.text)")
             }
             let appended = try TestHTTPClient.send(port: port, "POST", "/models/lab-secret/arr", "8", headers: writer)
@@ -139,12 +148,15 @@ import Testing
     @Test func aPrefixTokenSeesOnlyItsModels() throws {
         try withRunningServer(store: try seeded(), configure: { $0.access.policy = Self.policy }) { port in
             let lab = TestTokens.bearer(TestTokens.lab)
-            #expect(try TestHTTPClient.request(port: port, "GET", "/models", headers: lab).text == #"{"models":[{"name":"lab-1","rev":1}]}"#)
+            #expect(
+                try TestHTTPClient.request(port: port, "GET", "/models", headers: lab).text == #"{"models":[{"name":"lab-1","rev":1}]}"#)
             #expect(try TestHTTPClient.request(port: port, "GET", "/models/other", headers: lab).isProblem(403))
             #expect(try TestHTTPClient.request(port: port, "GET", "/models/lab-1", headers: lab).status == 200)
             let admin = TestTokens.bearer(TestTokens.admin)
-            _ = try TestHTTPClient.send(port: port, "POST", "/bindings", #"{"id":"o","source":"other.t","target":"other.u"}"#, headers: admin)
-            _ = try TestHTTPClient.send(port: port, "POST", "/bindings", #"{"id":"l","source":"lab-1.t","target":"lab-1.u"}"#, headers: admin)
+            _ = try TestHTTPClient.send(
+                port: port, "POST", "/bindings", #"{"id":"o","source":"other.t","target":"other.u"}"#, headers: admin)
+            _ = try TestHTTPClient.send(
+                port: port, "POST", "/bindings", #"{"id":"l","source":"lab-1.t","target":"lab-1.u"}"#, headers: admin)
             let listed = try TestHTTPClient.request(port: port, "GET", "/bindings", headers: lab).object()["bindings"] as? [[String: Any]]
             #expect(listed?.map { $0["id"] as? String } == ["l"])
             // Outside its reach a binding does not exist for the token: 404, naming none of its models.

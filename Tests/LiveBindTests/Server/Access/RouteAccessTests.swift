@@ -87,7 +87,8 @@ import Testing
 
     @Test func onlyHealthAndEndingASessionAreOpen() throws {
         try Self.withGuardedServer { (port: Int, routes: [Router.Entry]) throws in
-            let open = Set(routes.filter { $0.access.rule == .open }.flatMap { route in route.methods.map { "\($0.rawValue) \(route.pattern)" } })
+            let open = Set(
+                routes.filter { $0.access.rule == .open }.flatMap { route in route.methods.map { "\($0.rawValue) \(route.pattern)" } })
             #expect(open == Self.openRoutes)
             #expect(try TestHTTPClient.request(port: port, "GET", "/healthz").status == 200)
             #expect(try TestHTTPClient.request(port: port, "DELETE", "/session").status == 204)

@@ -21,7 +21,12 @@ import Testing
     }
 
     @Test func aSessionCookieIsHttpOnlyStrictAndCarriesTheTokensReach() throws {
-        try withRunningServer(store: try seeded(), configure: { $0.access.policy = TestTokens.policy; $0.access.policy.privateReads = true }) { (port: Int) throws in
+        try withRunningServer(
+            store: try seeded(),
+            configure: {
+                $0.access.policy = TestTokens.policy; $0.access.policy.privateReads = true
+            }
+        ) { (port: Int) throws in
             let (response, cookie) = try startSession(port, token: TestTokens.lab)
             #expect(response.status == 201)
             let setCookie = try #require(response.header("Set-Cookie"))
@@ -35,14 +40,17 @@ import Testing
             let header = [("Cookie", try #require(cookie))]
             #expect(try TestHTTPClient.request(port: port, "GET", "/models/lab-1", headers: header).status == 200)
             #expect(try TestHTTPClient.request(port: port, "GET", "/models/other", headers: header).isProblem(403))
-            let write = try TestHTTPClient.request(port: port, "PUT", "/models/lab-1/t",
-                                                   headers: header + [("Content-Type", "application/json")], text: "5")
+            let write = try TestHTTPClient.request(
+                port: port, "PUT", "/models/lab-1/t",
+                headers: header + [("Content-Type", "application/json")], text: "5")
             #expect(write.status == 200)
         }
     }
 
     @Test func secureCookiesGetSecure() throws {
-        try withRunningServer(configure: { $0.access.policy = TestTokens.policy; $0.access.secureCookies = true }) { (port: Int) throws in
+        try withRunningServer(configure: {
+            $0.access.policy = TestTokens.policy; $0.access.secureCookies = true
+        }) { (port: Int) throws in
             let (response, _) = try startSession(port, token: TestTokens.admin)
             #expect(response.header("Set-Cookie")?.hasSuffix("; Secure") == true)
             let ended = try TestHTTPClient.request(port: port, "DELETE", "/session")
@@ -53,7 +61,12 @@ import Testing
 
     @Test func aStreamOpensWithTheCookieAndNoTokenInItsURL() throws {
         let store = try seeded()
-        try withRunningServer(store: store, configure: { $0.access.policy = TestTokens.policy; $0.access.policy.privateReads = true }) { (port: Int) throws in
+        try withRunningServer(
+            store: store,
+            configure: {
+                $0.access.policy = TestTokens.policy; $0.access.policy.privateReads = true
+            }
+        ) { (port: Int) throws in
             let (_, cookie) = try startSession(port, token: TestTokens.lab)
             let stream = try TestEventStream(port: port, target: "/events", headers: [("Cookie", try #require(cookie))])
             #expect(stream.status == 200)
@@ -72,21 +85,29 @@ import Testing
         try withRunningServer(store: store, configure: { $0.access.policy = TestTokens.policy }) { (port: Int) throws in
             let (_, cookie) = try startSession(port, token: TestTokens.admin)
             let header = [("Cookie", try #require(cookie)), ("Content-Type", "application/json")]
-            let crossOrigin = try TestHTTPClient.request(port: port, "PUT", "/models/lab-1/t",
-                                                         headers: header + [("Origin", "https://evil.example")], text: "9")
+            let crossOrigin = try TestHTTPClient.request(
+                port: port, "PUT", "/models/lab-1/t",
+                headers: header + [("Origin", "https://evil.example")], text: "9")
             #expect(crossOrigin.isProblem(403))
-            let crossSite = try TestHTTPClient.request(port: port, "PUT", "/models/lab-1/t",
-                                                       headers: header + [("Sec-Fetch-Site", "cross-site")], text: "9")
+            let crossSite = try TestHTTPClient.request(
+                port: port, "PUT", "/models/lab-1/t",
+                headers: header + [("Sec-Fetch-Site", "cross-site")], text: "9")
             #expect(crossSite.isProblem(403))
-            let own = try TestHTTPClient.request(port: port, "PUT", "/models/lab-1/t",
-                                                 headers: header + [("Origin", "http://127.0.0.1:\(port)")], text: "9")
+            let own = try TestHTTPClient.request(
+                port: port, "PUT", "/models/lab-1/t",
+                headers: header + [("Origin", "http://127.0.0.1:\(port)")], text: "9")
             #expect(own.status == 200)
         }
         #expect(try store.snapshot("lab-1").revision == 2)
     }
 
     @Test func endingASessionRefusesItsCookieAndClosesItsStreams() throws {
-        try withRunningServer(store: try seeded(), configure: { $0.access.policy = TestTokens.policy; $0.access.policy.privateReads = true }) { (port: Int) throws in
+        try withRunningServer(
+            store: try seeded(),
+            configure: {
+                $0.access.policy = TestTokens.policy; $0.access.policy.privateReads = true
+            }
+        ) { (port: Int) throws in
             let (_, cookie) = try startSession(port, token: TestTokens.admin)
             let header = [("Cookie", try #require(cookie))]
             let stream = try TestEventStream(port: port, target: "/events", headers: header)
@@ -108,7 +129,9 @@ import Testing
             let (response, cookie) = try startSession(port, token: token)
             #expect(response.status == 201)
             #expect((try response.object()["seconds"] as? Int).map { $0 <= 2 } == true)
-            #expect(response.header("Set-Cookie")?.contains("Max-Age=1") == true || response.header("Set-Cookie")?.contains("Max-Age=2") == true)
+            #expect(
+                response.header("Set-Cookie")?.contains("Max-Age=1") == true || response.header("Set-Cookie")?.contains("Max-Age=2") == true
+            )
             let header = [("Cookie", try #require(cookie))]
             let stream = try TestEventStream(port: port, target: "/events?model=lab-1", headers: header)
             #expect(try stream.next()?.type == "snapshot")
@@ -118,15 +141,18 @@ import Testing
     }
 
     @Test func theSessionTableIsBoundedAndEvictsTheOldest() throws {
-        try withRunningServer(store: try seeded(), configure: {
-            $0.access.policy = TestTokens.policy
-            $0.access.policy.privateReads = true
-            $0.access.maxSessions = 2
-        }) { (port: Int) throws in
+        try withRunningServer(
+            store: try seeded(),
+            configure: {
+                $0.access.policy = TestTokens.policy
+                $0.access.policy.privateReads = true
+                $0.access.maxSessions = 2
+            }
+        ) { (port: Int) throws in
             let cookies = try (0..<3).map { _ in try #require(try startSession(port, token: TestTokens.reader).1) }
             let stream = try TestEventStream(port: port, target: "/events", headers: [("Cookie", cookies[1])])
             _ = try stream.next(2)
-            let fourth = try #require(try startSession(port, token: TestTokens.reader).1)   // evicts cookies[1]
+            let fourth = try #require(try startSession(port, token: TestTokens.reader).1)  // evicts cookies[1]
             #expect(try TestHTTPClient.request(port: port, "GET", "/models", headers: [("Cookie", cookies[0])]).isProblem(401))
             #expect(try TestHTTPClient.request(port: port, "GET", "/models", headers: [("Cookie", cookies[1])]).isProblem(401))
             #expect(try stream.next()?.type == "auth_revoked")
@@ -139,10 +165,13 @@ import Testing
     @Test func aSessionNeedsABearerTokenNotACookieOrQuery() throws {
         try withRunningServer(configure: { $0.access.policy = TestTokens.policy }) { (port: Int) throws in
             let (_, cookie) = try startSession(port, token: TestTokens.admin)
-            #expect(try TestHTTPClient.request(port: port, "POST", "/session", headers: [("Cookie", try #require(cookie))], text: "").isProblem(401))
+            #expect(
+                try TestHTTPClient.request(port: port, "POST", "/session", headers: [("Cookie", try #require(cookie))], text: "").isProblem(
+                    401))
             #expect(try TestHTTPClient.request(port: port, "POST", "/session?access_token=\(TestTokens.admin)", text: "").isProblem(401))
-            let crossSite = try TestHTTPClient.request(port: port, "POST", "/session",
-                                                       headers: [("Authorization", "Bearer \(TestTokens.admin)"), ("Origin", "https://evil.example")], text: "")
+            let crossSite = try TestHTTPClient.request(
+                port: port, "POST", "/session",
+                headers: [("Authorization", "Bearer \(TestTokens.admin)"), ("Origin", "https://evil.example")], text: "")
             #expect(crossSite.isProblem(403))
         }
     }
@@ -150,10 +179,13 @@ import Testing
     @Test func withoutTokensThereAreNoSessions() throws {
         try withRunningServer { (port: Int) throws in
             #expect(try TestHTTPClient.request(port: port, "POST", "/session", text: "").status == 404)
-            #expect(try TestHTTPClient.request(port: port, "GET", "/healthz").text == #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#)
+            #expect(
+                try TestHTTPClient.request(port: port, "GET", "/healthz").text == #"{"status":"ok","version":"\#(LiveBindVersion.string)"}"#
+            )
         }
         try withRunningServer(configure: { $0.access.policy = TestTokens.policy }) { (port: Int) throws in
-            #expect(try TestHTTPClient.request(port: port, "GET", "/healthz").text
+            #expect(
+                try TestHTTPClient.request(port: port, "GET", "/healthz").text
                     == #"{"status":"ok","version":"\#(LiveBindVersion.string)","sessions":true}"#)
         }
     }

@@ -21,8 +21,10 @@ import Testing
     static func jwt(subject: String?) async throws -> String {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: TestJWT.secret), digestAlgorithm: .sha256)
-        return try await keys.sign(SubjectClaims(exp: .init(value: Date().addingTimeInterval(300)), sub: subject.map { .init(value: $0) },
-                                                 scope: "read", nonce: UUID().uuidString))
+        return try await keys.sign(
+            SubjectClaims(
+                exp: .init(value: Date().addingTimeInterval(300)), sub: subject.map { .init(value: $0) },
+                scope: "read", nonce: UUID().uuidString))
     }
 
     /// `POST /session` with `token`: the answer and its cookie pair (`livebind_session=…`).
@@ -47,14 +49,16 @@ import Testing
     }
 
     @Test func pastItsCapACredentialEndsItsOwnOldestSessionOnly() throws {
-        try withRunningServer(configure: { Self.privateReads(&$0); $0.access.maxSessionsPerCredential = 2 }) { (port: Int) throws in
+        try withRunningServer(configure: {
+            Self.privateReads(&$0); $0.access.maxSessionsPerCredential = 2
+        }) { (port: Int) throws in
             let admin = try Self.cookie(port, token: TestTokens.admin)
             let first = try Self.cookie(port, token: TestTokens.reader)
             let stream = try TestEventStream(port: port, target: "/events", headers: [("Cookie", first)])
             #expect(stream.status == 200)
             let second = try Self.cookie(port, token: TestTokens.reader)
             #expect(try Self.status(port, cookie: first) == 200)
-            let third = try Self.cookie(port, token: TestTokens.reader)   // one past the cap: ends `first`
+            let third = try Self.cookie(port, token: TestTokens.reader)  // one past the cap: ends `first`
             #expect(try Self.status(port, cookie: first) == 401)
             var types: [String] = []
             while let event = try stream.next() { types.append(event.type) }
@@ -75,7 +79,7 @@ import Testing
             #expect(refused.isProblem(503))
             #expect(cookie == nil)
             let retryAfter = try #require(refused.header("Retry-After").flatMap { Int($0) })
-            #expect((1...30).contains(retryAfter))   // when the soonest session ends
+            #expect((1...30).contains(retryAfter))  // when the soonest session ends
             #expect((try refused.object()["detail"] as? String)?.contains("--max-sessions") == true)
             #expect(try Self.status(port, cookie: admin) == 200)
             #expect(try Self.status(port, cookie: lab) == 200)
@@ -91,12 +95,16 @@ import Testing
     }
 
     @Test func jwtsOfOneSubjectAreOneCredentialAndJWTsWithoutOneAreEachTheirOwn() async throws {
-        let (alice1, alice2, bob) = (try await Self.jwt(subject: "alice"), try await Self.jwt(subject: "alice"), try await Self.jwt(subject: "bob"))
+        let (alice1, alice2, bob) = (
+            try await Self.jwt(subject: "alice"), try await Self.jwt(subject: "alice"), try await Self.jwt(subject: "bob")
+        )
         let (anonymous1, anonymous2) = (try await Self.jwt(subject: nil), try await Self.jwt(subject: nil))
-        try withRunningServer(configure: { $0.access.policy = TestJWT.policy(); $0.access.maxSessionsPerCredential = 1 }) { (port: Int) throws in
+        try withRunningServer(configure: {
+            $0.access.policy = TestJWT.policy(); $0.access.maxSessionsPerCredential = 1
+        }) { (port: Int) throws in
             let first = try Self.cookie(port, token: alice1)
             let others = try [bob, anonymous1, anonymous2].map { try Self.cookie(port, token: $0) }
-            let second = try Self.cookie(port, token: alice2)   // alice's second session ends her first
+            let second = try Self.cookie(port, token: alice2)  // alice's second session ends her first
             #expect(try Self.status(port, cookie: first) == 401)
             for live in others + [second] { #expect(try Self.status(port, cookie: live) == 200) }
         }

@@ -10,7 +10,7 @@ import Testing
     static func proxied(_ configuration: inout LiveBindServer.Configuration) {
         configuration.network.trustedProxies = ["127.0.0.1"]
         configuration.streams.maxStreamsPerAddress = 2
-        configuration.streams.heartbeat = .milliseconds(100)   // a closed client is noticed at the next write
+        configuration.streams.heartbeat = .milliseconds(100)  // a closed client is noticed at the next write
     }
 
     static func open(_ port: Int, from address: String?, headers: [(String, String)] = []) throws -> TestEventStream {
@@ -19,8 +19,10 @@ import Testing
 
     /// Opens streams from `address` until one is 200, for at most `seconds`: the share of a stream
     /// that ended comes back once the server has noticed.
-    static func openOnceReleased(_ port: Int, from address: String, headers: [(String, String)] = [],
-                                 seconds: Double = 5) throws -> TestEventStream {
+    static func openOnceReleased(
+        _ port: Int, from address: String, headers: [(String, String)] = [],
+        seconds: Double = 5
+    ) throws -> TestEventStream {
         let deadline = Date().addingTimeInterval(seconds)
         while true {
             let stream = try open(port, from: address, headers: headers)
@@ -53,7 +55,7 @@ import Testing
         try withRunningServer(configure: Self.proxied) { (port: Int) throws in
             var held = try (0..<2).map { _ in try Self.open(port, from: "203.0.113.7") }
             #expect(try Self.open(port, from: "203.0.113.7").status == 503)
-            held.removeFirst()   // closes its socket
+            held.removeFirst()  // closes its socket
             let reopened = try Self.openOnceReleased(port, from: "203.0.113.7")
             #expect(reopened.status == 200)
             #expect(try Self.open(port, from: "203.0.113.7").status == 503)
@@ -62,8 +64,11 @@ import Testing
     }
 
     @Test func aStreamGivesItsShareBackWhenItIsRevoked() throws {
-        try withRunningServer(configure: { Self.proxied(&$0); $0.access.policy = TestTokens.policy; $0.access.policy.privateReads = true }) { (port: Int) throws in
-            let session = try TestHTTPClient.request(port: port, "POST", "/session", headers: TestTokens.bearer(TestTokens.reader), text: "")
+        try withRunningServer(configure: {
+            Self.proxied(&$0); $0.access.policy = TestTokens.policy; $0.access.policy.privateReads = true
+        }) { (port: Int) throws in
+            let session = try TestHTTPClient.request(
+                port: port, "POST", "/session", headers: TestTokens.bearer(TestTokens.reader), text: "")
             let cookie = [("Cookie", try #require(session.header("Set-Cookie")?.split(separator: ";").first.map(String.init)))]
             let revoked = try Self.open(port, from: "203.0.113.7", headers: cookie)
             let other = try Self.open(port, from: "203.0.113.7", headers: TestTokens.bearer(TestTokens.admin))
@@ -80,7 +85,9 @@ import Testing
     }
 
     @Test func aStreamRefusedForAnotherReasonTakesNoShare() throws {
-        try withRunningServer(configure: { Self.proxied(&$0); $0.streams.maxStreams = 1 }) { (port: Int) throws in
+        try withRunningServer(configure: {
+            Self.proxied(&$0); $0.streams.maxStreams = 1
+        }) { (port: Int) throws in
             var held: TestEventStream? = try Self.open(port, from: "203.0.113.7")
             #expect(held?.status == 200)
             // Past --max-streams: the hub refuses them after the address's share was taken, which must come back.
@@ -100,7 +107,7 @@ import Testing
     @Test func withoutAProxyTheTCPPeerIsTheClient() throws {
         try withRunningServer(configure: {
             $0.streams.maxStreamsPerAddress = 2
-            $0.countsLoopbackStreams = true   // these clients are on loopback aliases; real ones are not
+            $0.countsLoopbackStreams = true  // these clients are on loopback aliases; real ones are not
         }) { (port: Int) throws in
             let held = try (0..<2).map { _ in try TestBoundSocket(port: port, from: "127.0.0.3") }
             for socket in held { #expect(try socket.status(of: "/events") == 200) }
@@ -121,7 +128,9 @@ import Testing
     }
 
     @Test func noCapWhenZero() throws {
-        try withRunningServer(configure: { Self.proxied(&$0); $0.streams.maxStreamsPerAddress = 0 }) { (port: Int) throws in
+        try withRunningServer(configure: {
+            Self.proxied(&$0); $0.streams.maxStreamsPerAddress = 0
+        }) { (port: Int) throws in
             #expect(try (0..<4).map { _ in try Self.open(port, from: "203.0.113.7") }.allSatisfy { $0.status == 200 })
         }
     }

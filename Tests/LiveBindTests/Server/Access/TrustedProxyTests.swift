@@ -17,9 +17,12 @@ import Testing
     }
 
     static func write(_ port: Int, from forwarded: String, value: Int) throws -> Int {
-        try TestHTTPClient.request(port: port, "POST", "/models/sensor", headers: [
-            ("X-Forwarded-For", forwarded), ("Content-Type", "application/x-www-form-urlencoded"),
-        ], text: "t=\(value)").status
+        try TestHTTPClient.request(
+            port: port, "POST", "/models/sensor",
+            headers: [
+                ("X-Forwarded-For", forwarded), ("Content-Type", "application/x-www-form-urlencoded")
+            ], text: "t=\(value)"
+        ).status
     }
 
     @Test func fromTheTrustedProxyTheForwardedAddressIsTheClient() throws {
@@ -54,15 +57,18 @@ import Testing
         for trusted in [true, false] {
             let store = Store()
             try store.put("sensor", ["t": 0])
-            try withRunningServer(store: store, configure: { $0.network.trustedProxies = [trusted ? "127.0.0.1" : "127.0.0.2"] }) { (port: Int) throws in
+            try withRunningServer(store: store, configure: { $0.network.trustedProxies = [trusted ? "127.0.0.1" : "127.0.0.2"] }) {
+                (port: Int) throws in
                 let read = try TestHTTPClient.request(port: port, "GET", "/models/sensor", headers: [("X-Forwarded-Proto", "https")])
                 #expect((read.header("Strict-Transport-Security") != nil) == trusted)
 
                 func write(origin: String, proto: String) throws -> TestHTTPResponse {
-                    try TestHTTPClient.request(port: port, "POST", "/models/sensor", headers: [
-                        ("X-Forwarded-Proto", proto), ("Origin", origin),
-                        ("Content-Type", "application/x-www-form-urlencoded"),
-                    ], text: "t=1")
+                    try TestHTTPClient.request(
+                        port: port, "POST", "/models/sensor",
+                        headers: [
+                            ("X-Forwarded-Proto", proto), ("Origin", origin),
+                            ("Content-Type", "application/x-www-form-urlencoded")
+                        ], text: "t=1")
                 }
                 // A page served over https (through the proxy) writes with an https Origin.
                 let https = try write(origin: "https://127.0.0.1:\(port)", proto: "https")

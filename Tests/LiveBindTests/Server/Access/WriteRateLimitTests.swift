@@ -57,10 +57,16 @@ import Testing
     @Test func overHTTPWritesPastTheRateGet429WhileReadsAndStreamsGoOn() throws {
         let store = Store()
         try store.put("m", ["n": 0])
-        try withRunningServer(store: store, configure: { $0.limits.writeRate = 0.5; $0.limits.writeBurst = 2 }) { port in
+        try withRunningServer(
+            store: store,
+            configure: {
+                $0.limits.writeRate = 0.5; $0.limits.writeBurst = 2
+            }
+        ) { port in
             func write(_ value: Int) throws -> TestHTTPResponse {
-                try TestHTTPClient.request(port: port, "PUT", "/models/m/n",
-                                           headers: [("Content-Type", "application/json")], text: "\(value)")
+                try TestHTTPClient.request(
+                    port: port, "PUT", "/models/m/n",
+                    headers: [("Content-Type", "application/json")], text: "\(value)")
             }
             #expect(try write(1).status == 200)
             #expect(try write(2).status == 200)
@@ -83,15 +89,20 @@ import Testing
     @Test func eachTokenHasItsOwnRate() throws {
         let store = Store()
         try store.put("lab-1", ["n": 0])
-        try withRunningServer(store: store, configure: { (configuration: inout LiveBindServer.Configuration) in
-            configuration.access.policy = TestTokens.policy
-            configuration.limits.writeRate = 0.5
-            configuration.limits.writeBurst = 1
-        }) { (port: Int) throws in
+        try withRunningServer(
+            store: store,
+            configure: { (configuration: inout LiveBindServer.Configuration) in
+                configuration.access.policy = TestTokens.policy
+                configuration.limits.writeRate = 0.5
+                configuration.limits.writeBurst = 1
+            }
+        ) { (port: Int) throws in
             func write(_ token: String) throws -> Int {
-                try TestHTTPClient.request(port: port, "PUT", "/models/lab-1/n",
-                                           headers: [("Content-Type", "application/json")] + TestTokens.bearer(token),
-                                           text: "1").status
+                try TestHTTPClient.request(
+                    port: port, "PUT", "/models/lab-1/n",
+                    headers: [("Content-Type", "application/json")] + TestTokens.bearer(token),
+                    text: "1"
+                ).status
             }
             #expect(try write(TestTokens.lab) == 200)
             #expect(try write(TestTokens.lab) == 429)

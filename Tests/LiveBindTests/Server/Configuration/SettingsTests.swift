@@ -29,7 +29,8 @@ import Testing
             }
             for (value, valid) in [(range.lowerBound, true), (range.upperBound, true)]
                 + (range.lowerBound > Int.min ? [(range.lowerBound - 1, false)] : [])
-                + (range.upperBound < Int.max ? [(range.upperBound + 1, false)] : []) {
+                + (range.upperBound < Int.max ? [(range.upperBound + 1, false)] : [])
+            {
                 var configuration = LiveBindServer.Configuration()
                 if valid {
                     try setting.set(String(value), in: &configuration)
@@ -59,15 +60,18 @@ import Testing
         configuration.network.port = 0
         configuration.streams.retainedEvents = 0
         let server = LiveBindServer(store: Store(), configuration: configuration)
-        #expect(throws: ServerError.invalidConfiguration(ConfigurationError(flag: "retained-events", reason: "must be at least 1, not 0"))) {
+        #expect(throws: ServerError.invalidConfiguration(ConfigurationError(flag: "retained-events", reason: "must be at least 1, not 0")))
+        {
             try server.start()
         }
     }
 
     @Test func secondsAndNumbersAreBoundedBeforeTheyAreConverted() {
         var configuration = LiveBindServer.Configuration()
-        for (flag, text) in [("heartbeat", "1e300"), ("request-timeout", "-1"), ("write-rate", "1e300"), ("heartbeat", "nan"),
-                             ("session-lifetime", "0"), ("port", "99999999999999999999")] {
+        for (flag, text) in [
+            ("heartbeat", "1e300"), ("request-timeout", "-1"), ("write-rate", "1e300"), ("heartbeat", "nan"),
+            ("session-lifetime", "0"), ("port", "99999999999999999999")
+        ] {
             let setting = LiveBindServer.Configuration.settings.first { $0.flag == flag }!
             #expect(throws: ConfigurationError.self, "--\(flag) \(text)") { try setting.set(text, in: &configuration) }
         }
@@ -85,7 +89,9 @@ import Testing
         var cluster = ClusterConfiguration(servers: ["nats://127.0.0.1:4222"], nodeName: "a")
         cluster.maxCommits = Int.max
         cluster.snapshotInterval = Int.max / 2
-        #expect(throws: ConfigurationError(flag: "cluster-max-commits", reason: "needs snapshots: at least 3 times --cluster-snapshot-interval")) {
+        #expect(
+            throws: ConfigurationError(flag: "cluster-max-commits", reason: "needs snapshots: at least 3 times --cluster-snapshot-interval")
+        ) {
             try cluster.validate()
         }
         var configuration = LiveBindServer.Configuration()
@@ -125,9 +131,10 @@ import Testing
         let start = try #require(document.range(of: "<!-- flags: made by Tests/cli/options_table.py"))
         let end = try #require(document.range(of: "<!-- end of flags -->"))
         let table = document[start.upperBound..<end.lowerBound]
-        return Set(table.split(separator: "\n").compactMap { line in
-            line.hasPrefix("| `--") ? String(line.dropFirst(5).prefix { $0 != " " && $0 != "`" }) : nil
-        })
+        return Set(
+            table.split(separator: "\n").compactMap { line in
+                line.hasPrefix("| `--") ? String(line.dropFirst(5).prefix { $0 != " " && $0 != "`" }) : nil
+            })
     }
 
     static func flagsNamed(in text: String) -> Set<String> {
@@ -135,8 +142,10 @@ import Testing
         var rest = Substring(text)
         while let range = rest.range(of: "--") {
             let name = rest[range.upperBound...].prefix { ("a"..."z").contains($0) || $0 == "-" }
-            if name.count > 1, !name.hasSuffix("-"), range.lowerBound == rest.startIndex
-                || !(rest[rest.index(before: range.lowerBound)].isLetter || rest[rest.index(before: range.lowerBound)] == "-") {
+            if name.count > 1, !name.hasSuffix("-"),
+                range.lowerBound == rest.startIndex
+                    || !(rest[rest.index(before: range.lowerBound)].isLetter || rest[rest.index(before: range.lowerBound)] == "-")
+            {
                 flags.insert(String(name))
             }
             rest = rest[range.upperBound...]
@@ -152,9 +161,10 @@ import Testing
         for file in ["docs/HTTP.md", "Public/openapi.json", "README.md", "docs/Deploying.md"] {
             // Words after `--` that are not flags: curl's own options and the like.
             // `--no-X` turns off the on/off option `X`.
-            let named = Set(Self.flagsNamed(in: try Self.text(file)).subtracting(Self.notOurs).map { flag in
-                flag.hasPrefix("no-") && known.contains(String(flag.dropFirst(3))) ? String(flag.dropFirst(3)) : flag
-            })
+            let named = Set(
+                Self.flagsNamed(in: try Self.text(file)).subtracting(Self.notOurs).map { flag in
+                    flag.hasPrefix("no-") && known.contains(String(flag.dropFirst(3))) ? String(flag.dropFirst(3)) : flag
+                })
             #expect(named.subtracting(known).isEmpty, "\(file) names flags that do not exist: \(named.subtracting(known).sorted())")
         }
     }
@@ -168,7 +178,7 @@ import Testing
         "compact-output", "arg", "argjson", "interactive", "rm", "name", "network", "publish", "volume", "detach",
         "no-cache", "recursive", "quiet", "verbose", "version", "help", "dry-run", "force", "system", "group", "home",
         "no-create-home", "shell", "disabled-password", "gecos", "js", "server", "stream", "retries", "retry",
-        "replicas", "storage", "subjects", "defaults", "no-install-recommends", "yes", "print",
+        "replicas", "storage", "subjects", "defaults", "no-install-recommends", "yes", "print"
     ]
 
     @Test func theLimitsTableGivesEachSettingsDefault() throws {
@@ -181,8 +191,9 @@ import Testing
             let setting = try #require(LiveBindServer.Configuration.settings.first { $0.flag == flag }, "--\(flag)")
             let value = setting.value(in: defaults)
             let number = { (text: String) in text.prefix { $0.isNumber } }
-            #expect(!number(value).isEmpty && number(cells[3]) == number(value),
-                    "the Limits table gives --\(flag) the default '\(cells[3])'; it is \(value)")
+            #expect(
+                !number(value).isEmpty && number(cells[3]) == number(value),
+                "the Limits table gives --\(flag) the default '\(cells[3])'; it is \(value)")
             checked += 1
         }
         #expect(checked >= 10)

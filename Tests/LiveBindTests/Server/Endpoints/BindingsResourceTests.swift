@@ -5,7 +5,8 @@ import Testing
 
 @Suite("Bindings over HTTP") struct BindingsResourceTests {
     typealias Client = TestHTTPClient
-    static let label = #"{"id":"label","source":"sensor.temperature","target":"sensor.label","transform":{"name":"format","pattern":"%.1f °C"}}"#
+    static let label =
+        #"{"id":"label","source":"sensor.temperature","target":"sensor.label","transform":{"name":"format","pattern":"%.1f °C"}}"#
 
     @Test func postCreatesListsAndGetsABinding() throws {
         let store = Store()
@@ -17,8 +18,9 @@ import Testing
             let binding = try created.object()
             #expect(binding["source"] as? String == "sensor.temperature")
             #expect(binding["enabled"] as? Bool == true)
-            #expect(try store.value(of: "sensor", at: Path(dotted: "label")) == "20.2 °C" ||
-                    (try store.value(of: "sensor", at: Path(dotted: "label"))) == "20.3 °C")
+            #expect(
+                try store.value(of: "sensor", at: Path(dotted: "label")) == "20.2 °C"
+                    || (try store.value(of: "sensor", at: Path(dotted: "label"))) == "20.3 °C")
             let list = try Client.getObject(port: port, "/bindings")
             #expect((list["bindings"] as? [[String: Any]])?.map { $0["id"] as? String } == ["label"])
             #expect(try Client.getObject(port: port, "/bindings/label")["target"] as? String == "sensor.label")
@@ -70,21 +72,26 @@ import Testing
         try store.put("sensor", ["temperature": 20])
         try withRunningServer(store: store) { port in
             for id in ["", " x", "x ", "x\n", "a\rb", "a/b", "tab\tid", "\u{7f}", String(repeating: "i", count: 129)] {
-                let body = String(decoding: JSON.object(["id": .string(id), "source": "sensor.temperature", "target": "sensor.copy"]).encoded(), as: UTF8.self)
+                let body = String(
+                    decoding: JSON.object(["id": .string(id), "source": "sensor.temperature", "target": "sensor.copy"]).encoded(),
+                    as: UTF8.self)
                 let answer = try Client.send(port: port, "POST", "/bindings", body)
                 #expect(answer.isProblem(422), "\(id.debugDescription)")
                 #expect((try answer.object()["detail"] as? String)?.contains("not starting or ending with a space") == true)
             }
             #expect((try Client.getObject(port: port, "/bindings")["bindings"] as? [Any])?.isEmpty == true)
             for id in ["x y", "température", "b-1.2_3:4", String(repeating: "i", count: 128)] {
-                let body = String(decoding: JSON.object(["id": .string(id), "source": "sensor.temperature", "target": "sensor.copy"]).encoded(), as: UTF8.self)
+                let body = String(
+                    decoding: JSON.object(["id": .string(id), "source": "sensor.temperature", "target": "sensor.copy"]).encoded(),
+                    as: UTF8.self)
                 #expect(try Client.send(port: port, "POST", "/bindings", body).status == 201, "\(id)")
             }
         }
         // The same rule in Swift, for ids given in a spec.
         let registry = BindingRegistry(store: store)
-        let spec = BindingSpec(source: .init(model: "sensor", path: try Path(dotted: "temperature")),
-                               target: .init(model: "sensor", path: try Path(dotted: "copy")), id: "x\n")
+        let spec = BindingSpec(
+            source: .init(model: "sensor", path: try Path(dotted: "temperature")),
+            target: .init(model: "sensor", path: try Path(dotted: "copy")), id: "x\n")
         #expect(throws: BindingError.invalidSpec(position: "id", reason: "must be \(BindingSpec.idRule)")) {
             try registry.bind(spec)
         }
@@ -116,17 +123,20 @@ import Testing
         try store.put("panel", ["level": 10])
         try store.put("device", ["level": 10, "mode": "auto"])
         try withRunningServer(store: store) { port in
-            let strict = #"{"id":"level","source":"panel.level","target":"device.level","mode":"twoWay","validate":{"type":"number","min":0,"max":100}}"#
+            let strict =
+                #"{"id":"level","source":"panel.level","target":"device.level","mode":"twoWay","validate":{"type":"number","min":0,"max":100}}"#
             #expect(try Client.send(port: port, "POST", "/bindings", strict).status == 201)
             let before = store.lastSequence
             let rejected = try Client.send(port: port, "PUT", "/models/device/level", "150")
             #expect(rejected.isProblem(422))
             #expect(try rejected.object()["detail"] as? String != nil)
-            let form = try Client.send(port: port, "POST", "/models/device", "level=-5&mode=manual",
-                                       type: "application/x-www-form-urlencoded")
+            let form = try Client.send(
+                port: port, "POST", "/models/device", "level=-5&mode=manual",
+                type: "application/x-www-form-urlencoded")
             #expect(form.isProblem(422))
-            let merge = try Client.send(port: port, "PATCH", "/models/device", #"{"level":"high"}"#,
-                                        type: "application/merge-patch+json")
+            let merge = try Client.send(
+                port: port, "PATCH", "/models/device", #"{"level":"high"}"#,
+                type: "application/merge-patch+json")
             #expect(merge.isProblem(422))
             #expect(store.lastSequence == before)
             #expect(try store.value(of: "device") == ["level": 10, "mode": "auto"])

@@ -7,7 +7,7 @@ import LiveBind
         "index.html": Array("<!doctype html><title>built in</title>".utf8),
         "livebind.js": Array("console.log(1)".utf8),
         "examples/index.html": Array("<p>examples</p>".utf8),
-        "examples/greenhouse.html": Array("<p>greenhouse</p>".utf8),
+        "examples/greenhouse.html": Array("<p>greenhouse</p>".utf8)
     ]
 
     @Test func servesTheFilesWithTypesAndSecurityHeaders() throws {

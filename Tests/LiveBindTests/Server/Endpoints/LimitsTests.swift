@@ -13,8 +13,10 @@ import Testing
         return (response.text, response.header("ETag"))
     }
 
-    private func expectLimitProblem(_ response: TestHTTPResponse, _ status: Int, flag: String,
-                                    sourceLocation: SourceLocation = #_sourceLocation) throws {
+    private func expectLimitProblem(
+        _ response: TestHTTPResponse, _ status: Int, flag: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         #expect(response.isProblem(status), "\(response.status) \(response.text)", sourceLocation: sourceLocation)
         let problem = try response.object()
         #expect(problem["type"] as? String == "urn:livebind:problem:limit-exceeded", sourceLocation: sourceLocation)
@@ -57,14 +59,15 @@ import Testing
     }
 
     @Test func eachLimitIsRaisedOrLoweredByItsConfigurationField() throws {
-        let store = Store(limits: {
-            var limits = StoreLimits()
-            limits.maxDepth = 3
-            limits.maxModelBytes = 300
-            limits.maxStoreBytes = 500 + 2 * StoreLimits.modelOverhead
-            limits.maxPatchOperations = 2
-            return limits
-        }())
+        let store = Store(
+            limits: {
+                var limits = StoreLimits()
+                limits.maxDepth = 3
+                limits.maxModelBytes = 300
+                limits.maxStoreBytes = 500 + 2 * StoreLimits.modelOverhead
+                limits.maxPatchOperations = 2
+                return limits
+            }())
         try store.put("m", ["list": []])
         try withRunningServer(store: store) { port in
             let before = try state(port, "m")
@@ -75,11 +78,13 @@ import Testing
                 try Client.send(port: port, "PATCH", "/models/m", #"{"big":\#(long)}"#, type: "application/merge-patch+json"),
                 413, flag: "--max-model-size")
             let three = #"[{"op":"add","path":"/a","value":1},{"op":"add","path":"/b","value":1},{"op":"add","path":"/c","value":1}]"#
-            try expectLimitProblem(try Client.send(port: port, "PATCH", "/models/m", three, type: "application/json-patch+json"),
-                                   422, flag: "--max-patch-operations")
             try expectLimitProblem(
-                try Client.send(port: port, "POST", "/models/m", "k=" + String(repeating: "y", count: 400),
-                                type: "application/x-www-form-urlencoded"), 413, flag: "--max-model-size")
+                try Client.send(port: port, "PATCH", "/models/m", three, type: "application/json-patch+json"),
+                422, flag: "--max-patch-operations")
+            try expectLimitProblem(
+                try Client.send(
+                    port: port, "POST", "/models/m", "k=" + String(repeating: "y", count: 400),
+                    type: "application/x-www-form-urlencoded"), 413, flag: "--max-model-size")
             #expect(try state(port, "m") == before)
             let filler = #"{"v":"\#(String(repeating: "f", count: 250))"}"#
             #expect(try Client.send(port: port, "PUT", "/models/n", filler).status == 201)

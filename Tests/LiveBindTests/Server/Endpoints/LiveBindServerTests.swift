@@ -41,8 +41,10 @@ import LiveBind
         }
     }
 
-    @Test(arguments: ["/../secret.txt", "/%2e%2e/secret.txt", "/%2E%2E/secret.txt", "/escape.txt",
-                      "/..%2fsecret.txt", "/missing.html", "/./../secret.txt"])
+    @Test(arguments: [
+        "/../secret.txt", "/%2e%2e/secret.txt", "/%2E%2E/secret.txt", "/escape.txt",
+        "/..%2fsecret.txt", "/missing.html", "/./../secret.txt"
+    ])
     func refusesPathsOutsideThePublicDirectory(_ target: String) throws {
         try withPublicDirectory { directory in
             try withRunningServer(configure: { $0.network.publicDirectory = directory }) { port in
@@ -66,11 +68,13 @@ import LiveBind
     }
 
     @Test func stopsAndFreesThePort() throws {
-        let server = LiveBindServer(store: Store(), configuration: {
-            var configuration = LiveBindServer.Configuration()
-            configuration.network.port = 0
-            return configuration
-        }())
+        let server = LiveBindServer(
+            store: Store(),
+            configuration: {
+                var configuration = LiveBindServer.Configuration()
+                configuration.network.port = 0
+                return configuration
+            }())
         try server.start()
         let port = server.port
         #expect(port > 0)

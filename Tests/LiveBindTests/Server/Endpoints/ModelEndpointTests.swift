@@ -60,15 +60,18 @@ import Testing
         let store = Store()
         try store.put("m", ["a": 1, "b": ["c": 2, "d": 3], "list": [1]])
         try withRunningServer(store: store) { port in
-            let merge = try Client.send(port: port, "PATCH", "/models/m", #"{"a":null,"b":{"c":20}}"#,
-                                        type: "application/merge-patch+json")
+            let merge = try Client.send(
+                port: port, "PATCH", "/models/m", #"{"a":null,"b":{"c":20}}"#,
+                type: "application/merge-patch+json")
             #expect(merge.status == 200)
-            let atPointer = try Client.send(port: port, "PATCH", "/models/m/b", #"{"e":5}"#,
-                                            type: "application/merge-patch+json")
+            let atPointer = try Client.send(
+                port: port, "PATCH", "/models/m/b", #"{"e":5}"#,
+                type: "application/merge-patch+json")
             #expect(atPointer.status == 200)
-            let patch = try Client.send(port: port, "PATCH", "/models/m",
-                                        #"[{"op":"add","path":"/list/-","value":2},{"op":"replace","path":"/b/d","value":30}]"#,
-                                        type: "application/json-patch+json")
+            let patch = try Client.send(
+                port: port, "PATCH", "/models/m",
+                #"[{"op":"add","path":"/list/-","value":2},{"op":"replace","path":"/b/d","value":30}]"#,
+                type: "application/json-patch+json")
             #expect(patch.status == 200)
             #expect(try store.value(of: "m") == ["b": ["c": 20, "d": 30, "e": 5], "list": [1, 2]])
         }
@@ -78,9 +81,10 @@ import Testing
         let store = Store()
         try store.put("m", ["a": 1])
         try withRunningServer(store: store) { port in
-            let response = try Client.send(port: port, "PATCH", "/models/m",
-                                           #"[{"op":"replace","path":"/a","value":2},{"op":"test","path":"/a","value":99}]"#,
-                                           type: "application/json-patch+json")
+            let response = try Client.send(
+                port: port, "PATCH", "/models/m",
+                #"[{"op":"replace","path":"/a","value":2},{"op":"test","path":"/a","value":99}]"#,
+                type: "application/json-patch+json")
             #expect(response.isProblem(422))
             #expect(try store.value(of: "m") == ["a": 1])
             #expect(try store.snapshot("m").revision == 1)
@@ -104,9 +108,10 @@ import Testing
         let store = Store()
         try store.put("sensor", ["temperature": 20, "list": [0, 0]])
         try withRunningServer(store: store) { port in
-            let response = try Client.send(port: port, "POST", "/models/sensor",
-                                           "temperature=21.5&label=very+hot%21&meta.unit=C&flag=true&list.1=7",
-                                           type: "application/x-www-form-urlencoded")
+            let response = try Client.send(
+                port: port, "POST", "/models/sensor",
+                "temperature=21.5&label=very+hot%21&meta.unit=C&flag=true&list.1=7",
+                type: "application/x-www-form-urlencoded")
             #expect(response.status == 200)
             #expect(try response.object()["rev"] as? Int == 2)
             let value = try store.value(of: "sensor")
@@ -148,12 +153,18 @@ import Testing
             let created = try Client.send(port: port, "PUT", "/models/fresh", #"{"owner":"bob"}"#, headers: star)
             #expect(created.status == 201)
             #expect(try store.value(of: "fresh") == ["owner": "bob"])
-            #expect(try Client.send(port: port, "PATCH", "/models/m", #"{"owner":"eve"}"#,
-                                    type: "application/merge-patch+json", headers: star).isProblem(412))
+            #expect(
+                try Client.send(
+                    port: port, "PATCH", "/models/m", #"{"owner":"eve"}"#,
+                    type: "application/merge-patch+json", headers: star
+                ).isProblem(412))
             // Not evaluated there, so refused rather than ignored.
             #expect(try Client.send(port: port, "PUT", "/models/m/owner", #""eve""#, headers: star).isProblem(400))
-            #expect(try Client.send(port: port, "PUT", "/models/m", #"{"owner":"eve"}"#,
-                                    headers: [("If-None-Match", "\"1\"")]).isProblem(400))
+            #expect(
+                try Client.send(
+                    port: port, "PUT", "/models/m", #"{"owner":"eve"}"#,
+                    headers: [("If-None-Match", "\"1\"")]
+                ).isProblem(400))
             #expect(try store.value(of: "m") == ["owner": "alice"])
         }
     }
@@ -162,8 +173,9 @@ import Testing
         let store = Store()
         try store.put("m", ["list": [1]])
         try withRunningServer(store: store) { port in
-            let patched = try Client.send(port: port, "PATCH", "/models/m", #"[{"op":"add","path":"/list/-","value":2}]"#,
-                                          type: "application/json-patch+json")
+            let patched = try Client.send(
+                port: port, "PATCH", "/models/m", #"[{"op":"add","path":"/list/-","value":2}]"#,
+                type: "application/json-patch+json")
             #expect(patched.status == 200 && patched.text == #"{"id":"2","rev":2}"#)
         }
     }
@@ -176,8 +188,9 @@ import Testing
             let two = try TestEventStream(port: port, target: "/events?model=m")
             _ = try one.next(1)
             _ = try two.next(1)
-            let response = try Client.send(port: port, "PATCH", "/models/m", #"{"a":10,"b":null}"#,
-                                           type: "application/merge-patch+json")
+            let response = try Client.send(
+                port: port, "PATCH", "/models/m", #"{"a":10,"b":null}"#,
+                type: "application/merge-patch+json")
             let id = try response.object()["id"] as? String
             let first = try #require(try one.next())
             let second = try #require(try two.next())

@@ -54,8 +54,9 @@ import Testing
         for route in table {
             for method in route.methods {
                 for path in Self.documentedPaths(for: route.pattern) {
-                    #expect(documented.contains("\(method.rawValue) \(path)"),
-                            "route \(method.rawValue) \(route.pattern) is missing from Public/openapi.json as \(path)")
+                    #expect(
+                        documented.contains("\(method.rawValue) \(path)"),
+                        "route \(method.rawValue) \(route.pattern) is missing from Public/openapi.json as \(path)")
                 }
             }
         }
@@ -119,9 +120,10 @@ import Testing
     /// A model `fixture` with a list, and a binding `fixture-binding`, made again before each request
     /// so that a DELETE before it leaves nothing missing.
     private static func makeFixtures(port: Int) throws {
-        let model = try TestHTTPClient.request(port: port, "PUT", "/models/fixture",
-                                               headers: [("Content-Type", "application/json")] + authorization,
-                                               text: #"{"list":[1],"copy":null}"#)
+        let model = try TestHTTPClient.request(
+            port: port, "PUT", "/models/fixture",
+            headers: [("Content-Type", "application/json")] + authorization,
+            text: #"{"list":[1],"copy":null}"#)
         #expect(model.status == 200 || model.status == 201)
         let binding = try TestHTTPClient.request(port: port, "GET", "/bindings/fixture-binding", headers: authorization)
         if binding.status == 404 {

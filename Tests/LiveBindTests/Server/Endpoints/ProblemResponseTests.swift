@@ -13,8 +13,10 @@ struct BadRequestCase: CustomTestStringConvertible, Sendable {
     var status: Int
     var allow: String?
 
-    init(_ name: String, _ method: String, _ target: String, type: String? = "application/json",
-         _ body: String? = nil, status: Int, allow: String? = nil, headers: [(String, String)] = []) {
+    init(
+        _ name: String, _ method: String, _ target: String, type: String? = "application/json",
+        _ body: String? = nil, status: Int, allow: String? = nil, headers: [(String, String)] = []
+    ) {
         self.name = name
         self.method = method
         self.target = target
@@ -56,7 +58,7 @@ struct BadRequestCase: CustomTestStringConvertible, Sendable {
         .init("stale If-Match", "PUT", "/models/m/a", "2", status: 412, headers: [("If-Match", "\"7\"")]),
         .init("bad form escape", "POST", "/models/m", type: "application/x-www-form-urlencoded", "a=%zz", status: 400),
         .init("empty form key", "POST", "/models/m", type: "application/x-www-form-urlencoded", "=1", status: 400),
-        .init("too deep", "PUT", "/models/m/a", String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000), status: 400),
+        .init("too deep", "PUT", "/models/m/a", String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000), status: 400)
     ]
 
     @Test(arguments: cases)
@@ -79,8 +81,9 @@ struct BadRequestCase: CustomTestStringConvertible, Sendable {
         try store.put("m", [:])
         try withRunningServer(store: store, configure: { $0.limits.bodyLimit = 1000 }) { port in
             let big = Array("\"\(String(repeating: "x", count: 5000))\"".utf8)
-            let declared = try TestHTTPClient.request(port: port, "PUT", "/models/m/a",
-                                                      headers: [("Content-Type", "application/json")], body: big)
+            let declared = try TestHTTPClient.request(
+                port: port, "PUT", "/models/m/a",
+                headers: [("Content-Type", "application/json")], body: big)
             #expect(declared.isProblem(413))
             let chunked = try TestHTTPClient.request(
                 port: port, "PUT", "/models/m/a",

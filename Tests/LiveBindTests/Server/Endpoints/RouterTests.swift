@@ -8,8 +8,9 @@ import LiveBind
     @Test func aSegmentStartingWithACombiningMarkIsStillASegment() throws {
         try withRunningServer { port in
             let json = [("Content-Type", "application/json")]
-            let put = try TestHTTPClient.request(port: port, "PUT", "/models/marks", headers: json,
-                                                 text: #"{"\#u{0F80}x": 1}"#)
+            let put = try TestHTTPClient.request(
+                port: port, "PUT", "/models/marks", headers: json,
+                text: #"{"\#u{0F80}x": 1}"#)
             #expect(put.status == 201)
             let read = try TestHTTPClient.request(port: port, "GET", "/models/marks/%E0%BE%80x")
             #expect(read.status == 200)

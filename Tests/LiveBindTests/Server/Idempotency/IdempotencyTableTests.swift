@@ -8,11 +8,13 @@ import Testing
 /// tested against the running server in Tests/property/test_idempotency.py and Tests/cluster).
 @Suite("Idempotency keys") struct IdempotencyTableTests {
     static func ticket(_ key: String, body: String = "1", secret: String? = nil, serial: UInt64 = 1) throws -> IdempotencyTicket {
-        var request = HTTPRequest(method: .post, path: "/models/m/items", headers: ["Idempotency-Key": key, "Content-Type": "application/json"],
-                                  body: Array(body.utf8))
+        var request = HTTPRequest(
+            method: .post, path: "/models/m/items", headers: ["Idempotency-Key": key, "Content-Type": "application/json"],
+            body: Array(body.utf8))
         request.serial = serial
         let credential = secret.map { AccessControl.Credential(scopes: [.read, .write], prefixes: nil, rateKey: $0) }
-        return try #require(try IdempotencyTicket(request, grant: AccessControl.Grant(reach: .everything, credential: credential), flags: "i"))
+        return try #require(
+            try IdempotencyTicket(request, grant: AccessControl.Grant(reach: .everything, credential: credential), flags: "i"))
     }
 
     static func answered(_ status: Int = 200) -> HTTPResponse {
@@ -24,7 +26,7 @@ import Testing
         let first = try Self.ticket("k")
         #expect(try table.begin(first) == nil)
         #expect(throws: IdempotencyError.inUse(key: "k")) { try table.begin(try Self.ticket("k", serial: 2)) }
-        #expect(try table.begin(first) == nil)   // the same request, run again (a cluster's lost race)
+        #expect(try table.begin(first) == nil)  // the same request, run again (a cluster's lost race)
         table.settle(first, Self.answered())
         #expect(try table.begin(try Self.ticket("k", serial: 3))?.status == 200)
         #expect(throws: IdempotencyError.reused(key: "k")) { try table.begin(try Self.ticket("k", body: "2", serial: 4)) }
@@ -69,7 +71,9 @@ import Testing
         table.learn(receipt)
         let answer = try #require(try table.begin(try Self.ticket("k", serial: 9)))
         #expect(answer.status == 200 && String(decoding: answer.body, as: UTF8.self) == #"{"id":"42","rev":7,"index":3}"#)
-        #expect(table.receipts(through: 42, sequence: 0).commits.map(\.sequence) == [42] && table.receipts(through: 41, sequence: 0).commits.isEmpty)
+        #expect(
+            table.receipts(through: 42, sequence: 0).commits.map(\.sequence) == [42]
+                && table.receipts(through: 41, sequence: 0).commits.isEmpty)
         // A receipt older than the window (by the time in its tag) teaches nothing.
         let old = IdempotencyTable(window: .seconds(60), capacity: 10)
         old.learn(receipt, now: Date().addingTimeInterval(120))
@@ -106,7 +110,7 @@ import Testing
             table.settle(ticket, big)
         }
         #expect(table.count <= IdempotencyTable.maxAnswerBytes / (1 << 20) && table.count >= 32)
-        #expect(try table.begin(try Self.ticket("big-99", serial: 500))?.status == 201)   // the newest stays
+        #expect(try table.begin(try Self.ticket("big-99", serial: 500))?.status == 201)  // the newest stays
     }
 
     @Test func keysThatAreNoKeysAreRefused() {

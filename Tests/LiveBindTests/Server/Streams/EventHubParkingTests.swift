@@ -43,7 +43,7 @@ import Testing
 
         @discardableResult
         func write(_ model: String) throws -> String {
-            let value = Int(store.visibleSequence) + 1 // a new value each time: setting the same one commits nothing
+            let value = Int(store.visibleSequence) + 1  // a new value each time: setting the same one commits nothing
             try store.set(.int(value), at: Path(pointer: "/v"), in: model)
             let sequence = store.visibleSequence
             let text = "id: \(sequence)\nevent: set\ndata: {\"model\":\"\(model)\",\"path\":\"/v\",\"value\":\(value)}\n\n"

@@ -115,9 +115,10 @@ import Testing
             for value in 1...3 { try store.set(.int(value), at: Path(pointer: "/v"), in: "m") }
             let seen = try stream!.next(3)
             let lastID = try #require(seen.last?.id)
-            stream = nil   // the connection drops
+            stream = nil  // the connection drops
             for value in 4...8 { try store.set(.int(value), at: Path(pointer: "/v"), in: "m") }
-            let resumed = useHeader
+            let resumed =
+                useHeader
                 ? try TestEventStream(port: port, headers: [("Last-Event-ID", lastID)])
                 : try TestEventStream(port: port, target: "/events?lastEventId=\(lastID)")
             let missed = try resumed.next(5)
@@ -200,7 +201,7 @@ import Testing
         let stream = try TestEventStream(port: first.port)
         let oldID = try #require(try stream.next()?.id.flatMap { UInt64($0) })
         first.stop()
-        #expect(try stream.next() == nil)   // the stop ended the stream
+        #expect(try stream.next() == nil)  // the stop ended the stream
 
         let second = try LiveBindServer(configuration: configuration)
         try second.start()
@@ -251,11 +252,13 @@ import Testing
 
     @Test func stopEndsOpenStreams() throws {
         let store = Store()
-        let server = LiveBindServer(store: store, configuration: {
-            var configuration = LiveBindServer.Configuration()
-            configuration.network.port = 0
-            return configuration
-        }())
+        let server = LiveBindServer(
+            store: store,
+            configuration: {
+                var configuration = LiveBindServer.Configuration()
+                configuration.network.port = 0
+                return configuration
+            }())
         try server.start()
         let streams = try (0..<20).map { _ in try TestEventStream(port: server.port) }
         let clock = ContinuousClock()

@@ -38,7 +38,7 @@ import Testing
             }
             #expect(values == Array(1...count))
             let idleEvents = try idle.waitForComments(3)
-            #expect(idleEvents.isEmpty)   // nothing of the busy model reached the idle stream
+            #expect(idleEvents.isEmpty)  // nothing of the busy model reached the idle stream
         }
     }
 
@@ -47,7 +47,7 @@ import Testing
             var stream: TestEventStream? = try TestEventStream(port: port)
             _ = try stream?.waitForComments(1)
             #expect(try readMetrics(port: port)["livebind_open_streams"] == 1)
-            stream = nil   // closes the socket without a word to the server
+            stream = nil  // closes the socket without a word to the server
             let closed = try waitUntil(seconds: 20) { try readMetrics(port: port)["livebind_open_streams"] == 0 }
             #expect(closed)
         }
@@ -56,16 +56,19 @@ import Testing
     @Test func heartbeatsDoNotPushEventsOutOfTheRetainedLog() throws {
         let store = Store()
         try store.put("m", ["v": 0])
-        try withRunningServer(store: store, configure: {
-            $0.streams.heartbeat = .milliseconds(50)
-            $0.streams.retainedEvents = 4
-        }) { port in
+        try withRunningServer(
+            store: store,
+            configure: {
+                $0.streams.heartbeat = .milliseconds(50)
+                $0.streams.retainedEvents = 4
+            }
+        ) { port in
             let first = try TestEventStream(port: port)
             _ = try first.next(1)
             try store.set(.int(1), at: Path(pointer: "/v"), in: "m")
             let set = try #require(try first.next())
             let id = try #require(set.id.flatMap { UInt64($0) })
-            _ = try first.waitForComments(10)   // many more heartbeats than retained events
+            _ = try first.waitForComments(10)  // many more heartbeats than retained events
             let resumed = try TestEventStream(port: port, headers: [("Last-Event-ID", "\(id - 1)")])
             let event = try #require(try resumed.next())
             #expect(event.type == "set")
@@ -84,7 +87,7 @@ import Testing
             let count = 40
             for value in 1...count {
                 try store.set(.int(value), at: Path(pointer: "/v"), in: "m")
-                usleep(UInt32(5_000 + value % 7 * 10_000))   // 5–65 ms: some gaps span heartbeats, some not
+                usleep(UInt32(5_000 + value % 7 * 10_000))  // 5–65 ms: some gaps span heartbeats, some not
             }
             for stream in streams {
                 let values = try stream.next(count).map { try #require(try $0.object()["value"] as? Int) }

@@ -17,8 +17,12 @@ import Testing
 
     static func sensorStore() throws -> Store {
         let store = Store()
-        try store.put("sensor", ["t": 20, "meta": ["unit": "C"],
-                                 "readings": [["id": "r0", "v": 0], ["id": "r1", "v": 1], ["id": "r2", "v": 2]]])
+        try store.put(
+            "sensor",
+            [
+                "t": 20, "meta": ["unit": "C"],
+                "readings": [["id": "r0", "v": 0], ["id": "r1", "v": 1], ["id": "r2", "v": 2]]
+            ])
         try store.put("other", ["x": 1])
         return store
     }
@@ -48,11 +52,11 @@ import Testing
         try withRunningServer(store: store) { port in
             let stream = try TestEventStream(port: port, target: "/events?sub=sensor/readings&sub=other/x")
             _ = try stream.next(3)
-            try store.set(21, at: Path(pointer: "/t"), in: "sensor")                      // elsewhere
-            try store.set(9, at: Path(pointer: "/readings/2/v"), in: "sensor")            // below
+            try store.set(21, at: Path(pointer: "/t"), in: "sensor")  // elsewhere
+            try store.set(9, at: Path(pointer: "/readings/2/v"), in: "sensor")  // below
             try store.append(["id": "r3", "v": 3], to: Path(pointer: "/readings"), in: "sensor")  // at
-            try store.set(["x": 0], at: Path(pointer: "/meta"), in: "sensor")             // elsewhere
-            try store.set(2, at: Path(pointer: "/x"), in: "other")                        // the marker
+            try store.set(["x": 0], at: Path(pointer: "/meta"), in: "sensor")  // elsewhere
+            try store.set(2, at: Path(pointer: "/x"), in: "other")  // the marker
             let events = try Self.events(until: #""model":"other""#, on: stream)
             #expect(events.map(\.type) == ["set", "insert", "set"])
             let below = try events[0].object()
@@ -72,7 +76,7 @@ import Testing
             try store.set(["unit": "F", "more": 1], at: Path(pointer: "/meta"), in: "sensor")
             try store.remove(at: Path(pointer: "/meta"), in: "sensor")
             try store.insert(["id": "new", "v": 7], at: 0, in: Path(pointer: "/readings"), of: "sensor")
-            try store.replace(at: 2, in: Path(pointer: "/readings"), of: "sensor", with: ["id": "x", "v": 8])   // not /readings/1
+            try store.replace(at: 2, in: Path(pointer: "/readings"), of: "sensor", with: ["id": "x", "v": 8])  // not /readings/1
             try store.move(from: 2, to: 0, in: Path(pointer: "/readings"), of: "sensor")
             let events = try stream.next(4)
             let values = try events.map { try $0.object() }
@@ -93,8 +97,10 @@ import Testing
         try withRunningServer(store: store) { port in
             let stream = try TestEventStream(port: port, target: "/events?sub=sensor/readings/0")
             _ = try stream.next(2)
-            let (t, v0, note, v1) = try (Path(pointer: "/t"), Path(pointer: "/readings/0/v"),
-                                         Path(pointer: "/readings/0/note"), Path(pointer: "/readings/1/v"))
+            let (t, v0, note, v1) = try (
+                Path(pointer: "/t"), Path(pointer: "/readings/0/v"),
+                Path(pointer: "/readings/0/note"), Path(pointer: "/readings/1/v")
+            )
             try store.write("sensor") { (editor: inout ModelEditor) throws(StoreError) in
                 try editor.set(30, at: t)
                 try editor.set(5, at: v0)
@@ -137,10 +143,11 @@ import Testing
     @Test func resumeResnapshotsLocationsAndReplaysWholeModelsExactly() throws {
         let store = try Self.sensorStore()
         try withRunningServer(store: store) { port in
-            try store.set(1, at: Path(pointer: "/readings/0/v"), in: "sensor")          // 3
-            try store.set(2, at: Path(pointer: "/x"), in: "other")                      // 4
-            let stream = try TestEventStream(port: port, target: "/events?model=other&sub=sensor/readings/0/v",
-                                             headers: [("Last-Event-ID", "3")])
+            try store.set(1, at: Path(pointer: "/readings/0/v"), in: "sensor")  // 3
+            try store.set(2, at: Path(pointer: "/x"), in: "other")  // 4
+            let stream = try TestEventStream(
+                port: port, target: "/events?model=other&sub=sensor/readings/0/v",
+                headers: [("Last-Event-ID", "3")])
             // The missed whole-model event, then the location's snapshot at that id (after it: the
             // snapshot applies at once, and its id was sent).
             let events = try stream.next(3)
@@ -160,11 +167,12 @@ import Testing
             _ = try watcher.next()
             let published = try #require(try readMetrics(port: port)["livebind_events_published_total"])
             for value in 11...13 { try store.set(.int(value), at: Path(pointer: "/x"), in: "other") }  // 3, 4, 5
-            try store.set(9, at: Path(pointer: "/readings/0/v"), in: "sensor")                           // 6
+            try store.set(9, at: Path(pointer: "/readings/0/v"), in: "sensor")  // 6
             _ = try waitForMetric(port: port, "livebind_events_published_total", atLeast: published + 4)
-            let stream = try TestEventStream(port: port, target: "/events?model=other&sub=sensor/readings",
-                                             headers: [("Last-Event-ID", "2")])
-            try store.set(4, at: Path(pointer: "/x"), in: "other")                                       // 7
+            let stream = try TestEventStream(
+                port: port, target: "/events?model=other&sub=sensor/readings",
+                headers: [("Last-Event-ID", "2")])
+            try store.set(4, at: Path(pointer: "/x"), in: "other")  // 7
             let events = try Self.events(until: #""value":4"#, on: stream)
             #expect(events.map(\.type) == ["stream", "set", "set", "set", "snapshot", "set"])
             #expect(events.compactMap(\.ownID) == ["3", "4", "5", "6", "7"], "ids went backwards: \(events)")
@@ -183,8 +191,9 @@ import Testing
             // not enough: a stream that fell behind gets it in a snapshot, taken from the store before the
             // feed's thread has published it; a resume then raced the publish, as seen under ASan.)
             _ = try waitForMetric(port: port, "livebind_events_published_total", atLeast: published + 3)
-            let stream = try TestEventStream(port: port, target: "/events?model=other&sub=sensor/readings/0/v",
-                                             headers: [("Last-Event-ID", "3")])
+            let stream = try TestEventStream(
+                port: port, target: "/events?model=other&sub=sensor/readings/0/v",
+                headers: [("Last-Event-ID", "3")])
             let events = try stream.next(4)
             #expect(events.map(\.type) == ["stream", "resync", "snapshot", "snapshot"])
             #expect(try events[1].object()["reason"] as? String == "gap")
@@ -224,7 +233,7 @@ import Testing
                 // Rows are decimal digits only (found by FuzzSubscription: Int() took a sign).
                 ("sub=sensor/readings;first=%2B3", 400), ("sub=sensor/readings;offset=-0;limit=2", 400),
                 ("model=sensor&sub=sensor/readings", 422), ("sub=sensor&sub=sensor/t", 422),
-                ("sub=sensor/readings;first=2&sub=sensor/readings;last=2", 422),
+                ("sub=sensor/readings;first=2&sub=sensor/readings;last=2", 422)
             ]
             for (query, status) in cases {
                 let stream = try TestEventStream(port: port, target: "/events?" + query)
@@ -252,11 +261,16 @@ import Testing
         let store = Store()
         try store.put("lab-1", ["rows": [1, 2, 3]])
         try store.put("secret", ["rows": [1]])
-        try withRunningServer(store: store, configure: { configuration in
-            configuration.access.policy.tokens = [.init("lab-reader-0123456789", scopes: [.read], models: ["lab-"]),
-                                           .init("other-reader-0123456789", scopes: [.read], models: ["sec"])]
-            configuration.access.policy.privateReads = true
-        }) { port in
+        try withRunningServer(
+            store: store,
+            configure: { configuration in
+                configuration.access.policy.tokens = [
+                    .init("lab-reader-0123456789", scopes: [.read], models: ["lab-"]),
+                    .init("other-reader-0123456789", scopes: [.read], models: ["sec"])
+                ]
+                configuration.access.policy.privateReads = true
+            }
+        ) { port in
             let refused = try TestEventStream(port: port, target: "/events?sub=secret/rows&access_token=lab-reader-0123456789")
             #expect(refused.status == 403)
             let anonymous = try TestEventStream(port: port, target: "/events?sub=lab-1/rows")
@@ -267,11 +281,13 @@ import Testing
             let body = #"{"sub":"lab-1/rows","offset":1,"limit":2}"#
             let noToken = try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", body)
             #expect(noToken.isProblem(401))
-            let wrongModel = try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", body,
-                                                     headers: [("Authorization", "Bearer other-reader-0123456789")])
+            let wrongModel = try TestHTTPClient.send(
+                port: port, "PATCH", "/events/\(id)", body,
+                headers: [("Authorization", "Bearer other-reader-0123456789")])
             #expect(wrongModel.isProblem(403))
-            let moved = try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", body,
-                                                headers: [("Authorization", "Bearer lab-reader-0123456789")])
+            let moved = try TestHTTPClient.send(
+                port: port, "PATCH", "/events/\(id)", body,
+                headers: [("Authorization", "Bearer lab-reader-0123456789")])
             #expect(moved.status == 204)
             let snapshot = try #require(try stream.next())
             #expect(snapshot.type == "snapshot")
@@ -289,9 +305,11 @@ import Testing
             #expect(try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", #"{"sub":"other","last":1}"#).isProblem(422))
             #expect(try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", #"{"sub":"sensor/readings"}"#).isProblem(400))
             #expect(try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", #"{"sub":"sensor/readings","last":-1}"#).isProblem(400))
-            #expect(try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", #"{"sub":"sensor/readings","first":1,"x":1}"#).isProblem(400))
+            #expect(
+                try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", #"{"sub":"sensor/readings","first":1,"x":1}"#).isProblem(400))
             #expect(try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", good, type: "text/plain").isProblem(415))
-            #expect(try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", #"{"sub":"sensor/readings","last":10001}"#).isProblem(422))
+            #expect(
+                try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", #"{"sub":"sensor/readings","last":10001}"#).isProblem(422))
             #expect(try TestHTTPClient.send(port: port, "PATCH", "/events/\(id)", good).status == 204)
         }
     }
@@ -336,9 +354,13 @@ import Testing
             let stream = try TestEventStream(port: port, target: "/events?model=other&sub=sensor/t")
             _ = try stream.next(3)
             for step in 0..<30 {
-                if step % 3 == 0 { try store.set(.int(step), at: Path(["x"]), in: "other") }
-                else if step % 3 == 1 { try store.set(.int(step), at: Path(["t"]), in: "sensor") }
-                else { try store.set(.int(step), at: Path(["meta", "unit"]), in: "sensor") }   // not sent
+                if step % 3 == 0 {
+                    try store.set(.int(step), at: Path(["x"]), in: "other")
+                } else if step % 3 == 1 {
+                    try store.set(.int(step), at: Path(["t"]), in: "sensor")
+                } else {
+                    try store.set(.int(step), at: Path(["meta", "unit"]), in: "sensor")
+                }  // not sent
             }
             let events = try stream.next(20)
             let ids = events.compactMap { $0.id.flatMap(UInt64.init) }

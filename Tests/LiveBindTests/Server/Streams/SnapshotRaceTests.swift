@@ -20,10 +20,10 @@ final class AppendGate: Sendable {
     /// The seam itself: runs on the thread delivering the commit, before the hub appends it.
     func beforeAppend(_ frame: EventFrame) {
         guard frame.isCommit, frame.sequence != 0,
-              heldSequence.compareExchange(expected: frame.sequence, desired: 0, ordering: .acquiringAndReleasing).exchanged
+            heldSequence.compareExchange(expected: frame.sequence, desired: 0, ordering: .acquiringAndReleasing).exchanged
         else { return }
         reached.signal()
-        _ = released.wait(timeout: .now() + 30)   // bounded, should the test fail before releasing it
+        _ = released.wait(timeout: .now() + 30)  // bounded, should the test fail before releasing it
     }
 }
 
@@ -36,7 +36,7 @@ final class AppendGate: Sendable {
         try store.put("m", ["v": 0])
         let gate = AppendGate()
         try withRunningServer(store: store, configure: { $0.beforeEventAppend = gate.beforeAppend }) { port in
-            let early = try TestEventStream(port: port)   // every model: no snapshot frame shared with `late`
+            let early = try TestEventStream(port: port)  // every model: no snapshot frame shared with `late`
             #expect(try early.next()?.type == "snapshot")
 
             let held = store.lastSequence + 1

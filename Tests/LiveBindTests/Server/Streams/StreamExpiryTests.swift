@@ -16,7 +16,7 @@ import Testing
         expiry.add(2, at: start.addingTimeInterval(0.2))
         expiry.add(3, at: start.addingTimeInterval(0.4))
         expiry.add(4, at: start.addingTimeInterval(0.3))
-        expiry.forget(4)   // closed first: never reported
+        expiry.forget(4)  // closed first: never reported
         for _ in 0..<300 where expired.withLock({ $0.count }) < 3 { usleep(10_000) }
         let seen = expired.withLock { $0 }
         #expect(seen.map(\.0) == [2, 3, 1])

@@ -42,8 +42,9 @@ import Testing
             #expect(received == Self.streamCount)
             let metrics = try TestHTTPClient.request(port: port, "GET", "/metrics").text
             #expect(metrics.contains("livebind_open_streams \(Self.streamCount)\n"))
-            print("Streams at scale: \(Self.streamCount) streams got their snapshot and the write's event "
-                  + "(\(received) received) in \(clock.now - opening)")
+            print(
+                "Streams at scale: \(Self.streamCount) streams got their snapshot and the write's event "
+                    + "(\(received) received) in \(clock.now - opening)")
         }
     }
 

@@ -6,7 +6,7 @@ import Testing
 /// `--max-unsent-bytes` bounds every frame streams hold unsent, their own window events included.
 @Suite("Unsent-bytes budget") struct UnsentBudgetTests {
     static let budget = 4 << 20
-    static let rowBytes = 900 << 10   // under --stream-buffer-limit (1 MiB): no stream is fat on its own
+    static let rowBytes = 900 << 10  // under --stream-buffer-limit (1 MiB): no stream is fat on its own
 
     static func unsentBytes(port: Int) throws -> Int {
         let metrics = try TestHTTPClient.request(port: port, "GET", "/metrics").text
@@ -22,22 +22,26 @@ import Testing
     @Test func windowEventsOfStreamsThatReadNothingStayWithinTheBudget() throws {
         let store = Store()
         try store.put("big", ["arr": [0, 1, 2]])
-        try withRunningServer(store: store, configure: {
-            $0.streams.maxUnsentBytes = Self.budget
-            $0.streams.heartbeat = .seconds(60)   // no heartbeat tick cuts anything during the test
-            $0.limits.bodyLimit = 2 << 20
-        }) { port in
+        try withRunningServer(
+            store: store,
+            configure: {
+                $0.streams.maxUnsentBytes = Self.budget
+                $0.streams.heartbeat = .seconds(60)  // no heartbeat tick cuts anything during the test
+                $0.limits.bodyLimit = 2 << 20
+            }
+        ) { port in
             var streams: [TestEventStream] = []
             for _ in 0..<40 {
                 let stream = try TestEventStream(port: port, target: "/events?sub=big/arr%3Bfirst=1", receiveBufferSize: 4096)
                 #expect(stream.status == 200)
-                _ = try stream.next(2)   // `stream` and the window's snapshot; then it reads nothing
+                _ = try stream.next(2)  // `stream` and the window's snapshot; then it reads nothing
                 streams.append(stream)
             }
             for letter in ["a", "b", "c"] {
                 let row = "\"" + String(repeating: letter, count: Self.rowBytes) + "\""
-                let answer = try TestHTTPClient.request(port: port, "PUT", "/models/big/arr/0",
-                                                        headers: [("Content-Type", "application/json")], text: row)
+                let answer = try TestHTTPClient.request(
+                    port: port, "PUT", "/models/big/arr/0",
+                    headers: [("Content-Type", "application/json")], text: row)
                 #expect(answer.status == 200)
                 let unsent = try Self.unsentBytes(port: port)
                 #expect(unsent <= Self.budget + Self.rowBytes + 4096, "after row \(letter) streams hold \(unsent) bytes unsent")
@@ -56,8 +60,9 @@ import Testing
                         continue
                     }
                     Thread.sleep(forTimeInterval: 0.1)
-                    stream = try TestEventStream(port: port, target: "/events?sub=big/arr%3Bfirst=1",
-                                                 headers: stream.lastEventID.map { [("Last-Event-ID", $0)] } ?? [])
+                    stream = try TestEventStream(
+                        port: port, target: "/events?sub=big/arr%3Bfirst=1",
+                        headers: stream.lastEventID.map { [("Last-Event-ID", $0)] } ?? [])
                 }
                 #expect(sawLast, "a reading client ends with the row as it is")
             }

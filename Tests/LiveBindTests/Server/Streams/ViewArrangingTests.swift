@@ -19,7 +19,7 @@ final class ArrangeGate: Sendable {
     func whileArranging() {
         guard first.exchange(false, ordering: .acquiringAndReleasing) else { return }
         reached.signal()
-        _ = released.wait(timeout: .now() + 30)   // bounded, should the test fail before releasing it
+        _ = released.wait(timeout: .now() + 30)  // bounded, should the test fail before releasing it
     }
 }
 
@@ -29,9 +29,11 @@ final class ArrangeGate: Sendable {
     static let view = "orders/items;where=status:eq:open;order=-time;limit=3"
 
     static func orders(_ count: Int) -> JSON {
-        .array(Deque((0..<count).map {
-            JSON.object(["id": .int($0), "status": .string($0 % 2 == 0 ? "open" : "done"), "time": .int($0)])
-        }))
+        .array(
+            Deque(
+                (0..<count).map {
+                    JSON.object(["id": .int($0), "status": .string($0 % 2 == 0 ? "open" : "done"), "time": .int($0)])
+                }))
     }
 
     /// The `id`s of a list of rows.
@@ -46,14 +48,17 @@ final class ArrangeGate: Sendable {
         init(orders count: Int, maxViews: Int = 256, maxViewRows: Int = 1_000_000) throws {
             let store = Store()
             try store.put("orders", ["items": ViewArrangingTests.orders(count)])
-            base = HubTestFixture(store: store, settings: .init(retainedEvents: 64, maxStreams: 8, maxViews: maxViews,
-                                                                maxViewRows: maxViewRows, whileArranging: gate.whileArranging))
+            base = HubTestFixture(
+                store: store,
+                settings: .init(
+                    retainedEvents: 64, maxStreams: 8, maxViews: maxViews,
+                    maxViewRows: maxViewRows, whileArranging: gate.whileArranging))
         }
 
         /// Opens the view on a thread of its own, runs `write` while the view is arranged, and returns
         /// the stream once it is open. The write must finish while the view is being arranged.
         func open(during write: (Store) throws -> Void) throws -> Int {
-            defer { gate.release() }   // once more: harmless, and no opener waits 30 s should a check throw
+            defer { gate.release() }  // once more: harmless, and no opener waits 30 s should a check throw
             let opened = Mutex<Int?>(nil)
             let base = base
             let opener = TestThread {
@@ -106,11 +111,11 @@ final class ArrangeGate: Sendable {
         let fixture = try Fixture(orders: 1_000)
         defer { fixture.base.stop() }
         let id = try fixture.open { store in
-            try store.set(5_000, at: Path(pointer: "/items/2/time"), in: "orders")   // order 2 to the top
+            try store.set(5_000, at: Path(pointer: "/items/2/time"), in: "orders")  // order 2 to the top
         }
         var rows = try fixture.snapshotRows(id)
         #expect(rows == [2, 998, 996])
-        try fixture.store.set(6_000, at: Path(pointer: "/items/4/time"), in: "orders")   // order 4 above it
+        try fixture.store.set(6_000, at: Path(pointer: "/items/4/time"), in: "orders")  // order 4 above it
         for event in try fixture.read(id) {
             for change in event.data["changes"] as? [[String: Any]] ?? [event.data.merging(["kind": event.type]) { own, _ in own }] {
                 switch change["kind"] as? String ?? "" {

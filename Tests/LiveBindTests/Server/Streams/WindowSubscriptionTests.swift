@@ -37,8 +37,8 @@ import Testing
             let stream = try TestEventStream(port: port, target: "/events?sub=m/items;first=2")
             _ = try stream.next(2)
             try store.append(["id": "r5", "v": 5], to: Path(pointer: "/items"), in: "m")
-            try store.set(40, at: Path(pointer: "/items/4/v"), in: "m")                 // outside: nothing
-            try store.set(10, at: Path(pointer: "/items/1/v"), in: "m")                 // the window's row 1
+            try store.set(40, at: Path(pointer: "/items/4/v"), in: "m")  // outside: nothing
+            try store.set(10, at: Path(pointer: "/items/1/v"), in: "m")  // the window's row 1
             let events = try stream.next(2)
             #expect(events.map(\.type) == ["length", "set"])
             let length = try events[0].object()
@@ -59,7 +59,7 @@ import Testing
             try store.set(50, at: Path(pointer: "/items/5/v"), in: "m")
             let set = try #require(try stream.next()).object()
             #expect(set["path"] as? String == "/items/1/v")
-            try store.remove(at: Path(pointer: "/items/0"), in: "m")        // before: the window shifts by one
+            try store.remove(at: Path(pointer: "/items/0"), in: "m")  // before: the window shifts by one
             let shift = try #require(try stream.next()).object()
             let changes = try #require(shift["changes"] as? [[String: Any]])
             #expect(changes.map { $0["kind"] as? String } == ["remove", "insert"])
@@ -95,8 +95,9 @@ import Testing
                 let all = try store.value(of: "m", at: items).arrayValue!
                 let expected = Self.slice(all, window)
                 #expect(replica.value == .array(Deque(all[expected])), "round \(round)")
-                #expect(replica.window?.offset == Self.offset(all, window) && replica.window?.length == all.count,
-                        "round \(round)")
+                #expect(
+                    replica.window?.offset == Self.offset(all, window) && replica.window?.length == all.count,
+                    "round \(round)")
             }
             #expect(replica.ids == replica.ids.sorted() && Set(replica.ids).count == replica.ids.count)
         }
@@ -105,7 +106,8 @@ import Testing
     /// The `window.offset` a stream reports for `spec`: the first row's index; for `first`/`offset`
     /// windows the asked offset, even past the array's end.
     static func offset(_ all: Deque<JSON>, _ spec: String) -> Int {
-        spec.hasPrefix("last") ? slice(all, spec).lowerBound
+        spec.hasPrefix("last")
+            ? slice(all, spec).lowerBound
             : Int(spec.split(separator: ";").first { $0.hasPrefix("offset=") }?.dropFirst(7) ?? "0")!
     }
 
@@ -139,8 +141,9 @@ import Testing
         case 11..<13 where count > 0:
             try store.replace(at: Int.random(in: 0..<count, using: &random), in: items, of: "m", with: row())
         case 13..<16 where count > 1:
-            try store.move(from: Int.random(in: 0..<count, using: &random), to: Int.random(in: 0..<count, using: &random),
-                           in: items, of: "m")
+            try store.move(
+                from: Int.random(in: 0..<count, using: &random), to: Int.random(in: 0..<count, using: &random),
+                in: items, of: "m")
         case 16..<18 where count > 0:
             let index = Int.random(in: 0..<count, using: &random)
             try store.set(.int(Int.random(in: 0..<1000, using: &random)), at: items.appending(index: index).appending("v"), in: "m")
@@ -179,10 +182,12 @@ import Testing
             }
             writer.start()
             var current = "offset=10;limit=8"
-            let windows = [#"{"sub":"m/items","offset":20,"limit":5}"#: "offset=20;limit=5",
-                           #"{"sub":"m/items","last":6}"#: "last=6",
-                           #"{"sub":"m/items","first":9}"#: "first=9",
-                           #"{"sub":"m/items","offset":3,"limit":12}"#: "offset=3;limit=12"]
+            let windows = [
+                #"{"sub":"m/items","offset":20,"limit":5}"#: "offset=20;limit=5",
+                #"{"sub":"m/items","last":6}"#: "last=6",
+                #"{"sub":"m/items","first":9}"#: "first=9",
+                #"{"sub":"m/items","offset":3,"limit":12}"#: "offset=3;limit=12"
+            ]
             var snapshots = 0
             for (body, spec) in windows.sorted(by: { $0.key < $1.key }) {
                 #expect(try TestHTTPClient.send(port: port, "PATCH", "/events/\(streamID)", body).status == 204)
@@ -218,8 +223,10 @@ import Testing
         try store.put("m", ["items": [1, 2, 3]])
         try withRunningServer(store: store, configure: { $0.streams.maxWindow = 5 }) { port in
             var open: [TestEventStream] = []
-            for (query, status) in [("first=5", 200), ("first=6", 422), ("last=6", 422), ("offset=1;limit=6", 422), ("limit=5", 200),
-                                    ("offset=9223372036854775807;limit=5", 200), ("offset=9223372036854775808;limit=5", 400)] {
+            for (query, status) in [
+                ("first=5", 200), ("first=6", 422), ("last=6", 422), ("offset=1;limit=6", 422), ("limit=5", 200),
+                ("offset=9223372036854775807;limit=5", 200), ("offset=9223372036854775808;limit=5", 400)
+            ] {
                 let stream = try TestEventStream(port: port, target: "/events?sub=m/items;\(query)")
                 #expect(stream.status == status, "\(query)")
                 if status == 200 {

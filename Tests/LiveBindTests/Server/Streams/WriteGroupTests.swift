@@ -34,7 +34,7 @@ import Testing
         let streamID = try #require(fixture.hub.state.withLock { $0.subscribers[id]?.streamID })
         let results = try fixture.store.write([
             Store.ModelEdits("a") { (editor: inout ModelEditor) throws(StoreError) in try editor.set(10, at: Path(["items", "0"])) },
-            Store.ModelEdits("b") { (editor: inout ModelEditor) throws(StoreError) in try editor.set(2, at: Path(["x"])) },
+            Store.ModelEdits("b") { (editor: inout ModelEditor) throws(StoreError) in try editor.set(2, at: Path(["x"])) }
         ])
         // The stream has not read the write's events yet when its window moves.
         #expect(fixture.caughtUp())
@@ -57,13 +57,13 @@ import Testing
             fixture.hub.subscribe(models: ModelFilter(names: ["a", "b"]), lastEventID: nil),
             fixture.open(["a/items", "b/x"]),
             fixture.open(["a/items;last=2"], models: ModelFilter(names: ["b"])),
-            fixture.hub.subscribe(models: ModelFilter(names: ["b"]), lastEventID: nil),
+            fixture.hub.subscribe(models: ModelFilter(names: ["b"]), lastEventID: nil)
         ]
         for id in streams { _ = try fixture.read(id) }
         let results = try fixture.store.write([
             Store.ModelEdits("a") { (editor: inout ModelEditor) throws(StoreError) in _ = try editor.append(4, to: Path(["items"])) },
-            Store.ModelEdits("c") { _ in },                                                    // unchanged
-            Store.ModelEdits("b") { (editor: inout ModelEditor) throws(StoreError) in try editor.set(2, at: Path(["x"])) },
+            Store.ModelEdits("c") { _ in },  // unchanged
+            Store.ModelEdits("b") { (editor: inout ModelEditor) throws(StoreError) in try editor.set(2, at: Path(["x"])) }
         ])
         #expect(Set(results.map(\.sequence)).count == 1)
         for id in streams {
@@ -82,7 +82,7 @@ import Testing
 
     @Test func keepsWhatTheOldestViewStillBeingArrangedNeeds() {
         var journal = ViewJournal()
-        journal.record(Self.commit(1), bytes: 10)               // nobody arranging: not kept
+        journal.record(Self.commit(1), bytes: 10)  // nobody arranging: not kept
         journal.start(at: 1)
         for sequence: UInt64 in 2...5 { journal.record(Self.commit(sequence), bytes: 10) }
         journal.start(at: 5)
@@ -90,7 +90,7 @@ import Testing
         #expect(journal.commits(after: 1)?.map(\.sequence) == [2, 3, 4, 5, 6, 7])
         #expect(journal.commits(after: 5)?.map(\.sequence) == [6, 7])
         journal.finish(from: 1)
-        #expect(journal.commits(after: 1) == nil)               // no longer kept for anyone
+        #expect(journal.commits(after: 1) == nil)  // no longer kept for anyone
         #expect(journal.commits(after: 5)?.map(\.sequence) == [6, 7])
         journal.finish(from: 5)
         #expect(!journal.isActive)
@@ -108,7 +108,7 @@ import Testing
         journal.record(Self.commit(after + 1), bytes: 1)
         journal.finish(from: 0)
         #expect(journal.commits(after: after)?.map(\.sequence) == [after + 1])
-        journal.record(Self.commit(after + 2), bytes: ViewJournal.byteLimit)   // too many bytes
+        journal.record(Self.commit(after + 2), bytes: ViewJournal.byteLimit)  // too many bytes
         #expect(journal.commits(after: after) == nil)
     }
 }

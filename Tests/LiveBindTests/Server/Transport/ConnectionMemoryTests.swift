@@ -53,8 +53,9 @@ import Testing
         let store = Store()
         try withRunningServer(store: store) { port in
             let text = String(repeating: "y", count: 200 * 1024)
-            let put = try TestHTTPClient.request(port: port, "PUT", "/models/big", headers: [("Content-Type", "application/json")],
-                                                 text: "{\"text\":\"\(text)\"}")
+            let put = try TestHTTPClient.request(
+                port: port, "PUT", "/models/big", headers: [("Content-Type", "application/json")],
+                text: "{\"text\":\"\(text)\"}")
             #expect((200..<300).contains(put.status))
             let read = try TestHTTPClient.request(port: port, "GET", "/models/big")
             #expect(try read.object()["text"] as? String == text)
@@ -75,7 +76,7 @@ import Testing
                 while try socket.readLine() != text {}
             }
             try skipLines(through: "event: snapshot")
-            let value = String(repeating: "z", count: 10_000)   // more than one 4 kB block
+            let value = String(repeating: "z", count: 10_000)  // more than one 4 kB block
             try store.set(.string(value), at: Path(pointer: "/v"), in: "m")
             try skipLines(through: "event: set")
             let data = try socket.readLine()

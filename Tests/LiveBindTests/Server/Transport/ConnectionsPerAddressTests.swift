@@ -17,7 +17,7 @@ import Glibc
     @Test func oneConnectionPastTheCapIsClosedAndOtherAddressesStillGetThrough() throws {
         try withRunningServer(configure: Self.capped) { (port: Int) throws in
             let held = try (0..<3).map { _ in try TestBoundSocket(port: port, from: "127.0.0.3") }
-            for socket in held { #expect(try socket.status(of: "/healthz") == 200) }   // answered: counted by now
+            for socket in held { #expect(try socket.status(of: "/healthz") == 200) }  // answered: counted by now
             #expect(try TestBoundSocket(port: port, from: "127.0.0.3").status(of: "/healthz") == nil)
             #expect(try TestBoundSocket(port: port, from: "127.0.0.4").status(of: "/healthz") == 200)
             withExtendedLifetime(held) {}
@@ -29,7 +29,7 @@ import Glibc
             var held = try (0..<3).map { _ in try TestBoundSocket(port: port, from: "127.0.0.3") }
             for socket in held { #expect(try socket.status(of: "/healthz") == 200) }
             #expect(try TestBoundSocket(port: port, from: "127.0.0.3").status(of: "/healthz") == nil)
-            held.removeFirst()   // closes it
+            held.removeFirst()  // closes it
             var status: Int?
             for _ in 0..<50 where status == nil {
                 status = try TestBoundSocket(port: port, from: "127.0.0.3").status(of: "/healthz")

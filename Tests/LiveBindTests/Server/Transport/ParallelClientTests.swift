@@ -35,7 +35,8 @@ import Testing
                     last[field] = value
                 }
             }
-            #expect(try store.value(of: "m") == ["a": .int(writesEach), "b": .int(writesEach), "c": .int(writesEach), "d": .int(writesEach)])
+            #expect(
+                try store.value(of: "m") == ["a": .int(writesEach), "b": .int(writesEach), "c": .int(writesEach), "d": .int(writesEach)])
         }
     }
 

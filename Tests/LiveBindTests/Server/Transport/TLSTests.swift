@@ -19,10 +19,13 @@ import Testing
             try withPublicDirectory { publicDirectory in
                 let store = Store()
                 try store.put("sensor", ["temperature": 20.5])
-                try withRunningServer(store: store, configure: { configuration in
-                    Self.tls(certificates)(&configuration)
-                    configuration.network.publicDirectory = publicDirectory
-                }) { port in
+                try withRunningServer(
+                    store: store,
+                    configure: { configuration in
+                        Self.tls(certificates)(&configuration)
+                        configuration.network.publicDirectory = publicDirectory
+                    }
+                ) { port in
                     let curl = TestCurl(certificates: certificates, port: port)
                     let read = try curl.request("/models/sensor")
                     #expect(read.status == 0, "\(read.error)")
@@ -61,10 +64,13 @@ import Testing
         try TestCertificates.with { certificates in
             let store = Store()
             try store.put("sensor", ["temperature": 20.5])
-            try withRunningServer(store: store, configure: { configuration in
-                Self.tls(certificates)(&configuration)
-                configuration.streams.heartbeat = .milliseconds(400)
-            }) { port in
+            try withRunningServer(
+                store: store,
+                configure: { configuration in
+                    Self.tls(certificates)(&configuration)
+                    configuration.streams.heartbeat = .milliseconds(400)
+                }
+            ) { port in
                 let curl = TestCurl(certificates: certificates, port: port)
                 let stream = try TestCurlStream(curl, "/events?model=sensor")
                 defer { stream.stop() }
@@ -105,7 +111,9 @@ import Testing
             let stream = try TestCurlStream(curl, "/events?model=sensor")
             defer { stream.stop() }
             try stream.wait(for: "event: snapshot")
-            #expect(stream.text.contains("CN=\(TestCertificates.serverSubject)") || stream.text.contains("CN = \(TestCertificates.serverSubject)"))
+            #expect(
+                stream.text.contains("CN=\(TestCertificates.serverSubject)")
+                    || stream.text.contains("CN = \(TestCertificates.serverSubject)"))
 
             // A renewal: new files in place, then the reload (SIGHUP in the executable).
             try FileManager.default.removeItem(atPath: certificate)
@@ -151,12 +159,14 @@ import Testing
                 (missing, certificates.serverKey, .tlsFileUnreadable(path: missing, reason: "no such file")),
                 (certificates.serverCertificate, missing, .tlsFileUnreadable(path: missing, reason: "no such file")),
                 (certificates.folder, certificates.serverKey, .tlsFileUnreadable(path: certificates.folder, reason: "it is a directory")),
-                (certificates.serverCertificate, certificates.strayKey,
-                 .tlsKeyMismatch(certificate: certificates.serverCertificate, key: certificates.strayKey)),
+                (
+                    certificates.serverCertificate, certificates.strayKey,
+                    .tlsKeyMismatch(certificate: certificates.serverCertificate, key: certificates.strayKey)
+                ),
                 (certificates.serverCertificate, nil, .tlsIncomplete),
-                (nil, certificates.serverKey, .tlsIncomplete),
+                (nil, certificates.serverKey, .tlsIncomplete)
             ]
-            if getuid() != 0 {   // root reads any file: the case exists only for other users
+            if getuid() != 0 {  // root reads any file: the case exists only for other users
                 let locked = certificates.folder + "/locked.key"
                 try FileManager.default.copyItem(atPath: certificates.serverKey, toPath: locked)
                 chmod(locked, 0)
@@ -172,9 +182,11 @@ import Testing
                 #expect(server.port == 0)
             }
             // Unparseable contents: the error names the file and says what GnuTLS found.
-            for (certificate, key, isCertificate) in [(garbage, certificates.serverKey, true),
-                                                      (certificates.serverCertificate, garbage, false),
-                                                      (certificates.serverKey, certificates.serverKey, true)] {
+            for (certificate, key, isCertificate) in [
+                (garbage, certificates.serverKey, true),
+                (certificates.serverCertificate, garbage, false),
+                (certificates.serverKey, certificates.serverKey, true)
+            ] {
                 var configuration = LiveBindServer.Configuration()
                 configuration.network.port = 0
                 configuration.network.tlsCertificateFile = certificate
@@ -197,11 +209,15 @@ import Testing
     @Test func theExecutableSaysWhyItCannotStartTLS() throws {
         try TestCertificates.with { certificates in
             let cases: [([String], String)] = [
-                (["--tls-cert", certificates.serverCertificate, "--tls-key", certificates.strayKey],
-                 "does not belong to the certificate"),
-                (["--tls-cert", certificates.folder + "/nope.pem", "--tls-key", certificates.serverKey],
-                 "cannot read '\(certificates.folder)/nope.pem': no such file"),
-                (["--tls-cert", certificates.serverCertificate], "TLS needs both a certificate and its key"),
+                (
+                    ["--tls-cert", certificates.serverCertificate, "--tls-key", certificates.strayKey],
+                    "does not belong to the certificate"
+                ),
+                (
+                    ["--tls-cert", certificates.folder + "/nope.pem", "--tls-key", certificates.serverKey],
+                    "cannot read '\(certificates.folder)/nope.pem': no such file"
+                ),
+                (["--tls-cert", certificates.serverCertificate], "TLS needs both a certificate and its key")
             ]
             for (arguments, message) in cases {
                 let server = try ServerProcess(["--no-demo"] + arguments)
