@@ -1,5 +1,5 @@
 import LiveBindEngine
-public import LiveBindHTTP   // not internal: the entry points throw its RequestError, named below
+public import LiveBindHTTP  // not internal: the entry points throw its RequestError, named below
 /// Entry points for the grammar fuzz targets in `Fuzz/` (`@_spi(Fuzzing) import LiveBind`): what a client
 /// writes that internal types read — `sub=` values and their windows, the `PATCH /events/{stream}` body,
 /// `Last-Event-ID` and `If-Match` — reached without a socket, through the functions the routes call.
@@ -73,8 +73,9 @@ public import LiveBindHTTP   // not internal: the entry points throw its Request
         let subscription = try Subscription.parse(text, maxWindow: maxWindow)
         var offset: Int?
         if case .start(let start)? = subscription.window?.anchor { offset = start }
-        return Location(model: subscription.model, pointer: subscription.path.pointer, offset: offset,
-                        limit: subscription.window?.limit, subscription: subscription)
+        return Location(
+            model: subscription.model, pointer: subscription.path.pointer, offset: offset,
+            limit: subscription.window?.limit, subscription: subscription)
     }
 
     /// The revision the model endpoints read from these `If-Match` fields: nil when there is none or `*`.
@@ -96,8 +97,10 @@ public import LiveBindHTTP   // not internal: the entry points throw its Request
         /// `startingSequence + 1` (the ids before it are another run's, as after a restart).
         public init(retainedEvents: Int, maxWindow: Int, maxSubscriptions: Int, startingSequence: UInt64 = 0) {
             store = Store(startingSequence: startingSequence)
-            let hub = EventHub(store: store, settings: .init(
-                retainedEvents: retainedEvents, maxStreams: 8, maxSubscriptions: maxSubscriptions, maxWindow: maxWindow))
+            let hub = EventHub(
+                store: store,
+                settings: .init(
+                    retainedEvents: retainedEvents, maxStreams: 8, maxSubscriptions: maxSubscriptions, maxWindow: maxWindow))
             self.hub = hub
             feed = store.observeAll { commit in hub.publish([EventEncoder.frame(for: commit)], commits: [commit]) }
         }
@@ -136,16 +139,18 @@ public import LiveBindHTTP   // not internal: the entry points throw its Request
                     let frame = state.log[position - state.basePosition]
                     if frame.isCommit, frame.model.map(subscriber.models.wants) ?? true { pending.append(frame.sequence) }
                 }
-                return Opened(id: stream.id, streamID: subscriber.streamID, preface: Self.text(subscriber.preface),
-                              lastSequence: subscriber.lastSequence, pending: pending)
+                return Opened(
+                    id: stream.id, streamID: subscriber.streamID, preface: Self.text(subscriber.preface),
+                    lastSequence: subscriber.lastSequence, pending: pending)
             }
         }
 
         /// `PATCH /events/{stream}` with this JSON body for `opened`'s stream, as the route does; returns
         /// the location events the stream holds now (the moved window's snapshot last).
         public func moveWindow(_ opened: Opened, body: [UInt8]) throws -> String {
-            let request = HTTPRequest(method: .patch, path: "/events/\(opened.streamID ?? "")",
-                                      headers: ["Content-Type": RequestBody.json], body: body)
+            let request = HTTPRequest(
+                method: .patch, path: "/events/\(opened.streamID ?? "")",
+                headers: ["Content-Type": RequestBody.json], body: body)
             try LiveBindServer.moveWindow(request, stream: opened.streamID ?? "", hub: hub, reach: .everything)
             return held(opened)
         }

@@ -63,10 +63,12 @@ struct HubTestFixture {
         return try String(decoding: bytes, as: UTF8.self).components(separatedBy: "\n\n").compactMap { block in
             let lines = block.split(separator: "\n")
             guard let type = lines.first(where: { $0.hasPrefix("event: ") })?.dropFirst(7),
-                  let data = lines.first(where: { $0.hasPrefix("data: ") })?.dropFirst(6) else { return nil }
+                let data = lines.first(where: { $0.hasPrefix("data: ") })?.dropFirst(6)
+            else { return nil }
             let object = try JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] ?? [:]
-            return Event(type: String(type), id: lines.first(where: { $0.hasPrefix("id: ") }).flatMap { UInt64($0.dropFirst(4)) },
-                         data: object)
+            return Event(
+                type: String(type), id: lines.first(where: { $0.hasPrefix("id: ") }).flatMap { UInt64($0.dropFirst(4)) },
+                data: object)
         }
     }
 }

@@ -9,8 +9,10 @@ extension EventEncoder {
     }
 
     /// A `snapshot` of one location: `{"model","rev","path","value"[,"exists":false][,"window"]}`.
-    static func appendLocationSnapshot(model: String, revision: UInt64, sequence: UInt64, path: Path, value: JSON,
-                                       exists: Bool, window: Window.Position?, view: String? = nil, into bytes: inout [UInt8]) {
+    static func appendLocationSnapshot(
+        model: String, revision: UInt64, sequence: UInt64, path: Path, value: JSON,
+        exists: Bool, window: Window.Position?, view: String? = nil, into bytes: inout [UInt8]
+    ) {
         header(sequence: sequence, event: "snapshot", into: &bytes)
         appendPrefix(model: model, revision: revision, view: view, into: &bytes)
         bytes += #""path":"#.utf8
@@ -24,8 +26,10 @@ extension EventEncoder {
 
     /// One commit's changes at a location: the change's own event for one, a `batch` for several;
     /// `window` (when the location is a window) is where the window is after them.
-    static func appendLocationChanges(_ changes: [LocationChange], model: String, revision: UInt64, sequence: UInt64,
-                                      window: Window.Position?, view: String? = nil, into bytes: inout [UInt8]) {
+    static func appendLocationChanges(
+        _ changes: [LocationChange], model: String, revision: UInt64, sequence: UInt64,
+        window: Window.Position?, view: String? = nil, into bytes: inout [UInt8]
+    ) {
         if changes.count == 1 {
             header(sequence: sequence, event: changes[0].change.kind.rawValue, into: &bytes)
             appendPrefix(model: model, revision: revision, view: view, into: &bytes)
@@ -47,8 +51,10 @@ extension EventEncoder {
     }
 
     /// A window's `length` event: only the array's length (and perhaps the window's offset) changed.
-    static func appendLength(model: String, revision: UInt64, sequence: UInt64, path: Path, window: Window.Position,
-                             view: String? = nil, into bytes: inout [UInt8]) {
+    static func appendLength(
+        model: String, revision: UInt64, sequence: UInt64, path: Path, window: Window.Position,
+        view: String? = nil, into bytes: inout [UInt8]
+    ) {
         header(sequence: sequence, event: "length", into: &bytes)
         appendPrefix(model: model, revision: revision, view: view, into: &bytes)
         bytes += #""path":"#.utf8

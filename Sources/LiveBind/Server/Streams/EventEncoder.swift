@@ -32,8 +32,9 @@ enum EventEncoder {
             }
             bytes += "]}\n\n".utf8
         case .snapshot(let value):
-            appendSnapshot(ModelSnapshot(name: commit.model, revision: commit.revision, value: value),
-                           sequence: commit.eventID, into: &bytes)
+            appendSnapshot(
+                ModelSnapshot(name: commit.model, revision: commit.revision, value: value),
+                sequence: commit.eventID, into: &bytes)
         case .drop:
             header(sequence: commit.eventID, event: "drop", into: &bytes)
             bytes += #"{"model":"#.utf8

@@ -47,7 +47,8 @@ final class EventFeed: @unchecked Sendable {
         let wake = worker.withLock { () -> Bool in
             guard !worker.isStopping else { return false }
             queue += commits
-            let wake = sleeping
+            let wake =
+                sleeping
                 || gathering && (queue.count >= Self.gatherLimit || hub.openStreams.load(ordering: .relaxed) > 0)
             if wake { (sleeping, gathering) = (false, false) }
             return wake

@@ -37,7 +37,8 @@ extension EventHub {
                 guard let query = location.view else { continue }
                 let key = SharedView.Key(path: location.path, query: query)
                 guard state.mirrors[location.model]?.views[key] == nil,
-                      !sources.contains(where: { $0.model == location.model && $0.key == key }) else { continue }
+                    !sources.contains(where: { $0.model == location.model && $0.key == key })
+                else { continue }
                 if state.mirrors[location.model] == nil { state.mirrors[location.model] = makeMirror(location.model, subscribers: []) }
                 let mirror = state.mirrors[location.model]!
                 state.mirrors[location.model]!.journal.start(at: mirror.sequence)
@@ -50,8 +51,9 @@ extension EventHub {
         }
         settings.whileArranging?()
         return sources.map { source in
-            ArrangedView(model: source.model, key: source.key, arranged: SharedView.arrange(source.key, in: source.document),
-                         sequence: source.sequence, rows: source.rows)
+            ArrangedView(
+                model: source.model, key: source.key, arranged: SharedView.arrange(source.key, in: source.document),
+                sequence: source.sequence, rows: source.rows)
         }
     }
 

@@ -47,7 +47,7 @@ extension EventHub {
     func makeRoom(in state: inout State, adding extra: Int = 0) -> Bool {
         if hasRoom(in: &state, adding: extra) { return true }
         let extra = extra + state.reservedBytes
-        var total = state.unsentCounted   // just counted by `hasRoom`
+        var total = state.unsentCounted  // just counted by `hasRoom`
         defer { state.unsentCounted = total }
         let quietSince = state.heartbeatRound - 2
         let stalled = state.subscribers.filter { id, subscriber in

@@ -38,7 +38,8 @@ extension EventHub {
                 for id in batch {
                     // Woken, closed or written to since the list was made: not quiet any more.
                     guard state.suspended.contains(id), let subscriber = state.subscribers[id],
-                          subscriber.lastWriteRound <= round - 2 else { continue }
+                        subscriber.lastWriteRound <= round - 2
+                    else { continue }
                     if subscriber.directWriter?.sendWhileSuspended(EventEncoder.heartbeat) == true {
                         subscriber.lastWriteRound = round
                         state.metrics.bytesSent += EventEncoder.heartbeat.count
@@ -71,9 +72,10 @@ extension EventHub {
                 guard !state.shuttingDown else { return }
                 for id in batch {
                     guard let subscriber = state.subscribers[id], !subscriber.isCut, !state.suspended.contains(id),
-                          subscriber.lastWriteRound <= round - 2,
-                          subscriber.bufferedBytes > settings.streamBufferLimit,
-                          subscriber.connection is any ClosableStreamConnection else { continue }
+                        subscriber.lastWriteRound <= round - 2,
+                        subscriber.bufferedBytes > settings.streamBufferLimit,
+                        subscriber.connection is any ClosableStreamConnection
+                    else { continue }
                     cut(subscriber, in: &state)
                     state.metrics.bufferLimitCuts += 1
                 }

@@ -28,7 +28,8 @@ extension EventHub {
         let mirror = state.mirrors[model]!
         // A view being arranged outside the lock: its snapshot is taken once it is (`finishRearranging`).
         if let query = subscriber.subscriptions[index].view,
-           mirror.views[SharedView.Key(path: subscriber.subscriptions[index].path, query: query)]?.isStale == true {
+            mirror.views[SharedView.Key(path: subscriber.subscriptions[index].path, query: query)]?.isStale == true
+        {
             holdForArrangement(index, of: subscriber)
             return nil
         }
@@ -41,10 +42,11 @@ extension EventHub {
         let (value, exists) = subscriber.subscriptions[index].currentValue(in: mirror)
         let location = subscriber.subscriptions[index]
         subscriber.subscriptions[index].reported = location.current
-        let key = LocationSnapshots.Key(model: model, path: location.path, sequence: sequence,
-                                        rows: location.window.map { $0.rows(length: location.current.length) },
-                                        window: location.window == nil && location.view == nil ? nil : location.current,
-                                        view: location.viewText)
+        let key = LocationSnapshots.Key(
+            model: model, path: location.path, sequence: sequence,
+            rows: location.window.map { $0.rows(length: location.current.length) },
+            window: location.window == nil && location.view == nil ? nil : location.current,
+            view: location.viewText)
         if let frame = state.locationSnapshots.frame(for: key) {
             state.metrics.snapshotsShared += 1
             subscriber.queue(frame)
@@ -52,8 +54,9 @@ extension EventHub {
             return nil
         }
         subscriber.pendingSnapshots += 1
-        return PendingSnapshot(stream: id, location: index, generation: location.snapshotGeneration, key: key,
-                               revision: mirror.revision, value: value, exists: exists)
+        return PendingSnapshot(
+            stream: id, location: index, generation: location.snapshotGeneration, key: key,
+            revision: mirror.revision, value: value, exists: exists)
     }
 
     /// Encodes `pending` (without the lock), then queues each frame on its stream, unless the stream
@@ -74,10 +77,11 @@ extension EventHub {
         defer { release(bytes) }
         let frames = pending.map { snapshot in
             var bytes: [UInt8] = []
-            EventEncoder.appendLocationSnapshot(model: snapshot.key.model, revision: snapshot.revision,
-                                                sequence: snapshot.key.sequence, path: snapshot.key.path,
-                                                value: snapshot.value, exists: snapshot.exists,
-                                                window: snapshot.key.window, view: snapshot.key.view, into: &bytes)
+            EventEncoder.appendLocationSnapshot(
+                model: snapshot.key.model, revision: snapshot.revision,
+                sequence: snapshot.key.sequence, path: snapshot.key.path,
+                value: snapshot.value, exists: snapshot.exists,
+                window: snapshot.key.window, view: snapshot.key.view, into: &bytes)
             return EventFrame(sequence: snapshot.key.sequence, model: nil, isCommit: false, bytes: bytes)
         }
         let wake: [any HTTPStreamConnection] = state.withLock { state in
@@ -86,7 +90,8 @@ extension EventHub {
                 guard let subscriber = state.subscribers[snapshot.stream] else { continue }
                 subscriber.pendingSnapshots -= 1
                 if !subscriber.isCut, snapshot.location < subscriber.subscriptions.count,
-                   subscriber.subscriptions[snapshot.location].snapshotGeneration == snapshot.generation {
+                    subscriber.subscriptions[snapshot.location].snapshotGeneration == snapshot.generation
+                {
                     let frame: EventFrame
                     if let shared = state.locationSnapshots.frame(for: snapshot.key) {
                         frame = shared

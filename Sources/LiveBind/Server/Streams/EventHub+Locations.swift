@@ -15,8 +15,10 @@ extension EventHub {
     ///
     /// The values the commit replaced in the mirror go to `released`, for `publish` to free once the
     /// lock is released.
-    func deliver(_ commit: Commit, logFrame: EventFrame, in state: inout State,
-                 waking wake: inout [any HTTPStreamConnection], releasing released: inout [JSON]) {
+    func deliver(
+        _ commit: Commit, logFrame: EventFrame, in state: inout State,
+        waking wake: inout [any HTTPStreamConnection], releasing released: inout [JSON]
+    ) {
         guard var mirror = state.mirrors.removeValue(forKey: commit.model) else { return }
         defer { state.mirrors[commit.model] = mirror }
         guard commit.sequence > mirror.sequence else { return }
@@ -77,7 +79,8 @@ extension EventHub {
         // its snapshot once it is arranged, outside the lock).
         forEachLocation { location, out in
             guard let query = location.view, let view = mirror.views[SharedView.Key(path: location.path, query: query)],
-                  !view.isStale else { return }
+                !view.isStale
+            else { return }
             out = view.pending
             location.current = view.position
         }
@@ -100,7 +103,7 @@ extension EventHub {
         var overBudget = false
         for (position, subscriber) in subscribers.enumerated() {
             let stream = subscriber.stream
-            if stream.pendingResync != nil { continue }   // it starts over from fresh snapshots anyway
+            if stream.pendingResync != nil { continue }  // it starts over from fresh snapshots anyway
             var frames: [EventFrame] = []
             var added = 0
             if case .drop = commit.kind {
@@ -130,7 +133,8 @@ extension EventHub {
                     var bytes: [UInt8] = []
                     encodeEvent(of: &stream.subscriptions[index], changes, commit: commit, into: &bytes)
                     guard !bytes.isEmpty else { continue }
-                    let frame = EventFrame(sequence: commit.sequence, id: commit.eventID, model: commit.model, isCommit: false, bytes: bytes)
+                    let frame = EventFrame(
+                        sequence: commit.sequence, id: commit.eventID, model: commit.model, isCommit: false, bytes: bytes)
                     if plain { shared[path] = frame } else if let viewKey { sharedViews[viewKey] = frame }
                     frames.append(frame)
                     added += frame.bytes.count
@@ -160,15 +164,19 @@ extension EventHub {
 
     /// Encodes what one commit did at one location: its changes with the window after them, or a
     /// `length` event when only the window's array length or offset moved.
-    private func encodeEvent(of location: inout Subscription, _ changes: [LocationChange], commit: Commit,
-                             into bytes: inout [UInt8]) {
+    private func encodeEvent(
+        of location: inout Subscription, _ changes: [LocationChange], commit: Commit,
+        into bytes: inout [UInt8]
+    ) {
         let window = location.window == nil && location.view == nil ? nil : location.current
         if !changes.isEmpty {
-            EventEncoder.appendLocationChanges(changes, model: commit.model, revision: commit.revision,
-                                               sequence: commit.eventID, window: window, view: location.viewText, into: &bytes)
+            EventEncoder.appendLocationChanges(
+                changes, model: commit.model, revision: commit.revision,
+                sequence: commit.eventID, window: window, view: location.viewText, into: &bytes)
         } else if let window, window != location.reported {
-            EventEncoder.appendLength(model: commit.model, revision: commit.revision, sequence: commit.eventID,
-                                      path: location.path, window: window, view: location.viewText, into: &bytes)
+            EventEncoder.appendLength(
+                model: commit.model, revision: commit.revision, sequence: commit.eventID,
+                path: location.path, window: window, view: location.viewText, into: &bytes)
         }
         location.reported = location.current
     }
@@ -209,8 +217,9 @@ extension EventHub {
     func makeMirror(_ model: String, subscribers: Set<Int>) -> ModelMirror {
         let cut = store.visibleSnapshot(models: [model])
         let snapshot = cut.models.first
-        return ModelMirror(document: snapshot?.value, revision: snapshot?.revision ?? 0, sequence: cut.sequence,
-                           eventID: cut.sequence, subscribers: subscribers)
+        return ModelMirror(
+            document: snapshot?.value, revision: snapshot?.revision ?? 0, sequence: cut.sequence,
+            eventID: cut.sequence, subscribers: subscribers)
     }
 
     /// Gives a new subscriber with `sub` values its stream id (the `stream` event, right after the
@@ -221,8 +230,10 @@ extension EventHub {
         while state.streams[streamID] != nil { streamID = Self.makeStreamID() }
         state.streams[streamID] = id
         subscriber.streamID = streamID
-        subscriber.preface.insert(EventFrame(sequence: 0, model: nil, isCommit: false,
-                                             bytes: EventEncoder.stream(id: streamID, maxWindow: settings.maxWindow)), at: 1)
+        subscriber.preface.insert(
+            EventFrame(
+                sequence: 0, model: nil, isCommit: false,
+                bytes: EventEncoder.stream(id: streamID, maxWindow: settings.maxWindow)), at: 1)
         for location in subscriber.subscriptions {
             if state.mirrors[location.model] == nil { state.mirrors[location.model] = makeMirror(location.model, subscribers: []) }
             state.mirrors[location.model]!.subscribers.insert(id)
@@ -230,8 +241,9 @@ extension EventHub {
                 let key = SharedView.Key(path: location.path, query: query)
                 if state.mirrors[location.model]!.views[key] == nil {
                     let mirror = state.mirrors[location.model]!
-                    state.mirrors[location.model]!.views[key] = makeView(key, of: location.model, from: arranged, in: mirror,
-                                                                         metrics: &state.metrics)
+                    state.mirrors[location.model]!.views[key] = makeView(
+                        key, of: location.model, from: arranged, in: mirror,
+                        metrics: &state.metrics)
                     state.viewCount += 1
                 }
                 state.mirrors[location.model]!.views[key]!.streams += 1
@@ -281,7 +293,8 @@ extension EventHub {
             guard let query = location.view else { continue }
             let key = SharedView.Key(path: location.path, query: query)
             guard state.mirrors[location.model]?.views[key] == nil, added[key] == nil else { continue }
-            let value = state.mirrors[location.model].map { $0.value(at: location.path) }
+            let value =
+                state.mirrors[location.model].map { $0.value(at: location.path) }
                 ?? (try? store.value(of: location.model, at: location.path))
             added[key] = value?.arrayValue?.count ?? 0
         }
@@ -301,7 +314,8 @@ extension EventHub {
         // Every view first: a model's mirror (with its views) goes once its last location is let go.
         for location in subscriber.subscriptions {
             guard let query = location.view,
-                  let view = state.mirrors[location.model]?.views[SharedView.Key(path: location.path, query: query)] else { continue }
+                let view = state.mirrors[location.model]?.views[SharedView.Key(path: location.path, query: query)]
+            else { continue }
             view.streams -= 1
             if view.streams == 0 {
                 state.mirrors[location.model]?.views[view.key] = nil
@@ -319,8 +333,10 @@ extension EventHub {
     /// Moves (or sets) the window of the location `name` (`model/pointer`) of the stream `streamID`:
     /// the stream gets, after everything it was sent or holds, a `snapshot` of the new window at the
     /// last published commit, then events in the new coordinates. `authorize` checks the model.
-    func moveWindow(stream streamID: String, location name: String, to window: Window,
-                    authorize: (String) throws -> Void) throws {
+    func moveWindow(
+        stream streamID: String, location name: String, to window: Window,
+        authorize: (String) throws -> Void
+    ) throws {
         let (wake, pending): ((any HTTPStreamConnection)?, PendingSnapshot?) = try state.withLock { state in
             guard let id = state.streams[streamID], let subscriber = state.subscribers[id] else {
                 throw RequestError.unknownStream
@@ -330,7 +346,8 @@ extension EventHub {
             }
             try authorize(subscriber.subscriptions[index].model)
             if subscriber.subscriptions[index].view != nil {
-                throw RequestError.conflictingSubscription(name, "is a view: its offset and limit are part of it (open a stream with the view you want)")
+                throw RequestError.conflictingSubscription(
+                    name, "is a view: its offset and limit are part of it (open a stream with the view you want)")
             }
             // A client that moves its window again and again without reading must not pile snapshots
             // up: past its buffer limit, what it holds is dropped and its next read starts over with

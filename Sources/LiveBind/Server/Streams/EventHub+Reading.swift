@@ -9,8 +9,10 @@ extension EventHub {
     /// Fills `buffer` for subscriber `id`: its unfinished frame, its preface, then every log frame it
     /// wants, as many as fit (one send for many events). Suspends it when there is nothing to send.
     /// Called on a libmicrohttpd worker thread; never twice at once for one subscriber.
-    func read(_ id: Int, into buffer: UnsafeMutableRawBufferPointer,
-              connection: any HTTPStreamConnection) -> HTTPStreamRead {
+    func read(
+        _ id: Int, into buffer: UnsafeMutableRawBufferPointer,
+        connection: any HTTPStreamConnection
+    ) -> HTTPStreamRead {
         while true {
             switch step(id, buffer, connection) {
             case .done(let result):
@@ -37,14 +39,18 @@ extension EventHub {
     /// Never a snapshot older than an id the stream sent: its ids would go backwards.
     ///
     /// `reserved`: the bytes charged to the budget for `fresh`, given back once it is queued.
-    private func restart(_ id: Int, reason: ResyncReason, key: SnapshotKey?,
-                         from fresh: (frame: EventFrame, key: SnapshotKey)?, reserved: Int = 0) -> Bool {
+    private func restart(
+        _ id: Int, reason: ResyncReason, key: SnapshotKey?,
+        from fresh: (frame: EventFrame, key: SnapshotKey)?, reserved: Int = 0
+    ) -> Bool {
         let pending: [PendingSnapshot]? = state.withLock { state in
             release(reserved, in: &state)
             guard let subscriber = state.subscribers[id] else { return [] }
             let notBefore = subscriber.lastSentID
-            let snapshot = if let fresh { adopt(fresh, notBefore: notBefore, in: &state) }
-                           else { key.flatMap { sharedSnapshot(for: $0, notBefore: notBefore, in: &state) } }
+            let snapshot =
+                if let fresh { adopt(fresh, notBefore: notBefore, in: &state) } else {
+                    key.flatMap { sharedSnapshot(for: $0, notBefore: notBefore, in: &state) }
+                }
             guard let snapshot else { return nil }
             subscriber.preface.append(Self.resyncFrame(reason))
             start(subscriber, at: snapshot, in: &state)
@@ -80,8 +86,10 @@ extension EventHub {
         }
     }
 
-    private func step(_ id: Int, _ buffer: UnsafeMutableRawBufferPointer,
-                      _ connection: any HTTPStreamConnection) -> Step {
+    private func step(
+        _ id: Int, _ buffer: UnsafeMutableRawBufferPointer,
+        _ connection: any HTTPStreamConnection
+    ) -> Step {
         state.withLock { state in
             guard !state.shuttingDown, let subscriber = state.subscribers[id], !subscriber.isCut else { return .done(.end) }
             subscriber.learn(connection)
@@ -120,7 +128,8 @@ extension EventHub {
             }
             while !subscriber.preface.isEmpty {
                 let frame = subscriber.preface.removeFirst()
-                let continues = frame.idLine != nil
+                let continues =
+                    frame.idLine != nil
                     && (subscriber.preface.first(where: { $0.idLine != nil }).map { $0.id == frame.id }
                         ?? groupContinues(frame.id, for: subscriber, in: state))
                 let withoutID = !subscriber.takesID(of: frame, continued: continues)
@@ -161,7 +170,8 @@ extension EventHub {
                 // a write to several models before that frame, the write's last event, came).
                 let next = subscriber.position < state.endPosition ? state.log[subscriber.position - state.basePosition] : nil
                 if let own = subscriber.derived.first, own.sequence <= state.newestSequence,
-                   next.map({ own.sequence < $0.sequence || own.sequence == $0.sequence && own.model != nil }) ?? true {
+                    next.map({ own.sequence < $0.sequence || own.sequence == $0.sequence && own.model != nil }) ?? true
+                {
                     subscriber.derived.removeFirst()
                     subscriber.derivedBytes -= own.bytes.count
                     if own.model == nil { subscriber.derivedSnapshotBytes -= own.bytes.count }

@@ -31,10 +31,13 @@ extension EventHub {
     /// A new view of `key` for `mirror` (of `model`): the one arranged outside the lock (`arranged`), when it catches
     /// up with the mirror; else one arranged now when its array is short, or a stale one that
     /// `startRearranging` hands out. Called with the lock held.
-    func makeView(_ key: SharedView.Key, of model: String, from arranged: [ArrangedView], in mirror: ModelMirror,
-                  metrics: inout EventHubMetrics) -> SharedView {
+    func makeView(
+        _ key: SharedView.Key, of model: String, from arranged: [ArrangedView], in mirror: ModelMirror,
+        metrics: inout EventHubMetrics
+    ) -> SharedView {
         if let made = arranged.first(where: { $0.model == model && $0.key == key }),
-           let applied = SharedView.catchUp(made.arranged, key, from: made.sequence, to: mirror) {
+            let applied = SharedView.catchUp(made.arranged, key, from: made.sequence, to: mirror)
+        {
             metrics.countArranged(underLock: applied)
             return SharedView(key, arranged: made.arranged)
         }
@@ -58,8 +61,9 @@ extension EventHub {
                     holdForArrangement(index, of: subscriber)
                 }
             }
-            let job = Rearrangement(model: model, view: view, document: mirror.document, sequence: mirror.sequence,
-                                    rows: rows, discarded: view.takeDiscarded())
+            let job = Rearrangement(
+                model: model, view: view, document: mirror.document, sequence: mirror.sequence,
+                rows: rows, discarded: view.takeDiscarded())
             arranging.async { [weak self] in self?.rearrange(job) }
         }
     }
@@ -88,7 +92,8 @@ extension EventHub {
     /// does (`keepViewRows`: past it the largest views go and their streams end), and takes the
     /// snapshots the remaining streams wait for. Returns the streams to wake and the snapshots to encode.
     private func finishRearranging(_ job: Rearrangement, _ made: ArrangedArray)
-        -> (wake: [any HTTPStreamConnection], pending: [PendingSnapshot]) {
+        -> (wake: [any HTTPStreamConnection], pending: [PendingSnapshot])
+    {
         state.withLock { state in
             state.arrangingRows -= job.rows
             state.metrics.viewRowsArranged += job.rows

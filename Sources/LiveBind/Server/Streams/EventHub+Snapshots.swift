@@ -3,8 +3,11 @@ extension EventHub {
     /// The snapshot frame another stream started from with the same content, if it is still a good
     /// start (see `SharedSnapshots`) and not before `notBefore`. Called with the lock held.
     func sharedSnapshot(for key: SnapshotKey, notBefore: UInt64 = 0, in state: inout State) -> EventFrame? {
-        guard let frame = state.snapshots.frame(for: key, droppedThrough: state.droppedThrough,
-                                                publishedBytes: state.publishedBytes, notBefore: notBefore) else { return nil }
+        guard
+            let frame = state.snapshots.frame(
+                for: key, droppedThrough: state.droppedThrough,
+                publishedBytes: state.publishedBytes, notBefore: notBefore)
+        else { return nil }
         state.metrics.snapshotsShared += 1
         return frame
     }

@@ -16,17 +16,22 @@ extension EventHub {
     ///
     /// A stream whose credential expires at `expiresAt` gets `auth_revoked` and ends then; one opened
     /// with a session (`session`) also when that session ends.
-    func subscribe(models: ModelFilter, lastEventID: String?, locations: [Subscription] = [],
-                   announced: Bool = false, expiresAt: Date? = nil,
-                   session: SessionTable.Key? = nil) throws(RequestError) -> Int {
-        let id = try subscribe(models: models, lastEventID: lastEventID, locations: locations,
-                               announced: announced, session: session)
+    func subscribe(
+        models: ModelFilter, lastEventID: String?, locations: [Subscription] = [],
+        announced: Bool = false, expiresAt: Date? = nil,
+        session: SessionTable.Key? = nil
+    ) throws(RequestError) -> Int {
+        let id = try subscribe(
+            models: models, lastEventID: lastEventID, locations: locations,
+            announced: announced, session: session)
         if let expiresAt { expiry.add(id, at: expiresAt) }
         return id
     }
 
-    private func subscribe(models: ModelFilter, lastEventID: String?, locations: [Subscription],
-                           announced: Bool, session: SessionTable.Key?) throws(RequestError) -> Int {
+    private func subscribe(
+        models: ModelFilter, lastEventID: String?, locations: [Subscription],
+        announced: Bool, session: SessionTable.Key?
+    ) throws(RequestError) -> Int {
         let announced = announced || !locations.isEmpty
         try checkAdmission()
         let arranged = try arrangeViews(locations)
@@ -49,9 +54,10 @@ extension EventHub {
                     fromAnotherRun = state.runStart.map { resumeAfter < $0 } ?? false
                     return nil
                 }
-                return Subscriber(models: models, position: state.firstPosition(after: resumeAfter),
-                                  lastSequence: resumeAfter, preface: [retryFrame], round: state.heartbeatRound,
-                                  session: session)
+                return Subscriber(
+                    models: models, position: state.firstPosition(after: resumeAfter),
+                    lastSequence: resumeAfter, preface: [retryFrame], round: state.heartbeatRound,
+                    session: session)
             }
             if let id { return id }
             reason = fromAnotherRun ? .restart : .gap
@@ -63,8 +69,9 @@ extension EventHub {
                 preface.append(Self.resyncFrame(reason))
                 state.metrics.resyncs += 1
             }
-            let subscriber = Subscriber(models: models, position: state.endPosition, lastSequence: 0,
-                                        preface: preface, round: state.heartbeatRound, session: session)
+            let subscriber = Subscriber(
+                models: models, position: state.endPosition, lastSequence: 0,
+                preface: preface, round: state.heartbeatRound, session: session)
             start(subscriber, at: snapshot, in: &state)
             return subscriber
         }
@@ -106,8 +113,10 @@ extension EventHub {
     }
 
     /// Adds the subscriber `make` builds (nil = not possible from here) under the lock, with its locations.
-    private func register(_ locations: [Subscription], _ announced: Bool, _ arranged: [ArrangedView],
-                          _ make: (inout State) -> Subscriber?) throws(RequestError) -> Int? {
+    private func register(
+        _ locations: [Subscription], _ announced: Bool, _ arranged: [ArrangedView],
+        _ make: (inout State) -> Subscriber?
+    ) throws(RequestError) -> Int? {
         let registered = try state.withLock { (state) throws(RequestError) -> (id: Int, pending: [PendingSnapshot])? in
             if state.shuttingDown { throw .shuttingDown }
             if state.subscribers.count >= settings.maxStreams {

@@ -11,8 +11,10 @@ extension EventHub {
     /// Drops views of `mirror` (of `model`, just committed to) until all views arrange at most
     /// `maxViewRows` elements; ends their streams (woken into `wake`). Called by `deliver` with the
     /// lock held, with `mirror` taken out of `state.mirrors`.
-    func keepViewRows(of model: String, _ mirror: inout ModelMirror, in state: inout State,
-                      waking wake: inout [any HTTPStreamConnection]) {
+    func keepViewRows(
+        of model: String, _ mirror: inout ModelMirror, in state: inout State,
+        waking wake: inout [any HTTPStreamConnection]
+    ) {
         guard !mirror.views.isEmpty else { return }
         var rows = mirror.views.values.reduce(0) { $0 + $1.arranged.contentCount }
         for other in state.mirrors.values { rows = other.views.values.reduce(rows) { $0 + $1.arranged.contentCount } }

@@ -95,8 +95,10 @@ final class EventHub: Sendable {
         /// Suspended while such a snapshot is encoded, wherever it was in the log: a wake must not move it.
         var isHeldBack = false
 
-        init(models: ModelFilter, position: Int, lastSequence: UInt64, preface: [EventFrame], round: Int,
-             session: SessionTable.Key? = nil) {
+        init(
+            models: ModelFilter, position: Int, lastSequence: UInt64, preface: [EventFrame], round: Int,
+            session: SessionTable.Key? = nil
+        ) {
             self.session = session
             self.models = models
             self.position = position
@@ -203,8 +205,9 @@ final class EventHub: Sendable {
     init(store: Store, settings: Settings) {
         self.store = store
         self.settings = settings
-        retryFrame = EventFrame(sequence: 0, model: nil, isCommit: false,
-                                bytes: EventEncoder.retry(milliseconds: settings.retryMilliseconds))
+        retryFrame = EventFrame(
+            sequence: 0, model: nil, isCommit: false,
+            bytes: EventEncoder.retry(milliseconds: settings.retryMilliseconds))
         let start = store.visibleSequence
         state = OrderedMutex(State(droppedThrough: start, runStart: start, newestSequence: start))
         expiry = StreamExpiry()
@@ -241,7 +244,7 @@ final class EventHub: Sendable {
                 }
                 for id in state.suspended.removeWoken(byModel: frame.model) {
                     guard let subscriber = state.subscribers[id] else { continue }
-                    subscriber.wake(skippingTo: state.endPosition - 1) // the frame just appended woke it
+                    subscriber.wake(skippingTo: state.endPosition - 1)  // the frame just appended woke it
                     if let connection = subscriber.connection { wake.append(connection) }
                 }
                 // One branch per event for servers without location streams.
@@ -261,7 +264,8 @@ final class EventHub: Sendable {
     /// `retainedBytes` bytes, always keeping the newest.
     func trimLog(_ state: inout State) {
         while state.log.count > 1
-                && (state.log.count > settings.retainedEvents || state.logBytes > settings.retainedBytes) {
+            && (state.log.count > settings.retainedEvents || state.logBytes > settings.retainedBytes)
+        {
             let dropped = state.log.removeFirst()
             state.logBytes -= dropped.bytes.count
             state.basePosition += 1

@@ -10,8 +10,10 @@ internal import LiveBindHTTP
 /// then a `snapshot` of each model as the history's last event left it.
 enum HistoryReplay {
     /// The bytes to send first, and the event they end at.
-    static func prefix(models: [String], since: HistoryEndpoint.Point, step: String?, path: String?,
-                       endpoint: HistoryEndpoint) throws -> (bytes: [UInt8], through: UInt64) {
+    static func prefix(
+        models: [String], since: HistoryEndpoint.Point, step: String?, path: String?,
+        endpoint: HistoryEndpoint
+    ) throws -> (bytes: [UInt8], through: UInt64) {
         guard let history = endpoint.history else { throw HistoryError.off }
         guard !models.isEmpty else {
             throw RequestError.badRequest("since= replays whole models: name them with model= (sub= locations have no replay)")
@@ -23,8 +25,9 @@ enum HistoryReplay {
                 throw RequestError.badRequest("since= with step= needs one model= and the path= of the location to put in buckets")
             }
             let (answer, covered) = try endpoint.buckets(models[0], path, from: since, step: step, through: through)
-            let (snapshots, _) = try history.replay(models, after: covered, through: covered, limit: 0, scan: 0,
-                                                    maxBytes: endpoint.maxBytes)
+            let (snapshots, _) = try history.replay(
+                models, after: covered, through: covered, limit: 0, scan: 0,
+                maxBytes: endpoint.maxBytes)
             EventEncoder.header(sequence: covered, event: "history", id: snapshots.isEmpty, into: &bytes)
             try append(answer, to: &bytes, endpoint.maxBytes)
             var piece = Array("\n\n".utf8)
@@ -33,8 +36,9 @@ enum HistoryReplay {
             return (bytes, covered)
         }
         let start = try endpoint.resolve(since, history, clamped: true).sequence
-        let (snapshots, commits) = try history.replay(models, after: start, through: through, limit: endpoint.limits.maxPoints,
-                                                         scan: endpoint.limits.maxScan, maxBytes: endpoint.maxBytes)
+        let (snapshots, commits) = try history.replay(
+            models, after: start, through: through, limit: endpoint.limits.maxPoints,
+            scan: endpoint.limits.maxScan, maxBytes: endpoint.maxBytes)
         var piece: [UInt8] = []
         appendSnapshots(snapshots, at: start, into: &piece)
         try append(piece, to: &bytes, endpoint.maxBytes)

@@ -23,7 +23,8 @@ struct SharedSnapshots {
     /// at or after `notBefore` (a stream must not go back before an id it has sent).
     func frame(for key: SnapshotKey, droppedThrough: UInt64, publishedBytes: Int, notBefore: UInt64 = 0) -> EventFrame? {
         guard let entry = entries[key], let frame = entry.frame, frame.sequence >= droppedThrough, frame.sequence >= notBefore,
-              publishedBytes - entry.publishedBytes <= frame.bytes.count else { return nil }
+            publishedBytes - entry.publishedBytes <= frame.bytes.count
+        else { return nil }
         return frame
     }
 

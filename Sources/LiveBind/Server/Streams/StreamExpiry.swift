@@ -13,7 +13,7 @@ import LiveBindEngine
 ///
 /// Dispatch rather than a Swift `Task`, like the heartbeat: nothing the app does with the cooperative
 /// pool may hold an expiry back.
-final class StreamExpiry: @unchecked Sendable {   // the Dispatch timer may be set from any thread; the rest is behind `state`
+final class StreamExpiry: @unchecked Sendable {  // the Dispatch timer may be set from any thread; the rest is behind `state`
     private struct Entry: Comparable {
         let deadline: Date
         let id: Int

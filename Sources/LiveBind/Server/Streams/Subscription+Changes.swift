@@ -82,16 +82,21 @@ extension Subscription {
     /// The rows leaving and entering the window when an element of its array was inserted, removed,
     /// replaced or moved (`rows` is the array after it), as removes (from the last row up), at most one
     /// move, and inserts (from the first row down), with indexes in the window.
-    private mutating func windowChanges(for change: Change, rows: Deque<JSON>, window: Window,
-                                        into out: inout [LocationChange]) {
+    private mutating func windowChanges(
+        for change: Change, rows: Deque<JSON>, window: Window,
+        into out: inout [LocationChange]
+    ) {
         let before = window.rows(length: current.length)
         let after = window.rows(length: rows.count)
         current = Window.Position(offset: after.lowerBound, length: rows.count)
         switch change.kind {
         case .replace:
             guard let index = change.index, after.contains(index) else { return }
-            out.append(LocationChange(change: Change(kind: .replace, path: path, value: rows[index],
-                                                     index: index - after.lowerBound, key: Change.key(of: rows[index]))))
+            out.append(
+                LocationChange(
+                    change: Change(
+                        kind: .replace, path: path, value: rows[index],
+                        index: index - after.lowerBound, key: Change.key(of: rows[index]))))
         case .insert, .remove:
             shiftChanges(for: change, rows: rows, before: before, after: after, into: &out)
         case .move:
@@ -106,16 +111,21 @@ extension Subscription {
     /// A `set` of the window's rows, for an array change this code does not take apart.
     private func reset(rows: Deque<JSON>, into out: inout [LocationChange]) {
         let range = window?.rows(length: rows.count) ?? 0..<0
-        out.append(LocationChange(change: Change(kind: .set, path: path,
-                                                 value: .array(range.isEmpty ? [] : Deque(rows[range])))))
+        out.append(
+            LocationChange(
+                change: Change(
+                    kind: .set, path: path,
+                    value: .array(range.isEmpty ? [] : Deque(rows[range])))))
     }
 
     /// The window's removes and inserts for an element inserted or removed: the rows that leave are a
     /// run at each end of the old window plus the removed one, and the rows that enter a run at each end
     /// of the new window plus the inserted one (the other rows keep their order), so this costs what it
     /// sends, not the window's size.
-    private func shiftChanges(for change: Change, rows: Deque<JSON>, before: Range<Int>, after: Range<Int>,
-                              into out: inout [LocationChange]) {
+    private func shiftChanges(
+        for change: Change, rows: Deque<JSON>, before: Range<Int>, after: Range<Int>,
+        into out: inout [LocationChange]
+    ) {
         let changed = change.index ?? (change.kind == .insert ? rows.count - 1 : -1)
         /// Where the element at `index` before the change is after it; nil for the one removed.
         func landing(_ index: Int) -> Int? {
@@ -137,8 +147,11 @@ extension Subscription {
         if change.kind == .remove && before.contains(changed) { leaving.insert(changed) }
         for index in leaving.sorted(by: >) {
             let key = landing(index).map { Change.key(of: rows[$0]) } ?? change.key
-            out.append(LocationChange(change: Change(kind: .remove, path: path, index: index - before.lowerBound,
-                                                     key: key ?? nil)))
+            out.append(
+                LocationChange(
+                    change: Change(
+                        kind: .remove, path: path, index: index - before.lowerBound,
+                        key: key ?? nil)))
         }
         var entering = Set<Int>()
         low = after.lowerBound
@@ -147,30 +160,44 @@ extension Subscription {
         while high >= low && enters(high) { entering.insert(high); high -= 1 }
         if change.kind == .insert && after.contains(changed) { entering.insert(changed) }
         for index in entering.sorted() {
-            out.append(LocationChange(change: Change(kind: .insert, path: path, value: rows[index],
-                                                     index: index - after.lowerBound, key: Change.key(of: rows[index]))))
+            out.append(
+                LocationChange(
+                    change: Change(
+                        kind: .insert, path: path, value: rows[index],
+                        index: index - after.lowerBound, key: Change.key(of: rows[index]))))
         }
     }
 
     /// The window's events for an element moved inside its array (the length, so the window, is the
     /// same): a `move` when both ends are in the window; else the moved row leaving or entering and the
     /// row shifted across the window's edge entering or leaving. A few events, whatever the window's size.
-    private func moveChanges(from: Int, to: Int, rows: Deque<JSON>, window: Range<Int>,
-                             into out: inout [LocationChange]) {
+    private func moveChanges(
+        from: Int, to: Int, rows: Deque<JSON>, window: Range<Int>,
+        into out: inout [LocationChange]
+    ) {
         guard from != to, !window.isEmpty else { return }
         let first = window.lowerBound, last = window.upperBound - 1
         func remove(_ index: Int, keyAt landed: Int) {
-            out.append(LocationChange(change: Change(kind: .remove, path: path, index: index - first,
-                                                     key: Change.key(of: rows[landed]))))
+            out.append(
+                LocationChange(
+                    change: Change(
+                        kind: .remove, path: path, index: index - first,
+                        key: Change.key(of: rows[landed]))))
         }
         func insert(_ index: Int) {
-            out.append(LocationChange(change: Change(kind: .insert, path: path, value: rows[index], index: index - first,
-                                                     key: Change.key(of: rows[index]))))
+            out.append(
+                LocationChange(
+                    change: Change(
+                        kind: .insert, path: path, value: rows[index], index: index - first,
+                        key: Change.key(of: rows[index]))))
         }
         switch (window.contains(from), window.contains(to)) {
         case (true, true):
-            out.append(LocationChange(change: Change(kind: .move, path: path, from: from - first, to: to - first,
-                                                     key: Change.key(of: rows[to]))))
+            out.append(
+                LocationChange(
+                    change: Change(
+                        kind: .move, path: path, from: from - first, to: to - first,
+                        key: Change.key(of: rows[to]))))
         case (true, false):
             remove(from, keyAt: to)
             insert(to > last ? last : first)

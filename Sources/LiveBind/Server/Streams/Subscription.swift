@@ -36,8 +36,10 @@ struct Subscription: Sendable, Equatable {
 
     /// Parses one `sub` value; `maxWindow` bounds a window's rows, `viewLimits` a view's query. Throws
     /// 400 for a malformed value and 422 for a window larger than `maxWindow` or a query past `viewLimits`.
-    static func parse(_ text: String, maxWindow: Int,
-                      viewLimits: ViewQuery.Limits = ViewQuery.Limits()) throws(RequestError) -> Subscription {
+    static func parse(
+        _ text: String, maxWindow: Int,
+        viewLimits: ViewQuery.Limits = ViewQuery.Limits()
+    ) throws(RequestError) -> Subscription {
         var rest = Substring(text)
         var parameters: [(name: String, value: Int)] = []
         var viewParts: [String: String] = [:]
@@ -87,8 +89,9 @@ struct Subscription: Sendable, Equatable {
         try Window(anchor: .start(offset: 0), limit: limit).check(subscription: text, maxWindow: maxWindow)
         let query: ViewQuery
         do {
-            query = try ViewQuery(where: viewParts["where"], order: viewParts["order"], offset: given["offset"] ?? 0, limit: limit,
-                                  limits: viewLimits)
+            query = try ViewQuery(
+                where: viewParts["where"], order: viewParts["order"], offset: given["offset"] ?? 0, limit: limit,
+                limits: viewLimits)
         } catch {
             if let bound = error.exceeded {
                 throw .viewQueryTooLarge(text, reason: error.description, setting: bound.setting, limit: bound.limit)
