@@ -30,7 +30,7 @@ extension EventHub {
         if let query = subscriber.subscriptions[index].view,
             mirror.views[SharedView.Key(path: subscriber.subscriptions[index].path, query: query)]?.isStale == true
         {
-            holdForArrangement(index, of: subscriber)
+            subscriber.holdForArrangement(index)
             return nil
         }
         // The id of the model's last commit the mirror holds (or of the store's cut it was made from;

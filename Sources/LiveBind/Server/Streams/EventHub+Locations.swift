@@ -53,7 +53,7 @@ extension EventHub {
                         arrangedRows += view.reset(in: mirror)
                         view.pending = []
                     }
-                    for subscriber in subscribers { dropDerived(of: subscriber.stream, resync: .lagging) }
+                    for subscriber in subscribers { subscriber.stream.dropDerived(resync: .lagging) }
                     wakeAll(subscribers.map(\.id), in: &state, into: &wake)
                     startRearranging(&mirror, of: commit.model, in: &state)
                     state.metrics.countArranged(underLock: arrangedRows)
@@ -141,7 +141,7 @@ extension EventHub {
                 }
             }
             if overBudget {
-                dropDerived(of: stream, resync: .lagging)
+                stream.dropDerived(resync: .lagging)
                 woken.append(subscriber.id)
                 continue
             }
@@ -153,7 +153,7 @@ extension EventHub {
             // A stream that falls this far behind gets `resync` and fresh snapshots, as one that fell
             // off the shared log does: what it holds stays bounded however slowly it reads.
             if stream.derivedBytes - stream.derivedSnapshotBytes > settings.retainedBytes {
-                dropDerived(of: stream, resync: .lagging)
+                stream.dropDerived(resync: .lagging)
             }
             woken.append(subscriber.id)
         }
@@ -192,13 +192,8 @@ extension EventHub {
         for stream in streams.sorted(by: { $0.derivedBytes > $1.derivedBytes }) {
             guard total > settings.maxUnsentBytes / 2, stream.derivedBytes > settings.streamBufferLimit else { break }
             total -= stream.derivedBytes
-            dropDerived(of: stream, resync: .lagging)
+            stream.dropDerived(resync: .lagging)
         }
-    }
-
-    func dropDerived(of subscriber: Subscriber, resync reason: ResyncReason) {
-        subscriber.clearDerived()
-        subscriber.pendingResync = reason
     }
 
     func wakeAll(_ ids: [Int], in state: inout State, into wake: inout [any HTTPStreamConnection]) {
@@ -359,7 +354,7 @@ extension EventHub {
             subscriber.subscriptions[index].window = window
             var pending: PendingSnapshot?
             if startsOver {
-                dropDerived(of: subscriber, resync: .lagging)
+                subscriber.dropDerived(resync: .lagging)
             } else {
                 pending = takeSnapshot(ofLocation: index, of: subscriber, id: id, in: &state)
             }

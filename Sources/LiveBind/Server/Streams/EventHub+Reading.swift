@@ -172,9 +172,7 @@ extension EventHub {
                 if let own = subscriber.derived.first, own.sequence <= state.newestSequence,
                     next.map({ own.sequence < $0.sequence || own.sequence == $0.sequence && own.model != nil }) ?? true
                 {
-                    subscriber.derived.removeFirst()
-                    subscriber.derivedBytes -= own.bytes.count
-                    if own.model == nil { subscriber.derivedSnapshotBytes -= own.bytes.count }
+                    subscriber.removeFirstDerived()
                     let withoutID = !subscriber.takesID(of: own, continued: groupContinues(own.id, for: subscriber, in: state))
                     if !emit(own, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
                     continue
@@ -213,58 +211,5 @@ extension EventHub {
             position += 1
         }
         return false
-    }
-}
-
-extension EventHub.Subscriber {
-    /// Takes the stream's connection on its first read (the subscriber is made before its response).
-    func learn(_ connection: any HTTPStreamConnection) {
-        guard self.connection == nil else { return }
-        self.connection = connection
-        directWriter = connection as? any SuspendedStreamWriting
-    }
-
-    /// Adds one of the stream's own frames, in sequence order (after those with the same sequence).
-    func queue(_ frame: EventFrame) {
-        var index = derived.endIndex
-        while index > derived.startIndex, derived[index - 1].sequence > frame.sequence { index -= 1 }
-        derived.insert(frame, at: index)
-        derivedBytes += frame.bytes.count
-        if frame.model == nil { derivedSnapshotBytes += frame.bytes.count }
-    }
-
-    /// Ends the stream: it drops every frame it holds, and its next read ends it.
-    func end() {
-        isCut = true
-        preface = []
-        partial = nil
-        clearDerived()
-    }
-
-    /// Drops every own frame.
-    func clearDerived() {
-        derived.removeAll()
-        derivedBytes = 0
-        derivedSnapshotBytes = 0
-    }
-
-    /// A frame sent only in part: how many of its bytes went out, and whether its `id:` line is left out.
-    struct Partial {
-        let frame: EventFrame
-        let offset: Int
-        let withoutID: Bool
-    }
-
-    /// Whether `frame` goes out with its `id:` line; records the id when it does.
-    ///
-    /// Ids close groups: every event since the previous `id:` line belongs to the group the next one
-    /// closes, so a client that drops inside a group resumes before it and gets all of it again. So a
-    /// frame leaves its id out when a frame after it with the same id is known (`continued`), and when
-    /// the stream already sent that id or a later one (a location's snapshot restating a point the
-    /// client has reached, such as a window move's answer). The ids a stream sends strictly increase.
-    func takesID(of frame: EventFrame, continued: Bool) -> Bool {
-        guard frame.idLine != nil, frame.id > lastSentID, !continued else { return false }
-        lastSentID = frame.id
-        return true
     }
 }

@@ -58,7 +58,7 @@ extension EventHub {
             for id in mirror.subscribers {
                 guard let subscriber = state.subscribers[id] else { continue }
                 for index in subscriber.subscriptions.indices where subscriber.subscriptions[index].shows(view, in: model) {
-                    holdForArrangement(index, of: subscriber)
+                    subscriber.holdForArrangement(index)
                 }
             }
             let job = Rearrangement(
@@ -66,15 +66,6 @@ extension EventHub {
                 rows: rows, discarded: view.takeDiscarded())
             arranging.async { [weak self] in self?.rearrange(job) }
         }
-    }
-
-    /// Holds `subscriber` back until the view at its location `index` is arranged and its snapshot
-    /// taken; a snapshot of the location still being encoded is dropped (it shows the old rows).
-    func holdForArrangement(_ index: Int, of subscriber: Subscriber) {
-        subscriber.subscriptions[index].snapshotGeneration += 1
-        guard !subscriber.subscriptions[index].awaitsArrangement else { return }
-        subscriber.subscriptions[index].awaitsArrangement = true
-        subscriber.pendingSnapshots += 1
     }
 
     /// Arranges `job`'s array, on the arranging queue, then puts it in place under the lock.
