@@ -108,7 +108,7 @@ public import LiveBindHTTP  // not internal: the entry points throw its RequestE
         /// Which commits the hub still holds: a `Last-Event-ID` from `droppedThrough` to `newest`
         /// resumes; below `runStart` it is from before the hub (another run).
         public var retained: (droppedThrough: UInt64, newest: UInt64, runStart: UInt64?) {
-            hub.state.withLock { ($0.droppedThrough, $0.newestSequence, $0.runStart) }
+            hub.state.withLock { ($0.log.droppedThrough, $0.log.newestSequence, $0.log.runStart) }
         }
 
         /// A stream as `GET /events` opened it.
@@ -135,8 +135,8 @@ public import LiveBindHTTP  // not internal: the entry points throw its RequestE
             return hub.state.withLock { state in
                 let subscriber = state.subscribers[stream.id]!
                 var pending: [UInt64] = []
-                for position in max(subscriber.position, state.basePosition)..<state.endPosition {
-                    let frame = state.log[position - state.basePosition]
+                for position in max(subscriber.position, state.log.basePosition)..<state.log.endPosition {
+                    let frame = state.log[position]
                     if frame.isCommit, frame.model.map(subscriber.models.wants) ?? true { pending.append(frame.sequence) }
                 }
                 return Opened(

@@ -38,7 +38,7 @@ struct HubTestFixture {
     /// Whether the hub has published every commit the store made, within `seconds`.
     func caughtUp(within seconds: Double = 10) -> Bool {
         let deadline = ContinuousClock.now + .seconds(seconds)
-        while hub.state.withLock({ $0.newestSequence }) < store.visibleSequence {
+        while hub.state.withLock({ $0.log.newestSequence }) < store.visibleSequence {
             guard ContinuousClock.now < deadline else { return false }
             Thread.sleep(forTimeInterval: 0.001)
         }

@@ -48,7 +48,7 @@ extension EventHub {
                     } else if let connection = subscriber.connection {
                         state.metrics.heartbeats += 1
                         state.suspended.remove(id)
-                        subscriber.wake(skippingTo: state.endPosition)
+                        subscriber.wake(skippingTo: state.log.endPosition)
                         subscriber.preface.append(Self.heartbeatFrame)
                         wake.append(connection)
                     }

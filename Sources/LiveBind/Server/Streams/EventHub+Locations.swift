@@ -201,7 +201,7 @@ extension EventHub {
             state.suspended.remove(id)
             // Its own frames woke it, not the log's: none of the log's frames since it slept woke it
             // (nor does this commit's, as it follows the model by location, not whole).
-            state.subscribers[id]?.wake(skippingTo: state.endPosition)
+            state.subscribers[id]?.wake(skippingTo: state.log.endPosition)
             if let connection = state.subscribers[id]?.connection { wake.append(connection) }
         }
     }
@@ -360,7 +360,7 @@ extension EventHub {
             }
             guard state.suspended.contains(id) else { return (nil, pending) }
             state.suspended.remove(id)
-            subscriber.wake(skippingTo: state.endPosition)
+            subscriber.wake(skippingTo: state.log.endPosition)
             return (subscriber.connection, pending)
         }
         wake?.resume()

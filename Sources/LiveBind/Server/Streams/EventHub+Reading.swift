@@ -131,7 +131,7 @@ extension EventHub {
                 let continues =
                     frame.idLine != nil
                     && (subscriber.preface.first(where: { $0.idLine != nil }).map { $0.id == frame.id }
-                        ?? groupContinues(frame.id, for: subscriber, in: state))
+                        ?? groupContinues(frame.id, for: subscriber, in: state.log))
                 let withoutID = !subscriber.takesID(of: frame, continued: continues)
                 if !emit(frame, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
             }
@@ -148,8 +148,8 @@ extension EventHub {
             }
             subscriber.isHeldBack = false
             // A stream of locations only wants nothing from the shared log: it is never behind it.
-            if subscriber.models.names?.isEmpty == true { subscriber.position = state.endPosition }
-            if subscriber.position < state.basePosition || subscriber.pendingResync != nil {
+            if subscriber.models.names?.isEmpty == true { subscriber.position = state.log.endPosition }
+            if subscriber.position < state.log.basePosition || subscriber.pendingResync != nil {
                 if written > 0 { return .done(.bytes(written)) }
                 // Starting over takes fresh snapshots: with the unsent-bytes budget spent the stream ends
                 // instead, and its client reconnects with `Last-Event-ID`, admitted or refused (503) as
@@ -168,12 +168,12 @@ extension EventHub {
                 // the hub) waits for it, so that no older event can follow it. A location's snapshot
                 // goes after the log's frame of its own id (it applies at once: before, it would show
                 // a write to several models before that frame, the write's last event, came).
-                let next = subscriber.position < state.endPosition ? state.log[subscriber.position - state.basePosition] : nil
-                if let own = subscriber.derived.first, own.sequence <= state.newestSequence,
+                let next = subscriber.position < state.log.endPosition ? state.log[subscriber.position] : nil
+                if let own = subscriber.derived.first, own.sequence <= state.log.newestSequence,
                     next.map({ own.sequence < $0.sequence || own.sequence == $0.sequence && own.model != nil }) ?? true
                 {
                     subscriber.removeFirstDerived()
-                    let withoutID = !subscriber.takesID(of: own, continued: groupContinues(own.id, for: subscriber, in: state))
+                    let withoutID = !subscriber.takesID(of: own, continued: groupContinues(own.id, for: subscriber, in: state.log))
                     if !emit(own, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
                     continue
                 }
@@ -182,7 +182,7 @@ extension EventHub {
                 if frame.isCommit && frame.sequence <= subscriber.lastSequence { continue }
                 guard frame.isWanted(by: subscriber.models) else { continue }
                 if frame.isCommit { subscriber.lastSequence = frame.sequence }
-                let withoutID = !subscriber.takesID(of: frame, continued: groupContinues(frame.id, for: subscriber, in: state))
+                let withoutID = !subscriber.takesID(of: frame, continued: groupContinues(frame.id, for: subscriber, in: state.log))
                 if !emit(frame, from: 0, withoutID: withoutID) { return .done(.bytes(written)) }
             }
             if written > 0 { return .done(.bytes(written)) }
@@ -200,12 +200,12 @@ extension EventHub {
     /// own frames and the log's frames from its position that have that id are enough to look at. A
     /// location's snapshot (a frame of no model) restates a point and applies at once: it belongs to
     /// no group, so it continues none.
-    private func groupContinues(_ id: UInt64, for subscriber: Subscriber, in state: State) -> Bool {
+    private func groupContinues(_ id: UInt64, for subscriber: Subscriber, in log: EventLog) -> Bool {
         if let own = subscriber.derived.first, own.idLine != nil, own.model != nil, own.id == id { return true }
-        guard subscriber.position >= state.basePosition, subscriber.models.names?.isEmpty != true else { return false }
+        guard subscriber.position >= log.basePosition, subscriber.models.names?.isEmpty != true else { return false }
         var position = subscriber.position
-        while position < state.endPosition {
-            let frame = state.log[position - state.basePosition]
+        while position < log.endPosition {
+            let frame = log[position]
             guard frame.id == id else { return false }
             if frame.isWanted(by: subscriber.models) && !(frame.isCommit && frame.sequence <= subscriber.lastSequence) { return true }
             position += 1

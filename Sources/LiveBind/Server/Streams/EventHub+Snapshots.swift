@@ -5,8 +5,8 @@ extension EventHub {
     func sharedSnapshot(for key: SnapshotKey, notBefore: UInt64 = 0, in state: inout State) -> EventFrame? {
         guard
             let frame = state.snapshots.frame(
-                for: key, droppedThrough: state.droppedThrough,
-                publishedBytes: state.publishedBytes, notBefore: notBefore)
+                for: key, droppedThrough: state.log.droppedThrough,
+                publishedBytes: state.log.publishedBytes, notBefore: notBefore)
         else { return nil }
         state.metrics.snapshotsShared += 1
         return frame
@@ -63,7 +63,7 @@ extension EventHub {
     func adopt(_ fresh: (frame: EventFrame, key: SnapshotKey), notBefore: UInt64 = 0, in state: inout State) -> EventFrame {
         state.metrics.snapshotsEncoded += 1
         if let shared = sharedSnapshot(for: fresh.key, notBefore: notBefore, in: &state) { return shared }
-        state.snapshots.share(fresh.frame, for: fresh.key, publishedBytes: state.publishedBytes)
+        state.snapshots.share(fresh.frame, for: fresh.key, publishedBytes: state.log.publishedBytes)
         return fresh.frame
     }
 
@@ -78,8 +78,8 @@ extension EventHub {
             state.unsentAdded += snapshot.bytes.count
         }
         subscriber.lastSequence = snapshot.sequence
-        subscriber.position = state.firstPosition(after: snapshot.sequence)
-        if state.droppedThrough > snapshot.sequence { subscriber.pendingResync = .lagging }
+        subscriber.position = state.log.firstPosition(after: snapshot.sequence)
+        if state.log.droppedThrough > snapshot.sequence { subscriber.pendingResync = .lagging }
     }
 
     /// The `resync` event for `reason`, one frame per reason for every stream.

@@ -50,12 +50,12 @@ extension EventHub {
         if let resumeAfter {
             var fromAnotherRun = false
             let id: Int? = try register(locations, announced, arranged) { state in
-                guard resumeAfter >= state.droppedThrough else {
-                    fromAnotherRun = state.runStart.map { resumeAfter < $0 } ?? false
+                guard resumeAfter >= state.log.droppedThrough else {
+                    fromAnotherRun = state.log.runStart.map { resumeAfter < $0 } ?? false
                     return nil
                 }
                 return Subscriber(
-                    models: models, position: state.firstPosition(after: resumeAfter),
+                    models: models, position: state.log.firstPosition(after: resumeAfter),
                     lastSequence: resumeAfter, preface: [retryFrame], round: state.heartbeatRound,
                     session: session)
             }
@@ -70,7 +70,7 @@ extension EventHub {
                 state.metrics.resyncs += 1
             }
             let subscriber = Subscriber(
-                models: models, position: state.endPosition, lastSequence: 0,
+                models: models, position: state.log.endPosition, lastSequence: 0,
                 preface: preface, round: state.heartbeatRound, session: session)
             start(subscriber, at: snapshot, in: &state)
             return subscriber

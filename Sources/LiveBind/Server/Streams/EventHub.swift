@@ -1,5 +1,4 @@
 import Dispatch
-import DequeModule
 import Synchronization
 import LiveBindEngine
 internal import LiveBindHTTP
@@ -50,25 +49,12 @@ final class EventHub: Sendable {
 
     /// Everything mutable, behind one lock.
     struct State {
-        var log: Deque<EventFrame> = []
-        /// Bytes of the frames in `log`: with the snapshot frames streams share and the frames each
-        /// holds unsent (cut past `streamBufferLimit` when its client stops reading), all the memory
-        /// streams use, however many there are and however far behind they are.
-        var logBytes = 0
-        /// Bytes of every frame ever appended to the log (to tell how far a shared snapshot is behind).
-        var publishedBytes = 0
+        /// The frames every stream reads from, and the sequences they cover.
+        var log: EventLog
         /// The snapshot frames streams start from, shared while they are still a good start.
         var snapshots = SharedSnapshots()
         /// The snapshot frames of locations and windows, shared while some stream holds them.
         var locationSnapshots = LocationSnapshots()
-        /// Absolute position of `log.first`.
-        var basePosition = 0
-        /// The highest commit sequence no longer in the log (or older than the hub).
-        var droppedThrough: UInt64
-        /// Ids below this one were never streamed by this server: a client asking to resume after one
-        /// comes from before a restart. Nil once the data directory's history covers earlier runs.
-        var runStart: UInt64?
-        var newestSequence: UInt64
         var subscribers: [Int: Subscriber] = [:]
         /// The models streams subscribe to locations in, as published so far.
         var mirrors: [String: ModelMirror] = [:]
@@ -95,18 +81,6 @@ final class EventHub: Sendable {
         var nextID = 0
         var shuttingDown = false
         var metrics = EventHubMetrics()
-
-        var endPosition: Int { basePosition + log.count }
-
-        /// The first position whose frame has a sequence above `sequence` (frames are in sequence order).
-        func firstPosition(after sequence: UInt64) -> Int {
-            var low = 0, high = log.count
-            while low < high {
-                let middle = (low + high) / 2
-                if log[middle].sequence <= sequence { low = middle + 1 } else { high = middle }
-            }
-            return basePosition + low
-        }
     }
 
     let store: Store
@@ -132,7 +106,11 @@ final class EventHub: Sendable {
             sequence: 0, model: nil, isCommit: false,
             bytes: EventEncoder.retry(milliseconds: settings.retryMilliseconds))
         let start = store.visibleSequence
-        state = OrderedMutex(State(droppedThrough: start, runStart: start, newestSequence: start))
+        state = OrderedMutex(
+            State(
+                log: EventLog(
+                    start: start, retainedEvents: settings.retainedEvents,
+                    retainedBytes: settings.retainedBytes)))
         expiry = StreamExpiry()
         expiry.start { [weak self] ids in self?.revoke(ids, reason: "expired") }
     }
@@ -156,18 +134,11 @@ final class EventHub: Sendable {
             var wake: [any HTTPStreamConnection] = []
             for (position, frame) in frames.enumerated() {
                 // A commit already in the log (seeded from the data directory's history) is not added twice.
-                if frame.isCommit && frame.sequence <= state.newestSequence { continue }
-                state.log.append(frame)
-                state.logBytes += frame.bytes.count
-                state.publishedBytes += frame.bytes.count
-                trimLog(&state)
-                if frame.isCommit {
-                    state.newestSequence = frame.sequence
-                    state.metrics.eventsPublished += 1
-                }
+                guard state.log.append(frame) else { continue }
+                if frame.isCommit { state.metrics.eventsPublished += 1 }
                 for id in state.suspended.removeWoken(byModel: frame.model) {
                     guard let subscriber = state.subscribers[id] else { continue }
-                    subscriber.wake(skippingTo: state.endPosition - 1)  // the frame just appended woke it
+                    subscriber.wake(skippingTo: state.log.endPosition - 1)  // the frame just appended woke it
                     if let connection = subscriber.connection { wake.append(connection) }
                 }
                 // One branch per event for servers without location streams.
@@ -183,16 +154,18 @@ final class EventHub: Sendable {
         return wake.count
     }
 
-    /// Drops the oldest frames while the log holds more than `retainedEvents` events or more than
-    /// `retainedBytes` bytes, always keeping the newest.
-    func trimLog(_ state: inout State) {
-        while state.log.count > 1
-            && (state.log.count > settings.retainedEvents || state.logBytes > settings.retainedBytes)
-        {
-            let dropped = state.log.removeFirst()
-            state.logBytes -= dropped.bytes.count
-            state.basePosition += 1
-            if dropped.isCommit { state.droppedThrough = max(state.droppedThrough, dropped.sequence) }
+    /// Puts commits made before this hub existed in front of its log, so clients resume across a
+    /// restart with `Last-Event-ID`: `history` is every commit of the sequences it spans, oldest
+    /// first, through `through` (sequences that are no commit — a cluster's binding changes — have
+    /// none; nil: through its last), read after the hub's feed was registered: the data directory's
+    /// event log, or a cluster stream's last commits.
+    ///
+    /// Frames the feed already published are kept and not duplicated; the history is used only when it
+    /// joins them without a gap. Call before any stream subscribes.
+    func seed(history: [EventFrame], through: UInt64? = nil) {
+        state.withLock { state in
+            precondition(state.subscribers.isEmpty, "seed the event log before streams subscribe")
+            state.log.seed(history, through: through)
         }
     }
 
@@ -216,8 +189,8 @@ final class EventHub: Sendable {
         state.withLock { state in
             var metrics = state.metrics
             metrics.openStreams = state.subscribers.count
-            metrics.retainedEvents = state.log.count
-            metrics.retainedBytes = state.logBytes
+            metrics.retainedEvents = state.log.frames.count
+            metrics.retainedBytes = state.log.bytes
             metrics.locationStreams = state.streams.count
             metrics.mirroredModels = state.mirrors.count
             // Replays not yet sent and snapshots being made are held too (charged to the budget).
