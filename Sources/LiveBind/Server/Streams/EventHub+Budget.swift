@@ -1,19 +1,8 @@
 import LiveBindEngine
 internal import LiveBindHTTP
-/// One memory budget for what every stream holds unsent (`Settings.maxUnsentBytes`).
-///
-/// A stream holds frames it has not finished sending: its preface (snapshots, notices), its own
-/// frames (location events and snapshots) and a frame sent in part. Frames are shared between streams
-/// (a snapshot of the same content, a commit's event), so the budget counts each frame once, however
-/// many streams hold it. The log's frames are bounded on their own (`retainedBytes`).
-///
-/// New streams are admitted only while the total is under the budget; past it, the fattest streams
-/// whose clients read nothing are cut first, and a new stream that still finds it spent is refused
-/// with 503. The heartbeat cuts such streams too while the total is over the budget.
-///
-/// Counting walks every stream's frames, so it is not done for each new stream: the last count plus
-/// the bytes of every frame given to a stream since (`State.unsentAdded`, a shared frame counted for
-/// each) bounds the total from above, and only when that bound reaches the budget is it counted again.
+/// The hub's side of the unsent-bytes budget (`UnsentBudget`, `State.budget`): counting what the
+/// streams hold, cutting the fattest streams whose clients read nothing, and charging frames to the
+/// budget before they are made.
 extension EventHub {
     /// Bytes of the distinct frames every stream holds unsent. Called with the lock held.
     func unsentBytes(in state: State) -> Int {
@@ -31,14 +20,12 @@ extension EventHub {
     }
 
     /// Whether streams may be given more frames of their own, on top of `extra` bytes about to be
-    /// given and of the frames being made (`State.reservedBytes`): the estimate is under the budget, or
-    /// a count finds it so. Called with the lock held.
+    /// given and of the frames being made (`UnsentBudget.reserved`): the estimate is under the budget,
+    /// or a count finds it so. Called with the lock held.
     func hasRoom(in state: inout State, adding extra: Int = 0) -> Bool {
-        let extra = extra + state.reservedBytes
-        guard state.unsentCounted + state.unsentAdded + extra >= settings.maxUnsentBytes else { return true }
-        let total = unsentBytes(in: state)
-        (state.unsentCounted, state.unsentAdded) = (total, 0)
-        return total + extra < settings.maxUnsentBytes
+        if state.budget.hasRoom(adding: extra) { return true }
+        state.budget.recount(unsentBytes(in: state))
+        return state.budget.hasRoom(adding: extra)
     }
 
     /// Cuts the fattest streams whose clients read nothing (not suspended, and nothing written since
@@ -46,9 +33,6 @@ extension EventHub {
     /// those being made, is under the budget; true when it is. Called with the lock held.
     func makeRoom(in state: inout State, adding extra: Int = 0) -> Bool {
         if hasRoom(in: &state, adding: extra) { return true }
-        let extra = extra + state.reservedBytes
-        var total = state.unsentCounted  // just counted by `hasRoom`
-        defer { state.unsentCounted = total }
         let quietSince = state.heartbeatRound - 2
         let stalled = state.subscribers.filter { id, subscriber in
             !subscriber.isCut && !state.suspended.contains(id) && subscriber.lastWriteRound <= quietSince
@@ -57,8 +41,8 @@ extension EventHub {
         for (_, subscriber) in stalled {
             cut(subscriber, in: &state)
             state.metrics.budgetCuts += 1
-            total = unsentBytes(in: state)
-            if total + extra < settings.maxUnsentBytes { return true }
+            state.budget.recount(unsentBytes(in: state))
+            if state.budget.hasRoom(adding: extra) { return true }
         }
         return false
     }
@@ -70,5 +54,47 @@ extension EventHub {
         subscriber.end()
         // The subscriber is still registered, so its response and socket are still there.
         connection.close()
+    }
+
+    /// Bytes the frame of a location snapshot takes past its value: the event's name, ids, model,
+    /// revision, path, window and view (as written), with room to spare.
+    static func envelopeBytes(model: String, path: Path, view: String?) -> Int {
+        256 + 2 * (model.utf8.count + path.pointer.utf8.count + (view?.utf8.count ?? 0))
+    }
+
+    /// An upper bound of the bytes `pending` encode to. Walks the values (no copy): call it without the lock.
+    static func measure(_ pending: [PendingSnapshot]) -> Int {
+        pending.reduce(0) { total, snapshot in
+            total + snapshot.value.countedSize
+                + envelopeBytes(model: snapshot.key.model, path: snapshot.key.path, view: snapshot.key.view)
+        }
+    }
+
+    /// Charges `bytes` of frames about to be made to the budget, cutting streams whose clients read
+    /// nothing when that makes room. Throws 413 (`snapshotsTooLarge`) when `bytes` alone reach the
+    /// budget, 503 (`unsentBytesSpent`) when what the streams hold leaves too little. Called with the
+    /// lock held; `UnsentBudget.release` gives the bytes back once the frames are queued (or not made).
+    func reserve(_ bytes: Int, in state: inout State) throws(RequestError) {
+        guard bytes > 0 else { return }
+        guard bytes < settings.maxUnsentBytes else {
+            state.metrics.rejectedStreams += 1
+            throw .snapshotsTooLarge(bytes: bytes, limit: settings.maxUnsentBytes)
+        }
+        guard makeRoom(in: &state, adding: bytes) else {
+            state.metrics.rejectedStreams += 1
+            throw .unsentBytesSpent(limit: settings.maxUnsentBytes)
+        }
+        state.budget.reserve(bytes)
+    }
+
+    /// ``reserve(_:in:)`` taking the lock.
+    func reserve(_ bytes: Int) throws(RequestError) {
+        try state.withLock { (state) throws(RequestError) in try reserve(bytes, in: &state) }
+    }
+
+    /// Gives back bytes `reserve` charged, taking the lock.
+    func release(_ bytes: Int) {
+        guard bytes > 0 else { return }
+        state.withLock { state in state.budget.release(bytes) }
     }
 }

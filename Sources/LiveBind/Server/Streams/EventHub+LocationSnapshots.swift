@@ -50,7 +50,7 @@ extension EventHub {
         if let frame = state.locationSnapshots.frame(for: key) {
             state.metrics.snapshotsShared += 1
             subscriber.queue(frame)
-            state.unsentAdded += frame.bytes.count
+            state.budget.add(frame.bytes.count)
             return nil
         }
         subscriber.pendingSnapshots += 1
@@ -102,7 +102,7 @@ extension EventHub {
                         state.metrics.snapshotsEncoded += 1
                     }
                     subscriber.queue(frame)
-                    state.unsentAdded += frame.bytes.count
+                    state.budget.add(frame.bytes.count)
                 }
                 // Held back, not at the log's end: woken where it stands.
                 if subscriber.pendingSnapshots == 0, state.suspended.contains(snapshot.stream) {

@@ -148,7 +148,7 @@ extension EventHub {
             guard !frames.isEmpty else { continue }
             for frame in frames {
                 stream.queue(frame)
-                state.unsentAdded += frame.bytes.count
+                state.budget.add(frame.bytes.count)
             }
             // A stream that falls this far behind gets `resync` and fresh snapshots, as one that fell
             // off the shared log does: what it holds stays bounded however slowly it reads.

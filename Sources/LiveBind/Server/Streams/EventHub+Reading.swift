@@ -44,7 +44,7 @@ extension EventHub {
         from fresh: (frame: EventFrame, key: SnapshotKey)?, reserved: Int = 0
     ) -> Bool {
         let pending: [PendingSnapshot]? = state.withLock { state in
-            release(reserved, in: &state)
+            state.budget.release(reserved)
             guard let subscriber = state.subscribers[id] else { return [] }
             let notBefore = subscriber.lastSentID
             let snapshot =

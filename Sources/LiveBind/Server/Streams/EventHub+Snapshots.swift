@@ -75,7 +75,7 @@ extension EventHub {
     func start(_ subscriber: Subscriber, at snapshot: EventFrame, in state: inout State) {
         if !snapshot.bytes.isEmpty {
             subscriber.preface.append(snapshot)
-            state.unsentAdded += snapshot.bytes.count
+            state.budget.add(snapshot.bytes.count)
         }
         subscriber.lastSequence = snapshot.sequence
         subscriber.position = state.log.firstPosition(after: snapshot.sequence)

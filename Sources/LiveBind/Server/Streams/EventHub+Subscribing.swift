@@ -90,7 +90,7 @@ extension EventHub {
         let fresh = encodeSnapshot(cut)
         return try register(locations, announced, arranged) { state in
             // Queued now, so counted as unsent: no longer charged twice (the locations' snapshots follow).
-            release(reserved, in: &state)
+            state.budget.release(reserved)
             reserved = 0
             return starting(at: adopt(fresh, in: &state), in: &state)
         }!

@@ -66,14 +66,8 @@ final class EventHub: Sendable {
         /// Streams with `sub` values, by their `stream` id.
         var streams: [String: Int] = [:]
         var suspended = SuspendedStreams()
-        /// What streams held unsent at the last count (`unsentBytes`), and the bytes of frames given to
-        /// streams since: together an upper bound, so a new stream is admitted without counting again
-        /// until they reach the budget (see `makeRoom`).
-        var unsentCounted = 0
-        var unsentAdded = 0
-        /// Bytes of frames being made for streams (snapshots being encoded, replays not yet sent),
-        /// charged to the budget before they exist (see `reserve`).
-        var reservedBytes = 0
+        /// What streams hold unsent, estimated, and what is reserved for frames being made.
+        var budget: UnsentBudget
         /// Suspended streams whose next own frame waits for the log to reach its sequence, by stream.
         var awaiting: [Int: UInt64] = [:]
         /// Heartbeat ticks so far (two per heartbeat interval).
@@ -110,7 +104,8 @@ final class EventHub: Sendable {
             State(
                 log: EventLog(
                     start: start, retainedEvents: settings.retainedEvents,
-                    retainedBytes: settings.retainedBytes)))
+                    retainedBytes: settings.retainedBytes),
+                budget: UnsentBudget(limit: settings.maxUnsentBytes)))
         expiry = StreamExpiry()
         expiry.start { [weak self] ids in self?.revoke(ids, reason: "expired") }
     }
@@ -194,7 +189,7 @@ final class EventHub: Sendable {
             metrics.locationStreams = state.streams.count
             metrics.mirroredModels = state.mirrors.count
             // Replays not yet sent and snapshots being made are held too (charged to the budget).
-            metrics.unsentBytes = unsentBytes(in: state) + state.reservedBytes
+            metrics.unsentBytes = unsentBytes(in: state) + state.budget.reserved
             return metrics
         }
     }
