@@ -11,7 +11,7 @@ internal import LiveBindHTTP
 extension EventHub {
     /// A view arranged from its model's mirror at `sequence`, outside the lock. Until
     /// `finishArranging`, its `rows` and its place count against `--max-view-rows` and `--max-views`
-    /// (`State.arrangingRows`, `arrangingViews`), so that requests arranging at once cannot pass them.
+    /// (`State.views`, see `ViewCensus`), so that requests arranging at once cannot pass them.
     ///
     /// `@unchecked`: its `ArrangedArray` (a class) is made by the thread opening the stream and handed
     /// whole to the hub's state under the lock; no one else ever holds it.
@@ -43,8 +43,7 @@ extension EventHub {
                 let mirror = state.mirrors[location.model]!
                 state.mirrors[location.model]!.journal.start(at: mirror.sequence)
                 let rows = mirror.value(at: location.path)?.arrayValue?.count ?? 0
-                state.arrangingViews += 1
-                state.arrangingRows += rows
+                state.views.startArranging(rows: rows, newView: true)
                 sources.append((location.model, key, mirror.document, mirror.sequence, rows))
             }
             return sources
@@ -62,8 +61,7 @@ extension EventHub {
         guard !views.isEmpty else { return }
         state.withLock { state in
             for view in views {
-                state.arrangingViews -= 1
-                state.arrangingRows -= view.rows
+                state.views.finishArranging(rows: view.rows, newView: true)
                 state.metrics.viewRowsArranged += view.rows
                 guard state.mirrors[view.model] != nil else { continue }
                 state.mirrors[view.model]!.journal.finish(from: view.sequence)

@@ -239,7 +239,7 @@ extension EventHub {
                     state.mirrors[location.model]!.views[key] = makeView(
                         key, of: location.model, from: arranged, in: mirror,
                         metrics: &state.metrics)
-                    state.viewCount += 1
+                    state.views.shown += 1
                 }
                 state.mirrors[location.model]!.views[key]!.streams += 1
             }
@@ -278,29 +278,6 @@ extension EventHub {
         wakeAll(ready, in: &state, into: &wake)
     }
 
-    /// Throws when the new views among `locations` would take the streams past `--max-views` distinct
-    /// views, or past `--max-view-rows` elements arranged by all views together (each view holds a
-    /// node per element of its array: about 200 bytes), with the views requests are arranging (but
-    /// those in `reserved`, the caller's own).
-    func checkViews(_ locations: [Subscription], in state: State, reserved: [ArrangedView] = []) throws(RequestError) {
-        var added: [SharedView.Key: Int] = [:]
-        for location in locations {
-            guard let query = location.view else { continue }
-            let key = SharedView.Key(path: location.path, query: query)
-            guard state.mirrors[location.model]?.views[key] == nil, added[key] == nil else { continue }
-            let value =
-                state.mirrors[location.model].map { $0.value(at: location.path) }
-                ?? (try? store.value(of: location.model, at: location.path))
-            added[key] = value?.arrayValue?.count ?? 0
-        }
-        guard !added.isEmpty else { return }
-        let arrangingViews = state.arrangingViews - reserved.count
-        if state.viewCount + arrangingViews + added.count > settings.maxViews { throw .tooManyViews(limit: settings.maxViews) }
-        var rows = added.values.reduce(state.arrangingRows - reserved.reduce(0) { $0 + $1.rows }, +)
-        for mirror in state.mirrors.values { for view in mirror.views.values { rows += view.arranged.contentCount } }
-        if rows > settings.maxViewRows { throw .tooManyViewRows(limit: settings.maxViewRows) }
-    }
-
     /// Forgets a closed stream's id and its hold on the mirrors; a mirror no stream needs is dropped.
     /// Returns the views no stream shows any more, for the caller to free once the lock is released.
     func detach(_ id: Int, _ subscriber: Subscriber, in state: inout State) -> [SharedView] {
@@ -314,7 +291,7 @@ extension EventHub {
             view.streams -= 1
             if view.streams == 0 {
                 state.mirrors[location.model]?.views[view.key] = nil
-                state.viewCount -= 1
+                state.views.shown -= 1
                 dropped.append(view)
             }
         }

@@ -54,7 +54,7 @@ extension EventHub {
             let rows = SharedView.count(at: view.key.path, in: mirror)
             view.rearranging = mirror.sequence
             mirror.journal.start(at: mirror.sequence)
-            state.arrangingRows += rows
+            state.views.startArranging(rows: rows, newView: false)
             for id in mirror.subscribers {
                 guard let subscriber = state.subscribers[id] else { continue }
                 for index in subscriber.subscriptions.indices where subscriber.subscriptions[index].shows(view, in: model) {
@@ -86,7 +86,7 @@ extension EventHub {
         -> (wake: [any HTTPStreamConnection], pending: [PendingSnapshot])
     {
         state.withLock { state in
-            state.arrangingRows -= job.rows
+            state.views.finishArranging(rows: job.rows, newView: false)
             state.metrics.viewRowsArranged += job.rows
             guard var mirror = state.mirrors.removeValue(forKey: job.model) else { return ([], []) }
             var installed = false

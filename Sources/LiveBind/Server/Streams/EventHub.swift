@@ -58,11 +58,8 @@ final class EventHub: Sendable {
         var subscribers: [Int: Subscriber] = [:]
         /// The models streams subscribe to locations in, as published so far.
         var mirrors: [String: ModelMirror] = [:]
-        /// The views the mirrors hold (`--max-views`).
-        var viewCount = 0
-        /// Views being arranged outside the lock, and their arrays' elements (see `arrangeViews`).
-        var arrangingViews = 0
-        var arrangingRows = 0
+        /// The views the mirrors hold and those being arranged, against `--max-views` and `--max-view-rows`.
+        var views: ViewCensus
         /// Streams with `sub` values, by their `stream` id.
         var streams: [String: Int] = [:]
         var suspended = SuspendedStreams()
@@ -105,6 +102,7 @@ final class EventHub: Sendable {
                 log: EventLog(
                     start: start, retainedEvents: settings.retainedEvents,
                     retainedBytes: settings.retainedBytes),
+                views: ViewCensus(maxViews: settings.maxViews, maxViewRows: settings.maxViewRows),
                 budget: UnsentBudget(limit: settings.maxUnsentBytes)))
         expiry = StreamExpiry()
         expiry.start { [weak self] ids in self?.revoke(ids, reason: "expired") }
