@@ -48,9 +48,18 @@ final class EventHub: Sendable {
     }
 
     /// Everything mutable, behind one lock.
+    ///
+    /// Its parts (`EventLog`, `UnsentBudget`, `ViewCensus`, each `Subscriber`, `SuspendedStreams`,
+    /// the shared snapshots, the mirrors, `EventHubMetrics`) have no lock of their own: they are read
+    /// and changed only inside `state.withLock`, in place (through `inout`), so one critical section
+    /// sees and changes them together (the order of events depends on it).
     struct State {
         /// The frames every stream reads from, and the sequences they cover.
         var log: EventLog
+        /// What streams hold unsent, estimated, and what is reserved for frames being made.
+        var budget: UnsentBudget
+        /// The views the mirrors hold and those being arranged, against `--max-views` and `--max-view-rows`.
+        var views: ViewCensus
         /// The snapshot frames streams start from, shared while they are still a good start.
         var snapshots = SharedSnapshots()
         /// The snapshot frames of locations and windows, shared while some stream holds them.
@@ -58,13 +67,9 @@ final class EventHub: Sendable {
         var subscribers: [Int: Subscriber] = [:]
         /// The models streams subscribe to locations in, as published so far.
         var mirrors: [String: ModelMirror] = [:]
-        /// The views the mirrors hold and those being arranged, against `--max-views` and `--max-view-rows`.
-        var views: ViewCensus
         /// Streams with `sub` values, by their `stream` id.
         var streams: [String: Int] = [:]
         var suspended = SuspendedStreams()
-        /// What streams hold unsent, estimated, and what is reserved for frames being made.
-        var budget: UnsentBudget
         /// Suspended streams whose next own frame waits for the log to reach its sequence, by stream.
         var awaiting: [Int: UInt64] = [:]
         /// Heartbeat ticks so far (two per heartbeat interval).
@@ -102,8 +107,8 @@ final class EventHub: Sendable {
                 log: EventLog(
                     start: start, retainedEvents: settings.retainedEvents,
                     retainedBytes: settings.retainedBytes),
-                views: ViewCensus(maxViews: settings.maxViews, maxViewRows: settings.maxViewRows),
-                budget: UnsentBudget(limit: settings.maxUnsentBytes)))
+                budget: UnsentBudget(limit: settings.maxUnsentBytes),
+                views: ViewCensus(maxViews: settings.maxViews, maxViewRows: settings.maxViewRows)))
         expiry = StreamExpiry()
         expiry.start { [weak self] ids in self?.revoke(ids, reason: "expired") }
     }
