@@ -19,10 +19,10 @@
 # when any failed; goes on past a failure.
 set -u
 logs=$1 swift_suites=$2 outside_suites=$3
-failure_lines=${FAILURE_LINES:-'✘|error:|\*\*\*|FAILED|^FAIL |^E   |Fatal error|[Tt]imed out|Killed'}
+failure_lines=${FAILURE_LINES:?the Makefile exports FAILURE_LINES: run make test}
 mirror_copy=$PWD/.build/test-mirror/livebind-mirror
 mkdir -p "$logs" "$(dirname "$mirror_copy")"
-rm -f "$logs"/*.status "$logs"/*.time "$logs"/*.log "$mirror_copy"
+rm -f "$logs"/*.status "$logs"/*.time "$logs"/*.log "$logs/.swift-lane-done" "$mirror_copy"
 total_start=$(date +%s)
 
 # run SUITE MAKE-ARGUMENTS…: one suite, its log, status and time.
@@ -45,7 +45,7 @@ swift_lane() {
       cp .build/debug/livebind-mirror "$mirror_copy" 2>/dev/null || echo "== no debug livebind-mirror to keep"
     fi
   done
-  [ -e "$mirror_copy" ] || { make --no-print-directory mirror >"$logs/mirror.log" 2>&1 && cp .build/debug/livebind-mirror "$mirror_copy"; }
+  [ -e "$mirror_copy" ] || { make --no-print-directory BUILD_NICE="nice -n 15" mirror >"$logs/mirror.log" 2>&1 && cp .build/debug/livebind-mirror "$mirror_copy"; }
   touch "$logs/.swift-lane-done"
 }
 outside_lane() {
@@ -60,7 +60,6 @@ outside_lane() {
     fi
   done
 }
-rm -f "$logs/.swift-lane-done"
 if [ "$(cat "$logs/build-for-tests.status")" = 0 ]; then
   swift_lane &
   swift_pid=$!
