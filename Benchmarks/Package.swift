@@ -16,7 +16,7 @@ let package = Package(
         .executableTarget(
             name: "EngineBenchmarks",
             dependencies: [
-                .product(name: "LiveBind", package: "LiveBind"),
+                .product(name: "LiveBindEngine", package: "LiveBind"),
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -37,7 +37,7 @@ let package = Package(
         .executableTarget(
             name: "EngineProfile",
             dependencies: [
-                .product(name: "LiveBind", package: "LiveBind"),
+                .product(name: "LiveBindEngine", package: "LiveBind"),
                 .product(name: "DequeModule", package: "swift-collections")
             ],
             path: "Benchmarks/EngineProfile",

@@ -1,7 +1,7 @@
 import Benchmark
 import CSimdjson
 import Foundation
-import LiveBind
+import LiveBindEngine
 
 // JSON text of the 1 MiB model (the snapshot benchmark's), encoded and parsed by LiveBind, by
 // Foundation's JSONSerialization (what a Swift program reaches for first) and by simdjson (the fastest

@@ -1,6 +1,6 @@
 import Benchmark
 import DequeModule
-import LiveBind
+import LiveBindEngine
 
 // Patches as the server applies them (PATCH with json-patch+json or merge-patch+json), pre-parsed.
 // Two patches alternate so that every application changes the model and the model stays the same size.

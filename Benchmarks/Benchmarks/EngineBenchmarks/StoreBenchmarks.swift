@@ -1,6 +1,6 @@
 import Benchmark
 import DequeModule
-import LiveBind
+import LiveBindEngine
 
 // LiveBind's engine: the store's write paths, each measured with its setup outside the measurement.
 

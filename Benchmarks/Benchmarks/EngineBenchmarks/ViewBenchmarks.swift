@@ -1,6 +1,6 @@
 import Benchmark
 import DequeModule
-import LiveBind
+import LiveBindEngine
 
 // Arranged views (issue 29): one change of an n-row array kept in an `ArrangedArray` ("open orders,
 // newest first, top 50"), against filtering and sorting the whole array again after it — the work a

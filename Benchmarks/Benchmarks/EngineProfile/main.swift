@@ -1,5 +1,5 @@
 import DequeModule
-import LiveBind
+import LiveBindEngine
 
 // A small driver for profilers (valgrind --tool=callgrind, perf): runs one engine operation in a loop,
 // with no benchmark harness around it.
@@ -54,8 +54,26 @@ func run() throws {
         for _ in 0..<count {
             if operation == "parse" { consume(try JSON(parsing: text)) } else { consume(model.encoded()) }
         }
+    case "view":
+        // An arranged view ("open, newest first, top 50") of `length` orders (default 100,000) built,
+        // then `count` changes of a row's status or time applied to it: the view's two treaps at work.
+        let length = arguments.count > 3 ? Int(arguments[3]) ?? 100_000 : 100_000
+        var rows: [JSON] = (0..<length).map { id in
+            ["id": .int(id), "status": .string(id % 3 == 0 ? "open" : "done"), "time": .int((id &* 7919) % 1_000_003)]
+        }
+        let view = ArrangedArray(rows, query: try ViewQuery(where: "status:eq:open", order: "-time", limit: 50))
+        let items = Path(["items"])
+        for step in 1...max(count, 1) {
+            let index = (step &* 104_729) % rows.count
+            guard case .object(var members) = rows[index] else { continue }
+            let field = step % 2 == 0 ? "status" : "time"
+            let value: JSON = field == "status" ? (members["status"] == "open" ? "done" : "open") : .int((step &* 31) % 1_000_003)
+            members[field] = value
+            rows[index] = .object(members)
+            consume(view.apply(Change(kind: .set, path: Path(["items", String(index), field]), value: value), at: items))
+        }
     default:
-        print("usage: EngineProfile set|hop|append|insert-first|remove-first|parse|encode [count] [length]")
+        print("usage: EngineProfile set|hop|append|insert-first|remove-first|parse|encode|view [count] [length]")
     }
 }
 
