@@ -8,15 +8,11 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from client_harness import DroppingProxy, Server  # noqa: E402
+from harness import livebind_server  # noqa: E402
 from livebind_client import Client  # noqa: E402
 from swift_client import SwiftClient  # noqa: E402
 
-
-@pytest.fixture()
-def server():
-    s = Server().start()
-    yield s
-    s.close()
+server = livebind_server.server_fixture(Server)
 
 
 @pytest.fixture()

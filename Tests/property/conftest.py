@@ -7,15 +7,8 @@ it by its pid; the regression tests get one through the `server` fixture.
 import os
 import sys
 
-import pytest
-
 sys.path.insert(0, os.path.dirname(__file__))
 
-from harness import Server  # noqa: E402
+from harness import Server, livebind_server  # noqa: E402
 
-
-@pytest.fixture()
-def server():
-    s = Server().start()
-    yield s
-    s.close()
+server = livebind_server.server_fixture(Server)

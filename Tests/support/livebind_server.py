@@ -11,6 +11,8 @@
     request(target, method, path)  one HTTP/1.1 request on its own connection: an Answer (status,
                                    header pairs, body bytes), whatever the status
     stop_process(process)          ends any child process by its pid (SIGTERM, bounded wait, SIGKILL)
+    server_fixture(make)           a pytest fixture of a server `make()` gives, started for one test
+                                   and closed after it (a conftest's `server = server_fixture(Server)`)
     wait_for_port(port)            waits (bounded) until something accepts connections on the port
 
 A suite imports it with one line before the import (its folder is not a package):
@@ -324,6 +326,17 @@ class Server:
     def connection(self, timeout=TIMEOUT):
         """A persistent HTTP/1.1 connection to the server, for many requests in a row."""
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
+
+def server_fixture(make):
+    """A pytest fixture named `server`: `make()` (a Server, not started) started for one test, closed after it."""
+    import pytest
+
+    @pytest.fixture(name="server")
+    def fixture():
+        with make() as server:
+            yield server
+    return fixture
 
 
 def main(argv):
