@@ -25,12 +25,7 @@ let package = Package(
         // JWT verification (--jwt-key): signatures, keys and claims are checked by jwt-kit, never here.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         // jwt-kit's own; LiveBind keys cookie sessions by the SHA-256 of their id.
-        .package(url: "https://github.com/apple/swift-crypto", "4.1.0"..<"6.0.0"),
-        // The Swift client's HTTP and event streams (LiveBindClient only: the server's graph has no
-        // SwiftNIO). Foundation's URLSession on Linux spins a core while a response streams.
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.100.0"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.30.0")
+        .package(url: "https://github.com/apple/swift-crypto", "4.1.0"..<"6.0.0")
     ],
     targets: [
         .systemLibrary(
@@ -42,6 +37,14 @@ let package = Package(
             name: "CGnuTLS",
             pkgConfig: "gnutls",
             providers: [.apt(["libgnutls28-dev"])]
+        ),
+        // The Swift client's HTTP and event streams (LiveBindClient only). Foundation's URLSession on
+        // Linux spins a core while a response streams; async-http-client cost SwiftNIO and a second
+        // BoringSSL, 505 CPU-seconds of every cold debug build.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         .systemLibrary(
             name: "CNATS",
@@ -65,17 +68,14 @@ let package = Package(
             swiftSettings: sanitized
         ),
         // A client of a LiveBind server that mirrors its models into a local Store: the engine and
-        // async-http-client (no libmicrohttpd, SQLite or NATS), so it builds for Apple platforms too.
+        // libcurl (no libmicrohttpd, SQLite or NATS), so it builds for Apple platforms too.
         .target(
             name: "LiveBindClient",
             dependencies: [
                 "LiveBindEngine",
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl")
+                "CCurl"
             ],
             swiftSettings: sanitized
         ),

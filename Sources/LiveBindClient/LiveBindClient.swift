@@ -1,6 +1,5 @@
 import Foundation
 @_exported import LiveBindEngine
-import NIOSSL
 import Synchronization
 
 /// A connection to one LiveBind server: writes that are retried safely, an offline queue of writes,
@@ -15,8 +14,8 @@ import Synchronization
 /// try store.set(30, at: Path(pointer: "/threshold"), in: "sensor")   // also written to the server
 /// ```
 ///
-/// HTTP goes through async-http-client (SwiftNIO): TLS with the system's trust store, and the
-/// cookies the server sets kept and sent back.
+/// HTTP goes through libcurl (one thread for every transfer of the process): TLS with the system's
+/// trust store, and the cookies the server sets kept and sent back.
 public final class LiveBindClient: Sendable {
     /// The server's address (`http(s)://host:port`).
     public let url: URL
@@ -37,15 +36,13 @@ public final class LiveBindClient: Sendable {
     ) throws(LiveBindClientError) {
         self.url = url
         self.retries = max(0, retries)
-        var trusted: [NIOSSLCertificate]?
         if let trustedCertificates {
-            do {
-                trusted = try NIOSSLCertificate.fromPEMFile(trustedCertificates.path)
-            } catch {
-                throw .invalidTarget("cannot read the certificates in \(trustedCertificates.path): \(error)")
+            let pem = (try? String(contentsOf: trustedCertificates, encoding: .utf8)) ?? ""
+            guard pem.contains("-----BEGIN CERTIFICATE-----") else {
+                throw .invalidTarget("cannot read the certificates in \(trustedCertificates.path): no PEM certificate there")
             }
         }
-        transport = HTTPTransport(base: url, token: token, trusted: trusted)
+        transport = HTTPTransport(base: url, token: token, caFile: trustedCertificates?.path)
         queue = queueFile.map(WriteQueue.init(file:))
     }
 

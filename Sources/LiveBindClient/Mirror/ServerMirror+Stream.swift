@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import Synchronization
 
@@ -99,11 +98,11 @@ extension ServerMirror {
 
     /// Reads the stream's events and applies them. A stream that served events and then ended or
     /// dropped returns true: connect again at once.
-    private func read(_ request: HTTPClientRequest, fresh: Bool, _ activity: Activity) async throws -> Bool {
+    private func read(_ request: HTTPRequest, fresh: Bool, _ activity: Activity) async throws -> Bool {
         let response = try await client.transport.open(request)
-        guard response.status == .ok else {
-            let body = (try? await response.body.collect(upTo: 65536)).map { Data($0.readableBytesView) } ?? Data()
-            throw Self.streamRefusal(Int(response.status.code), HTTPTransport.lowercased(response.headers), body)
+        guard response.status == 200 else {
+            let body = (try? await response.collect(upTo: 65536)) ?? Data()
+            throw Self.streamRefusal(response.status, response.headers, body)
         }
         state.withLock { $0.connections += 1 }
         activity.touch()
@@ -113,7 +112,7 @@ extension ServerMirror {
         do {
             for try await buffer in response.body {
                 let lines = parser.linesEnded
-                for event in try parser.feed(buffer.readableBytesView) {
+                for event in try parser.feed(buffer) {
                     heard = try dispatch(event, &group) || heard
                 }
                 if parser.linesEnded != lines { activity.touch() }

@@ -1,8 +1,4 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
-import NIOHTTP1
-import NIOSSL
 import Synchronization
 
 /// A server's answer to one request.
@@ -23,95 +19,104 @@ struct HTTPAnswer: Sendable {
     }
 }
 
-/// Requests to one server through async-http-client (SwiftNIO; TLS with the system's trust store, or
-/// the certificates given):
-/// the base address, the bearer token, and the cookies the server set (sent back on every request,
-/// as a browser would for one site).
+/// A request about to be sent: its method, target (a path and query, already percent-encoded) and
+/// headers.
+struct HTTPRequest: Sendable {
+    var method: String
+    var target: String
+    var headers: [String: String]
+}
+
+/// An answer whose body is read as it comes (an event stream). Letting go of it ends the transfer.
+final class HTTPStream: Sendable {
+    let status: Int
+    /// Header names lower-cased.
+    let headers: [String: String]
+    private let transfer: CurlTransfer
+
+    fileprivate init(_ transfer: CurlTransfer, _ head: CurlTransfer.Head) {
+        self.transfer = transfer
+        status = head.status
+        headers = HTTPTransport.lowercased(head.headers)
+    }
+
+    deinit { transfer.cancel() }
+
+    /// The body's chunks as they arrive.
+    var body: CurlTransfer.Chunks { transfer.chunks }
+
+    /// The whole body, at most `maxBytes`.
+    func collect(upTo maxBytes: Int) async throws -> Data { try await transfer.collect(upTo: maxBytes) }
+
+    /// Bytes received and not read yet.
+    var unreadBytes: Int { transfer.unreadBytes }
+}
+
+/// Requests to one server through libcurl (``CurlLoop``; TLS with the system's trust store, or the
+/// certificates given): the base address, the bearer token, and the cookies the server set (sent back
+/// on every request, as a browser would for one site). A redirect is not followed: a write re-sent to
+/// another origin, or a stream mirroring another server, is not what the application asked for, so a
+/// 3xx is a refusal. A connection refused is reported at once (the offline queue depends on knowing the
+/// server is away); one that does not complete in 5 s fails.
 final class HTTPTransport: Sendable {
     let base: String
     let token: String?
+    /// A PEM file of the certificates `https` trusts instead of the system's.
+    let caFile: String?
     private let cookies = OrderedMutex<[String: String]>([:])
-    /// A client of its own: a connection pool wide enough for many mirrors' streams beside the writes
-    /// (each stream holds a connection), and a refused connection reported at once, not retried until
-    /// the connect timeout (the offline queue depends on knowing the server is away).
-    private let http: HTTPClient
+    private static let connectTimeout = Duration.seconds(5)
 
-    init(base: URL, token: String?, trusted: [NIOSSLCertificate]?) {
+    init(base: URL, token: String?, caFile: String?) {
         self.base = base.absoluteString.hasSuffix("/") ? String(base.absoluteString.dropLast()) : base.absoluteString
         self.token = token
-        var configuration = HTTPClient.Configuration()
-        if let trusted {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .certificates(trusted)
-            configuration.tlsConfiguration = tls
-        }
-        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
-        configuration.connectionPool.retryConnectionEstablishment = false
-        configuration.timeout = .init(connect: .seconds(5))
-        // A redirect is not followed: a write re-sent to another origin, or a stream mirroring another
-        // server, is not what the application asked for. A 3xx is a refusal.
-        configuration.redirectConfiguration = .disallow
-        http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }
-
-    deinit {
-        http.shutdown { _ in }
+        self.caFile = caFile
     }
 
     /// A request for `target` (a path and query, already percent-encoded, starting with `/`).
-    func request(_ method: String, _ target: String, headers: [String: String] = [:]) -> HTTPClientRequest {
-        var request = HTTPClientRequest(url: base + target)
-        request.method = HTTPMethod(rawValue: method)
-        request.headers.add(name: "Accept", value: "application/json")
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+    func request(_ method: String, _ target: String, headers: [String: String] = [:]) -> HTTPRequest {
+        HTTPRequest(method: method, target: target, headers: headers)
+    }
+
+    /// The transfer of `request`, its cookies and credentials added at the moment it is sent.
+    private func transfer(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration?) -> CurlTransfer {
+        var headers = ["accept": "Accept: application/json"]
+        if let token { headers["authorization"] = "Authorization: Bearer \(token)" }
         let cookie = cookies.withLock { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } }
-        if !cookie.isEmpty { request.headers.add(name: "Cookie", value: cookie.joined(separator: "; ")) }
-        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
-        return request
+        if !cookie.isEmpty { headers["cookie"] = "Cookie: " + cookie.joined(separator: "; ") }
+        for (name, value) in request.headers { headers[name.lowercased()] = "\(name): \(value)" }
+        return CurlTransfer(
+            method: request.method, url: base + request.target, headers: headers.keys.sorted().map { headers[$0]! },
+            body: body, timeout: timeout, connectTimeout: Self.connectTimeout, caFile: caFile)
     }
 
     /// Sends `request` and reads its whole answer (at most `maxBytes`); throws when the server cannot
-    /// be reached or the answer is lost or late.
-    func send(_ request: HTTPClientRequest, body: [UInt8]? = nil, timeout: Int64 = 10, maxBytes: Int = 64 << 20)
+    /// be reached or the answer is lost or late (`timeout` seconds for the whole answer, its body too:
+    /// a body that trickles in is late).
+    func send(_ request: HTTPRequest, body: [UInt8]? = nil, timeout: Int64 = 10, maxBytes: Int = 64 << 20)
         async throws -> HTTPAnswer
     {
-        var prepared = request
-        if let body { prepared.body = .bytes(ByteBuffer(bytes: body)) }
-        let sent = prepared
-        // The deadline covers the whole answer, its body too (a body that trickles in is late).
-        return try await withThrowingTaskGroup(of: HTTPAnswer?.self) { group in
-            group.addTask {
-                let response = try await self.http.execute(sent, timeout: .seconds(timeout))
-                self.remember(response.headers)
-                let buffer = try await response.body.collect(upTo: maxBytes)
-                return HTTPAnswer(
-                    status: Int(response.status.code), headers: Self.lowercased(response.headers),
-                    body: Data(buffer.readableBytesView))
-            }
-            group.addTask {
-                try await Task.sleep(for: .seconds(timeout))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let answer = try await group.next() ?? nil else { throw HTTPClientError.deadlineExceeded }
-            return answer
-        }
+        let transfer = transfer(request, body: body, timeout: .seconds(timeout))
+        let head = try await transfer.start()
+        remember(head.headers)
+        let data = try await transfer.collect(upTo: maxBytes)
+        return HTTPAnswer(status: head.status, headers: Self.lowercased(head.headers), body: data)
     }
 
     /// Opens `request` for a body read as it comes (an event stream): no deadline, the caller ends it
-    /// by cancelling its task.
-    func open(_ request: HTTPClientRequest) async throws -> HTTPClientResponse {
-        let response = try await http.execute(request, deadline: .distantFuture)
-        remember(response.headers)
-        return response
+    /// by cancelling its task or letting go of the stream.
+    func open(_ request: HTTPRequest) async throws -> HTTPStream {
+        let transfer = transfer(request, body: nil, timeout: nil)
+        let head = try await transfer.start()
+        remember(head.headers)
+        return HTTPStream(transfer, head)
     }
 
     /// Keeps the cookies an answer sets (`name=value`; one with `Max-Age=0` or an empty value goes).
-    private func remember(_ headers: HTTPHeaders) {
-        let set = headers["set-cookie"]
+    private func remember(_ headers: [(name: String, value: String)]) {
+        let set = headers.filter { $0.name == "set-cookie" }
         guard !set.isEmpty else { return }
         cookies.withLock { jar in
-            for line in set {
+            for (_, line) in set {
                 let parts = line.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
                 guard let pair = parts.first, let equals = pair.firstIndex(of: "=") else { continue }
                 let name = String(pair[..<equals]), value = String(pair[pair.index(after: equals)...])
@@ -121,7 +126,8 @@ final class HTTPTransport: Sendable {
         }
     }
 
-    static func lowercased(_ headers: HTTPHeaders) -> [String: String] {
+    /// Headers by lower-cased name; of a repeated one, the last.
+    static func lowercased(_ headers: [(name: String, value: String)]) -> [String: String] {
         var lowered: [String: String] = [:]
         for (name, value) in headers { lowered[name.lowercased()] = value }
         return lowered

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+@testable import LiveBindClient
+@testable import LiveBindEngine
+
+/// The Swift client's HTTP (libcurl on one thread) against a `livebind-server` process on a loopback
+/// port: a body read as it comes holds at most its buffer while its reader is away and arrives whole
+/// when it reads; a stream let go of, or whose task is cancelled, is closed on the server; a refused
+/// connection is an error, not a wait.
+@Suite("The Swift client's transport", .serialized)
+struct TransportTests {
+    static func openStreams(_ port: Int) throws -> Int {
+        let text = String(decoding: try TestHTTPClient.request(port: port, "GET", "/metrics").body, as: UTF8.self)
+        let line = text.split(separator: "\n").first { $0.hasPrefix("livebind_open_streams ") }
+        return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? -1
+    }
+
+    static func eventually(_ what: String, _ condition: () throws -> Bool) async throws {
+        for _ in 0..<500 {
+            if try condition() { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("timed out waiting for \(what)")
+    }
+
+    /// An 8 MiB model read through a stream whose reader waits: the transfer pauses with at most its
+    /// 1 MiB buffer (and one chunk) unread, then goes on as it is read, and the body is the model whole.
+    @Test func aReaderThatWaitsPausesTheTransfer() async throws {
+        let process = try ServerProcess(["--no-demo", "--body-limit", "16777216"])
+        defer { try? process.terminate() }
+        let port = try process.waitForPort(timeout: 30)
+        let rows = (0..<8192).map { "\"" + String(repeating: String($0 % 10), count: 1000) + "\"" }
+        let text = #"{"rows":["# + rows.joined(separator: ",") + "]}"
+        let document = try JSON(parsing: Data(text.utf8))
+        let put = try TestHTTPClient.send(port: port, "PUT", "/models/big", text)
+        #expect(put.status == 200 || put.status == 201)
+
+        let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+        let stream = try await transport.open(transport.request("GET", "/models/big"))
+        #expect(stream.status == 200)
+        try await Task.sleep(for: .milliseconds(500))
+        let unread = stream.unreadBytes
+        #expect(unread >= 1 << 20, "the transfer went on reading while its reader waited")
+        #expect(unread <= (1 << 20) + (64 << 10), "\(unread) bytes unread: more than the buffer")
+        let body = try await stream.collect(upTo: 64 << 20)
+        #expect(try JSON(parsing: body) == document)
+    }
+
+    /// A stream whose reader lets go of it, and one whose task is cancelled, end on the server.
+    @Test func aStreamLetGoOfOrCancelledIsClosed() async throws {
+        let process = try ServerProcess(["--no-demo", "--heartbeat", "1"])
+        defer { try? process.terminate() }
+        let port = try process.waitForPort(timeout: 30)
+        _ = try TestHTTPClient.send(port: port, "PUT", "/models/m", #"{"a":1}"#)
+        let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+
+        var stream: HTTPStream? = try await transport.open(transport.request("GET", "/events?model=m"))
+        #expect(stream?.status == 200)
+        try await Self.eventually("the stream to open") { try Self.openStreams(port) == 1 }
+        stream = nil
+        try await Self.eventually("the stream let go of to close") { try Self.openStreams(port) == 0 }
+
+        let reader = Task {
+            let stream = try await transport.open(transport.request("GET", "/events?model=m"))
+            var bytes = 0
+            for try await chunk in stream.body { bytes += chunk.count }
+            return bytes
+        }
+        try await Self.eventually("the second stream to open") { try Self.openStreams(port) == 1 }
+        reader.cancel()
+        _ = try? await reader.value
+        try await Self.eventually("the cancelled stream to close") { try Self.openStreams(port) == 0 }
+    }
+
+    /// Nothing listening on the port (a server's, after it stopped): the request fails with libcurl's reason.
+    @Test func aRefusedConnectionIsAnError() async throws {
+        let process = try ServerProcess(["--no-demo"])
+        let port = try process.waitForPort(timeout: 30)
+        try process.terminate()
+        let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+        await #expect(throws: CurlError.self) { try await transport.send(transport.request("GET", "/healthz")) }
+    }
+}
