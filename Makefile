@@ -24,10 +24,16 @@ MARIONETTE_VERSION := 3.7.1
 # `make test` sets it to `nice -n 15` for the Swift lane's builds, so the suites running beside them
 # (clusters, Chromium) get the CPU first when they need it; the builds take what is left.
 BUILD_NICE   ?=
+# Where the Swift suites build and test (swift build --scratch-path): `make test` gives its Swift lane a
+# tree of its own, so that lane's builds run beside the release build in .build (SwiftPM builds one at a
+# time in a tree).
+SWIFT_TREE   ?= .build
+SWIFT_DEBUG  := $(SWIFT) build --scratch-path $(SWIFT_TREE)
+SWIFT_TEST   := $(SWIFT) test --scratch-path $(SWIFT_TREE) --skip-build
 # A hung test must fail CI quickly, not run into its 90-minute limit.
 LIMIT        := timeout --kill-after=15
 
-.PHONY: help check run build release deb test build-for-tests mirror format test-swift test-tsan test-asan test-firefox test-browser test-clients test-cli test-hostile \
+.PHONY: help check run build release deb test resolve build-for-tests mirror format test-swift test-tsan test-asan test-firefox test-browser test-clients test-cli test-hostile \
         test-contract test-access test-property test-dist test-cluster bench fuzz clean deps-server deps-browser deps-python deps-dist \
         cluster deps-cluster
 
@@ -65,8 +71,8 @@ deb: release deps-dist
 	bash deploy/build-deb.sh .build/release/livebind-server $(VERSION) dist
 
 ## test: every suite (Swift, thread and address sanitizers, curl, contract, access, property, distribution,
-##       clients, browser, cluster), each timed, in two lanes side by side (the Swift suites; the suites
-##       that drive the release binary from outside); goes on past a failure and fails if any failed,
+##       clients, browser, cluster), each timed, in two lanes side by side (the Swift suites, in a build tree
+##       of their own; the release build, then the suites that drive it from outside); goes on past a failure and fails if any failed,
 ##       ending with the failing lines of each failed suite (whole logs in $(TEST_LOGS))
 SWIFT_SUITES   := test-swift test-tsan test-asan
 OUTSIDE_SUITES := test-cluster test-browser test-property test-contract test-cli test-dist test-access test-clients
@@ -75,6 +81,11 @@ TEST_LOGS      := .build/test-logs
 export FAILURE_LINES := ✘|error:|\*\*\*|FAILED|^FAIL |^E   |Fatal error|[Tt]imed out|Killed
 test:
 	@bash Tests/support/run-suites.sh $(TEST_LOGS) "$(SWIFT_SUITES)" "$(OUTSIDE_SUITES)"
+
+## resolve: the packages Package.swift names, checked out at the versions Package.resolved pins (make test
+##          resolves once, before its two build trees start)
+resolve: deps-server
+	$(SWIFT) package resolve
 
 ## build-for-tests: what the suites run from outside (release binary, .deb, Python, Chromium, nginx, NATS),
 ##                  made before the two lanes of `make test` start
@@ -89,9 +100,9 @@ check: test-swift test-cli test-access
 test-swift: deps-server
 	python3 Tests/architecture/layers.py --check docs/ARCHITECTURE.md
 	git ls-files -z '*.swift' | xargs -0 $(SWIFT) format lint --strict --parallel
-	$(BUILD_NICE) $(SWIFT) build --build-tests
-	python3 Tests/api/public_api.py --check
-	$(LIMIT) 1200 $(SWIFT) test --skip-build
+	$(BUILD_NICE) $(SWIFT_DEBUG) --build-tests
+	python3 Tests/api/public_api.py --check --tree $(SWIFT_TREE)
+	$(LIMIT) 1200 $(SWIFT_TEST)
 
 ## format: every Swift file formatted by the toolchain's swift-format (.swift-format: its layout, no rules)
 format:
@@ -99,27 +110,27 @@ format:
 
 ## test-hostile: only the hostile-sequence suite (issue 13), which `test-swift` and the sanitizer runs include
 test-hostile: deps-server
-	$(SWIFT) build --build-tests
-	$(LIMIT) 900 $(SWIFT) test --skip-build --filter HostileSequenceTests
+	$(SWIFT_DEBUG) --build-tests
+	$(LIMIT) 900 $(SWIFT_TEST) --filter HostileSequenceTests
 
 ## test-tsan: every Swift suite under the thread sanitizer
 # Every suite under the thread sanitizer, which instruments LiveBind's library and executable targets
 # (LIVEBIND_SANITIZE in Package.swift): the dependencies and the tests are the plain build's, so this
 # recompiles those targets and nothing else. The one suppression is explained in Tests/sanitizers/tsan.supp.
 test-tsan: deps-server
-	LIVEBIND_SANITIZE=thread $(BUILD_NICE) $(SWIFT) build --build-tests
+	LIVEBIND_SANITIZE=thread $(BUILD_NICE) $(SWIFT_DEBUG) --build-tests
 	LIVEBIND_SANITIZE=thread TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/tsan.supp $(LIMIT) 1200 \
-	  $(SWIFT) test --skip-build
+	  $(SWIFT_TEST)
 
 ## test-asan: every Swift suite under the address sanitizer
 # Every suite under the address sanitizer, LiveBind's own targets instrumented as for test-tsan. The
 # suppressions name only the XCTest runner (leaks) and Foundation's own copies in Process.run (see
 # Tests/sanitizers/).
 test-asan: deps-server
-	LIVEBIND_SANITIZE=address $(BUILD_NICE) $(SWIFT) build --build-tests
+	LIVEBIND_SANITIZE=address $(BUILD_NICE) $(SWIFT_DEBUG) --build-tests
 	LIVEBIND_SANITIZE=address ASAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/asan.supp \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp $(LIMIT) 1200 \
-	  $(SWIFT) test --skip-build
+	  $(SWIFT_TEST)
 
 ## test-cli: curl against the release binary; docs/HTTP.md's table of flags is the one --help makes, and
 ##           `make help` describes every target
@@ -148,17 +159,16 @@ test-property: release deps-python
 ##               livebind-mirror --commands), run the same conformance tests against a release server:
 ##               mirrors converge through drops, silences, restarts and resyncs; writes back, conflicts,
 ##               the offline queue; windows and views
-# The Swift client's driver is the debug build's (SwiftNIO and BoringSSL are built once, in debug, for
-# the Swift suites; a release build of them took minutes of every `make test`).
+# The Swift client's driver is the debug build's, which the Swift suites have built.
 test-clients: release deps-python mirror
 	LIVEBIND_SERVER=.build/release/livebind-server LIVEBIND_MIRROR=$(MIRROR) \
 		$(LIMIT) 900 $(PYTHON) -m pytest -q Tests/clients
 
 ## mirror: the debug livebind-mirror, the Swift client's driver in test-clients (MIRROR; `make test` passes
 ##         the copy it kept of the plain build's)
-MIRROR ?= $(CURDIR)/.build/debug/livebind-mirror
+MIRROR ?= $(CURDIR)/$(SWIFT_TREE)/debug/livebind-mirror
 mirror: deps-server
-	$(BUILD_NICE) $(SWIFT) build --product livebind-mirror
+	$(BUILD_NICE) $(SWIFT_DEBUG) --product livebind-mirror
 
 ## test-dist: the static binary runs without the toolchain; the .deb passes lintian, unpacks and serves
 test-dist: deb
@@ -200,9 +210,9 @@ clean:
 # libnats-dev: the NATS C client every build links (cluster mode, --cluster; Sources/CNATS).
 deps-server:
 	@{ pkg-config --exists libmicrohttpd && pkg-config --exists sqlite3 && pkg-config --exists gnutls \
-	   && pkg-config --exists libnats && command -v openssl && command -v curl; } >/dev/null 2>&1 || { \
-	  echo "Installing libmicrohttpd-dev, libsqlite3-dev, libgnutls28-dev, libnats-dev, openssl and curl (Debian)"; \
-	  $(SUDO) apt-get update -qq && $(APT_INSTALL) libmicrohttpd-dev libsqlite3-dev libgnutls28-dev libnats-dev pkg-config openssl curl; }
+	   && pkg-config --exists libnats && pkg-config --exists libcurl && command -v openssl && command -v curl; } >/dev/null 2>&1 || { \
+	  echo "Installing libmicrohttpd-dev, libsqlite3-dev, libgnutls28-dev, libnats-dev, libcurl4-openssl-dev, openssl and curl (Debian)"; \
+	  $(SUDO) apt-get update -qq && $(APT_INSTALL) libmicrohttpd-dev libsqlite3-dev libgnutls28-dev libnats-dev libcurl4-openssl-dev pkg-config openssl curl; }
 
 # nats-server (JetStream) for the cluster tests and the cluster demo; nginx balances over the nodes.
 deps-cluster:

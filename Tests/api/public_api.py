@@ -3,9 +3,11 @@
 Usage: python3 Tests/api/public_api.py            prints it (after a debug build: `swift build`)
        python3 Tests/api/public_api.py --check    exits 1 when it differs from Tests/api/LiveBind.public
                                                   (then review the change and regenerate the file)
+       … --tree DIR                               the build's scratch path (default .build; `make test`
+                                                  builds its Swift suites in a tree of their own)
 
 The listing is made by the toolchain's `swift-symbolgraph-extract` from the debug build's modules, with
-the same module search paths and C module maps SwiftPM compiled them with (read from .build/debug.yaml),
+the same module search paths and C module maps SwiftPM compiled them with (read from the tree's debug.yaml),
 so it is every public declaration the compiler exports, `@_spi` ones left out. Each line is one symbol
 (its kind, its full name with its owners, and its declaration as the compiler prints it) or one
 conformance or superclass of a public type."""
@@ -20,7 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # The modules an embedder imports: the engine, the server (which re-exports it) and the client.
 MODULES = ("LiveBindEngine", "LiveBind", "LiveBindClient")
 LISTING = os.path.join(ROOT, "Tests", "api", "LiveBind.public")
-PLAN = os.path.join(ROOT, ".build", "debug.yaml")
+TREE = sys.argv[sys.argv.index("--tree") + 1] if "--tree" in sys.argv[:-1] else ".build"
+PLAN = os.path.join(ROOT, TREE, "debug.yaml")
 # The compiler arguments that find a module's imports: search paths, C module maps and their cache.
 # Conformances every type has unless it opts out: not worth a line each.
 IMPLICIT = ("Swift.Copyable", "Swift.Escapable", "Swift.BitwiseCopyable")

@@ -3,23 +3,25 @@
 #
 #   run-suites.sh LOGS 'SWIFT SUITES' 'OUTSIDE SUITES'
 #
-# First the release binary and the .deb are built (the outside suites run them). Then:
-# - the Swift lane runs the Swift suites one after another (each builds .build/debug its own way:
-#   plain, thread sanitizer, address sanitizer), its builds at a lower priority (BUILD_NICE): they
-#   need throughput, the other lane's suites need the CPU when they wake. Right after the plain build
-#   it keeps a copy of the debug livebind-mirror (the client conformance suite's driver) before the
-#   sanitizer builds replace it.
-# - the outside lane runs the suites that drive the built server from outside (curl, pytest, the
-#   browser), most of their time spent waiting on sockets, timeouts and child processes, so they
-#   use the core the Swift lane leaves. They never call swift (SwiftPM allows one build at a time in a
-#   .build): their make prerequisites are taken as made (`make -o`). The client suite goes last,
-#   once the mirror's copy exists.
+# The packages are resolved once (both build trees take the same pins), then at once:
+# - the Swift lane runs the Swift suites one after another in a build tree of its own (SWIFT_TREE:
+#   SwiftPM builds one at a time in a tree, and this lane's builds need not wait for the release
+#   binary). Each builds that tree's debug products its own way (plain, thread sanitizer, address
+#   sanitizer), at a lower priority (BUILD_NICE): they need throughput, the release build and the other
+#   lane's suites need the CPU when they wake. Right after the plain build it keeps a copy of the debug
+#   livebind-mirror (the client conformance suite's driver) before the sanitizer builds replace it.
+# - the release binary and the .deb are built (build-for-tests, with the Python packages, Chromium,
+#   nginx and NATS), then the outside lane runs the suites that drive them from outside (curl,
+#   pytest, the browser), most of their time spent waiting on sockets, timeouts and child processes,
+#   so they use the core the Swift lane leaves. They never call swift: their make prerequisites are
+#   taken as made (`make -o`). The client suite goes last, once the mirror's copy exists.
 # A suite's whole output goes to LOGS/SUITE.log; the console gets a line as each ends. At the end, the
 # failing lines of each failed suite (FAILURE_LINES), the time of each suite and the total. Exits 1
 # when any failed; goes on past a failure.
 set -u
 logs=$1 swift_suites=$2 outside_suites=$3
 failure_lines=${FAILURE_LINES:?the Makefile exports FAILURE_LINES: run make test}
+swift_tree=.build/swift-lane
 mirror_copy=$PWD/.build/test-mirror/livebind-mirror
 mkdir -p "$logs" "$(dirname "$mirror_copy")"
 rm -f "$logs"/*.status "$logs"/*.time "$logs"/*.log "$logs/.swift-lane-done" "$mirror_copy"
@@ -37,15 +39,15 @@ run() {
     "($(tail -n 1 "$logs/$suite.log" | cut -c1-120))"
 }
 
-run build-for-tests
 swift_lane() {
+  local lane=(SWIFT_TREE="$swift_tree" BUILD_NICE="nice -n 15" -o deps-server)
   for suite in $swift_suites; do
-    run "$suite" BUILD_NICE="nice -n 15"
+    run "$suite" "${lane[@]}"
     if [ "$suite" = test-swift ] && [ ! -e "$mirror_copy" ]; then
-      cp .build/debug/livebind-mirror "$mirror_copy" 2>/dev/null || echo "== no debug livebind-mirror to keep"
+      cp "$swift_tree/debug/livebind-mirror" "$mirror_copy" 2>/dev/null || echo "== no debug livebind-mirror to keep"
     fi
   done
-  [ -e "$mirror_copy" ] || { make --no-print-directory BUILD_NICE="nice -n 15" mirror >"$logs/mirror.log" 2>&1 && cp .build/debug/livebind-mirror "$mirror_copy"; }
+  [ -e "$mirror_copy" ] || { make --no-print-directory "${lane[@]}" mirror >"$logs/mirror.log" 2>&1 && cp "$swift_tree/debug/livebind-mirror" "$mirror_copy"; }
   touch "$logs/.swift-lane-done"
 }
 outside_lane() {
@@ -60,14 +62,20 @@ outside_lane() {
     fi
   done
 }
-if [ "$(cat "$logs/build-for-tests.status")" = 0 ]; then
-  swift_lane &
-  swift_pid=$!
-  outside_lane
-  wait "$swift_pid"
-else
-  echo "== the release build failed: no suite ran"
+if ! make --no-print-directory resolve >"$logs/resolve.log" 2>&1; then
+  tail -n 20 "$logs/resolve.log"
+  echo "== resolving the packages failed: no suite ran ($logs/resolve.log)"
+  exit 1
 fi
+swift_lane &
+swift_pid=$!
+run build-for-tests
+if [ "$(cat "$logs/build-for-tests.status")" = 0 ]; then
+  outside_lane
+else
+  echo "== the release build failed: no outside suite ran"
+fi
+wait "$swift_pid"
 
 failed=""
 for suite in build-for-tests $swift_suites $outside_suites; do
