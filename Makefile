@@ -21,9 +21,6 @@ DEB          := dist/livebind_$(VERSION)_amd64.deb
 # e.g. make deb DEB_MAINTAINER='Jane Doe <jane@example.org>' (docs/Deploying.md, "Installing the server").
 export DEB_MAINTAINER ?= LiveBind maintainers <maintainers@livebind.invalid>
 MARIONETTE_VERSION := 3.7.1
-# `make test` sets it to `nice -n 15` for the Swift lane's builds, so the suites running beside them
-# (clusters, Chromium) get the CPU first when they need it; the builds take what is left.
-BUILD_NICE   ?=
 # Where the Swift suites build and test (swift build --scratch-path): `make test` gives its Swift lane a
 # tree of its own, so that lane's builds run beside the release build in .build (SwiftPM builds one at a
 # time in a tree).
@@ -71,16 +68,20 @@ deb: release deps-dist
 	bash deploy/build-deb.sh .build/release/livebind-server $(VERSION) dist
 
 ## test: every suite (Swift, thread and address sanitizers, curl, contract, access, property, distribution,
-##       clients, browser, cluster), each timed, in two lanes side by side (the Swift suites, in a build tree
-##       of their own; the release build, then the suites that drive it from outside); goes on past a failure and fails if any failed,
+##       clients, browser, cluster), each timed, in lanes side by side (the Swift suites, in a build tree of
+##       their own and at a lower priority; the release build, then two lanes of suites that drive it from
+##       outside); goes on past a failure and fails if any failed,
 ##       ending with the failing lines of each failed suite (whole logs in $(TEST_LOGS))
-SWIFT_SUITES   := test-swift test-tsan test-asan
-OUTSIDE_SUITES := test-cluster test-browser test-property test-contract test-cli test-dist test-access test-clients
+SWIFT_SUITES    := test-swift test-tsan test-asan
+# The suites that drive the release binary from outside, in two lanes of their own (they wait on
+# sockets, timeouts and child processes most of their time; each picks free ports and folders).
+PROTOCOL_SUITES := test-property test-cluster test-cli test-access
+CLIENT_SUITES   := test-browser test-contract test-dist test-clients
 TEST_LOGS      := .build/test-logs
 # What marks a failure in a suite's log: Swift Testing, XCTest and the compiler, pytest, the shell suites, crashes.
 export FAILURE_LINES := ✘|error:|\*\*\*|FAILED|^FAIL |^E   |Fatal error|[Tt]imed out|Killed
 test:
-	@bash Tests/support/run-suites.sh $(TEST_LOGS) "$(SWIFT_SUITES)" "$(OUTSIDE_SUITES)"
+	@bash Tests/support/run-suites.sh $(TEST_LOGS) "$(SWIFT_SUITES)" "$(PROTOCOL_SUITES)" "$(CLIENT_SUITES)"
 
 ## resolve: the packages Package.swift names, checked out at the versions Package.resolved pins (make test
 ##          resolves once, before its two build trees start)
@@ -100,7 +101,7 @@ check: test-swift test-cli test-access
 test-swift: deps-server
 	python3 Tests/architecture/layers.py --check docs/ARCHITECTURE.md
 	git ls-files -z '*.swift' | xargs -0 $(SWIFT) format lint --strict --parallel
-	$(BUILD_NICE) $(SWIFT_DEBUG) --build-tests
+	$(SWIFT_DEBUG) --build-tests
 	python3 Tests/api/public_api.py --check --tree $(SWIFT_TREE)
 	$(LIMIT) 1200 $(SWIFT_TEST)
 
@@ -118,7 +119,7 @@ test-hostile: deps-server
 # (LIVEBIND_SANITIZE in Package.swift): the dependencies and the tests are the plain build's, so this
 # recompiles those targets and nothing else. The one suppression is explained in Tests/sanitizers/tsan.supp.
 test-tsan: deps-server
-	LIVEBIND_SANITIZE=thread $(BUILD_NICE) $(SWIFT_DEBUG) --build-tests
+	LIVEBIND_SANITIZE=thread $(SWIFT_DEBUG) --build-tests
 	LIVEBIND_SANITIZE=thread TSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/tsan.supp $(LIMIT) 1200 \
 	  $(SWIFT_TEST)
 
@@ -127,7 +128,7 @@ test-tsan: deps-server
 # suppressions name only the XCTest runner (leaks) and Foundation's own copies in Process.run (see
 # Tests/sanitizers/).
 test-asan: deps-server
-	LIVEBIND_SANITIZE=address $(BUILD_NICE) $(SWIFT_DEBUG) --build-tests
+	LIVEBIND_SANITIZE=address $(SWIFT_DEBUG) --build-tests
 	LIVEBIND_SANITIZE=address ASAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/asan.supp \
 	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp $(LIMIT) 1200 \
 	  $(SWIFT_TEST)
@@ -168,7 +169,7 @@ test-clients: release deps-python mirror
 ##         the copy it kept of the plain build's)
 MIRROR ?= $(CURDIR)/$(SWIFT_TREE)/debug/livebind-mirror
 mirror: deps-server
-	$(BUILD_NICE) $(SWIFT_DEBUG) --product livebind-mirror
+	$(SWIFT_DEBUG) --product livebind-mirror
 
 ## test-dist: the static binary runs without the toolchain; the .deb passes lintian, unpacks and serves
 test-dist: deb

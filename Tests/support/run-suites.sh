@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
-# `make test`: every suite, in two lanes that run side by side, each suite timed and logged.
+# `make test`: every suite, in lanes that run side by side, each suite timed and logged.
 #
-#   run-suites.sh LOGS 'SWIFT SUITES' 'OUTSIDE SUITES'
+#   run-suites.sh LOGS 'SWIFT SUITES' 'PROTOCOL SUITES' 'CLIENT SUITES'
 #
 # The packages are resolved once (both build trees take the same pins), then at once:
 # - the Swift lane runs the Swift suites one after another in a build tree of its own (SWIFT_TREE:
-#   SwiftPM builds one at a time in a tree, and this lane's builds need not wait for the release
-#   binary). Each builds that tree's debug products its own way (plain, thread sanitizer, address
-#   sanitizer), at a lower priority (BUILD_NICE): they need throughput, the release build and the other
-#   lane's suites need the CPU when they wake. Right after the plain build it keeps a copy of the debug
-#   livebind-mirror (the client conformance suite's driver) before the sanitizer builds replace it.
+#   SwiftPM builds one at a time in a tree, and this lane need not wait for the release binary), each
+#   building that tree's debug products its own way (plain, thread sanitizer, address sanitizer). The
+#   whole lane runs at a lower priority (nice 15): it is most of the work, but not the longest chain,
+#   which is the release build and then the suites that drive it; the lane takes the CPU they leave.
+#   Right after the plain build it keeps a copy of the debug livebind-mirror (the client conformance
+#   suite's driver) before the sanitizer builds replace it.
 # - the release binary and the .deb are built (build-for-tests, with the Python packages, Chromium,
-#   nginx and NATS), then the outside lane runs the suites that drive them from outside (curl,
-#   pytest, the browser), most of their time spent waiting on sockets, timeouts and child processes,
-#   so they use the core the Swift lane leaves. They never call swift: their make prerequisites are
-#   taken as made (`make -o`). The client suite goes last, once the mirror's copy exists.
+#   nginx and NATS), then the suites that drive them from outside (curl, pytest, the browser) run in
+#   two lanes, the protocol suites and the client suites: they wait on sockets, timeouts and child
+#   processes most of their time, and each picks free ports and folders of its own. They never call
+#   swift: their make prerequisites are taken as made (`make -o`). The client suite goes last in its
+#   lane, once the mirror's copy exists.
 # A suite's whole output goes to LOGS/SUITE.log; the console gets a line as each ends. At the end, the
 # failing lines of each failed suite (FAILURE_LINES), the time of each suite and the total. Exits 1
 # when any failed; goes on past a failure.
 set -u
-logs=$1 swift_suites=$2 outside_suites=$3
+logs=$1 swift_suites=$2 protocol_suites=$3 client_suites=$4
+outside_suites="$protocol_suites $client_suites"
 failure_lines=${FAILURE_LINES:?the Makefile exports FAILURE_LINES: run make test}
 swift_tree=.build/swift-lane
 mirror_copy=$PWD/.build/test-mirror/livebind-mirror
@@ -40,7 +43,7 @@ run() {
 }
 
 swift_lane() {
-  local lane=(SWIFT_TREE="$swift_tree" BUILD_NICE="nice -n 15" -o deps-server)
+  local lane=(SWIFT_TREE="$swift_tree" -o deps-server)
   for suite in $swift_suites; do
     run "$suite" "${lane[@]}"
     if [ "$suite" = test-swift ] && [ ! -e "$mirror_copy" ]; then
@@ -50,9 +53,10 @@ swift_lane() {
   [ -e "$mirror_copy" ] || { make --no-print-directory "${lane[@]}" mirror >"$logs/mirror.log" 2>&1 && cp "$swift_tree/debug/livebind-mirror" "$mirror_copy"; }
   touch "$logs/.swift-lane-done"
 }
+# outside_lane SUITES: one lane of the suites that drive the release binary.
 outside_lane() {
   local prebuilt=(-o release -o deb -o deps-server -o deps-python -o deps-browser -o deps-cluster -o deps-dist -o mirror)
-  for suite in $outside_suites; do
+  for suite in $1; do
     if [ "$suite" = test-clients ]; then
       # The mirror is the Swift lane's copy: wait for it (that lane ends within its own time limits).
       while [ ! -e "$mirror_copy" ] && [ ! -e "$logs/.swift-lane-done" ]; do sleep 5; done
@@ -67,11 +71,14 @@ if ! make --no-print-directory resolve >"$logs/resolve.log" 2>&1; then
   echo "== resolving the packages failed: no suite ran ($logs/resolve.log)"
   exit 1
 fi
-swift_lane &
+(renice -n 15 -p "$BASHPID" >/dev/null; swift_lane) &
 swift_pid=$!
 run build-for-tests
 if [ "$(cat "$logs/build-for-tests.status")" = 0 ]; then
-  outside_lane
+  outside_lane "$protocol_suites" &
+  protocol_pid=$!
+  outside_lane "$client_suites"
+  wait "$protocol_pid"
 else
   echo "== the release build failed: no outside suite ran"
 fi

@@ -1,6 +1,5 @@
 import CCurl
 import Foundation
-import Synchronization
 
 /// The one thread that runs every transfer of the process: a libcurl multi handle (one connection
 /// cache, so requests to a server reuse their connections) driven by `curl_multi_poll`.
@@ -18,7 +17,7 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     private let multi: UnsafeMutableRawPointer
-    private let commands = Mutex<[Command]>([])
+    private let commands = OrderedMutex<[Command]>([])
     /// The transfers in the multi handle, by their easy handle: read and changed on the loop's thread only.
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
 

@@ -1,6 +1,5 @@
 import CCurl
 import Foundation
-import Synchronization
 
 /// One request on the ``CurlLoop``: its libcurl easy handle, and what it has received so far,
 /// handed to the task that reads it: the head (status and headers) once, then the body in chunks.
@@ -22,15 +21,14 @@ final class CurlTransfer: @unchecked Sendable {
     private struct State {
         var lines: [String] = []
         var head: Head?
+        /// The task waiting in ``start()`` for the head.
         var waiting: CheckedContinuation<Head, any Error>?
-        var failure: (any Error)?
-        var ended = false
         var cancelled = false
         /// Bytes handed to the body and not yet read, and whether the transfer paused for them.
         var unread = 0
         var paused = false
     }
-    private let state = Mutex(State())
+    private let state = OrderedMutex(State())
     private let body: AsyncThrowingStream<[UInt8], any Error>
     private let bodyInput: AsyncThrowingStream<[UInt8], any Error>.Continuation
 
@@ -87,21 +85,19 @@ final class CurlTransfer: @unchecked Sendable {
     func start() async throws -> Head {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let ready: Result<Head, any Error>? = state.withLock { state in
-                    if let failure = state.failure { return .failure(failure) }
-                    if state.cancelled { return .failure(CancellationError()) }
-                    state.waiting = continuation
-                    return nil
+                let cancelled = state.withLock { state in
+                    if !state.cancelled { state.waiting = continuation }
+                    return state.cancelled
                 }
-                if let ready { continuation.resume(with: ready) } else { CurlLoop.shared.start(self) }
+                if cancelled { continuation.resume(throwing: CancellationError()) } else { CurlLoop.shared.start(self) }
             }
         } onCancel: {
             cancel()
         }
     }
 
-    /// The body as it arrives; reading it lets a paused transfer go on, and ending the loop over it
-    /// early (or cancelling its task) ends the transfer.
+    /// The body as it arrives; reading it lets a paused transfer go on, and cancelling the reading task
+    /// ends the transfer (so does ``cancel()``, which ``HTTPStream`` calls when let go of).
     var chunks: Chunks { Chunks(transfer: self) }
 
     func cancel() {
@@ -133,8 +129,6 @@ final class CurlTransfer: @unchecked Sendable {
     /// How the transfer ended (nil: the whole answer arrived).
     func finish(_ error: (any Error)?) {
         let waiting = state.withLock { state -> CheckedContinuation<Head, any Error>? in
-            state.ended = true
-            if error != nil && state.head == nil { state.failure = error }
             defer { state.waiting = nil }
             return state.waiting
         }
