@@ -55,7 +55,10 @@ final class CurlLoop: @unchecked Sendable {
                     transfer.finish(CancellationError())
                 case .start(let transfer):
                     running[transfer.easy] = transfer
-                    curl_multi_add_handle(multi, transfer.easy)
+                    if curl_multi_add_handle(multi, transfer.easy) != CURLM_OK {
+                        running[transfer.easy] = nil
+                        transfer.finish(CurlError(CURLE_FAILED_INIT))
+                    }
                 case .cancel(let transfer):
                     end(transfer.easy, with: CancellationError())
                 case .resume(let transfer):
@@ -70,7 +73,9 @@ final class CurlLoop: @unchecked Sendable {
                 let result = message.pointee.data.result
                 end(easy, with: result == CURLE_OK ? nil : CurlError(result))
             }
-            curl_multi_poll(multi, nil, 0, 1000, nil)
+            // Waits for a socket, a timeout of libcurl's, or a command's wakeup; a failing poll must
+            // not turn this into a busy loop.
+            if curl_multi_poll(multi, nil, 0, 1000, nil) != CURLM_OK { usleep(10_000) }
         }
     }
 

@@ -24,6 +24,8 @@ final class CurlTransfer: @unchecked Sendable {
         /// The task waiting in ``start()`` for the head.
         var waiting: CheckedContinuation<Head, any Error>?
         var cancelled = false
+        /// Whether the whole answer arrived (a body that ends otherwise was cut off).
+        var complete = false
         /// Bytes handed to the body and not yet read, and whether the transfer paused for them.
         var unread = 0
         var paused = false
@@ -47,6 +49,8 @@ final class CurlTransfer: @unchecked Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         livebind_curl_set_pointer(easy, CURLOPT_URL, url)
         livebind_curl_set_long(easy, CURLOPT_NOSIGNAL, 1)
+        // The server named, never a proxy from the environment (`http_proxy`, `https_proxy`).
+        livebind_curl_set_pointer(easy, CURLOPT_PROXY, "")
         livebind_curl_set_pointer(easy, CURLOPT_HTTPHEADER, headerList)
         livebind_curl_set_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(connectTimeout))
         if let timeout { livebind_curl_set_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(timeout)) }
@@ -54,7 +58,8 @@ final class CurlTransfer: @unchecked Sendable {
         if method == "HEAD" {
             livebind_curl_set_long(easy, CURLOPT_NOBODY, 1)
         } else if method != "GET" || body != nil {
-            if let body {
+            // A POST, PUT or PATCH says its length even when it has no body (`Content-Length: 0`).
+            if let body = body ?? (["POST", "PUT", "PATCH"].contains(method) ? [] : nil) {
                 livebind_curl_set_large(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
                 // Copied by libcurl (the size set first); an empty body still needs an address.
                 (body.isEmpty ? [0] : body).withUnsafeBytes { _ = livebind_curl_set_pointer(easy, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) }
@@ -98,7 +103,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// The body as it arrives; reading it lets a paused transfer go on, and cancelling the reading task
     /// ends the transfer (so does ``cancel()``, which ``HTTPStream`` calls when let go of).
-    var chunks: Chunks { Chunks(transfer: self) }
+    var chunks: Chunks { Chunks(transfer: self, owner: nil) }
 
     func cancel() {
         state.withLock { $0.cancelled = true }
@@ -129,6 +134,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// How the transfer ended (nil: the whole answer arrived).
     func finish(_ error: (any Error)?) {
         let waiting = state.withLock { state -> CheckedContinuation<Head, any Error>? in
+            state.complete = error == nil
             defer { state.waiting = nil }
             return state.waiting
         }
@@ -191,16 +197,20 @@ final class CurlTransfer: @unchecked Sendable {
         if resume { CurlLoop.shared.resume(self) }
     }
 
-    /// The body's chunks as an async sequence (see ``chunks``).
+    /// The body's chunks as an async sequence (see ``chunks``). A body cut off by the reading task's
+    /// cancellation throws `CancellationError` rather than end as if whole. `owner` is kept alive
+    /// while the sequence is (the ``HTTPStream`` that ends the transfer when let go of).
     struct Chunks: AsyncSequence {
         let transfer: CurlTransfer
+        var owner: AnyObject?
 
         func makeAsyncIterator() -> Iterator {
-            Iterator(transfer: transfer, base: transfer.body.makeAsyncIterator())
+            Iterator(transfer: transfer, owner: owner, base: transfer.body.makeAsyncIterator())
         }
 
         struct Iterator: AsyncIteratorProtocol {
             let transfer: CurlTransfer
+            let owner: AnyObject?
             var base: AsyncThrowingStream<[UInt8], any Error>.Iterator
 
             mutating func next() async throws -> [UInt8]? {
@@ -209,7 +219,12 @@ final class CurlTransfer: @unchecked Sendable {
                 } onCancel: { [transfer] in
                     transfer.cancel()
                 }
-                if let chunk { transfer.read(chunk.count) }
+                guard let chunk else {
+                    // The stream also ends, without an error, when the reading task is cancelled.
+                    guard transfer.state.withLock({ $0.complete }) else { throw CancellationError() }
+                    return nil
+                }
+                transfer.read(chunk.count)
                 return chunk
             }
         }

@@ -42,8 +42,8 @@ final class HTTPStream: Sendable {
 
     deinit { transfer.cancel() }
 
-    /// The body's chunks as they arrive.
-    var body: CurlTransfer.Chunks { transfer.chunks }
+    /// The body's chunks as they arrive (the sequence keeps this stream, and so its transfer, open).
+    var body: CurlTransfer.Chunks { CurlTransfer.Chunks(transfer: transfer, owner: self) }
 
     /// The whole body, at most `maxBytes`.
     func collect(upTo maxBytes: Int) async throws -> Data { try await transfer.collect(upTo: maxBytes) }

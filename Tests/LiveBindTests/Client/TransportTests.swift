@@ -7,7 +7,7 @@ import Testing
 /// port: a body read as it comes holds at most its buffer while its reader is away and arrives whole
 /// when it reads; a stream let go of, or whose task is cancelled, is closed on the server; a refused
 /// connection is an error, not a wait.
-@Suite("The Swift client's transport", .serialized)
+@Suite("The Swift client's transport", .serialized, .timeLimit(.minutes(2)))
 struct TransportTests {
     static func openStreams(_ port: Int) throws -> Int {
         let text = String(decoding: try TestHTTPClient.request(port: port, "GET", "/metrics").body, as: UTF8.self)
@@ -44,6 +44,31 @@ struct TransportTests {
         #expect(unread <= (1 << 20) + (64 << 10), "\(unread) bytes unread: more than the buffer")
         let body = try await stream.collect(upTo: 64 << 20)
         #expect(try JSON(parsing: body) == document)
+    }
+
+    /// A reading task cancelled before the body is whole throws: a cut-off body never reads as an
+    /// answer (the 8 MiB body cannot be whole: the transfer pauses at 1 MiB unread).
+    @Test func aCancelledReadThrowsRatherThanEndShort() async throws {
+        let process = try ServerProcess(["--no-demo", "--body-limit", "16777216"])
+        defer { try? process.terminate() }
+        let port = try process.waitForPort(timeout: 30)
+        let text = #"{"rows":["# + (0..<8192).map { _ in "\"" + String(repeating: "x", count: 1000) + "\"" }.joined(separator: ",") + "]}"
+        _ = try TestHTTPClient.send(port: port, "PUT", "/models/big", text)
+        let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+        let stream = try await transport.open(transport.request("GET", "/models/big"))
+        let reader = Task { try await stream.collect(upTo: 64 << 20) }
+        reader.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await reader.value }
+    }
+
+    /// A POST with no body says `Content-Length: 0` (the server answers 411 to one that says nothing).
+    @Test func aPostWithoutBodySaysItsLength() async throws {
+        let process = try ServerProcess(["--no-demo"])
+        defer { try? process.terminate() }
+        let port = try process.waitForPort(timeout: 30)
+        let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+        let answer = try await transport.send(transport.request("POST", "/session"))
+        #expect(answer.status != 411, "\(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
     }
 
     /// A stream whose reader lets go of it, and one whose task is cancelled, end on the server.
