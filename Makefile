@@ -69,8 +69,8 @@ deb: release deps-dist
 
 ## test: every suite (Swift, thread and address sanitizers, curl, contract, access, property, distribution,
 ##       clients, browser, cluster), each timed, in lanes side by side (the Swift suites, in a build tree of
-##       their own and at a lower priority; the release build, then two lanes of suites that drive it from
-##       outside); goes on past a failure and fails if any failed,
+##       their own, their test runs at a lower priority; the release build, then two lanes of suites that
+##       drive it from outside); goes on past a failure and fails if any failed,
 ##       ending with the failing lines of each failed suite (whole logs in $(TEST_LOGS))
 SWIFT_SUITES    := test-swift test-tsan test-asan
 # The suites that drive the release binary from outside, in two lanes of their own (they wait on

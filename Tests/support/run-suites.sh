@@ -7,8 +7,9 @@
 # - the Swift lane runs the Swift suites one after another in a build tree of its own (SWIFT_TREE:
 #   SwiftPM builds one at a time in a tree, and this lane need not wait for the release binary), each
 #   building that tree's debug products its own way (plain, thread sanitizer, address sanitizer). The
-#   whole lane runs at a lower priority (nice 15): it is most of the work, but not the longest chain,
-#   which is the release build and then the suites that drive it; the lane takes the CPU they leave.
+#   lane runs at nice 15: it is most of the work, but not the longest chain, which is the release build
+#   and then the suites that drive it. That lowers its test runs; its compilers run at the default
+#   priority whatever swift build's own (SwiftPM and the Swift driver start them so: measured).
 #   Right after the plain build it keeps a copy of the debug livebind-mirror (the client conformance
 #   suite's driver) before the sanitizer builds replace it.
 # - the release binary and the .deb are built (build-for-tests, with the Python packages, Chromium,
