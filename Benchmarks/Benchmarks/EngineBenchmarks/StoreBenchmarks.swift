@@ -146,4 +146,28 @@ func registerBindingBenchmarks() {
         observation.cancel()
         withExtendedLifetime(registry) {}
     }
+
+    // Making 1,000 bindings c.v0 → c.v1 → … → c.v1000 over a model that already holds their values:
+    // the cycle check, the indexes and reading each source, not 1,000 commits of new values (until
+    // 2026-11-29 a test held it under 50 ms of CPU time; timed bounds belong here, not in tests).
+    Benchmark("binding/bind-1000-link-chain", configuration: largeConfiguration) { benchmark in
+        guard let model = try? JSON(parsing: "{" + (0...1000).map { #""v\#($0)":0"# }.joined(separator: ",") + "}") else {
+            return benchmark.error("the chain's model does not parse")
+        }
+        let specs = (0..<1000).map { BindingSpec("c.v\($0)", "c.v\($0 + 1)") }
+        for _ in benchmark.scaledIterations {
+            let store = Store()
+            let registry = BindingRegistry(store: store)
+            guard orFail(benchmark, { () throws(StoreError) in try store.put("c", model) }) != nil else { return }
+            benchmark.startMeasurement()
+            do {
+                for spec in specs { try registry.bind(spec) }
+            } catch {
+                benchmark.error("\(error)")
+                return
+            }
+            benchmark.stopMeasurement()
+            blackHole(registry)
+        }
+    }
 }

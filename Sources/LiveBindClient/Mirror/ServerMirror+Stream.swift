@@ -74,48 +74,36 @@ extension ServerMirror {
         var headers = ["Accept": "text/event-stream"]
         if let lastID { headers["Last-Event-ID"] = lastID }
         let request = client.transport.request("GET", "/events?" + query, headers: headers)
-        let activity = Activity()
-        let reader = Task { try await self.read(request, fresh: lastID == nil, activity) }
+        let reader = Task { try await self.read(request, fresh: lastID == nil) }
         let stopped = state.withLock { state in
             state.connection = reader
             state.streamID = nil
             return state.closed
         }
-        let silence = heartbeat * 2
-        let watchdog = Task.detached {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(200))
-                if activity.silent(for: silence) { reader.cancel() }
-            }
-        }
-        defer {
-            watchdog.cancel()
-            reader.cancel()
-        }
+        defer { reader.cancel() }
         if stopped { reader.cancel() }
         return try await reader.value
     }
 
     /// Reads the stream's events and applies them. A stream that served events and then ended or
-    /// dropped returns true: connect again at once.
-    private func read(_ request: HTTPRequest, fresh: Bool, _ activity: Activity) async throws -> Bool {
-        let response = try await client.transport.open(request)
+    /// dropped returns true: connect again at once. One silent for two heartbeats (no line, not even
+    /// the heartbeat's comment) is dropped by the transport, which measures it on its own thread:
+    /// this process being slow to read is not the server being silent.
+    private func read(_ request: HTTPRequest, fresh: Bool) async throws -> Bool {
+        let response = try await client.transport.open(request, silence: heartbeat * 2)
         guard response.status == 200 else {
             let body = (try? await response.collect(upTo: 65536)) ?? Data()
             throw Self.streamRefusal(response.status, response.headers, body)
         }
         state.withLock { $0.connections += 1 }
-        activity.touch()
         var parser = EventStreamParser(maxLineBytes: maxEventBytes)
         var group = Group(fresh: fresh)
         var heard = false
         do {
             for try await buffer in response.body {
-                let lines = parser.linesEnded
                 for event in try parser.feed(buffer) {
                     heard = try dispatch(event, &group) || heard
                 }
-                if parser.linesEnded != lines { activity.touch() }
             }
         } catch let end as StreamEnd {
             throw end
@@ -123,13 +111,6 @@ extension ServerMirror {
             if !heard { throw error }
         }
         return heard
-    }
-
-    /// When the stream last sent something, for the watchdog.
-    final class Activity: Sendable {
-        private let last = OrderedMutex(ContinuousClock.now)
-        func touch() { last.withLock { $0 = .now } }
-        func silent(for duration: Duration) -> Bool { ContinuousClock.now - last.withLock { $0 } > duration }
     }
 
     /// The query of the stream: `model=` for whole models, `sub=` for the rest (windows where they

@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// - **Stream.** One `GET /events` with `model=` and `sub=`; events that belong together (one id) are
 ///   applied together. A dropped connection is made again with `Last-Event-ID`: exactly the events
-///   missed; `resync` starts over from fresh snapshots. A stream silent for two heartbeats is dropped.
+///   missed; `resync` starts over from fresh snapshots. A stream that sends no line (not even a heartbeat)
+///   for two heartbeats is dropped, measured as bytes arrive, not as the application's tasks read them.
 ///   Reconnects back off from 0.2 s to 10 s with ±50 % jitter. A refusal of the stream itself (400,
 ///   401, 403, 404, 422) stops the mirror (``Status/error``).
 /// - **Writes.** A commit the application makes in the store, inside a mirrored model or location,

@@ -20,6 +20,8 @@ final class CurlLoop: @unchecked Sendable {
     private let commands = OrderedMutex<[Command]>([])
     /// The transfers in the multi handle, by their easy handle: read and changed on the loop's thread only.
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// When the running transfers were last checked for silence (loop's thread only).
+    private var silenceChecked = ContinuousClock.now
 
     private init() {
         curl_global_init(Int(CURL_GLOBAL_ALL))
@@ -73,10 +75,21 @@ final class CurlLoop: @unchecked Sendable {
                 let result = message.pointee.data.result
                 end(easy, with: result == CURLE_OK ? nil : CurlError(result))
             }
+            endSilentTransfers()
             // Waits for a socket, a timeout of libcurl's, or a command's wakeup; a failing poll must
             // not turn this into a busy loop.
             if curl_multi_poll(multi, nil, 0, 1000, nil) != CURLM_OK { usleep(10_000) }
         }
+    }
+
+    /// Ends, at most every 200 ms, the transfers that went without a line for longer than their
+    /// ``CurlTransfer/silence`` (the poll wakes at least every second).
+    private func endSilentTransfers() {
+        let now = ContinuousClock.now
+        guard now - silenceChecked >= .milliseconds(200) else { return }
+        silenceChecked = now
+        let silent = running.filter { $0.value.silence != nil && $0.value.isSilent(at: now) }.keys
+        for easy in silent { end(easy, with: CurlError(CURLE_OPERATION_TIMEDOUT)) }
     }
 
     /// Takes a transfer out of the multi handle and tells its reader how it ended.

@@ -7,6 +7,10 @@ import Foundation
 /// The body is read as it comes. A reader that falls behind pauses the transfer (libcurl stops
 /// reading the socket) once `bufferLimit` bytes wait for it, and resumes it when it has caught up: a
 /// stream's memory is bounded by that limit, not by how fast the server writes.
+///
+/// A transfer with a `silence` limit ends when no line (of the head or the body) arrives for that
+/// long while it is not paused. The loop's thread measures it as bytes arrive, so a process whose
+/// tasks are slow to read (a busy cooperative pool) does not take a live server for a silent one.
 final class CurlTransfer: @unchecked Sendable {
     /// The status and the headers (names lower-cased, in the order received) of an answer.
     struct Head: Sendable {
@@ -15,6 +19,8 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     let easy: UnsafeMutableRawPointer
+    /// How long the transfer may go without a line before the loop ends it (nil: no limit).
+    let silence: Duration?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let bufferLimit: Int
 
@@ -29,19 +35,23 @@ final class CurlTransfer: @unchecked Sendable {
         /// Bytes handed to the body and not yet read, and whether the transfer paused for them.
         var unread = 0
         var paused = false
+        /// When a line last ended (or the transfer started or resumed).
+        var lastLine = ContinuousClock.now
     }
     private let state = OrderedMutex(State())
     private let body: AsyncThrowingStream<[UInt8], any Error>
     private let bodyInput: AsyncThrowingStream<[UInt8], any Error>.Continuation
 
     /// A transfer of `method` to `url` with `headers` ("Name: value") and `body`; `timeout` bounds the
-    /// whole transfer (nil: none, for event streams), `connectTimeout` its connection.
+    /// whole transfer (nil: none, for event streams), `connectTimeout` its connection, `silence` the
+    /// time between lines.
     init(
         method: String, url: String, headers: [String], body: [UInt8]?, timeout: Duration?,
-        connectTimeout: Duration, caFile: String?, bufferLimit: Int = 1 << 20
+        connectTimeout: Duration, silence: Duration? = nil, caFile: String?, bufferLimit: Int = 1 << 20
     ) {
         _ = CurlLoop.shared  // libcurl's global initialisation, before any handle
         easy = curl_easy_init()!
+        self.silence = silence
         self.bufferLimit = bufferLimit
         (self.body, bodyInput) = AsyncThrowingStream.makeStream(of: [UInt8].self)
         // No `Expect: 100-continue` round trip before a body.
@@ -131,6 +141,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether the loop should not start it: it was cancelled before it could.
     var isCancelled: Bool { state.withLock { $0.cancelled } }
 
+    /// Whether no line arrived for longer than ``silence`` while the transfer was not paused.
+    func isSilent(at now: ContinuousClock.Instant) -> Bool {
+        guard let silence else { return false }
+        return state.withLock { !$0.paused && now - $0.lastLine > silence }
+    }
+
     /// How the transfer ended (nil: the whole answer arrived).
     func finish(_ error: (any Error)?) {
         let waiting = state.withLock { state -> CheckedContinuation<Head, any Error>? in
@@ -152,6 +168,7 @@ final class CurlTransfer: @unchecked Sendable {
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let status = line.isEmpty ? livebind_curl_response_code(easy) : 0
         let ready = state.withLock { state -> (Head, CheckedContinuation<Head, any Error>?)? in
+            state.lastLine = .now
             guard line.isEmpty else {
                 if line.hasPrefix("HTTP/") { state.lines = [] }
                 state.lines.append(line)
@@ -174,12 +191,14 @@ final class CurlTransfer: @unchecked Sendable {
     /// A part of the body: handed to the reader, or refused for now (the transfer pauses) while
     /// `bufferLimit` bytes wait for it.
     private func received(_ data: UnsafeMutablePointer<CChar>, _ count: Int) -> Int {
+        let endsLine = memchr(data, 0x0A, count) != nil || memchr(data, 0x0D, count) != nil
         let pause = state.withLock { state in
             if state.unread >= bufferLimit {
                 state.paused = true
                 return true
             }
             state.unread += count
+            if endsLine { state.lastLine = .now }
             return false
         }
         if pause { return livebind_curl_write_pause() }
@@ -191,8 +210,11 @@ final class CurlTransfer: @unchecked Sendable {
     fileprivate func read(_ count: Int) {
         let resume = state.withLock { state in
             state.unread -= count
-            defer { if state.paused && state.unread < bufferLimit / 2 { state.paused = false } }
-            return state.paused && state.unread < bufferLimit / 2
+            guard state.paused && state.unread < bufferLimit / 2 else { return false }
+            // The server had no chance to speak while paused: its silence counts from here.
+            state.paused = false
+            state.lastLine = .now
+            return true
         }
         if resume { CurlLoop.shared.resume(self) }
     }

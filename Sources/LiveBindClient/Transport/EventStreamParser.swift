@@ -19,8 +19,6 @@ struct EventStreamParser {
     let maxLineBytes: Int
     private var dataBytes = 0
     private var failed = false
-    /// How many lines have ended: bytes that end no line (a trickle) are not a sign of life.
-    private(set) var linesEnded = 0
     private var line: [UInt8] = []
     private var afterCR = false
     private var id: String?
@@ -54,7 +52,6 @@ struct EventStreamParser {
     }
 
     private mutating func endLine() -> ServerSentEvent? {
-        linesEnded &+= 1
         defer { line.removeAll(keepingCapacity: true) }
         if !started {
             started = true

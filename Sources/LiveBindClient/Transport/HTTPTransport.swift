@@ -78,7 +78,9 @@ final class HTTPTransport: Sendable {
     }
 
     /// The transfer of `request`, its cookies and credentials added at the moment it is sent.
-    private func transfer(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration?) -> CurlTransfer {
+    private func transfer(_ request: HTTPRequest, body: [UInt8]?, timeout: Duration?, silence: Duration? = nil)
+        -> CurlTransfer
+    {
         var headers = ["accept": "Accept: application/json"]
         if let token { headers["authorization"] = "Authorization: Bearer \(token)" }
         let cookie = cookies.withLock { $0.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } }
@@ -86,7 +88,7 @@ final class HTTPTransport: Sendable {
         for (name, value) in request.headers { headers[name.lowercased()] = "\(name): \(value)" }
         return CurlTransfer(
             method: request.method, url: base + request.target, headers: headers.keys.sorted().map { headers[$0]! },
-            body: body, timeout: timeout, connectTimeout: Self.connectTimeout, caFile: caFile)
+            body: body, timeout: timeout, connectTimeout: Self.connectTimeout, silence: silence, caFile: caFile)
     }
 
     /// Sends `request` and reads its whole answer (at most `maxBytes`); throws when the server cannot
@@ -103,9 +105,11 @@ final class HTTPTransport: Sendable {
     }
 
     /// Opens `request` for a body read as it comes (an event stream): no deadline, the caller ends it
-    /// by cancelling its task or letting go of the stream.
-    func open(_ request: HTTPRequest) async throws -> HTTPStream {
-        let transfer = transfer(request, body: nil, timeout: nil)
+    /// by cancelling its task or letting go of the stream. With `silence`, the transfer fails (the
+    /// head or the body throws) when no line arrives for that long while the reader keeps up: a
+    /// server that sends heartbeats is alive for as long as they come, however slow its reader is.
+    func open(_ request: HTTPRequest, silence: Duration? = nil) async throws -> HTTPStream {
+        let transfer = transfer(request, body: nil, timeout: nil, silence: silence)
         let head = try await transfer.start()
         remember(head.headers)
         return HTTPStream(transfer, head)

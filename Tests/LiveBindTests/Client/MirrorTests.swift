@@ -63,7 +63,7 @@ struct MirrorTests {
         let mirror = try client.mirror(
             ["orders", "sensor/meta"], into: store, heartbeat: .seconds(1),
             onRefusal: { _ in refusals.withLock { $0 += 1 } })
-        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)))
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)), "\(mirror.status)")
         var random = SplitMix(seed: seed)
         var local: Set<String> = []
         for step in 0..<120 {
@@ -115,7 +115,7 @@ struct MirrorTests {
         let refusals = OrderedMutex(0)
         let mirror = try LiveBindClient(url: server.url).mirror(
             ["orders/items"], into: store, heartbeat: .seconds(1), onRefusal: { _ in refusals.withLock { $0 += 1 } })
-        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)))
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)), "\(mirror.status)")
         var random = SplitMix(seed: seed)
         var local: [String] = []
         for step in 0..<150 {
@@ -155,8 +155,28 @@ struct MirrorTests {
         #expect(await !mirror.waitUntilSynced(timeout: .seconds(2)))
         #expect(mirror.status.reconnects > 0 && (try? store.value(of: "big")) == nil)
         try server.send("PUT", "/models/big", #"{"text":"small"}"#)
-        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)))
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)), "\(mirror.status)")
         #expect(try store.value(of: "big") == (try server.document("big")))
+        await mirror.close()
+    }
+
+    /// A process too busy to read (every thread of the cooperative pool blocked for longer than two
+    /// heartbeats, as a loaded test run or an application doing blocking work does) keeps its stream:
+    /// the heartbeats arrived, so the server was not silent, and the stream goes on where it was.
+    @Test func aBusyProcessKeepsItsStream() async throws {
+        let server = try Server()
+        try server.send("PUT", "/models/gauge", #"{"t":1}"#)
+        let store = Store()
+        let mirror = try LiveBindClient(url: server.url).mirror(["gauge"], into: store, heartbeat: .seconds(1))
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)), "\(mirror.status)")
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<ProcessInfo.processInfo.activeProcessorCount {
+                group.addTask { usleep(3_500_000) }
+            }
+        }
+        try server.send("PUT", "/models/gauge/t", "2")
+        try await Self.eventually("the change after the busy time") { try store.value(of: "gauge") == .object(["t": 2]) }
+        #expect(mirror.status.reconnects == 0, "\(mirror.status)")
         await mirror.close()
     }
 
@@ -166,7 +186,7 @@ struct MirrorTests {
         try server.send("PUT", "/models/orders", #"{"items":[{"id":"a"},{"id":"b"}]}"#)
         let store = Store()
         let mirror = try LiveBindClient(url: server.url).mirror(["orders/items"], into: store, heartbeat: .seconds(1))
-        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)))
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)), "\(mirror.status)")
         let kinds = OrderedMutex<[Change.Kind]>([])
         let token = try store.observe(Path(pointer: "/items"), in: "orders") { change in kinds.withLock { $0.append(change.kind) } }
         try server.send("POST", "/models/orders/items", #"{"id":"c"}"#)
@@ -191,7 +211,7 @@ struct MirrorTests {
         let mirror = try LiveBindClient(url: server.url).mirror(
             ["sensor/t", MirrorTarget("sensor/rows;last=2", into: "recent/rows")], into: store, heartbeat: .seconds(1),
             onRefusal: { error in refusals.withLock { $0.append(error) } })
-        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)))
+        #expect(await mirror.waitUntilSynced(timeout: .seconds(60)), "\(mirror.status)")
         #expect(try store.value(of: "recent", at: Path(pointer: "/rows")) == .array([4, 5]))
         #expect(
             mirror.window(of: try MirrorTarget("sensor/rows;last=2", into: "recent/rows")) == ServerMirror.ArrayWindow(offset: 3, length: 5)

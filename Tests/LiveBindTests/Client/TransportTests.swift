@@ -1,12 +1,16 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import LiveBindClient
 @testable import LiveBindEngine
 
 /// The Swift client's HTTP (libcurl on one thread) against a `livebind-server` process on a loopback
 /// port: a body read as it comes holds at most its buffer while its reader is away and arrives whole
 /// when it reads; a stream let go of, or whose task is cancelled, is closed on the server; a refused
-/// connection is an error, not a wait.
+/// connection is an error, not a wait; a stream is silent when the server sends no line, not when its
+/// reader is slow.
 @Suite("The Swift client's transport", .serialized, .timeLimit(.minutes(2)))
 struct TransportTests {
     static func openStreams(_ port: Int) throws -> Int {
@@ -104,5 +108,49 @@ struct TransportTests {
         try process.terminate()
         let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
         await #expect(throws: CurlError.self) { try await transport.send(transport.request("GET", "/healthz")) }
+    }
+
+    /// A server that takes the connection and never answers: a stream opened with a silence limit
+    /// fails after about that long instead of waiting for its head for ever.
+    @Test func aSilentServerEndsTheStream() async throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        try #require(bound && listen(listener, 4) == 0)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+        let started = ContinuousClock.now
+        await #expect(throws: CurlError.self) {
+            _ = try await transport.open(transport.request("GET", "/events"), silence: .milliseconds(500))
+        }
+        #expect(ContinuousClock.now - started < .seconds(20))
+    }
+
+    /// A stream whose reader does not read for three times its silence limit, while the server sends a
+    /// heartbeat every second: the heartbeats arrive, so it stays open, and then it reads the change
+    /// made meanwhile. Silence is the server's, measured as bytes arrive, not the reader's.
+    @Test func aSlowReaderIsNotASilentServer() async throws {
+        let process = try ServerProcess(["--no-demo", "--heartbeat", "1"])
+        defer { try? process.terminate() }
+        let port = try process.waitForPort(timeout: 30)
+        _ = try TestHTTPClient.send(port: port, "PUT", "/models/m", #"{"a":1}"#)
+        let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+        let stream = try await transport.open(transport.request("GET", "/events?model=m"), silence: .seconds(2))
+        try await Task.sleep(for: .seconds(6))
+        _ = try TestHTTPClient.send(port: port, "PUT", "/models/m/a", "2")
+        var text = ""
+        for try await chunk in stream.body {
+            text += String(decoding: chunk, as: UTF8.self)
+            if text.contains("event: set") { break }
+        }
+        #expect(text.contains("event: set"))
     }
 }

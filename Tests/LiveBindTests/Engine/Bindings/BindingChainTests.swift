@@ -18,26 +18,15 @@ import Testing
         #expect(registry.all.allSatisfy { $0.lastError == nil })
     }
 
-    @Test func aThousandLinkChainBindsInUnder50msAndAHeadWriteReachesItsTail() throws {
-        var fastest = Double.infinity
-        // The best of three, in the thread's CPU time: the bound is on the work, not on a busy machine.
-        for _ in 0..<3 {
-            // The chain's values are already there (as when bindings are made over existing models), so
-            // what is timed is binding — the cycle check, the indexes, reading each source — and not
-            // 1,000 store commits of new target values, which any 1,000 writes cost.
-            let (store, registry) = try makeBound(["c": chainModel(1001)])
-            let specs = (0..<1000).map { BindingSpec("c.v\($0)", "c.v\($0 + 1)") }
-            let start = threadCPUSeconds()
-            for spec in specs { try registry.bind(spec) }
-            fastest = min(fastest, threadCPUSeconds() - start)
-            try store.set(7, at: "c.v0")
-            #expect(store.at("c.v1000") == 7)
-            #expect(store.at("c.v500") == 7)
-            #expect(registry.all.allSatisfy { $0.lastError == nil })
-        }
-        if !runsUnderSanitizer {
-            #expect(fastest < 0.050, "1,000 binds took \(Int(fastest * 1000)) ms of CPU time")
-        }
+    /// Bindings made over models that already hold their values (how long that takes is
+    /// `make bench`'s `binding/bind-1000-link-chain`, no longer a timed bound here).
+    @Test func aThousandLinkChainOverExistingValuesCarriesAHeadWriteToItsTail() throws {
+        let (store, registry) = try makeBound(["c": chainModel(1001)])
+        for index in 0..<1000 { try registry.bind(BindingSpec("c.v\(index)", "c.v\(index + 1)")) }
+        try store.set(7, at: "c.v0")
+        #expect(store.at("c.v1000") == 7)
+        #expect(store.at("c.v500") == 7)
+        #expect(registry.all.allSatisfy { $0.lastError == nil })
     }
 
     @Test func aFreshThousandLinkChainWritesEveryTargetAsItIsBound() throws {

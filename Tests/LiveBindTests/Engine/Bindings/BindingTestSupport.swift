@@ -48,21 +48,6 @@ final class Collected<Value: Sendable>: Sendable {
     return condition()
 }
 
-/// The CPU time the calling thread has used, in seconds: what a timed test measures, so that other
-/// processes on a loaded machine do not count.
-func threadCPUSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}
-
-/// Whether this process runs under the thread or address sanitizer (`make test` runs every suite under
-/// both), which slow everything several times over: time bounds are checked only without them.
-let runsUnderSanitizer: Bool = {
-    guard let process = dlopen(nil, RTLD_NOW) else { return false }
-    return dlsym(process, "__tsan_init") != nil || dlsym(process, "__asan_init") != nil
-}()
-
 /// A model text `{"v0": 0, "v1": 0, …}` with `count` members.
 func chainModel(_ count: Int) -> String {
     "{" + (0..<count).map { #""v\#($0)": 0"# }.joined(separator: ", ") + "}"
