@@ -120,7 +120,13 @@ def test_writers_racing_on_a_bound_source_leave_every_target_current(cluster):
         found = sets(events)
         return found and found[-1][1]["model"] == "unit-dst" and found[-1][1]["value"] == final_source
 
-    reader.wait_for(ends_with_the_copy, 10, "the last write's derived change")
+    try:
+        reader.wait_for(ends_with_the_copy, 10, "the last write's derived change")
+    except AssertionError:
+        states = [(request("GET", node.base + "/models/unit-src")[2], request("GET", node.base + "/models/unit-dst")[2],
+                   node.health()["cluster"], request("GET", node.base + "/bindings")[2]) for node in cluster.nodes]
+        raise AssertionError(f"the copy of {final_source} never came; the stream ends {sets(reader.snapshot())[-4:]}; "
+                             f"the nodes hold {states}")
     changes = sets(reader.snapshot())
     reader.close()
     assert sum(1 for _, data in changes if data["model"] == "unit-src") >= 300

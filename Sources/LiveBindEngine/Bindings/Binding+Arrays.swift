@@ -51,8 +51,8 @@ extension Binding {
                         case .replace: aggregator!.replace(old!, with: change.value!, elements: shadow)
                         default: break
                         }
-                    } else if let sequence = try mirror(change, element: try forwardElement(of: change), into: endpoint, depth: depth) {
-                        lastWrite = sequence
+                    } else if let order = try mirror(change, element: try forwardElement(of: change), into: endpoint, depth: depth) {
+                        lastWrite = order
                     }
                 } else {
                     // A change inside element k: edit the copy, then replace element k of the target.
@@ -69,8 +69,8 @@ extension Binding {
                         aggregator!.replace(old, with: element, elements: shadow)
                     } else {
                         let replace = Change(kind: .replace, path: source.path, value: element, index: index)
-                        if let sequence = try mirror(replace, element: try forwardElement(element), into: endpoint, depth: depth) {
-                            lastWrite = sequence
+                        if let order = try mirror(replace, element: try forwardElement(element), into: endpoint, depth: depth) {
+                            lastWrite = order
                         }
                     }
                 }
@@ -98,7 +98,7 @@ extension Binding {
             if ok {
                 state.shadow = shadow
                 state.aggregator = aggregator
-                state.sourceSynced = max(state.sourceSynced, commit.sequence)
+                state.sourceSynced = max(state.sourceSynced, commit.order)
             } else {
                 state.aggregator = aggregator
             }
@@ -128,7 +128,7 @@ extension Binding {
         let rows = try validated(shown.value ?? .array([]))
         do throws(StoreError) {
             let result = try store.set(rows, at: endpoint.path, in: endpoint.model, ifRevision: nil, depth: depth + 1)
-            return result.changed ? result.sequence : nil
+            return result.changed ? result.order : nil
         } catch {
             throw .store(error)
         }
@@ -156,6 +156,6 @@ extension Binding {
         } catch {
             throw .store(error)
         }
-        return result.changed ? result.sequence : nil
+        return result.changed ? result.order : nil
     }
 }

@@ -4,7 +4,7 @@
 /// Such a binding is not run from its registry's store-wide feed: it observes its source path in the
 /// store, like any observer, and applies the transform to the value the change carries, so a hop is
 /// two store writes with the binding in between and no `Commit` built for it. The changes arrive with
-/// their commit's sequence and binding depth (`ChangeStamp`), which keep the loop guard and the
+/// their commit's order and binding depth (`ChangeStamp`), which keep the loop guard and the
 /// skipping of deliveries a whole read already reflects (`sourceSynced`) exactly as on the feed.
 extension Binding {
     /// Whether this binding follows its source through a path observer instead of the registry's feed.
@@ -40,7 +40,7 @@ extension Binding {
                 state.queue.append(.change(change, stamp))
                 return false
             }
-            guard state.enabled, stamp.sequence > state.sourceSynced else { return false }
+            guard state.enabled, stamp.order > state.sourceSynced else { return false }
             state.busy = true
             return true
         }
@@ -81,7 +81,7 @@ extension Binding {
             let result = try store.set(
                 output, at: endpoint.path, in: endpoint.model, ifRevision: nil,
                 depth: stamp.depth + 1, inDelivery: inDelivery)
-            return FollowOutcome(fired: true, written: result.changed ? result.sequence : nil)
+            return FollowOutcome(fired: true, written: result.changed ? result.order : nil)
         } catch {
             return FollowOutcome(fired: true, error: .store(error))
         }
@@ -93,7 +93,7 @@ extension Binding {
 struct FollowOutcome: Sendable {
     /// Whether it propagated a value (counted in `fireCount`, even when the value then failed).
     var fired: Bool
-    /// The sequence of the target write, when it changed something.
+    /// The order of the target write, when it changed something.
     var written: UInt64?
     /// The failure to record as the last error.
     var error: BindingError?

@@ -2,8 +2,8 @@ import DequeModule
 
 /// Running a binding: the serial work queue and the two directions of propagation.
 ///
-/// Echoes and stale deliveries are recognised by sequence numbers, not by comparing values: after the
-/// binding reads or writes one side, every commit up to that sequence is already reflected there
+/// Echoes and stale deliveries are recognised by commit order, not by comparing values: after the
+/// binding reads or writes one side, every commit up to that order is already reflected there
 /// (`sourceSynced`/`targetSynced`) and is skipped. So a two-way binding never sends its own write back,
 /// even when the transform is lossy (floating point), and a delivery can never be applied twice.
 extension Binding {
@@ -44,16 +44,16 @@ extension Binding {
             guard isEnabled else { return }
             sendBack(value, depth: 0)
         case .change(let change, let stamp):
-            let current = state.withLock { $0.enabled && stamp.sequence > $0.sourceSynced }
+            let current = state.withLock { $0.enabled && stamp.order > $0.sourceSynced }
             guard current else { return }
             let outcome = follow(change, stamp)
             state.withLock { outcome.record(in: &$0) }
         case .commit(let commit, let depth):
             let (forward, backward) = state.withLock { state -> (Bool, Bool) in
                 guard state.enabled else { return (false, false) }
-                let forward = commit.sequence > state.sourceSynced && Self.touches(commit, source)
+                let forward = commit.order > state.sourceSynced && Self.touches(commit, source)
                 let backward =
-                    !forward && mode == .twoWay && commit.sequence > state.targetSynced
+                    !forward && mode == .twoWay && commit.order > state.targetSynced
                     && target.endpoint.map { Self.touches(commit, $0) } == true
                 return (forward, backward)
             }
@@ -85,11 +85,11 @@ extension Binding {
     /// Reads the source now and sends all of it forward (creation, re-enable, and any change that cannot
     /// be followed granularly).
     func forwardWhole(depth: Int) {
-        guard let (sequence, value) = read(source) else { return }
+        guard let (order, value) = read(source) else { return }
         // A plain transform (no array following) needs no second critical section for a shadow copy.
         let plain = sink == nil && transform != nil && !followsArray
         let aggregator = state.withLock { state in
-            state.sourceSynced = max(state.sourceSynced, sequence)
+            state.sourceSynced = max(state.sourceSynced, order)
             state.needsFullSync = false
             state.fireCount += 1
             return state.aggregator
@@ -172,9 +172,9 @@ extension Binding {
 
     /// The target changed from outside: validate it, then send it back through the reverse transform.
     private func backwardWhole(depth: Int) {
-        guard let endpoint = target.endpoint, let (sequence, value) = read(endpoint) else { return }
+        guard let endpoint = target.endpoint, let (order, value) = read(endpoint) else { return }
         state.withLock { state in
-            state.targetSynced = max(state.targetSynced, sequence)
+            state.targetSynced = max(state.targetSynced, order)
             state.fireCount += 1
         }
         guard let value else { return }
@@ -228,30 +228,31 @@ extension Binding {
 
     // MARK: Helpers
 
-    /// The value at `endpoint` (`nil` when missing, recorded as the last error) and the sequence it is from.
+    /// The value at `endpoint` (`nil` when missing, recorded as the last error) and the order it is from.
     func read(_ endpoint: BindingEndpoint) -> (UInt64, JSON?)? {
-        // One critical section for the value and its sequence; `nil` inside: the model does not exist.
-        let (sequence, found) = store.withState { state -> (UInt64, JSON??) in
-            guard let entry = state.lookUp(endpoint.model), entry.exists else { return (state.lastSequence, nil) }
-            return (state.lastSequence, .some(JSONEdit.value(in: entry.document, at: endpoint.path.components)))
+        // One critical section for the value and its order; `nil` inside: the model does not exist.
+        let (order, found) = store.withState { state -> (UInt64, JSON??) in
+            let order = state.order(of: state.lastSequence)
+            guard let entry = state.lookUp(endpoint.model), entry.exists else { return (order, nil) }
+            return (order, .some(JSONEdit.value(in: entry.document, at: endpoint.path.components)))
         }
         guard let found else {
             fail(.store(.modelNotFound(endpoint.model)))
-            return (sequence, nil)
+            return (order, nil)
         }
         guard let value = found else {
             fail(.store(.pathNotFound(endpoint.path)))
-            return (sequence, nil)
+            return (order, nil)
         }
-        return (sequence, value)
+        return (order, value)
     }
 
     /// Runs a store write made by this binding, propagating a change `depth` binding writes deep, at
-    /// `depth + 1`; returns the commit's sequence when it changed something.
+    /// `depth + 1`; returns the commit's order when it changed something.
     func write(depth: Int, _ operation: (Int) throws(StoreError) -> WriteResult) -> UInt64? {
         do {
             let result = try operation(depth + 1)
-            return result.changed ? result.sequence : nil
+            return result.changed ? result.order : nil
         } catch {
             fail(.store(error))
             return nil

@@ -67,11 +67,9 @@ struct BindingState: Sendable {
     var enabled = true
     var fireCount = 0
     var lastError: BindingError?
-    /// Commits this binding wrote itself (two-way): their echo is not propagated back.
-    var ownWrites: Set<UInt64> = []
-    /// Commits up to this sequence are already reflected in what was sent forward.
+    /// Commits up to this order (`StoreState.order(of:)`) are already reflected in what was sent forward.
     var sourceSynced: UInt64 = 0
-    /// Commits up to this sequence are already reflected in what was sent back (two-way).
+    /// Commits up to this order are already reflected in what was sent back (two-way).
     var targetSynced: UInt64 = 0
     /// The source array as last seen (array mirror and aggregate modes), `nil` when it is not an array.
     var shadow: Deque<JSON>?
@@ -96,7 +94,7 @@ struct BindingState: Sendable {
 enum BindingWork: Sendable {
     /// A store commit, with the propagation depth of the write that made it.
     case commit(Commit, depth: Int)
-    /// A change heard by the source's path observer (`followsPath`), with its commit's sequence and depth.
+    /// A change heard by the source's path observer (`followsPath`), with its commit's order and depth.
     case change(Change, ChangeStamp)
     /// Apply the current source value (when created and when re-enabled).
     case resync

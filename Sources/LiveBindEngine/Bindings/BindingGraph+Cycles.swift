@@ -6,7 +6,7 @@ import DequeModule
 /// before it writes, and the transforms around it compose to the identity (checked by sending probe
 /// values once around it: the current value, each transform's samples, a few typical values). Going
 /// straight back over the same binding is not a loop: a two-way binding's own echo is suppressed by
-/// sequence numbers. Any other loop is refused, whatever its length, so propagation never needs a
+/// commit order. Any other loop is refused, whatever its length, so propagation never needs a
 /// run-time limit for the bindings of one registry.
 ///
 /// The search runs over states (arc, whether a one-way arc or an inexact junction was passed since the

@@ -92,6 +92,9 @@ public struct Commit: Sendable {
     /// Its record (`encodedRecord()`) as the commit log wrote it, handed on with the durable batch so
     /// that the history does not encode it again; nil elsewhere.
     package var record: [UInt8]?
+    /// Its place among every commit the store made (`StoreState.order(of:)`), as store observers get
+    /// it; bindings compare it, since a rollback hands sequence numbers out again.
+    package var order: UInt64 = 0
 
     /// The id its event goes out with: the sequence of the last commit of the write that made it, so
     /// that a write to several models is one event id (and one group of events on a stream).
@@ -140,6 +143,13 @@ public struct WriteResult: Sendable, Equatable {
     public var index: Int?
     /// `false` when the write changed nothing (an equal value was written).
     public var changed: Bool
+    /// The commit's order (`StoreState.order(of:)`) for the bindings, when it changed something; not
+    /// part of what the write answered, so not compared.
+    package var order: UInt64 = 0
+
+    public static func == (lhs: WriteResult, rhs: WriteResult) -> Bool {
+        lhs.sequence == rhs.sequence && lhs.revision == rhs.revision && lhs.index == rhs.index && lhs.changed == rhs.changed
+    }
 
     /// A result with every field given.
     public init(sequence: UInt64, revision: UInt64, index: Int? = nil, changed: Bool) {

@@ -11,7 +11,7 @@ struct DeliveryBatch: Sendable {
         let box: ObserverBox
         let event: Int
         let isCommit: Bool
-        var stamp = ChangeStamp(sequence: 0, depth: 0)
+        var stamp = ChangeStamp(order: 0, depth: 0)
     }
 
     private var calls: [Call] = []

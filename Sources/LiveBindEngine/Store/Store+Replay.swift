@@ -69,6 +69,7 @@ extension StoreState {
             if !entry.exists && entry.observers.isEmpty && lookUp(entry.name) === entry { removeEntry(entry.name) }
         }
         durable.pendingEntries.removeAll()
+        sequencesUndone += lastSequence - durable.sequence
         lastSequence = durable.sequence
     }
 

@@ -94,7 +94,9 @@ extension Store {
                 commit.unitTail = Int(eventID - state.lastSequence)
                 if !state.commitObservers.isEmpty { state.enqueue(commit) }
                 commits.append((commit, entry))
-                results.append(WriteResult(sequence: eventID, revision: revision + 1, index: editor.appendedIndex, changed: true))
+                var result = WriteResult(sequence: eventID, revision: revision + 1, index: editor.appendedIndex, changed: true)
+                result.order = state.order(of: eventID)
+                results.append(result)
             }
             appendUnitToLog(commits, state, results: zip(edits, results).map { ($0.model, $1) })
             return (results, claimDelivery(&state))

@@ -171,7 +171,8 @@ public final class Store: Sendable {
             appendToLog(
                 Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)),
                 of: entry, state)
-            let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
+            var result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
+            result.order = state.order(of: result.sequence)
             return ((!existed, result), claimDelivery(&state))
         }
         if let pending { deliver(pending) }
@@ -246,8 +247,9 @@ public final class Store: Sendable {
             appendToLog(
                 Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes(editor.changes)),
                 of: entry, state)
-            let result = WriteResult(
+            var result = WriteResult(
                 sequence: state.lastSequence, revision: revision + 1, index: editor.appendedIndex, changed: true)
+            result.order = state.order(of: result.sequence)
             state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
             return (result, claimDelivery(&state))
         }
@@ -288,7 +290,8 @@ public final class Store: Sendable {
                 state.totalSize += sizeDelta
             }
             let index = change.kind == .insert ? change.index : nil
-            let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
+            var result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
+            result.order = state.order(of: result.sequence)
             appendToLog(
                 Commit(
                     sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change]),
@@ -302,7 +305,7 @@ public final class Store: Sendable {
                     ? claimNestedDelivery(at: change.path, for: entry, depth: depth)
                     : claimSingleDelivery(at: change.path, for: entry, &state)
                 {
-                    return (result, .single(box, change, ChangeStamp(sequence: state.lastSequence, depth: depth)))
+                    return (result, .single(box, change, ChangeStamp(order: result.order, depth: depth)))
                 }
                 state.enqueue(consume change, for: entry, depth: depth)
             } else {

@@ -49,11 +49,21 @@ struct StoreState {
     var scratchUndo: [UndoStep] = []
     /// With a commit log: the sequence of the last durable commit, and what the clients may see.
     var durable: DurableState
+    /// How many sequence numbers rollbacks gave back (see ``order(of:)``).
+    var sequencesUndone: UInt64 = 0
 
     init(lastSequence: UInt64) {
         self.lastSequence = lastSequence
         durable = DurableState(sequence: lastSequence)
     }
+
+    /// Where the commit numbered `sequence` now stands among every commit this store made, rolled
+    /// back or not: its sequence plus the numbers rollbacks gave back. A rollback hands its sequence
+    /// numbers to the next commits (a cluster's node undoes what another node's message came before);
+    /// this order is never handed out twice, so a binding that reflects the store as of order `n`
+    /// knows that a later commit is new even when its sequence is not.
+    @inline(__always)
+    func order(of sequence: UInt64) -> UInt64 { sequence &+ sequencesUndone }
 
     /// The entry of an existing model, or `modelNotFound`.
     @inline(__always)
@@ -116,7 +126,7 @@ struct StoreState {
 
     /// Queues `change`, made by the latest commit `depth` binding writes deep, for the entry's observers.
     mutating func enqueue(_ change: consuming Change, for entry: ModelEntry, depth: Int = 0) {
-        entry.observers.enqueue(consume change, ChangeStamp(sequence: lastSequence, depth: depth), into: &queue)
+        entry.observers.enqueue(consume change, ChangeStamp(order: order(of: lastSequence), depth: depth), into: &queue)
     }
 
     /// Queues `commit`, made `depth` binding writes deep, for the store observers.
@@ -124,6 +134,7 @@ struct StoreState {
         guard !commitObservers.isEmpty else { return }
         var commit = commit
         commit.depth = depth
+        commit.order = order(of: commit.sequence)
         commit.origin = Store.commitOrigin
         queue.add(commit, for: commitObservers)
     }
