@@ -147,6 +147,7 @@ public struct WriteResult: Sendable, Equatable {
     /// part of what the write answered, so not compared.
     package var order: UInt64 = 0
 
+    /// Whether two results answer the same: sequence, revision, index and whether it changed.
     public static func == (lhs: WriteResult, rhs: WriteResult) -> Bool {
         lhs.sequence == rhs.sequence && lhs.revision == rhs.revision && lhs.index == rhs.index && lhs.changed == rhs.changed
     }
