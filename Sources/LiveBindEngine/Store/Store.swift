@@ -197,7 +197,8 @@ public final class Store: Sendable {
             appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .drop), of: entry, state)
             // With a log, the entry holds what clients see until the drop is durable.
             if entry.observers.isEmpty && entry.durable == nil { state.removeEntry(model) }
-            let result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
+            var result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
+            result.order = state.order(of: result.sequence)
             return (result, claimDelivery(&state))
         }
         if let pending { deliver(pending) }
