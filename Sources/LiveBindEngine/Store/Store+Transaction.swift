@@ -94,9 +94,7 @@ extension Store {
                 commit.unitTail = Int(eventID - state.lastSequence)
                 if !state.commitObservers.isEmpty { state.enqueue(commit) }
                 commits.append((commit, entry))
-                var result = WriteResult(sequence: eventID, revision: revision + 1, index: editor.appendedIndex, changed: true)
-                result.order = state.order(of: eventID)
-                results.append(result)
+                results.append(state.changedResult(sequence: eventID, revision: revision + 1, index: editor.appendedIndex))
             }
             appendUnitToLog(commits, state, results: zip(edits, results).map { ($0.model, $1) })
             return (results, claimDelivery(&state))

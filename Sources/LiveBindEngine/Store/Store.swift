@@ -171,8 +171,7 @@ public final class Store: Sendable {
             appendToLog(
                 Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .snapshot(value)),
                 of: entry, state)
-            var result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
-            result.order = state.order(of: result.sequence)
+            let result = state.changedResult(revision: revision + 1)
             return ((!existed, result), claimDelivery(&state))
         }
         if let pending { deliver(pending) }
@@ -197,8 +196,7 @@ public final class Store: Sendable {
             appendToLog(Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .drop), of: entry, state)
             // With a log, the entry holds what clients see until the drop is durable.
             if entry.observers.isEmpty && entry.durable == nil { state.removeEntry(model) }
-            var result = WriteResult(sequence: state.lastSequence, revision: revision + 1, changed: true)
-            result.order = state.order(of: result.sequence)
+            let result = state.changedResult(revision: revision + 1)
             return (result, claimDelivery(&state))
         }
         if let pending { deliver(pending) }
@@ -248,9 +246,7 @@ public final class Store: Sendable {
             appendToLog(
                 Commit(sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes(editor.changes)),
                 of: entry, state)
-            var result = WriteResult(
-                sequence: state.lastSequence, revision: revision + 1, index: editor.appendedIndex, changed: true)
-            result.order = state.order(of: result.sequence)
+            let result = state.changedResult(revision: revision + 1, index: editor.appendedIndex)
             state.returnScratch(changes: &editor.changes, undoLog: &editor.undoLog)
             return (result, claimDelivery(&state))
         }
@@ -291,8 +287,7 @@ public final class Store: Sendable {
                 state.totalSize += sizeDelta
             }
             let index = change.kind == .insert ? change.index : nil
-            var result = WriteResult(sequence: state.lastSequence, revision: revision + 1, index: index, changed: true)
-            result.order = state.order(of: result.sequence)
+            let result = state.changedResult(revision: revision + 1, index: index)
             appendToLog(
                 Commit(
                     sequence: state.lastSequence, model: model, revision: revision + 1, kind: .changes([change]),

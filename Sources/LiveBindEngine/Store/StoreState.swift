@@ -65,6 +65,15 @@ struct StoreState {
     @inline(__always)
     func order(of sequence: UInt64) -> UInt64 { sequence &+ sequencesUndone }
 
+    /// The result of a write that changed its model to `revision`, committed as `sequence` (the last
+    /// commit's unless said), with the commit's order for the bindings.
+    @inline(__always)
+    func changedResult(sequence: UInt64? = nil, revision: UInt64, index: Int? = nil) -> WriteResult {
+        var result = WriteResult(sequence: sequence ?? lastSequence, revision: revision, index: index, changed: true)
+        result.order = order(of: result.sequence)
+        return result
+    }
+
     /// The entry of an existing model, or `modelNotFound`.
     @inline(__always)
     mutating func entry(of model: String) throws(StoreError) -> ModelEntry {

@@ -19,6 +19,11 @@ struct TransportTests {
         return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? -1
     }
 
+    /// The client's transport to the server on `port`, with no token.
+    static func transport(_ port: Int) -> HTTPTransport {
+        HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+    }
+
     static func eventually(_ what: String, _ condition: () throws -> Bool) async throws {
         for _ in 0..<500 {
             if try condition() { return }
@@ -39,7 +44,7 @@ struct TransportTests {
         let put = try TestHTTPClient.send(port: port, "PUT", "/models/big", text)
         #expect(put.status == 200 || put.status == 201)
 
-        let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+        let transport = Self.transport(port)
         let stream = try await transport.open(transport.request("GET", "/models/big"))
         #expect(stream.status == 200)
         try await Task.sleep(for: .milliseconds(500))
@@ -58,7 +63,7 @@ struct TransportTests {
         let port = try process.waitForPort(timeout: 30)
         let text = #"{"rows":["# + (0..<8192).map { _ in "\"" + String(repeating: "x", count: 1000) + "\"" }.joined(separator: ",") + "]}"
         _ = try TestHTTPClient.send(port: port, "PUT", "/models/big", text)
-        let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+        let transport = Self.transport(port)
         let stream = try await transport.open(transport.request("GET", "/models/big"))
         let reader = Task { try await stream.collect(upTo: 64 << 20) }
         reader.cancel()
@@ -70,7 +75,7 @@ struct TransportTests {
         let process = try ServerProcess(["--no-demo"])
         defer { try? process.terminate() }
         let port = try process.waitForPort(timeout: 30)
-        let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+        let transport = Self.transport(port)
         let answer = try await transport.send(transport.request("POST", "/session"))
         #expect(answer.status != 411, "\(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
     }
@@ -81,7 +86,7 @@ struct TransportTests {
         defer { try? process.terminate() }
         let port = try process.waitForPort(timeout: 30)
         _ = try TestHTTPClient.send(port: port, "PUT", "/models/m", #"{"a":1}"#)
-        let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+        let transport = Self.transport(port)
 
         var stream: HTTPStream? = try await transport.open(transport.request("GET", "/events?model=m"))
         #expect(stream?.status == 200)
@@ -106,7 +111,7 @@ struct TransportTests {
         let process = try ServerProcess(["--no-demo"])
         let port = try process.waitForPort(timeout: 30)
         try process.terminate()
-        let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+        let transport = Self.transport(port)
         await #expect(throws: CurlError.self) { try await transport.send(transport.request("GET", "/healthz")) }
     }
 
@@ -126,7 +131,7 @@ struct TransportTests {
         }
         try #require(bound && listen(listener, 4) == 0)
         let port = Int(UInt16(bigEndian: address.sin_port))
-        let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+        let transport = Self.transport(port)
         let started = ContinuousClock.now
         await #expect(throws: CurlError.self) {
             _ = try await transport.open(transport.request("GET", "/events"), silence: .milliseconds(500))
@@ -142,7 +147,7 @@ struct TransportTests {
         defer { try? process.terminate() }
         let port = try process.waitForPort(timeout: 30)
         _ = try TestHTTPClient.send(port: port, "PUT", "/models/m", #"{"a":1}"#)
-        let transport = HTTPTransport(base: URL(string: "http://127.0.0.1:\(port)")!, token: nil, caFile: nil)
+        let transport = Self.transport(port)
         let stream = try await transport.open(transport.request("GET", "/events?model=m"), silence: .seconds(2))
         try await Task.sleep(for: .seconds(6))
         _ = try TestHTTPClient.send(port: port, "PUT", "/models/m/a", "2")

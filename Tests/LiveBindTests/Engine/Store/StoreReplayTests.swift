@@ -25,6 +25,24 @@ final class HeldLog: CommitLog, Sendable {
         return (Store(restoring: [], lastSequence: 0, log: log), log)
     }
 
+    /// A store as `makeStore()` makes it, with `models` already in the shared log (snapshots at
+    /// sequences 1, 2, …).
+    func makeStore(holding models: KeyValuePairs<String, JSON>) -> (Store, HeldLog) {
+        let (store, log) = makeStore()
+        let snapshots = models.enumerated().map { index, model in
+            Commit(sequence: UInt64(index + 1), model: model.key, revision: 1, kind: .snapshot(model.value))
+        }
+        replayDurable(snapshots, into: store)
+        return (store, log)
+    }
+
+    /// Applies `commits` as the shared log's and tells the durable observers, as a node does with
+    /// what its stream delivered.
+    func replayDurable(_ commits: [Commit], into store: Store) {
+        let (applied, calls, _) = store.replay(commits) {}
+        calls.run(applied)
+    }
+
     @Test func replayedCommitsKeepTheLogsSequencesAndReachTheDurableFeed() throws {
         let (store, _) = makeStore()
         let fed = OrderedMutex<[UInt64]>([])
@@ -59,9 +77,7 @@ final class HeldLog: CommitLog, Sendable {
     }
 
     @Test func rollBackUndoesEveryCommitNotInTheLog() throws {
-        let (store, log) = makeStore()
-        let (applied, calls, _) = store.replay([Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1]))]) {}
-        calls.run(applied)
+        let (store, log) = makeStore(holding: ["a": ["x": 1]])
         let sizeBefore = store.totalSize
         try store.set(2, at: Path(["x"]), in: "a")
         try store.put("b", ["new": true])
@@ -81,9 +97,7 @@ final class HeldLog: CommitLog, Sendable {
     }
 
     @Test func replayRollsBackPendingCommitsFirst() throws {
-        let (store, log) = makeStore()
-        let (applied, calls, _) = store.replay([Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1]))]) {}
-        calls.run(applied)
+        let (store, log) = makeStore(holding: ["a": ["x": 1]])
         try store.set(2, at: Path(["x"]), in: "a")  // sequence 2, lost the race
         let other = Commit(sequence: 2, model: "a", revision: 2, kind: .changes([Change(kind: .set, path: Path(["x"]), value: 7)]))
         let (second, _, failure) = store.replay([other]) { _ = log.take() }
@@ -93,12 +107,7 @@ final class HeldLog: CommitLog, Sendable {
     }
 
     @Test func bindingsDoNotRunAgainForReplayedCommits() throws {
-        let (store, _) = makeStore()
-        let (applied, calls, _) = store.replay([
-            Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1])),
-            Commit(sequence: 2, model: "b", revision: 1, kind: .snapshot(["y": 1]))
-        ]) {}
-        calls.run(applied)
+        let (store, _) = makeStore(holding: ["a": ["x": 1], "b": ["y": 1]])
         let registry = BindingRegistry(store: store)
         _ = try registry.bind(BindingSpec("a.x", "b.y"))
         let replayed = Commit(sequence: 3, model: "a", revision: 2, kind: .changes([Change(kind: .set, path: Path(["x"]), value: 5)]))
@@ -110,9 +119,7 @@ final class HeldLog: CommitLog, Sendable {
     }
 
     @Test func aRefusedWriteIsMadeAgainOnTheNewStateOrRefusedWhenItNoLongerApplies() throws {
-        let (store, log) = makeStore()
-        let (applied, calls, _) = store.replay([Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1, "list": [1, 2]]))]) {}
-        calls.run(applied)
+        let (store, log) = makeStore(holding: ["a": ["x": 1, "list": [1, 2]]])
         try store.set(2, at: Path(["x"]), in: "a")  // sequence 2
         try store.write("a") { (editor: inout ModelEditor) throws(StoreError) in
             try editor.insert(9, at: 2, in: Path(["list"]))  // sequence 3: at the end of two
@@ -136,12 +143,7 @@ final class HeldLog: CommitLog, Sendable {
     }
 
     @Test func aBindingWhoseDerivedCommitWasRefusedCatchesUp() throws {
-        let (store, log) = makeStore()
-        let (applied, calls, _) = store.replay([
-            Commit(sequence: 1, model: "a", revision: 1, kind: .snapshot(["x": 1])),
-            Commit(sequence: 2, model: "b", revision: 1, kind: .snapshot(["y": 10, "z": 0]))
-        ]) {}
-        calls.run(applied)
+        let (store, log) = makeStore(holding: ["a": ["x": 1], "b": ["y": 10, "z": 0]])
         let registry = BindingRegistry(store: store)
         _ = try registry.bind(BindingSpec("a.x", "b.y", transform: TransformSpec("scale", ["factor": 10])))
         try store.set(3, at: Path(["x"]), in: "a")  // sequence 3, in the log
@@ -170,12 +172,7 @@ final class HeldLog: CommitLog, Sendable {
     /// Seeded rounds of writes, derived writes and rollbacks: after each, the target is the source.
     @Test(arguments: [1, 2, 3] as [UInt64])
     func aBindingForwardsWritesThatReuseRolledBackSequences(seed: UInt64) throws {
-        let (store, log) = makeStore()
-        let (applied, calls, _) = store.replay([
-            Commit(sequence: 1, model: "src", revision: 1, kind: .snapshot(["t": 0])),
-            Commit(sequence: 2, model: "dst", revision: 1, kind: .snapshot(["copy": 0]))
-        ]) {}
-        calls.run(applied)
+        let (store, log) = makeStore(holding: ["src": ["t": 0], "dst": ["copy": 0]])
         let registry = BindingRegistry(store: store)
         try registry.bind(BindingSpec("src.t", "dst.copy"))
         var random = SplitMix(seed: seed)
@@ -188,8 +185,7 @@ final class HeldLog: CommitLog, Sendable {
                 #expect(store.at("dst.copy") == store.at("src.t"), "round \(round): after the rollback")
             } else {
                 // What the shared log took becomes durable, as a cluster's stream acknowledges it.
-                let (kept, calls, _) = store.replay(log.take()) {}
-                calls.run(kept)
+                replayDurable(log.take(), into: store)
             }
         }
         #expect(registry.all.allSatisfy { $0.lastError == nil })
