@@ -36,10 +36,14 @@ run() {
   local suite=$1 start
   shift
   start=$(date +%s)
-  make --no-print-directory "$@" "$suite" >"$logs/$suite.log" 2>&1
+  # bash's `time` keyword: the CPU seconds of the suite and every process it waited for.
+  { TIMEFORMAT='%0U %0S'; time make --no-print-directory "$@" "$suite" >"$logs/$suite.log" 2>&1; } 2>"$logs/$suite.cpu"
   echo $? >"$logs/$suite.status"
   echo $(($(date +%s) - start)) >"$logs/$suite.time"
-  echo "== $suite: $(cat "$logs/$suite.time") s, $([ "$(cat "$logs/$suite.status")" = 0 ] && echo passed || echo FAILED)" \
+  read -r user system <"$logs/$suite.cpu"
+  echo $((user + system)) >"$logs/$suite.cpu"
+  echo "== $suite: $(cat "$logs/$suite.time") s ($(cat "$logs/$suite.cpu") CPU-s)," \
+    "$([ "$(cat "$logs/$suite.status")" = 0 ] && echo passed || echo FAILED)" \
     "($(tail -n 1 "$logs/$suite.log" | cut -c1-120))"
 }
 
@@ -98,5 +102,8 @@ for suite in $failed; do
   fi
 done
 echo "== times (s):$(for suite in build-for-tests $swift_suites $outside_suites; do printf ' %s %s' "${suite#test-}" "$(cat "$logs/$suite.time" 2>/dev/null || echo -)"; done)"
-echo "== make test: $(($(date +%s) - total_start)) s${failed:+; failed:$failed}"
+echo "== CPU (s):$(for suite in build-for-tests $swift_suites $outside_suites; do printf ' %s %s' "${suite#test-}" "$(cat "$logs/$suite.cpu" 2>/dev/null || echo -)"; done)"
+# `times`' second line: the CPU time of every process this script waited for, lanes included.
+cpu=$(times | tail -n 1 | awk '{ split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
+echo "== make test: $(($(date +%s) - total_start)) s, $cpu CPU-s${failed:+; failed:$failed}"
 [ -z "$failed" ]
