@@ -28,7 +28,7 @@ failure_lines=${FAILURE_LINES:?the Makefile exports FAILURE_LINES: run make test
 swift_tree=.build/swift-lane
 mirror_copy=$PWD/.build/test-mirror/livebind-mirror
 mkdir -p "$logs" "$(dirname "$mirror_copy")"
-rm -f "$logs"/*.status "$logs"/*.time "$logs"/*.log "$logs/.swift-lane-done" "$mirror_copy"
+rm -f "$logs"/*.status "$logs"/*.time "$logs"/*.cpu "$logs"/*.log "$logs/.swift-lane-done" "$mirror_copy"
 total_start=$(date +%s)
 
 # run SUITE MAKE-ARGUMENTS…: one suite, its log, status and time.
@@ -103,7 +103,9 @@ for suite in $failed; do
 done
 echo "== times (s):$(for suite in build-for-tests $swift_suites $outside_suites; do printf ' %s %s' "${suite#test-}" "$(cat "$logs/$suite.time" 2>/dev/null || echo -)"; done)"
 echo "== CPU (s):$(for suite in build-for-tests $swift_suites $outside_suites; do printf ' %s %s' "${suite#test-}" "$(cat "$logs/$suite.cpu" 2>/dev/null || echo -)"; done)"
-# `times`' second line: the CPU time of every process this script waited for, lanes included.
-cpu=$(times | tail -n 1 | awk '{ split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
+# `times`' second line: the CPU time of every process this script waited for, lanes included (run
+# here, not in a pipeline's subshell, which has waited for nothing).
+times >"$logs/times"
+cpu=$(tail -n 1 "$logs/times" | awk '{ split($1, u, "m"); split($2, s, "m"); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
 echo "== make test: $(($(date +%s) - total_start)) s, $cpu CPU-s${failed:+; failed:$failed}"
 [ -z "$failed" ]
