@@ -1,18 +1,50 @@
+import LiveBind
 import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The open-file limit: each stream is one socket, so thousands of streams need thousands of descriptors.
+/// The open-file limit: each stream is one socket, so the number of descriptors a process may hold
+/// bounds how many streams it can serve.
 enum FileLimit {
-    /// Raises the soft `RLIMIT_NOFILE` towards `wanted` (capped by the hard limit). The corresponding C function is `setrlimit`.
-    static func raise(toAtLeast wanted: Int, logger: Logger) {
+    /// Raises the soft `RLIMIT_NOFILE` to the hard limit (the most an unprivileged process may take) and
+    /// returns the soft limit now in force (`Int.max` for none: `RLIM_INFINITY` is all ones). The
+    /// corresponding C functions are `getrlimit` and `setrlimit`.
+    static func raiseToHard() -> Int {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
-        guard limit.rlim_cur < rlim_t(wanted) else { return }
-        limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
-        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 || limit.rlim_cur < rlim_t(wanted) {
-            logger.warning("open-file limit is \(limit.rlim_cur); fewer streams than --max-streams may fit (raise ulimit -n)")
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return Int.max }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return limit.rlim_cur == rlim_t.max ? Int.max : Int(clamping: limit.rlim_cur)
+    }
+
+    /// The descriptors kept for everything but streams out of `limit`: request connections, the
+    /// listening sockets, the data directory's files, the cluster's connections. A quarter of the limit,
+    /// at most 1,024.
+    static func reserved(of limit: Int) -> Int { min(1024, limit / 4) }
+
+    /// Fits `streams.maxStreams` to the open-file limit (raised to the hard limit first) and says at
+    /// start how many streams the server may hold: a `--max-streams` the descriptors cannot serve is
+    /// lowered, with a warning, so that streams past the limit get 503 rather than a failed `accept`.
+    static func fitStreams(_ configuration: inout LiveBindServer.Configuration, logger: Logger) {
+        let files = raiseToHard()
+        guard files < Int.max else {
+            logger.info("Streams: up to \(configuration.streams.maxStreams) at once (--max-streams; no open-file limit)")
+            return
+        }
+        let byFiles = max(1, files - reserved(of: files))
+        let asked = configuration.streams.maxStreams
+        if asked > byFiles {
+            configuration.streams.maxStreams = byFiles
+            logger.warning(
+                "Streams: up to \(byFiles) at once, not --max-streams \(asked): the open-file limit is \(files) and \(reserved(of: files)) are kept for requests and files (raise the hard limit: ulimit -Hn, systemd LimitNOFILE=)"
+            )
+        } else {
+            logger.info(
+                "Streams: up to \(asked) at once (--max-streams; the open-file limit, \(files), would allow \(byFiles))")
         }
     }
 }

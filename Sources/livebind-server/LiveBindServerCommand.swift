@@ -42,7 +42,7 @@ enum LiveBindServerCommand {
                 key: key, audience: options.jwtAudience, issuer: options.jwtIssuer,
                 leewaySeconds: options.jwtLeeway)
         }
-        FileLimit.raise(toAtLeast: configuration.streams.maxStreams + 1024, logger: logger)
+        FileLimit.fitStreams(&configuration, logger: logger)
 
         let server = try LiveBindServer(configuration: configuration, logger: logger)
         // Definition files and the demo create their models only when the data directory lacks them.

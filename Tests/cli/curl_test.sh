@@ -318,6 +318,33 @@ check "refused writes change nothing" "$(curl -s "$BASE/models/lim")" "$BEFORE"
 check_contains "a --max-depth over 500 is refused at start" "$("$BINARY" --port 0 --max-depth 501 2>&1)" "--max-depth must be"
 stop_server
 
+# --- the open-file limit (docs/Deploying.md "How many streams"): raised to the hard limit at start;
+# what is left after a quarter (at most 1,024) for requests and files bounds --max-streams, said at start.
+start_server --log "$WORK/server.log" --prefix "prlimit --nofile=200:400 --" "$BINARY" --no-demo --max-streams-per-address 0 || exit 1
+check_contains "the soft open-file limit is raised to the hard one" "$(grep 'Max open files' "/proc/$server_pid/limits")" \
+  "400                  400"
+check_contains "start-up says how many streams the limit allows" "$(cat "$WORK/server.log")" \
+  "Streams: up to 300 at once, not --max-streams 10000: the open-file limit is 400 and 100 are kept"
+# 300 streams, held open on descriptors of this shell: all served; the next one is 503, not a refused accept.
+STREAM_FDS=()
+for _ in $(seq 1 300); do
+  exec {fd}<>"/dev/tcp/127.0.0.1/$port"
+  printf 'GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' >&"$fd"
+  STREAM_FDS+=("$fd")
+done
+for _ in $(seq 1 100); do
+  curl -s "$base/metrics" | grep -q '^livebind_open_streams 300$' && break
+  sleep 0.1
+done
+check "the 300 streams the limit allows are open" "$(curl -s "$base/metrics" | sed -n 's/^livebind_open_streams //p')" 300
+check "one more stream is 503" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$base/events")" 503
+for fd in "${STREAM_FDS[@]}"; do exec {fd}>&-; done
+stop_server
+start_server --log "$WORK/server.log" --prefix "prlimit --nofile=1024:20000 --" "$BINARY" --no-demo --max-streams 500 || exit 1
+check_contains "a --max-streams the limit allows is kept, and said" "$(cat "$WORK/server.log")" \
+  "Streams: up to 500 at once (--max-streams; the open-file limit, 20000, would allow 18976)"
+stop_server
+
 # --- TLS (docs/HTTP.md "HTTPS"): a throwaway CA, HTTPS with curl --cacert, reload on SIGHUP ------------
 if command -v openssl >/dev/null; then
   TLS="$WORK/tls"; mkdir -p "$TLS"

@@ -66,7 +66,7 @@ extension LiveBindServer.Configuration {
     private static let streams: [Setting<Self>] = [
         .init(
             "max-streams", "Streams", .integer(\.streams.maxStreams, 1...1_000_000, unit: "N"),
-            "Most event streams open at once; more get 503."),
+            "Most event streams open at once; more get 503. Lowered at start to what the open-file limit allows."),
         .init(
             "max-streams-per-address", "Streams", .integer(\.streams.maxStreamsPerAddress, 0...Int.max, unit: "N"),
             "Most event streams one client address may hold (the forwarded one with --trust-proxy; loopback not counted); more get 503. 0: no cap."
