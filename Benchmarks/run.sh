@@ -9,7 +9,7 @@
 # repository or a Debian package the scripts install when missing.
 #
 # Environment: BENCH_QUICK=1 for a short pass (one engine run, 1,000 subscribers, one repeat);
-# ENGINE_RUNS (3), BENCH_SKIP="engine fanout writes cluster views history browser" to leave parts out;
+# ENGINE_RUNS (3), BENCH_SKIP="engine fanout ceiling writes cluster views history browser" to leave parts out;
 # see fanout.sh, writes.sh, cluster.sh, views.sh and history.sh for their knobs.
 set -euo pipefail
 cd "$(dirname "$0")/.."                       # the repository root
@@ -47,6 +47,15 @@ fi
 if [[ $skip != *" fanout "* ]]; then
     log "fan-out over HTTP: livebind-server vs nginx + Nchan"
     FANOUT_OUT=$results/fanout bash Benchmarks/fanout.sh
+fi
+
+if [[ $skip != *" ceiling "* ]]; then
+    # The streams a node serves: each gets every event of a model written 10 times a second (30 s); the
+    # most is 18,000, what a 20,000-descriptor hard limit leaves (docs/Deploying.md, "How many streams").
+    log "stream ceiling: 1,000 to 18,000 streams at 10 events/s each, livebind-server vs nginx + Nchan"
+    FANOUT_OUT=$results/ceiling FANOUT_SERVERS="livebind nchan" FANOUT_RATES=10 FANOUT_MESSAGES=300 FANOUT_REPEATS=1 \
+        FANOUT_SUBSCRIBERS=${CEILING_STREAMS:-$([ "$quick" = 1 ] && echo "1000 5000" || echo "1000 5000 10000 18000")} \
+        FANOUT_IDLE_STREAMS=${CEILING_IDLE_STREAMS:-18000} bash Benchmarks/fanout.sh
 fi
 
 if [[ $skip != *" writes "* ]]; then
@@ -98,6 +107,7 @@ log "results"
 args=()
 [ ${#engine_files[@]} -gt 0 ] && args+=(--engine "${engine_files[@]}")
 [[ $skip == *" fanout "* ]] || args+=(--fanout "$results/fanout")
+[[ $skip == *" ceiling "* ]] || args+=(--ceiling "$results/ceiling")
 [[ $skip == *" writes "* ]] || args+=(--writes "$results/writes")
 [[ $skip == *" cluster "* ]] || args+=(--cluster "$results/cluster")
 [ -n "$browser_file" ] && args+=(--browser "$browser_file")

@@ -219,6 +219,42 @@ def fanout_rows(directory):
     return rows
 
 
+def slope(points):
+    """Least-squares slope of (x, y) points, or None with fewer than two distinct x."""
+    if len({x for x, _ in points}) < 2:
+        return None
+    mx = statistics.mean(x for x, _ in points)
+    my = statistics.mean(y for _, y in points)
+    return sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+
+
+def ceiling_rows(directory):
+    """The stream ceiling (run.sh's `ceiling` part): N streams each getting every event of a model written
+    10 times a second, by server; then the slope of server memory and CPU over the stream count."""
+    rows, points = [], {}
+    for (subs, rate), by_server in sorted(load_fanout(directory).items()):
+        lb, nc = (summarize(by_server[k]) if k in by_server else None for k in ("livebind", "nchan"))
+        for name, s in (("livebind", lb), ("nchan", nc)):
+            if s:
+                points.setdefault(name, []).append((subs, s))
+        ratio = (f"RSS {lb['rss'] / nc['rss']:.2f}, CPU {lb['cpu'] / nc['cpu']:.2f}, p99 {lb['p99'] / nc['p99']:.2f}"
+                 if lb and nc and nc["cpu"] else "—")
+        rows.append(("ceiling", f"{subs:,} streams, every event of 300 × 200 B at {rate}/s", fanout_cell(lb),
+                     "Nchan: " + fanout_cell(nc), ratio, "0 lost"))
+    cells = {}
+    for name, pts in points.items():
+        held = statistics.median(r["rate"] / n for n, r in pts)  # events a second each stream got
+        kb = slope([(n, r["rss"] * 1024) for n, r in pts])
+        cpu = slope([(n, r["cpu"]) for n, r in pts])
+        per_event = cpu and held and 1e6 * cpu / (held * 30)  # a run publishes for 30 s
+        cells[name] = (f"{kb:.1f} kB per stream, {per_event:.1f} µs of CPU per delivered event" if kb and per_event
+                       else "not enough counts")
+    if cells:
+        rows.append(("ceiling", "slope over the counts: memory, and marginal CPU (batching lowers it as load grows)", cells.get("livebind", "not measured"),
+                     "Nchan: " + cells.get("nchan", "not measured"), "—", "≤ 10 kB per idle stream"))
+    return rows
+
+
 WRITE_CASES = [  # (case in writes.sh, label)
     ("lb_mem", "LiveBind in memory, tiny model"),
     ("lb_data", "LiveBind `--data`, tiny model"),
@@ -407,6 +443,7 @@ def main():
     ap.add_argument("--engine", nargs="*", default=[])
     ap.add_argument("--fanout")
     ap.add_argument("--browser")
+    ap.add_argument("--ceiling")
     ap.add_argument("--writes")
     ap.add_argument("--cluster")
     a = ap.parse_args()
@@ -416,6 +453,8 @@ def main():
         rows += engine_rows(median_runs(runs))
     if a.fanout:
         rows += fanout_rows(a.fanout)
+    if a.ceiling:
+        rows += ceiling_rows(a.ceiling)
     if a.writes:
         rows += write_rows(a.writes)
     if a.cluster:
