@@ -55,7 +55,7 @@ if [[ $skip != *" ceiling "* ]]; then
     log "stream ceiling: 1,000 to 18,000 streams at 10 events/s each, livebind-server vs nginx + Nchan"
     FANOUT_OUT=$results/ceiling FANOUT_SERVERS="livebind nchan" FANOUT_RATES=10 FANOUT_MESSAGES=300 FANOUT_REPEATS=1 \
         FANOUT_SUBSCRIBERS=${CEILING_STREAMS:-$([ "$quick" = 1 ] && echo "1000 5000" || echo "1000 5000 10000 18000")} \
-        FANOUT_IDLE_STREAMS=${CEILING_IDLE_STREAMS:-18000} bash Benchmarks/fanout.sh
+        FANOUT_IDLE_STREAMS=${CEILING_IDLE_STREAMS:-$([ "$quick" = 1 ] && echo 5000 || echo 18000)} bash Benchmarks/fanout.sh
 fi
 
 if [[ $skip != *" writes "* ]]; then
