@@ -37,12 +37,15 @@ let package = Package(
         .executableTarget(
             name: "EngineProfile",
             dependencies: [
+                "CHeap",
                 .product(name: "LiveBindEngine", package: "LiveBind"),
                 .product(name: "DequeModule", package: "swift-collections")
             ],
             path: "Benchmarks/EngineProfile",
             swiftSettings: [.swiftLanguageMode(.v6)]
-        )
+        ),
+        // glibc's count of the heap's bytes (mallinfo2), for EngineProfile's memory mode.
+        .target(name: "CHeap", path: "Benchmarks/CHeap")
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -72,8 +72,11 @@ func run() throws {
             rows[index] = .object(members)
             consume(view.apply(Change(kind: .set, path: Path(["items", String(index), field]), value: value), at: items))
         }
+    case "memory":
+        // Where a model's bytes go: `count` is the MiB of JSON per shape (MemoryProfile.swift).
+        try memoryProfile(mebibytes: count)
     default:
-        print("usage: EngineProfile set|hop|append|insert-first|remove-first|parse|encode|view [count] [length]")
+        print("usage: EngineProfile set|hop|append|insert-first|remove-first|parse|encode|view|memory [count] [length]")
     }
 }
 

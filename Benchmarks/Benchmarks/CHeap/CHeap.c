@@ -1,0 +1,1 @@
+// CHeap is header-only: see include/CHeap.h.
