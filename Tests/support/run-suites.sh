@@ -36,8 +36,9 @@ run() {
   local suite=$1 start
   shift
   start=$(date +%s)
-  # bash's `time` keyword: the CPU seconds of the suite and every process it waited for.
-  { TIMEFORMAT='%0U %0S'; time make --no-print-directory "$@" "$suite" >"$logs/$suite.log" 2>&1; } 2>"$logs/$suite.cpu"
+  # bash's `time` keyword: the CPU seconds of the suite and every process it waited for. In a subshell
+  # of its own: this shell also reaps the other lanes, whose CPU would count in the suite running then.
+  ( TIMEFORMAT='%0U %0S'; time make --no-print-directory "$@" "$suite" >"$logs/$suite.log" 2>&1 ) 2>"$logs/$suite.cpu"
   echo $? >"$logs/$suite.status"
   echo $(($(date +%s) - start)) >"$logs/$suite.time"
   read -r user system <"$logs/$suite.cpu"
