@@ -1,6 +1,7 @@
 import Dispatch
 import LiveBind
 import Logging
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,7 @@ import Glibc
 @main
 enum LiveBindServerCommand {
     static func main() {
+        ShutdownSignals.hold()
         let parsed: CommandLine.Parsed
         do {
             parsed = try CommandLine.parse(Array(Swift.CommandLine.arguments.dropFirst()))
@@ -29,6 +31,12 @@ enum LiveBindServerCommand {
         signal(SIGPIPE, SIG_IGN)
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let logger = Logger(label: "livebind")
+        // From here SIGINT and SIGTERM end the process: at once while it starts, through `stop` once it runs.
+        let stop = Mutex<(@Sendable () -> Void)?>(nil)
+        ShutdownSignals.install(logger: logger) {
+            stop.withLock { $0 }?()
+            Glibc.exit(0)
+        }
         if configuration.network.publicDirectory == nil { configuration.network.builtinFiles = BuiltinPublic.files() }
         configuration.access.policy = try TokensFile.policy(
             tokens: options.tokens, file: options.tokensFile,
@@ -53,10 +61,11 @@ enum LiveBindServerCommand {
         let shown = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host.contains(":") ? "[\(host)]" : host
         logger.info("Open \(server.usesTLS ? "https" : "http")://\(shown):\(server.port)/ for the dashboard (Ctrl-C stops)")
         if server.usesTLS { CertificateReloadSignal.install(server: server, logger: logger) }
-        ShutdownSignals.install(logger: logger) {
-            app.stop()
-            server.stop()
-            Glibc.exit(0)
+        stop.withLock {
+            $0 = {
+                app.stop()
+                server.stop()
+            }
         }
         dispatchMain()
     }

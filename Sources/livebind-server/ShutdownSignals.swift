@@ -8,7 +8,21 @@ import Glibc
 enum ShutdownSignals {
     nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
 
-    /// Routes SIGINT and SIGTERM to `shutdown`, once, on a private queue. Call once, from `main`.
+    /// Blocks SIGINT and SIGTERM in the calling thread and every thread started after it. Call first in
+    /// `main`, before any thread exists. libdispatch takes a signal source's signals from a `signalfd`,
+    /// registered some time after `install` returns, while `install` has set them to `SIG_IGN`: a signal
+    /// that comes in between is discarded unless every thread blocks it (a blocked signal is never
+    /// ignored; it waits, pending, for the `signalfd`). A SIGTERM sent right after start was lost so.
+    static func hold() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Routes SIGINT and SIGTERM to `shutdown`, once, on a private queue. Call once, from `main`, after
+    /// ``hold()``.
     static func install(logger: Logger, shutdown: @escaping @Sendable () -> Void) {
         let queue = DispatchQueue(label: "livebind.signals")
         for number in [SIGINT, SIGTERM] {
