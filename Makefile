@@ -139,12 +139,13 @@ test-asan: deps-server
 	$(call swift_suites,LIVEBIND_SANITIZE=address ASAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/asan.supp \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp)
 
-## test-cli: curl against the release binary; docs/HTTP.md's table of flags is the one --help makes, and
-##           `make help` describes every target
+## test-cli: curl against the release binary; docs/HTTP.md's table of flags is the one --help makes,
+##           `make help` describes every target, and a SIGTERM right after start stops the server
 test-cli: release
 	python3 Tests/cli/make_help.py
 	python3 Tests/cli/options_table.py .build/release/livebind-server --check docs/HTTP.md
 	$(LIMIT) 300 bash Tests/cli/curl_test.sh .build/release/livebind-server
+	$(LIMIT) 300 python3 Tests/cli/early_sigterm.py .build/release/livebind-server
 
 ## test-contract: Public/openapi.json is valid OpenAPI 3.1, and schemathesis finds no 5xx and no answer
 ##                outside it on a live release server (CONTRACT_EXAMPLES per operation, CONTRACT_SEED)
