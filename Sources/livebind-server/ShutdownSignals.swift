@@ -9,10 +9,10 @@ enum ShutdownSignals {
     nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
 
     /// Blocks SIGINT and SIGTERM in the calling thread and every thread started after it. Call first in
-    /// `main`, before any thread exists. libdispatch takes a signal source's signals from a `signalfd`,
-    /// registered some time after `install` returns, while `install` has set them to `SIG_IGN`: a signal
-    /// that comes in between is discarded unless every thread blocks it (a blocked signal is never
-    /// ignored; it waits, pending, for the `signalfd`). A SIGTERM sent right after start was lost so.
+    /// `main`, before any thread exists. libdispatch registers a signal source (a `signalfd` and a
+    /// handler) some time after `install` returns, while `install` has set the signal to `SIG_IGN`: a
+    /// signal that comes in between is discarded unless every thread blocks it (a blocked signal is never
+    /// ignored; it waits, pending, for the source). A SIGTERM sent right after start was lost so.
     static func hold() {
         var set = sigset_t()
         sigemptyset(&set)
