@@ -140,12 +140,12 @@ test-asan: deps-server
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/sanitizers/lsan.supp)
 
 ## test-cli: curl against the release binary; docs/HTTP.md's table of flags is the one --help makes,
-##           `make help` describes every target, and a SIGTERM right after start stops the server
-test-cli: release
+##           `make help` describes every target; the settings file, and a SIGTERM right after start (pytest)
+test-cli: release deps-python
 	python3 Tests/cli/make_help.py
 	python3 Tests/cli/options_table.py .build/release/livebind-server --check docs/HTTP.md
 	$(LIMIT) 300 bash Tests/cli/curl_test.sh .build/release/livebind-server
-	$(LIMIT) 300 python3 Tests/cli/early_sigterm.py .build/release/livebind-server
+	LIVEBIND_SERVER=.build/release/livebind-server $(LIMIT) 300 $(PYTHON) -m pytest -q Tests/cli
 
 ## test-contract: Public/openapi.json is valid OpenAPI 3.1, and schemathesis finds no 5xx and no answer
 ##                outside it on a live release server (CONTRACT_EXAMPLES per operation, CONTRACT_SEED)
