@@ -35,12 +35,13 @@ enum FileLimit {
             logger.info("Streams: up to \(configuration.streams.maxStreams) at once (--max-streams; no open-file limit)")
             return
         }
-        let byFiles = max(1, files - reserved(of: files))
+        let reserve = reserved(of: files)
+        let byFiles = max(1, files - reserve)
         let asked = configuration.streams.maxStreams
         if asked > byFiles {
             configuration.streams.maxStreams = byFiles
             logger.warning(
-                "Streams: up to \(byFiles) at once, not --max-streams \(asked): the open-file limit is \(files) and \(reserved(of: files)) are kept for requests and files (raise the hard limit: ulimit -Hn, systemd LimitNOFILE=)"
+                "Streams: up to \(byFiles) at once, not --max-streams \(asked): the open-file limit is \(files) and \(reserve) are kept for requests and files (raise the hard limit: ulimit -Hn, systemd LimitNOFILE=)"
             )
         } else {
             logger.info(
