@@ -10,9 +10,10 @@ enum ShutdownSignals {
 
     /// Blocks SIGINT and SIGTERM in the calling thread and every thread started after it. Call first in
     /// `main`, before any thread exists. libdispatch registers a signal source (a `signalfd` and a
-    /// handler) some time after `install` returns, while `install` has set the signal to `SIG_IGN`: a
-    /// signal that comes in between is discarded unless every thread blocks it (a blocked signal is never
-    /// ignored; it waits, pending, for the source). A SIGTERM sent right after start was lost so.
+    /// handler) some time after `install` returns; a blocked signal waits, pending, for it. The
+    /// disposition stays the default, not `SIG_IGN`: a thread that unblocks the signal before the source
+    /// is registered (the main thread in `dispatchMain`) then ends the process rather than discarding the
+    /// signal. A SIGTERM sent right after start was lost so, with `SIG_IGN`.
     static func hold() {
         var set = sigset_t()
         sigemptyset(&set)
@@ -26,7 +27,6 @@ enum ShutdownSignals {
     static func install(logger: Logger, shutdown: @escaping @Sendable () -> Void) {
         let queue = DispatchQueue(label: "livebind.signals")
         for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)  // the default action would kill us before the source sees it
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
                 logger.info("signal \(number): shutting down")
