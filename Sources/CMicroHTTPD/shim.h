@@ -7,13 +7,15 @@
 #include <microhttpd.h>
 
 /* Wrapper around MHD_start_daemon, which is variadic: options travel as one
-   MHD_OPTION_ARRAY whose last item is MHD_OPTION_END. */
+   MHD_OPTION_ARRAY whose last item is MHD_OPTION_END; `accept` decides, for
+   each new connection, whether it is taken. */
 static inline struct MHD_Daemon *
 livebind_start_daemon(unsigned int flags, uint16_t port,
-                      MHD_AccessHandlerCallback handler, void *handler_context,
+                      MHD_AcceptPolicyCallback accept,
+                      MHD_AccessHandlerCallback handler, void *context,
                       const struct MHD_OptionItem *options)
 {
-    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_context,
+    return MHD_start_daemon(flags, port, accept, context, handler, context,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 

@@ -10,6 +10,13 @@ import Glibc
 // (`@convention(c)`); context arrives through `void *` as an `Unmanaged` reference. Nothing throws
 // across the C boundary. All are called on a libmicrohttpd worker thread.
 
+/// The accept policy: a connection accepted after ``MicroHTTPDDaemon/quiesce()`` is closed at once.
+let acceptPolicyTrampoline: MHD_AcceptPolicyCallback = { context, _, _ in
+    guard let context else { return .NO }
+    let daemon = Unmanaged<MicroHTTPDDaemon>.fromOpaque(context).takeUnretainedValue()
+    return daemon.accepting.load(ordering: .relaxed) ? .YES : .NO
+}
+
 /// The access handler: called with headers, then once per body piece, then a last time with size 0.
 let accessHandlerTrampoline: MHD_AccessHandlerCallback = {
     context, connection, url, method, version, uploadData, uploadDataSize, requestContext in

@@ -104,6 +104,8 @@ package final class MicroHTTPDDaemon: Sendable {
     let deferredAnswers = Atomic<Int>(0)
     /// Told when a suspended connection got its answer.
     let deferredAnswered = WaitSignal()
+    /// Whether a new connection is taken; false from ``quiesce()`` on.
+    let accepting = Atomic<Bool>(true)
 
     /// Waits (up to `timeout`) until no connection waits for its answer; false when some still do.
     package func waitForDeferredAnswers(timeout: Duration) -> Bool {
@@ -111,7 +113,6 @@ package final class MicroHTTPDDaemon: Sendable {
     }
     private struct State: @unchecked Sendable {  // the handle is only touched under the mutex
         var daemon: OpaquePointer?
-        var listenSocket: Int32 = -1
         var port: UInt16 = 0
         var sweeper: HeartbeatTimer?
     }
@@ -173,7 +174,8 @@ package final class MicroHTTPDDaemon: Sendable {
             }
             items.append(MHD_OptionItem(option: .END, value: 0, ptr_value: nil))
             return items.withUnsafeBufferPointer { buffer in
-                livebind_start_daemon(flags, options.port, accessHandlerTrampoline, context, buffer.baseAddress)
+                livebind_start_daemon(
+                    flags, options.port, acceptPolicyTrampoline, accessHandlerTrampoline, context, buffer.baseAddress)
             }
         }
         guard let started else {
@@ -205,21 +207,23 @@ package final class MicroHTTPDDaemon: Sendable {
         }
     }
 
-    /// Stops accepting new connections; existing ones go on. The corresponding C function is `MHD_quiesce_daemon`.
+    /// Stops taking new connections: from now on one is closed as soon as it is accepted; existing
+    /// ones go on.
+    ///
+    /// Not `MHD_quiesce_daemon`: with a thread pool, 0.9.75 takes the listening socket out of each
+    /// worker's epoll set while the worker may be doing the same, and aborts the process when it
+    /// loses that race ("Failed to remove listen FD from epoll set", seen once in a sanitizer run).
     package func quiesce() {
-        state.withLock { state in
-            guard let daemon = state.daemon, state.listenSocket < 0 else { return }
-            state.listenSocket = MHD_quiesce_daemon(daemon)
-        }
+        accepting.store(false, ordering: .relaxed)
     }
 
     /// Stops the worker threads and closes every connection. The corresponding C function is `MHD_stop_daemon`.
     ///
     /// > Important: no connection may be suspended at this point (libmicrohttpd aborts the process).
     package func stop() {
-        let (daemon, listenSocket, sweeper, port) = state.withLock { state in
-            defer { state.daemon = nil; state.listenSocket = -1; state.port = 0; state.sweeper = nil }
-            return (state.daemon, state.listenSocket, state.sweeper, state.port)
+        let (daemon, sweeper, port) = state.withLock { state in
+            defer { state.daemon = nil; state.port = 0; state.sweeper = nil }
+            return (state.daemon, state.sweeper, state.port)
         }
         sweeper?.cancel()
         guard let daemon else { return }
@@ -237,7 +241,6 @@ package final class MicroHTTPDDaemon: Sendable {
             _ = Unmanaged.passRetained(self)
             return
         }
-        if listenSocket >= 0 { close(listenSocket) }
         if options.certificate != nil { MicroHTTPDCertificates.remove(port: port, owner: ObjectIdentifier(self)) }
     }
 
