@@ -250,6 +250,7 @@ final class CommitWriter: @unchecked Sendable {
                 try connection.upsertModel.bind(1, name)
                 try connection.upsertModel.bind(2, Int64(model.revision))
                 try connection.upsertModel.bind(3, model.value.encoded())
+                try connection.upsertModel.bind(4, model.countedSize.map(Int64.init))
                 try connection.upsertModel.run()
             } else {
                 try connection.deleteModel.bind(1, name)

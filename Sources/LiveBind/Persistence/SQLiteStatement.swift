@@ -63,6 +63,11 @@ final class SQLiteStatement {
         sqlite3_clear_bindings(handle)
     }
 
+    /// Binds an integer, or NULL for nil. The corresponding C functions are `sqlite3_bind_int64` and `sqlite3_bind_null`.
+    func bind(_ index: Int32, _ value: Int64?) throws(SQLiteError) {
+        try check(value.map { sqlite3_bind_int64(handle, index, $0) } ?? sqlite3_bind_null(handle, index))
+    }
+
     /// Binds a number, or NULL for nil. The corresponding C functions are `sqlite3_bind_double` and `sqlite3_bind_null`.
     func bind(_ index: Int32, _ value: Double?) throws(SQLiteError) {
         try check(value.map { sqlite3_bind_double(handle, index, $0) } ?? sqlite3_bind_null(handle, index))

@@ -16,8 +16,8 @@ extension StateDatabase {
             rollback = try database.prepare("ROLLBACK")
             appendCommit = try database.prepare("INSERT INTO log(sequence, model, revision, record) VALUES(?1, ?2, ?3, ?4)")
             upsertModel = try database.prepare(
-                "INSERT INTO models(name, revision, document) VALUES(?1, ?2, ?3) "
-                    + "ON CONFLICT(name) DO UPDATE SET revision = ?2, document = ?3")
+                "INSERT INTO models(name, revision, document, size, size_revision) VALUES(?1, ?2, ?3, ?4, ?2) "
+                    + "ON CONFLICT(name) DO UPDATE SET revision = ?2, document = ?3, size = ?4, size_revision = ?2")
             deleteModel = try database.prepare("DELETE FROM models WHERE name = ?1")
             saveCheckpoint = try database.prepare(
                 "INSERT INTO meta(key, value) VALUES('checkpoint', ?1) ON CONFLICT(key) DO UPDATE SET value = ?1")

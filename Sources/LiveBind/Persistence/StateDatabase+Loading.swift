@@ -1,4 +1,7 @@
+import Dispatch
 import LiveBindEngine
+import Synchronization
+
 extension StateDatabase {
     /// Everything a restarted server starts from.
     struct Contents: Sendable {
@@ -15,16 +18,25 @@ extension StateDatabase {
             var models: [String: ModelSnapshot] = [:]
             var lastSequence: UInt64 = 0
             do {
-                let rows = try connection.database.prepare("SELECT name, revision, document FROM models")
-                while try rows.step() {
-                    let name = rows.text(0)
-                    guard let value = try? JSON(parsing: rows.bytes(2), maxDepth: StoreLimits.depthCeiling + 1),
-                        case .object = value
-                    else {
-                        throw StateDatabaseError.notLiveBind(path: path, reason: "model '\(name)' does not hold a JSON object")
+                let rows = try connection.database.prepare("SELECT name, revision, document, size, size_revision = revision FROM models")
+                var batch = CheckpointBatch()
+                func take(_ batch: inout CheckpointBatch) throws(StateDatabaseError) {
+                    for (row, value) in zip(batch.rows, batch.parsed()) {
+                        guard let value else {
+                            throw .notLiveBind(path: path, reason: "model '\(row.name)' does not hold a JSON object")
+                        }
+                        models[row.name] = ModelSnapshot(name: row.name, revision: row.revision, value: value, countedSize: row.countedSize)
                     }
-                    models[name] = ModelSnapshot(name: name, revision: UInt64(rows.int64(1)), value: value)
+                    batch = CheckpointBatch()
                 }
+                while try rows.step() {
+                    batch.append(
+                        .init(
+                            name: rows.text(0), revision: UInt64(rows.int64(1)), document: rows.bytes(2),
+                            countedSize: rows.isNull(3) || rows.int64(4) != 1 ? nil : Int(rows.int64(3))))
+                    if batch.bytes >= CheckpointBatch.readAhead { try take(&batch) }
+                }
+                try take(&batch)
                 let meta = try connection.database.prepare("SELECT value FROM meta WHERE key = 'checkpoint'")
                 if try meta.step() { lastSequence = UInt64(max(0, meta.int64(0))) }
                 let log = try connection.database.prepare(
@@ -72,6 +84,7 @@ extension StateDatabase {
                 }
             }
             model.revision = commit.revision
+            model.countedSize = nil  // measured again when the store is restored
             models[commit.model] = model
         }
     }
@@ -100,25 +113,78 @@ extension StateDatabase {
         }
     }
 
-    /// The newest `retainedEvents` commits of the log, oldest first, for `Last-Event-ID` resumes. Empty
-    /// when they cannot be read (clients then get `resync`, never a wrong event).
-    func recentCommits() -> [Commit] {
+    /// The newest commits of the log, oldest first, for `Last-Event-ID` resumes: at most
+    /// `retainedEvents`, and no more than `bytes` as `size` counts them once the newest is read (the
+    /// hub keeps no more: parsing the rest would only cost time and memory at start), except that
+    /// every commit after `wantedAfter` is read (what a history that lags behind the log lacks).
+    /// Empty when they cannot be read (clients then get `resync`, never a wrong event).
+    ///
+    /// A snapshot commit that made a model what it still is takes its value from `current` (the
+    /// model's value when its revision is the one given), so that a whole model replaced by `PUT`
+    /// is not held twice, parsed from the log a second time.
+    func recentCommits(
+        bytes: Int = .max, size: (Commit) -> Int = { _ in 0 }, wantedAfter: UInt64? = nil,
+        current: (_ model: String, _ revision: UInt64) -> JSON? = { _, _ in nil }
+    ) -> [Commit] {
         withConnection { connection in
             var commits: [Commit] = []
+            var read = 0
             do {
                 let rows = try connection.database.prepare(
                     "SELECT sequence, model, revision, record FROM log ORDER BY sequence DESC LIMIT ?1")
                 try rows.bind(1, Int64(retainedEvents))
                 while try rows.step() {
-                    commits.append(
-                        try Commit(
-                            record: rows.bytes(3), sequence: UInt64(rows.int64(0)), model: rows.text(1),
-                            revision: UInt64(rows.int64(2))))
+                    var commit = try Commit(
+                        record: rows.bytes(3), sequence: UInt64(rows.int64(0)), model: rows.text(1),
+                        revision: UInt64(rows.int64(2)))
+                    if case .snapshot = commit.kind, let value = current(commit.model, commit.revision) {
+                        commit.kind = .snapshot(value)
+                    }
+                    let cost = size(commit)
+                    let wanted = wantedAfter.map { commit.sequence > $0 } ?? false
+                    if !commits.isEmpty, read + cost > bytes, !wanted { break }
+                    read += cost
+                    commits.append(commit)
                 }
             } catch {
                 return []
             }
             return commits.reversed()
         }
+    }
+}
+
+/// Checkpointed models read but not yet parsed: a restart parses them on every core, a batch at a
+/// time, since parsing is most of what it does (1 GB of JSON: 11 s on one core of this machine).
+private struct CheckpointBatch {
+    /// How many bytes of documents are read ahead of parsing.
+    static let readAhead = 32 << 20
+
+    struct Row: Sendable {
+        let name: String
+        let revision: UInt64
+        let document: [UInt8]
+        let countedSize: Int?
+    }
+
+    private(set) var rows: [Row] = []
+    private(set) var bytes = 0
+
+    mutating func append(_ row: Row) {
+        rows.append(row)
+        bytes += row.document.count
+    }
+
+    /// Each row's document parsed, in order; nil for one that is not a JSON object.
+    func parsed() -> [JSON?] {
+        let rows = rows
+        let values = Mutex([JSON?](repeating: nil, count: rows.count))
+        DispatchQueue.concurrentPerform(iterations: rows.count) { index in
+            guard let value = try? JSON(parsing: rows[index].document, maxDepth: StoreLimits.depthCeiling + 1),
+                case .object = value
+            else { return }
+            values.withLock { $0[index] = value }
+        }
+        return values.withLock { $0 }
     }
 }

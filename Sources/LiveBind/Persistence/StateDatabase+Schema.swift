@@ -63,6 +63,7 @@ extension StateDatabase {
             }
             try database.execute(receiptsTable)
             try addScopes(database)
+            try addModelSizes(database)
             try database.execute(
                 "INSERT INTO meta(key, value) VALUES('format', \(formatVersion)) ON CONFLICT(key) DO UPDATE SET value = \(formatVersion)")
             try database.execute("COMMIT")
@@ -72,5 +73,16 @@ extension StateDatabase {
             if database.isInTransaction { try? database.execute("ROLLBACK") }
             throw StateDatabaseError.from(error, path: path)
         }
+    }
+
+    /// Each checkpointed model's counted size (`JSON.countedSize`) and the revision it was counted
+    /// at, so that a restart does not measure every document again (a third of the time it took to
+    /// load 1 GB). Added to format 2 files as they are opened. A size is used only at the revision
+    /// it names: an older LiveBind that rewrote the row changed its revision and left the size as it
+    /// was, and NULL (rows from before) means "measure it".
+    static func addModelSizes(_ database: SQLiteConnection) throws(SQLiteError) {
+        let columns = try database.prepare("SELECT count(*) FROM pragma_table_info('models') WHERE name = 'size'")
+        guard try columns.step(), columns.int64(0) == 0 else { return }
+        try database.execute("ALTER TABLE models ADD COLUMN size INTEGER; ALTER TABLE models ADD COLUMN size_revision INTEGER;")
     }
 }

@@ -162,15 +162,7 @@ public final class LiveBindServer: Sendable {
             recording?.cancel()
             events.stop()
         }
-        // The log's newest commits, read once: the hub's resumes and the history's catching up.
-        let recent =
-            database.map { (commits: $0.recentCommits(), through: UInt64?.none) }
-            ?? cluster.map { node in
-                let read = node.recentCommits(limit: configuration.streams.retainedEvents)
-                return (read.commits, UInt64?.some(read.through))
-            }
-        if let history { logger.info("\(history.start(with: store, recent: recent?.commits ?? []))") }
-        if let recent { hub.seed(history: recent.commits.map(EventEncoder.frame(for:)), through: recent.through) }
+        catchUp(hub)
         do throws(TransportError) {
             try daemon.start()
         } catch {

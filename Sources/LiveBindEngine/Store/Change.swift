@@ -169,11 +169,20 @@ public struct ModelSnapshot: Sendable {
     public var revision: UInt64
     /// The whole document (an object).
     public var value: JSON
+    /// The document's size as the store counts it for its limits, when known: a store restored from
+    /// a checkpoint that kept it does not measure the document again.
+    package var countedSize: Int?
 
     /// A snapshot with every field given.
     public init(name: String, revision: UInt64, value: JSON) {
         self.name = name
         self.revision = revision
         self.value = value
+    }
+
+    /// A snapshot with its counted size.
+    package init(name: String, revision: UInt64, value: JSON, countedSize: Int?) {
+        self.init(name: name, revision: revision, value: value)
+        self.countedSize = countedSize
     }
 }

@@ -253,7 +253,7 @@ extension StoreState {
             entry.exists = true
             entry.document = model.value
             entry.revision = model.revision
-            entry.size = model.value.countedSize
+            entry.size = model.countedSize ?? model.value.countedSize
             totalSize += entry.size + StoreLimits.modelOverhead
         }
     }

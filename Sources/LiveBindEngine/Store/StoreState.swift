@@ -125,11 +125,12 @@ struct StoreState {
         if let names {
             return names.compactMap { name in
                 guard let entry = entries[name], entry.exists else { return nil }
-                return ModelSnapshot(name: name, revision: entry.revision, value: entry.document)
+                return ModelSnapshot(name: name, revision: entry.revision, value: entry.document, countedSize: entry.size)
             }
         }
         return entries.compactMap { name, entry in
-            entry.exists ? ModelSnapshot(name: name, revision: entry.revision, value: entry.document) : nil
+            entry.exists
+                ? ModelSnapshot(name: name, revision: entry.revision, value: entry.document, countedSize: entry.size) : nil
         }
     }
 

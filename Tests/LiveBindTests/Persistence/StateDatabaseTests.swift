@@ -53,6 +53,67 @@ import Testing
         }
     }
 
+    /// What a restart reads for resumes: no more record bytes than the hub keeps (but always the
+    /// newest), every commit a lagging history lacks, and a current model's value instead of a
+    /// second parsed copy of the snapshot that made it.
+    @Test func recentCommitsStopAtTheByteBudgetUnlessAHistoryWantsThem() throws {
+        try withTemporaryDirectory { directory in
+            let (store, database) = try Self.open(directory)
+            for value in 1...6 { try store.put("m\(value)", ["text": .string(String(repeating: "x", count: 1000))]) }
+            database.flush()
+            #expect(database.recentCommits().map(\.sequence) == [1, 2, 3, 4, 5, 6])
+            let size: (Commit) -> Int = { _ in 1000 }
+            #expect(database.recentCommits(bytes: 2500, size: size).map(\.sequence) == [5, 6])
+            #expect(database.recentCommits(bytes: 1, size: size).map(\.sequence) == [6])
+            #expect(database.recentCommits(bytes: 1, size: size, wantedAfter: 3).map(\.sequence) == [4, 5, 6])
+            func value(_ commit: Commit?) -> JSON? { if case .snapshot(let value) = commit?.kind { value } else { nil } }
+            let shared = database.recentCommits(current: { model, revision in model == "m6" && revision == 1 ? ["shared": true] : nil })
+            #expect(value(shared.last) == ["shared": true])
+            #expect(value(shared.first) == ["text": .string(String(repeating: "x", count: 1000))])
+        }
+    }
+
+    /// A checkpoint keeps each model's counted size and the revision it was counted at; a restart
+    /// takes it instead of measuring the document again, but only at that revision (an older LiveBind
+    /// rewrites a row without it), and measures a row that has none.
+    @Test func aCheckpointKeepsEachModelsSizeForTheRestart() throws {
+        try withTemporaryDirectory { directory in
+            var sizes: [String: Int] = [:]
+            do {
+                let (store, database) = try Self.open(directory, checkpointBytes: 1)
+                for name in ["kept", "rewritten", "unsized"] { try store.put(name, ["v": 1, "list": [1, 2, 3], "name": .string(name)]) }
+                try store.set(2, at: Path(dotted: "v"), in: "kept")
+                try store.set(3, at: Path(dotted: "v"), in: "kept")
+                database.flush()
+                // Later batches carry the checkpoint of the models before them (a batch after one
+                // that wrote a checkpoint carries none: three are always enough).
+                for later in 0..<3 {
+                    try store.put("later\(later)", [:])
+                    database.flush()
+                }
+                for name in ["kept", "rewritten", "unsized"] { sizes[name] = try store.size(of: name) }
+                #expect(
+                    try Self.integer(
+                        database,
+                        "SELECT count(*) FROM models WHERE name NOT LIKE 'later%' AND size IS NOT NULL AND size_revision = revision") == 3)
+                #expect(try Self.integer(database, "SELECT size FROM models WHERE name = 'unsized'") == Int64(sizes["unsized"]!))
+            }
+            do {
+                let file = try SQLiteConnection(path: directory + "/" + StateDatabase.fileName)
+                try file.execute(
+                    """
+                    UPDATE models SET size = 7 WHERE name = 'kept';
+                    UPDATE models SET size = 7, size_revision = revision - 1 WHERE name = 'rewritten';
+                    UPDATE models SET size = NULL WHERE name = 'unsized';
+                    """)
+            }
+            let (store, _) = try Self.open(directory)
+            #expect(try store.size(of: "kept") == 7)  // taken as it was kept, not measured
+            #expect(try store.size(of: "rewritten") == sizes["rewritten"])
+            #expect(try store.size(of: "unsized") == sizes["unsized"])
+        }
+    }
+
     @Test func aWriteTheDiskRefusesIsNeverDurableAndTheLogTakesNoMore() throws {
         try withTemporaryDirectory { directory in
             do {

@@ -120,6 +120,12 @@ final class HistoryDatabase: @unchecked Sendable {
 
     // MARK: Starting
 
+    /// The sequence of the last commit the file holds; nil when it holds none.
+    var lastRecorded: UInt64? {
+        guard let last = try? writer.readMeta().last, last > 0 else { return nil }
+        return last
+    }
+
     /// Joins the history to `store`'s commits from now on: the history must reach its last commit.
     /// `recent` are the newest commits of the store's log (oldest first), which fill what a crash left
     /// unwritten; when they do not reach back far enough, or the file is new, the history starts at
