@@ -9,7 +9,7 @@
 # repository or a Debian package the scripts install when missing.
 #
 # Environment: BENCH_QUICK=1 for a short pass (one engine run, 1,000 subscribers, one repeat);
-# ENGINE_RUNS (3), BENCH_SKIP="engine fanout ceiling writes cluster views history browser" to leave parts out;
+# ENGINE_RUNS (3), BENCH_SKIP="engine fanout ceiling restart writes cluster views history browser" to leave parts out;
 # see fanout.sh, writes.sh, cluster.sh, views.sh and history.sh for their knobs.
 set -euo pipefail
 cd "$(dirname "$0")/.."                       # the repository root
@@ -56,6 +56,17 @@ if [[ $skip != *" ceiling "* ]]; then
     FANOUT_OUT=$results/ceiling FANOUT_SERVERS="livebind nchan" FANOUT_RATES=10 FANOUT_MESSAGES=300 FANOUT_REPEATS=1 \
         FANOUT_SUBSCRIBERS=${CEILING_STREAMS:-$([ "$quick" = 1 ] && echo "1000 5000" || echo "1000 5000 10000 18000")} \
         FANOUT_IDLE_STREAMS=${CEILING_IDLE_STREAMS:-$([ "$quick" = 1 ] && echo 5000 || echo 18000)} bash Benchmarks/fanout.sh
+fi
+
+restart_file=""
+if [[ $skip != *" restart "* ]]; then
+    # State in memory against its JSON, and a restart after kill -9 (docs/ARCHITECTURE.md, "Where a
+    # model's bytes go"): RESTART_SIZES in MB.
+    log "state and restart: 100 MB and 1 GB of rows, kill -9, restart on the same --data"
+    restart_file=$results/restart.txt
+    LIVEBIND_SERVER=${LIVEBIND_SERVER:-$root/.build/release/livebind-server} \
+        python3 Benchmarks/restart/restart.py ${RESTART_SIZES:-$([ "$quick" = 1 ] && echo 100 || echo 100 1000)} \
+        >"$restart_file" || { echo "restart benchmark failed" >&2; restart_file=""; }
 fi
 
 if [[ $skip != *" writes "* ]]; then
@@ -113,6 +124,10 @@ args=()
 [ -n "$browser_file" ] && args+=(--browser "$browser_file")
 {
     python3 Benchmarks/scripts/report.py "${args[@]}"
+    if [ -n "$restart_file" ] && [ -s "$restart_file" ]; then
+        printf '\n### State and restart\n'
+        sed -n '/^|/p' "$restart_file"
+    fi
     if [ -n "$join_file" ] && [ -s "$join_file" ]; then
         printf '\n### Cluster at size\n'
         sed -n '/^|/p' "$join_file"
