@@ -18,7 +18,9 @@ extension StateDatabase {
             var models: [String: ModelSnapshot] = [:]
             var lastSequence: UInt64 = 0
             do {
-                let rows = try connection.database.prepare("SELECT name, revision, document, size, size_revision = revision FROM models")
+                let rows = try connection.database.prepare(
+                    "SELECT name, revision, document, CASE WHEN size_revision = revision AND size >= length(document) THEN size END FROM models"
+                )
                 var batch = CheckpointBatch()
                 func take(_ batch: inout CheckpointBatch) throws(StateDatabaseError) {
                     for (row, value) in zip(batch.rows, batch.parsed()) {
@@ -33,7 +35,7 @@ extension StateDatabase {
                     batch.append(
                         .init(
                             name: rows.text(0), revision: UInt64(rows.int64(1)), document: rows.bytes(2),
-                            countedSize: rows.isNull(3) || rows.int64(4) != 1 ? nil : Int(rows.int64(3))))
+                            countedSize: rows.isNull(3) ? nil : Int(rows.int64(3))))
                     if batch.bytes >= CheckpointBatch.readAhead { try take(&batch) }
                 }
                 try take(&batch)
@@ -121,7 +123,9 @@ extension StateDatabase {
     ///
     /// A snapshot commit that made a model what it still is takes its value from `current` (the
     /// model's value when its revision is the one given), so that a whole model replaced by `PUT`
-    /// is not held twice, parsed from the log a second time.
+    /// is not held twice, parsed from the log a second time. Only an equal value is taken: a model
+    /// dropped and made again starts at revision 1 again, and its older snapshot must stay its own.
+    /// `current` runs with the connection locked (the store's lock is taken inside this one).
     func recentCommits(
         bytes: Int = .max, size: (Commit) -> Int = { _ in 0 }, wantedAfter: UInt64? = nil,
         current: (_ model: String, _ revision: UInt64) -> JSON? = { _, _ in nil }
@@ -137,7 +141,9 @@ extension StateDatabase {
                     var commit = try Commit(
                         record: rows.bytes(3), sequence: UInt64(rows.int64(0)), model: rows.text(1),
                         revision: UInt64(rows.int64(2)))
-                    if case .snapshot = commit.kind, let value = current(commit.model, commit.revision) {
+                    if case .snapshot(let parsed) = commit.kind, let value = current(commit.model, commit.revision),
+                        value == parsed
+                    {
                         commit.kind = .snapshot(value)
                     }
                     let cost = size(commit)

@@ -77,12 +77,22 @@ extension StateDatabase {
 
     /// Each checkpointed model's counted size (`JSON.countedSize`) and the revision it was counted
     /// at, so that a restart does not measure every document again (a third of the time it took to
-    /// load 1 GB). Added to format 2 files as they are opened. A size is used only at the revision
-    /// it names: an older LiveBind that rewrote the row changed its revision and left the size as it
-    /// was, and NULL (rows from before) means "measure it".
+    /// load 1 GB). Added to format 2 files as they are opened. NULL (rows from before) means "measure
+    /// it"; so does a size at another revision, or smaller than the document (a counted size is its
+    /// length plus one per container that is not empty). An older LiveBind rewrites a row's document
+    /// without its size: the trigger, which runs whoever writes the file, forgets the size then (a
+    /// model dropped and made again may be at the revision its old size names). A change to how
+    /// `countedSize` counts must forget every stored size (`UPDATE models SET size = NULL`).
     static func addModelSizes(_ database: SQLiteConnection) throws(SQLiteError) {
         let columns = try database.prepare("SELECT count(*) FROM pragma_table_info('models') WHERE name = 'size'")
-        guard try columns.step(), columns.int64(0) == 0 else { return }
-        try database.execute("ALTER TABLE models ADD COLUMN size INTEGER; ALTER TABLE models ADD COLUMN size_revision INTEGER;")
+        if try columns.step(), columns.int64(0) == 0 {
+            try database.execute("ALTER TABLE models ADD COLUMN size INTEGER; ALTER TABLE models ADD COLUMN size_revision INTEGER;")
+        }
+        try database.execute(
+            """
+            CREATE TRIGGER IF NOT EXISTS models_size_unknown AFTER UPDATE OF document ON models
+            WHEN NEW.size IS OLD.size AND NEW.size_revision IS OLD.size_revision
+            BEGIN UPDATE models SET size = NULL WHERE name = NEW.name; END;
+            """)
     }
 }

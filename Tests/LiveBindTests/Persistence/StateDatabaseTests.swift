@@ -67,23 +67,39 @@ import Testing
             #expect(database.recentCommits(bytes: 1, size: size).map(\.sequence) == [6])
             #expect(database.recentCommits(bytes: 1, size: size, wantedAfter: 3).map(\.sequence) == [4, 5, 6])
             func value(_ commit: Commit?) -> JSON? { if case .snapshot(let value) = commit?.kind { value } else { nil } }
-            let shared = database.recentCommits(current: { model, revision in model == "m6" && revision == 1 ? ["shared": true] : nil })
-            #expect(value(shared.last) == ["shared": true])
+            // The store's value is taken when it equals the snapshot (the members' order shows which
+            // was taken), and only then.
+            try store.put("pair", ["a": 1, "b": 2])
+            database.flush()
+            let shared = database.recentCommits(current: { model, revision in
+                revision == 1 ? (model == "pair" ? ["b": 2, "a": 1] : ["other": true]) : nil
+            })
+            #expect(value(shared.last)?.encoded() == Array(#"{"b":2,"a":1}"#.utf8))
             #expect(value(shared.first) == ["text": .string(String(repeating: "x", count: 1000))])
+            // Made again after a drop, a model is at revision 1 again: its old snapshot stays its own.
+            try store.drop("m6")
+            try store.put("m6", ["text": "again"])
+            database.flush()
+            let again = database.recentCommits(current: { [store] model, revision in
+                store.snapshot(models: [model]).models.first { $0.revision == revision }?.value
+            })
+            #expect(value(again.first { $0.model == "m6" }) == ["text": .string(String(repeating: "x", count: 1000))])
+            #expect(value(again.last) == ["text": "again"])
         }
     }
 
     /// A checkpoint keeps each model's counted size and the revision it was counted at; a restart
-    /// takes it instead of measuring the document again, but only at that revision (an older LiveBind
-    /// rewrites a row without it), and measures a row that has none.
+    /// takes it instead of measuring the document again, but not at another revision, not when it is
+    /// smaller than the document, not after an older LiveBind rewrote the document (even at the same
+    /// revision, as a model dropped and made again can be), and not when there is none.
     @Test func aCheckpointKeepsEachModelsSizeForTheRestart() throws {
+        let names = ["kept", "stale", "rewritten", "garbage", "unsized"]
         try withTemporaryDirectory { directory in
             var sizes: [String: Int] = [:]
             do {
                 let (store, database) = try Self.open(directory, checkpointBytes: 1)
-                for name in ["kept", "rewritten", "unsized"] { try store.put(name, ["v": 1, "list": [1, 2, 3], "name": .string(name)]) }
+                for name in names { try store.put(name, ["v": 1, "list": [1, 2, 3], "name": .string(name)]) }
                 try store.set(2, at: Path(dotted: "v"), in: "kept")
-                try store.set(3, at: Path(dotted: "v"), in: "kept")
                 database.flush()
                 // Later batches carry the checkpoint of the models before them (a batch after one
                 // that wrote a checkpoint carries none: three are always enough).
@@ -91,26 +107,57 @@ import Testing
                     try store.put("later\(later)", [:])
                     database.flush()
                 }
-                for name in ["kept", "rewritten", "unsized"] { sizes[name] = try store.size(of: name) }
+                for name in names { sizes[name] = try store.size(of: name) }
                 #expect(
                     try Self.integer(
                         database,
-                        "SELECT count(*) FROM models WHERE name NOT LIKE 'later%' AND size IS NOT NULL AND size_revision = revision") == 3)
-                #expect(try Self.integer(database, "SELECT size FROM models WHERE name = 'unsized'") == Int64(sizes["unsized"]!))
+                        "SELECT count(*) FROM models WHERE name NOT LIKE 'later%' AND size IS NOT NULL AND size_revision = revision") == 5)
+                #expect(try Self.integer(database, "SELECT size FROM models WHERE name = 'kept'") == Int64(sizes["kept"]!))
+                database.close()
             }
             do {
                 let file = try SQLiteConnection(path: directory + "/" + StateDatabase.fileName)
                 try file.execute(
                     """
-                    UPDATE models SET size = 7 WHERE name = 'kept';
-                    UPDATE models SET size = 7, size_revision = revision - 1 WHERE name = 'rewritten';
+                    UPDATE models SET size = 1000 WHERE name = 'kept';
+                    UPDATE models SET size = 1000, size_revision = revision + 1 WHERE name = 'stale';
+                    UPDATE models SET revision = revision, document = CAST('{"v":9}' AS BLOB) WHERE name = 'rewritten';
+                    UPDATE models SET size = 1 WHERE name = 'garbage';
                     UPDATE models SET size = NULL WHERE name = 'unsized';
                     """)
             }
             let (store, _) = try Self.open(directory)
-            #expect(try store.size(of: "kept") == 7)  // taken as it was kept, not measured
-            #expect(try store.size(of: "rewritten") == sizes["rewritten"])
+            #expect(try store.size(of: "kept") == 1000)  // taken as it was kept, not measured
+            #expect(try store.size(of: "stale") == sizes["stale"])
+            #expect(try store.size(of: "rewritten") == JSON.object(["v": 9]).countedSize)
+            #expect(try store.size(of: "garbage") == sizes["garbage"])
             #expect(try store.size(of: "unsized") == sizes["unsized"])
+        }
+    }
+
+    /// A checkpointed document that is not a JSON object makes the directory unusable, naming the model,
+    /// wherever it falls among the rows parsed together.
+    @Test func aCorruptCheckpointRowIsAClearErrorNamingTheModel() throws {
+        try withTemporaryDirectory { directory in
+            do {
+                let (store, database) = try Self.open(directory, checkpointBytes: 1)
+                for index in 0..<40 { try store.put("m\(index)", ["v": .int(index)]) }
+                database.flush()
+                for later in 0..<3 {
+                    try store.put("later\(later)", [:])
+                    database.flush()
+                }
+                database.close()
+            }
+            do {
+                let file = try SQLiteConnection(path: directory + "/" + StateDatabase.fileName)
+                try file.execute("UPDATE models SET document = CAST('[1,' AS BLOB) WHERE name = 'm17'")
+            }
+            #expect {
+                _ = try Self.open(directory)
+            } throws: { error in
+                "\(error)".contains("model 'm17' does not hold a JSON object")
+            }
         }
     }
 
