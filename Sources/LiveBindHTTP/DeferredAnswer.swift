@@ -1,5 +1,8 @@
 import Synchronization
 internal import LiveBindEngine
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An answer that is known later: a write's, once the commit log has made it durable.
 ///
@@ -43,6 +46,17 @@ package final class DeferredAnswer: Sendable {
             return false
         }
         if known { connection.resume() }
+    }
+
+    /// The answer, waited for on this thread for at most `limit`; nil when it did not come. It polls
+    /// every millisecond: only a stopping daemon waits so, instead of suspending the connection.
+    func wait(atMost limit: Duration) -> HTTPResponse? {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            if let response { return response }
+            if ContinuousClock.now >= deadline { return nil }
+            usleep(1000)
+        }
     }
 
     /// Adds a step applied to the answer before it is sent.

@@ -54,8 +54,21 @@ let accessHandlerTrampoline: MHD_AccessHandlerCallback = {
         }
     if case .stream = response.body { pending.answeredWithStream() }
     if let deferred = response.deferred {
+        // Counted before `accepting` is read, and `quiesce` clears that before `stop` waits for the
+        // count: either the stop waits for this answer, or this worker sees the daemon stopping.
+        daemon.deferredAnswers.add(1, ordering: .sequentiallyConsistent)
+        guard daemon.accepting.load(ordering: .sequentiallyConsistent) else {
+            // Stopping: a connection still suspended when the daemon stops aborts the process, so
+            // this worker waits for the answer itself (the commit log still runs); past the bound
+            // the connection closes unanswered.
+            defer {
+                daemon.deferredAnswers.subtract(1, ordering: .releasing)
+                daemon.deferredAnswered.notify()
+            }
+            guard let answer = deferred.wait(atMost: MicroHTTPDDaemon.stoppingAnswerWait) else { return .NO }
+            return daemon.queue(answer, on: connection, version: version)
+        }
         pending.deferred = deferred
-        daemon.deferredAnswers.add(1, ordering: .relaxed)
         deferred.suspend(MicroHTTPDConnection(pointer: connection, version: ""))
         return .YES
     }

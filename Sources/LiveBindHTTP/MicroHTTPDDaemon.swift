@@ -104,7 +104,8 @@ package final class MicroHTTPDDaemon: Sendable {
     let deferredAnswers = Atomic<Int>(0)
     /// Told when a suspended connection got its answer.
     let deferredAnswered = WaitSignal()
-    /// Whether a new connection is taken; false from ``quiesce()`` on.
+    /// Whether a new connection is taken, and a connection may be suspended for a deferred answer;
+    /// false from ``quiesce()`` on.
     let accepting = Atomic<Bool>(true)
 
     /// Waits (up to `timeout`) until no connection waits for its answer; false when some still do.
@@ -214,8 +215,12 @@ package final class MicroHTTPDDaemon: Sendable {
     /// worker's epoll set while the worker may be doing the same, and aborts the process when it
     /// loses that race ("Failed to remove listen FD from epoll set", seen once in a sanitizer run).
     package func quiesce() {
-        accepting.store(false, ordering: .relaxed)
+        accepting.store(false, ordering: .sequentiallyConsistent)
     }
+
+    /// How long a worker waits for a deferred answer once the daemon is stopping (it does not
+    /// suspend the connection then).
+    static let stoppingAnswerWait = Duration.seconds(5)
 
     /// Stops the worker threads and closes every connection. The corresponding C function is `MHD_stop_daemon`.
     ///

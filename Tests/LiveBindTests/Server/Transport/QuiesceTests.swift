@@ -7,13 +7,15 @@ import Testing
 /// go on being served, with two worker threads (the default pool, where libmicrohttpd's own
 /// `MHD_quiesce_daemon` could abort the process).
 @Suite("Quiescing the daemon") struct QuiesceTests {
-    static func daemon() -> MicroHTTPDDaemon {
+    static func daemon(
+        respond: @escaping @Sendable (HTTPRequest) -> HTTPResponse = { _ in .text("ok") }
+    ) -> MicroHTTPDDaemon {
         let options = MicroHTTPDDaemon.Options(
             host: "127.0.0.1", port: 0, connectionLimit: 64, connectionsPerAddress: 0,
             connectionMemoryLimit: 32 * 1024, connectionTimeoutSeconds: 30, requestTimeout: .seconds(10),
             threadPoolSize: 2, sendBufferSize: 0, bodyLimit: 1024, serverHeader: "test")
         let handlers = MicroHTTPDDaemon.Handlers(
-            respond: { _ in .text("ok") },
+            respond: respond,
             reject: { _, _ in HTTPResponse(status: 400) },
             redactLog: { $0 })
         return MicroHTTPDDaemon(options: options, handlers: handlers, counters: ServerCounters(), logger: Logger(label: "test"))
@@ -62,5 +64,31 @@ import Testing
             for client in clients { await client.value }
             daemon.stop()
         }
+    }
+
+    /// A write answered once durable (a deferred answer) that arrives on an open connection while the
+    /// daemon stops: its connection is not suspended (stopping with a suspended connection aborts the
+    /// process); the worker waits for the answer and the stop completes.
+    @Test func aDeferredAnswerDuringAStopIsWaitedForNotSuspended() throws {
+        let daemon = Self.daemon { request in
+            guard request.path == "/write" else { return .text("ok") }
+            let answer = DeferredAnswer()
+            Thread.detachNewThread {
+                usleep(300_000)
+                answer.complete(.text("ok"))
+            }
+            return .deferred(answer)
+        }
+        try daemon.start()
+        let open = try TestSocket(port: Int(daemon.port), timeout: 5)
+        #expect(try Self.statusLine(open) == "HTTP/1.1 200 OK")
+        daemon.quiesce()
+        try open.send("POST /write HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n")
+        usleep(50_000)  // the worker has the request and waits for its answer
+        let started = ContinuousClock.now
+        daemon.stop()
+        let took = ContinuousClock.now - started
+        #expect(took > .milliseconds(100) && took < .seconds(5))  // it waited for the answer
+        #expect(daemon.deferredAnswers.load(ordering: .relaxed) == 0)
     }
 }
