@@ -118,11 +118,13 @@ extension ServerMirror {
 
     /// Whether an insert added a row at the end of the array as the application saw it (or past the
     /// server's rows): it goes as an append (`/-`), which lands whatever the server's array holds now.
+    /// The end is as it was when the application committed (`Change.atEnd`): by the time this
+    /// observer runs the stream may have added the server's rows after it, and a row sent to an
+    /// index would land among them, where another client's delete by index could take it.
     func isAppend(_ change: Change, in model: String) -> Bool {
         guard let index = change.index else { return false }
-        let local = (try? store.value(of: model, at: change.path))?.arrayValue?.count ?? 0
         let server = (try? shadow.value(of: model, at: change.path))?.arrayValue?.count ?? 0
-        return index == local - 1 || index >= server
+        return change.atEnd || index >= server
     }
 
     /// The JSON Patch operations (RFC 6902) of a change, at `path` on the server. A change to an

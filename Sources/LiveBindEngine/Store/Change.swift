@@ -20,6 +20,10 @@ public struct Change: Sendable, Equatable {
 
     /// What happened.
     public var kind: Kind
+    /// For an insert: whether the element became the array's last when it was committed (an append).
+    /// Observers run after the store's lock is released, when later commits may have added rows, so
+    /// the index alone no longer says so then. Not part of equality: it is how, not what, it changed.
+    package var atEnd = false  // beside `kind`: it takes no room of its own
     /// The member for `set`/`remove` of a member; the array for array operations.
     public var path: Path
     /// The new value for `set`, `insert` and `replace`.
@@ -45,6 +49,12 @@ public struct Change: Sendable, Equatable {
         self.from = from
         self.to = to
         self.key = key
+    }
+
+    /// Equal when every public field is: ``atEnd`` is not compared.
+    public static func == (lhs: Change, rhs: Change) -> Bool {
+        lhs.kind == rhs.kind && lhs.path == rhs.path && lhs.value == rhs.value && lhs.index == rhs.index
+            && lhs.from == rhs.from && lhs.to == rhs.to && lhs.key == rhs.key
     }
 
     /// The `"id"` member of an array element that is an object, used as `key`.

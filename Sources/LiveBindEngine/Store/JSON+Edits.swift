@@ -51,12 +51,11 @@ extension JSON {
             return nil
         case .member(let old):
             return (Change(kind: .set, path: path, value: value), .member(path, old: old))
-        case .inserted(let index):
+        case .inserted(let index):  // always at the end: a set inserts only there
             let array = path.prefix(depth)
-            return (
-                Change(kind: .insert, path: array, value: value, index: index, key: Change.key(of: value)),
-                .inserted(array, index: index)
-            )
+            var change = Change(kind: .insert, path: array, value: value, index: index, key: Change.key(of: value))
+            change.atEnd = true
+            return (change, .inserted(array, index: index))
         case .replaced(let index, let old):
             let array = path.prefix(depth)
             return (
@@ -104,21 +103,20 @@ extension JSON {
 
     /// See ``ModelEditor/insert(_:at:in:)``; `index` `nil` appends.
     mutating func applyInsert(_ value: JSON, at index: Int?, in array: Path) throws(StoreError) -> Edit {
-        let landed = try withArray(at: array) { (elements) throws(StoreError) -> Int in
+        let (landed, atEnd) = try withArray(at: array) { (elements) throws(StoreError) -> (Int, Bool) in
             guard let index else {
                 elements.append(value)
-                return elements.count - 1
+                return (elements.count - 1, true)
             }
             guard index >= 0, index <= elements.count else {
                 throw .indexOutOfRange(path: array, index: index, count: elements.count)
             }
             elements.insert(value, at: index)
-            return index
+            return (index, index == elements.count - 1)
         }
-        return (
-            Change(kind: .insert, path: array, value: value, index: landed, key: Change.key(of: value)),
-            .inserted(array, index: landed)
-        )
+        var change = Change(kind: .insert, path: array, value: value, index: landed, key: Change.key(of: value))
+        change.atEnd = atEnd
+        return (change, .inserted(array, index: landed))
     }
 
     /// See ``ModelEditor/replace(at:in:with:)``.

@@ -31,6 +31,25 @@ import Testing
         _ = tokens
     }
 
+    /// An insert says whether it made the array's last element when it was committed (what a client
+    /// needs to send it as an append, whatever rows came after it before its observer ran); equality
+    /// does not look at that.
+    @Test func anInsertSaysWhetherItWasAtTheEnd() throws {
+        let store = Store()
+        try store.put("list", ["rows": [1, 2]])
+        let recorder = EngineRecorder<Change>()
+        let token = store.observe(.root, in: "list", recorder.handler)
+        try store.append(3, to: path("rows"), in: "list")
+        try store.insert(0, at: 0, in: path("rows"), of: "list")
+        try store.insert(4, at: 4, in: path("rows"), of: "list")
+        try store.set(5, at: Path(pointer: "/rows/-"), in: "list")
+        #expect(recorder.events.map(\.atEnd) == [true, false, true, true])
+        var appended = Change(kind: .insert, path: try path("rows"), value: 9, index: 0)
+        appended.atEnd = true
+        #expect(appended == Change(kind: .insert, path: try path("rows"), value: 9, index: 0))
+        _ = token
+    }
+
     @Test func observersOfOtherModelsHearNothing() throws {
         let store = Store()
         try store.put("a", ["x": 1])
