@@ -4,17 +4,15 @@ wrote the state: its RSS past an empty server's, settled and at its peak while i
 log's newest commits were parsed a second time for stream resumes, and what loading freed stayed in
 the heap. Runs the binary of LIVEBIND_SERVER (else .build/release/livebind-server).
 
-RSS is read from /proc; the peak is sampled every 5 ms from the moment the process starts until it
-answers, so a peak shorter than that can be missed. The slack of 4 MiB is the allocator's: its arenas
-and free lists differ between a process that grew by writes and one that grew by loading.
+RSS is read from /proc; the peak is the restarted process's high-water mark (VmHWM), which covers its
+whole load. The slack of 4 MiB is the allocator's: its arenas and free lists differ between a process
+that grew by writes and one that grew by loading.
 """
 import http.client
-import json
 import pathlib
 import random
 import signal
 import sys
-import threading
 import time
 
 import pytest
@@ -22,32 +20,11 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
 
 import livebind_server  # noqa: E402
+from livebind_server import memory  # noqa: E402
+from state_shapes import compact, rows  # noqa: E402
 
 BOUND = 1.1
 SLACK = 4 << 20
-
-
-def rss(pid):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def compact(value):
-    return json.dumps(value, separators=(",", ":")).encode()
-
-
-def rows(seed, size):
-    """A document of rows with the same keys, about `size` bytes."""
-    rnd, items, total = random.Random(seed), [], 0
-    while total < size:
-        row = {"id": len(items), "name": f"item {rnd.randrange(10**6)}", "price": round(rnd.random() * 100, 2),
-               "qty": rnd.randrange(100), "tags": ["a", "b"], "ok": rnd.random() < 0.5}
-        items.append(row)
-        total += len(compact(row)) + 1
-    return {"rows": items}
 
 
 SHAPES = {
@@ -74,37 +51,13 @@ def write(server, models):
 
 def settled_rss(pid):
     """RSS once it stops moving (at most 3 s)."""
-    previous, now = -1, rss(pid)
+    previous, now = -1, memory(pid)
     for _ in range(30):
         if abs(now - previous) < (256 << 10):
             break
         time.sleep(0.1)
-        previous, now = now, rss(pid)
+        previous, now = now, memory(pid)
     return now
-
-
-def start_sampling_peak(server):
-    """Starts the server without waiting and samples its RSS until it answers; returns the peak."""
-    server.start(wait=False)
-    peak, done = [0], threading.Event()
-
-    def sample():
-        while not done.is_set():
-            try:
-                peak[0] = max(peak[0], rss(server.pid))
-            except OSError:
-                return
-            time.sleep(0.005)
-
-    sampler = threading.Thread(target=sample)
-    sampler.start()
-    try:
-        problem = server._wait_until_healthy()
-        assert problem is None, problem
-    finally:
-        done.set()
-        sampler.join()
-    return peak[0]
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))
@@ -118,8 +71,9 @@ def test_a_restarted_server_holds_no_more_than_the_one_that_wrote_its_state(shap
         write(server, SHAPES[shape]())
         running = settled_rss(server.pid) - empty
         server.kill(signal.SIGKILL)
-        peak = start_sampling_peak(server) - empty
+        server.start()
         restarted = settled_rss(server.pid) - empty
+        peak = memory(server.pid, "VmHWM") - empty
         answer = livebind_server.request(server.port, "GET", "/models")
         assert answer.status == 200
         figures = f"{shape}: running {running >> 20} MiB past empty, restarted {restarted >> 20}, peak {peak >> 20}"

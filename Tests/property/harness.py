@@ -19,6 +19,7 @@ import urllib.parse
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
 import livebind_server  # noqa: E402
+from livebind_server import memory  # noqa: E402,F401  (the suites import it from here)
 
 ROOT = livebind_server.ROOT
 IO_TIMEOUT = 10
@@ -48,15 +49,6 @@ class Server(livebind_server.Server):
     # HTTP helpers: (status, headers, parsed body)
     def call(self, method, path, body=None, content_type="application/json", headers=None):
         return request(self.port, method, path, body, content_type, headers)
-
-
-def memory(pid, field="VmRSS"):
-    """A process's memory in bytes from /proc/PID/status: `VmRSS` (now) or `VmHWM` (its peak)."""
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no {field}")
 
 
 def cpu_seconds(pid):

@@ -14,6 +14,7 @@
     server_fixture(make)           a pytest fixture of a server `make()` gives, started for one test
                                    and closed after it (a conftest's `server = server_fixture(Server)`)
     wait_for_port(port)            waits (bounded) until something accepts connections on the port
+    memory(pid, field="VmRSS")     a process's memory in bytes from /proc: VmRSS (now) or VmHWM (its peak)
 
 A suite imports it with one line before the import (its folder is not a package):
 
@@ -80,6 +81,15 @@ def free_port(exclude=()):
         _handed_out.add(port)
         return port
     raise RuntimeError(f"no free loopback port between {LOWEST_PORT} and {floor}")
+
+
+def memory(pid, field="VmRSS"):
+    """A process's memory in bytes from /proc/PID/status: `VmRSS` (now) or `VmHWM` (its peak)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no {field}")
 
 
 def server_binary(binary=None):
