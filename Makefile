@@ -86,8 +86,9 @@ SWIFT_SUITES    := test-swift test-tsan test-asan
 PROTOCOL_SUITES := test-property test-cluster test-cli test-access
 CLIENT_SUITES   := test-browser test-contract test-dist test-clients
 TEST_LOGS      := .build/test-logs
-# What marks a failure in a suite's log: Swift Testing, XCTest and the compiler, pytest, the shell suites, crashes.
-export FAILURE_LINES := ✘|error:|\*\*\*|FAILED|^FAIL |^E   |Fatal error|[Tt]imed out|Killed
+# What marks a failure in a suite's log: Swift Testing, XCTest and the compiler, pytest, the shell suites,
+# crashes and the sanitizers' reports.
+export FAILURE_LINES := ✘|error:|\*\*\*|FAILED|^FAIL |^E   |Fatal error|[Tt]imed out|Killed|Sanitizer|SUMMARY:|[Ss]ignal [0-9]|exited with
 test:
 	@bash Tests/support/run-suites.sh $(TEST_LOGS) "$(SWIFT_SUITES)" "$(PROTOCOL_SUITES)" "$(CLIENT_SUITES)"
 

@@ -59,14 +59,15 @@ package final class MicroHTTPDDaemon: Sendable {
     package enum ClientAddresses: Sendable, Equatable {
         case none
         case all
-        /// Requests for exactly this path (what a route that counts by address needs).
-        case path(String)
+        /// Requests for these paths (what the routes that count by address need): a path ending in
+        /// `/` covers every path under it, another only itself.
+        case paths([String])
 
         func covers(_ path: String) -> Bool {
             switch self {
             case .none: false
             case .all: true
-            case .path(let only): path == only
+            case .paths(let only): only.contains { $0.hasSuffix("/") ? path.hasPrefix($0) : path == $0 }
             }
         }
     }

@@ -258,6 +258,14 @@ ROUTES = [
     Row("PATCH", "/events/AAAAAAAAAAAAAAAAAAAAAA", S, "read", [], 404, "PATCH /events/{stream}",
         {"sub": "lab-secret/arr", "first": 1}),
     Row("GET", "/events/{stream}", S, "405", [], 405),
+    # Presence (docs "Presence"): joining needs what reading the room's model needs; the key changes it.
+    Row("POST", "/presence/lab", "/presence/:room", "read", ["presence-lab"], 201, "POST /presence/{room}",
+        {"row": 1}),
+    Row("PATCH", "/presence/lab/nobody", "/presence/:room/:id", "read", ["presence-lab"], 400,
+        "PATCH /presence/{room}/{id}", {"row": 2}, note="without the entry's key"),
+    Row("DELETE", "/presence/lab/nobody", "/presence/:room/:id", "read", ["presence-lab"], 400,
+        "DELETE /presence/{room}/{id}", note="without the entry's key"),
+    Row("GET", "/presence/lab", "/presence/:room", "405", [], 405),
     # Bindings (docs "Bindings", "Access control": a binding needs both its models).
     Row("GET", "/bindings", "/bindings", "read", [], 200, "GET /bindings"),
     Row("POST", "/bindings", "/bindings", "bind", [LAB, "lab-x"], 201, "POST /bindings",

@@ -97,7 +97,9 @@ done
 for suite in $failed; do
   if [ -e "$logs/$suite.log" ]; then
     echo "== $suite failed ($logs/$suite.log):"
-    grep -E "$failure_lines" "$logs/$suite.log" | cut -c1-400 | head -40
+    lines=$(grep -E "$failure_lines" "$logs/$suite.log" | grep -v '^make.*\*\*\*' | cut -c1-400 | head -40)
+    # Nothing but make's own line: a crash or signal the patterns do not know; show the log's end.
+    if [ -n "$lines" ]; then echo "$lines"; else tail -n 30 "$logs/$suite.log" | cut -c1-400; fi
   else
     echo "== $suite did not run"
   fi

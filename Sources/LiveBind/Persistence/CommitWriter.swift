@@ -209,7 +209,7 @@ final class CommitWriter: @unchecked Sendable {
         var written = batch
         do throws(StoreError) {
             try transaction { (connection) throws(SQLiteError) in
-                for (index, commit) in batch.enumerated() {
+                for (index, commit) in batch.enumerated() where !EphemeralModels.contains(commit.model) {
                     let record = commit.encodedRecord()
                     written[index].record = record
                     try connection.appendCommit.bind(1, Int64(commit.sequence))
@@ -219,6 +219,11 @@ final class CommitWriter: @unchecked Sendable {
                     try connection.appendCommit.run()
                     progress.add(commit, bytes: record.count)
                     if let receipt = CommitReceipt(commit, created: now) { try Self.write(receipt, connection: connection) }
+                }
+                // A presence room's event ids are taken for good, though the room is not kept.
+                if let last = batch.last, EphemeralModels.contains(last.model) {
+                    try connection.saveLastEvent.bind(1, Int64(last.sequence))
+                    try connection.saveLastEvent.run()
                 }
                 if let cut {
                     try writeCheckpoint(

@@ -4,7 +4,7 @@ extension StateDatabase {
     struct Connection {
         let database: SQLiteConnection
         let begin, commit, rollback: SQLiteStatement
-        let appendCommit, upsertModel, deleteModel, saveCheckpoint, trimLog: SQLiteStatement
+        let appendCommit, upsertModel, deleteModel, saveCheckpoint, saveLastEvent, trimLog: SQLiteStatement
         let appendReceipt, expireReceipts: SQLiteStatement
         /// Set when a transaction failed: what happened, for every later write's error.
         var failure: String?
@@ -21,6 +21,9 @@ extension StateDatabase {
             deleteModel = try database.prepare("DELETE FROM models WHERE name = ?1")
             saveCheckpoint = try database.prepare(
                 "INSERT INTO meta(key, value) VALUES('checkpoint', ?1) ON CONFLICT(key) DO UPDATE SET value = ?1")
+            // The newest sequence when it is an ephemeral model's (EphemeralModels), which the log leaves out.
+            saveLastEvent = try database.prepare(
+                "INSERT INTO meta(key, value) VALUES('last_event', ?1) ON CONFLICT(key) DO UPDATE SET value = ?1")
             trimLog = try database.prepare("DELETE FROM log WHERE sequence <= ?1")
             appendReceipt = try database.prepare(
                 "INSERT INTO receipts(sequence, tag, model, revision, insert_index, created, scope) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)")

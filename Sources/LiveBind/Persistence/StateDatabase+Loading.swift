@@ -1,6 +1,5 @@
 import Dispatch
 import LiveBindEngine
-import Synchronization
 
 extension StateDatabase {
     /// Everything a restarted server starts from.
@@ -9,6 +8,9 @@ extension StateDatabase {
         var models: [ModelSnapshot] = []
         /// The sequence of the last committed write: the next event id is one more.
         var lastSequence: UInt64 = 0
+        /// Whether presence rooms (EphemeralModels) were used in an earlier run: clients that saw
+        /// them must be told that the rooms are empty now.
+        var hadRooms = false
     }
 
     /// Reads the last checkpoint and replays the log after it.
@@ -17,6 +19,7 @@ extension StateDatabase {
         return try withConnection { (connection) throws(StateDatabaseError) -> Contents in
             var models: [String: ModelSnapshot] = [:]
             var lastSequence: UInt64 = 0
+            var ephemeralThrough: UInt64 = 0
             do {
                 let rows = try connection.database.prepare(
                     "SELECT name, revision, document, CASE WHEN size_revision = revision AND size >= length(document) THEN size END FROM models"
@@ -41,6 +44,9 @@ extension StateDatabase {
                 try take(&batch)
                 let meta = try connection.database.prepare("SELECT value FROM meta WHERE key = 'checkpoint'")
                 if try meta.step() { lastSequence = UInt64(max(0, meta.int64(0))) }
+                // Event ids that presence rooms took after the last logged commit (EphemeralModels).
+                let lastEvent = try connection.database.prepare("SELECT value FROM meta WHERE key = 'last_event'")
+                if try lastEvent.step() { ephemeralThrough = UInt64(max(0, lastEvent.int64(0))) }
                 let log = try connection.database.prepare(
                     "SELECT sequence, model, revision, record FROM log WHERE sequence > ?1 ORDER BY sequence")
                 try log.bind(1, Int64(lastSequence))
@@ -54,6 +60,7 @@ extension StateDatabase {
                     replayed.add(commit, bytes: record.count)
                     lastSequence = commit.sequence
                 }
+                lastSequence = max(lastSequence, ephemeralThrough)
                 // The models these commits changed are in no checkpoint yet: the next one writes them.
                 writer.resume(after: replayed)
             } catch let error as StateDatabaseError {
@@ -63,7 +70,8 @@ extension StateDatabase {
             } catch {
                 throw StateDatabaseError.from(error, path: path)
             }
-            return Contents(models: models.values.sorted { $0.name < $1.name }, lastSequence: lastSequence)
+            return Contents(
+                models: models.values.sorted { $0.name < $1.name }, lastSequence: lastSequence, hadRooms: ephemeralThrough > 0)
         }
     }
 
@@ -123,9 +131,10 @@ extension StateDatabase {
     ///
     /// A snapshot commit that made a model what it still is takes its value from `current` (the
     /// model's value when its revision is the one given), so that a whole model replaced by `PUT`
-    /// is not held twice, parsed from the log a second time. Only an equal value is taken: a model
-    /// dropped and made again starts at revision 1 again, and its older snapshot must stay its own.
-    /// `current` runs with the connection locked (the store's lock is taken inside this one).
+    /// is not held twice, parsed from the log a second time. Only a model's newest commit in the log
+    /// can be what the model still is (the store was loaded from this log): an older one at the same
+    /// revision is a model dropped and made again, which starts at revision 1 again, and its snapshot
+    /// stays its own. `current` runs with the connection locked (the store's lock is taken inside).
     func recentCommits(
         bytes: Int = .max, size: (Commit) -> Int = { _ in 0 }, wantedAfter: UInt64? = nil,
         current: (_ model: String, _ revision: UInt64) -> JSON? = { _, _ in nil }
@@ -133,6 +142,7 @@ extension StateDatabase {
         withConnection { connection in
             var commits: [Commit] = []
             var read = 0
+            var seen: Set<String> = []
             do {
                 let rows = try connection.database.prepare(
                     "SELECT sequence, model, revision, record FROM log ORDER BY sequence DESC LIMIT ?1")
@@ -141,8 +151,8 @@ extension StateDatabase {
                     var commit = try Commit(
                         record: rows.bytes(3), sequence: UInt64(rows.int64(0)), model: rows.text(1),
                         revision: UInt64(rows.int64(2)))
-                    if case .snapshot(let parsed) = commit.kind, let value = current(commit.model, commit.revision),
-                        value == parsed
+                    if seen.insert(commit.model).inserted, case .snapshot = commit.kind,
+                        let value = current(commit.model, commit.revision)
                     {
                         commit.kind = .snapshot(value)
                     }
@@ -184,7 +194,9 @@ private struct CheckpointBatch {
     /// Each row's document parsed, in order; nil for one that is not a JSON object.
     func parsed() -> [JSON?] {
         let rows = rows
-        let values = Mutex([JSON?](repeating: nil, count: rows.count))
+        // An OrderedMutex, not a Mutex: the parsers contend for it, and the thread sanitizer does not
+        // see a contended Mutex's handoff (it reported the slots' writes as racing).
+        let values = OrderedMutex([JSON?](repeating: nil, count: rows.count))
         DispatchQueue.concurrentPerform(iterations: rows.count) { index in
             guard let value = try? JSON(parsing: rows[index].document, maxDepth: StoreLimits.depthCeiling + 1),
                 case .object = value

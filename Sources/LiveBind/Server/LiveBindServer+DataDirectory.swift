@@ -103,7 +103,7 @@ extension LiveBindServer {
         let history = try Self.openHistory(configuration, logger: logger)
         self.init(
             store: store, bindings: nil, configuration: configuration, logger: logger, database: database,
-            history: history)
+            history: history, roomsInEarlierRun: contents.hadRooms)
         let window = configuration.limits.idempotencyWindow.components.seconds
         let since = Date().timeIntervalSince1970 - Double(window)
         learnInOrder(

@@ -3,7 +3,7 @@ internal import LiveBindHTTP
 extension LiveBindServer {
     /// Every endpoint, in one table, each with what it needs (`RouteAccess`). The router runs the one
     /// access check (`AccessControl.grant`) before every handler, and handlers get what it established.
-    func makeRouter(hub: EventHub, access: AccessControl) throws(ServerError) -> Router {
+    func makeRouter(hub: EventHub, access: AccessControl, rooms: PresenceRooms? = nil) throws(ServerError) -> Router {
         var router = Router { request, route, parameters in try access.grant(request, route, parameters: parameters) }
         let auditAddresses = configuration.access.auditAddresses
         router.writeOrigin = { request, grant in
@@ -38,6 +38,8 @@ extension LiveBindServer {
                 log: database?.writer, cluster: cluster, idempotencyKeys: idempotency.count)
         }
         let replays = ReplayBudget(hub: hub)
+        // A restart empties the rooms an earlier run had: a stream that resumes from then starts again.
+        let roomsEmptiedThrough = roomsInEarlierRun ? store.visibleSequence : 0
         let streamsPerAddress =
             configuration.streams.maxStreamsPerAddress > 0
             ? AddressQuota(limit: configuration.streams.maxStreamsPerAddress, countsLoopback: configuration.countsLoopbackStreams) : nil
@@ -61,12 +63,21 @@ extension LiveBindServer {
             do {
                 return try Self.openStream(
                     request, hub: hub, grant: context.grant, streamsPerAddress: streamsPerAddress,
-                    replay: replay)
+                    replay: replay, presence: rooms.map { ($0, roomsEmptiedThrough) })
             } catch {
                 // The stream that would have sent the replay was not made.
                 replay?.budget.release(replay?.bytes.count ?? 0)
                 throw error
             }
+        }
+        // Joining a room needs what reading it needs; an entry's key is what changes and removes it.
+        let presence = PresenceEndpoint(rooms: cluster == nil ? rooms : nil, access: access)
+        router.add([.post], "/presence/:room", access: RouteAccess(rule: .scoped, scope: .read)) { request, context in
+            try presence.join(request, room: context.parameters[0], grant: context.grant)
+        }
+        router.add([.patch, .delete], "/presence/:room/:id", access: RouteAccess(rule: .scoped, scope: .read)) {
+            request, context in
+            try presence.change(request, room: context.parameters[0], id: context.parameters[1], grant: context.grant)
         }
         // Moving a window of one's own stream changes no model: it needs what the stream needs, `read`.
         router.add([.patch], "/events/:stream", access: RouteAccess(rule: .scoped, scope: .read)) { request, context in
@@ -94,6 +105,7 @@ extension LiveBindServer {
                 if let at = request.queryValue("at") { return try past.value(name, pointer, at: at) }
                 return try models.get(name, pointer)
             }
+            if EphemeralModels.contains(name) { throw PresenceError.roomWrittenDirectly(name) }
             let blind = access.writesBlind(context.grant)
             // What a stored answer shows beyond id and revision (see `IdempotencyTicket.flags`).
             var flags = request.method == .put && (try? Path(pointer: pointer)) == .root ? "c" : ""
@@ -164,7 +176,8 @@ extension LiveBindServer {
     static func openStream(
         _ request: HTTPRequest, hub: EventHub, grant: AccessControl.Grant,
         streamsPerAddress: AddressQuota? = nil,
-        replay: (bytes: [UInt8], through: UInt64, budget: ReplayBudget)? = nil
+        replay: (bytes: [UInt8], through: UInt64, budget: ReplayBudget)? = nil,
+        presence: (rooms: PresenceRooms, emptiedThrough: UInt64)? = nil
     ) throws -> HTTPResponse {
         let reach = grant.reach
         var names = request.queryValues("model").filter { !$0.isEmpty }
@@ -202,19 +215,33 @@ extension LiveBindServer {
         }
         for name in names { try reach.check(name) }
         for location in locations { try reach.check(location.model) }
+        let keys = try PresenceEndpoint.keys(of: request)
+        if !keys.isEmpty, presence == nil { throw PresenceError.notInCluster }
         let lastEventID = replay.map { String($0.through) } ?? request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")
         let wholeModels: Set<String>? = names.isEmpty ? (subs.isEmpty ? nil : []) : Set(names)
         let filter = ModelFilter(names: wholeModels, prefixes: reach.prefixes)
+        // Rooms an earlier run had are empty now, which no event says: such a stream starts again.
+        let resumable =
+            presence.map { presence in
+                lastEventID.flatMap { UInt64($0) }.map { $0 > presence.emptiedThrough } ?? true
+                    || !(filter.mayWant(prefix: EphemeralModels.prefix)
+                        || locations.contains { EphemeralModels.contains($0.model) })
+            } ?? true
         let hold = try streamsPerAddress?.take(for: request.clientAddress)
         let id: Int
         do {
             id = try hub.subscribe(
-                models: filter, lastEventID: lastEventID, locations: locations, announced: !subs.isEmpty,
-                expiresAt: grant.credential?.expiresAt, session: grant.credential?.session)
+                models: filter, lastEventID: lastEventID, resumable: resumable, locations: locations,
+                announced: !subs.isEmpty, expiresAt: grant.credential?.expiresAt, session: grant.credential?.session)
         } catch {
             hold?.release()
             throw error
         }
+        // The entries the stream holds while open; those gone already are named in its first event.
+        let gone = presence?.rooms.claim(keys) ?? []
+        let claimed = keys.filter { !gone.contains($0) }
+        var ended: (@Sendable () -> Void)?
+        if let rooms = presence?.rooms, !claimed.isEmpty { ended = { rooms.release(claimed) } }
         let headers: HTTPHeaders = [
             "Content-Type": "text/event-stream; charset=utf-8",
             "Cache-Control": "no-store",
@@ -224,8 +251,9 @@ extension LiveBindServer {
             status: 200, headers: headers,
             body: .stream(
                 EventStream(
-                    hub: hub, id: id, hold: hold, prefix: replay?.bytes ?? [],
-                    replays: replay?.budget)))
+                    hub: hub, id: id, hold: hold, notice: gone.isEmpty ? [] : PresenceEndpoint.goneFrame(gone),
+                    prefix: replay?.bytes ?? [], replays: replay?.budget,
+                    ended: ended)))
     }
 
     /// `PATCH /events/{stream}` with `{"sub":"model/pointer","offset":K,"limit":N}` (or `"first":N`,

@@ -32,6 +32,9 @@ public final class LiveBindServer: Sendable {
     let cluster: ClusterNode?
     /// Whether the bindings kept in the data directory were restored (once, at the first start).
     let bindingsRestored = OrderedMutex(false)
+    /// Whether the data directory's earlier runs had presence rooms, which a restart empties: a stream
+    /// that resumes from before this run and may see rooms starts again from a snapshot.
+    let roomsInEarlierRun: Bool
     /// The answers to writes sent with `Idempotency-Key`.
     let idempotency: IdempotencyTable
     /// Numbers the requests (`HTTPRequest.serial`).
@@ -43,6 +46,9 @@ public final class LiveBindServer: Sendable {
         let hub: EventHub
         let feed: ObservationToken
         let heartbeat: HeartbeatTimer?
+        /// Presence rooms (none in a cluster) and the timer that removes entries whose time is up.
+        var rooms: PresenceRooms? = nil
+        var sweeper: HeartbeatTimer? = nil
         /// The routes served, as declared.
         var routes: [Router.Entry] = []
     }
@@ -65,7 +71,7 @@ public final class LiveBindServer: Sendable {
 
     init(
         store: Store, bindings: BindingRegistry?, configuration: Configuration, logger: Logger, database: StateDatabase?,
-        cluster: ClusterNode? = nil, history: HistoryDatabase? = nil
+        cluster: ClusterNode? = nil, history: HistoryDatabase? = nil, roomsInEarlierRun: Bool = false
     ) {
         precondition(bindings == nil || bindings!.store === store, "the binding registry must belong to the served store")
         self.store = store
@@ -79,6 +85,7 @@ public final class LiveBindServer: Sendable {
         self.database = database
         self.cluster = cluster
         self.history = history
+        self.roomsInEarlierRun = roomsInEarlierRun
         idempotency = IdempotencyTable(
             window: configuration.limits.idempotencyWindow,
             capacity: configuration.limits.idempotencyKeys)
@@ -123,7 +130,15 @@ public final class LiveBindServer: Sendable {
             policy: configuration.access.policy, listeningOn: configuration.network.host,
             knowsScheme: certificate != nil || !proxies.isEmpty, verifier: verifier,
             sessions: sessions, maxTokenLength: configuration.access.maxTokenLength)
-        let router = try makeRouter(hub: hub, access: access)
+        let streams = configuration.streams
+        let rooms =
+            cluster == nil
+            ? PresenceRooms(
+                store: store,
+                limits: .init(
+                    perRoom: streams.maxPresencePerRoom, entryBytes: streams.maxPresenceBytes,
+                    perCaller: streams.maxPresencePerCaller, grace: streams.presenceGrace)) : nil
+        let router = try makeRouter(hub: hub, access: access, rooms: rooms)
         let limiter =
             configuration.limits.writeRate > 0
             ? WriteRateLimiter(
@@ -134,11 +149,12 @@ public final class LiveBindServer: Sendable {
                 maxClients: configuration.limits.writeRateClients)
             : nil
         var options = daemonOptions
-        // Rate limits and proxies need every request's address; the stream cap only that of `/events`.
+        // Rate limits and proxies need every request's address; the stream cap only that of `/events`,
+        // presence that of a join (an anonymous caller's entries are counted by address).
         options.clientAddresses =
             limiter != nil || !proxies.isEmpty || configuration.access.auditAddresses
             ? .all
-            : configuration.streams.maxStreamsPerAddress > 0 ? .path("/events") : .none
+            : .paths((configuration.streams.maxStreamsPerAddress > 0 ? ["/events"] : []) + ["/presence/"])
         options.certificate = certificate
         let daemon = MicroHTTPDDaemon(
             options: options,
@@ -173,7 +189,15 @@ public final class LiveBindServer: Sendable {
         logStateLocation()
         // Two ticks per interval: an idle stream gets a heartbeat every interval, a busy one none.
         let heartbeat = HeartbeatTimer(interval: configuration.streams.heartbeat / 2) { [weak hub] in hub?.heartbeat() }
-        running.withLock { $0 = Running(daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat, routes: router.entries) }
+        // Four sweeps per grace period: an entry leaves within 1.25 of it.
+        let sweeper = rooms.map { rooms in
+            HeartbeatTimer(interval: max(streams.presenceGrace / 4, .milliseconds(50))) { rooms.sweep() }
+        }
+        running.withLock {
+            $0 = Running(
+                daemon: daemon, hub: hub, feed: feed, heartbeat: heartbeat, rooms: rooms, sweeper: sweeper,
+                routes: router.entries)
+        }
         logger.info("listening on \(certificate == nil ? "http" : "https")://\(configuration.network.host):\(daemon.port)/")
         logger.info("\(configuration.access.policy.summary)")
     }
@@ -203,6 +227,9 @@ public final class LiveBindServer: Sendable {
         current.heartbeat?.cancel()
         let left = current.hub.shutdown(deadline: .seconds(5))
         if left > 0 { logger.warning("\(left) streams still open at shutdown") }
+        current.sweeper?.cancel()
+        // The rooms stand for connections, which are gone (a data directory does not keep them).
+        current.rooms?.removeAll()
         current.daemon.stop()
         closeDataDirectory()
         logger.info("stopped")

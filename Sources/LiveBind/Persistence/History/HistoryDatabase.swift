@@ -56,11 +56,11 @@ final class HistoryDatabase: @unchecked Sendable {
     let commitsWritten = Atomic<Int>(0), checkpointsWritten = Atomic<Int>(0)
     /// Why the writer stopped recording (a failed transaction: the disk is full, say); queries then
     /// answer 503 until a restart starts the history again from the commit log.
-    private let failure = Mutex<String?>(nil)
+    private let failure = OrderedMutex<String?>(nil)
     private let logger: Logger
     /// `history.sqlite-lock`, locked (`flock`) until ``stop()``: SQLite's own locks let two processes
     /// write one WAL file in turn, which two servers' histories must not. -1 once released.
-    private let lockFile: Mutex<Int32>
+    private let lockFile: OrderedMutex<Int32>
 
     /// Opens (creating when needed) `history.sqlite` in `directory`.
     init(
@@ -74,7 +74,7 @@ final class HistoryDatabase: @unchecked Sendable {
             if lock >= 0 { close(lock) }
             throw .unusable(path: path, SQLiteError(code: 5, message: "locked by another process", context: "opening"))
         }
-        lockFile = Mutex(lock)
+        lockFile = OrderedMutex(lock)
         self.retention = retention
         self.checkpointBytes = max(1, checkpointBytes)
         do {
@@ -152,7 +152,7 @@ final class HistoryDatabase: @unchecked Sendable {
                 try writer.transaction { () throws(SQLiteError) in
                     try writer.database.execute("DELETE FROM commits; DELETE FROM changes; DELETE FROM checkpoints; DELETE FROM marks;")
                     let now = Self.now()
-                    for model in models {
+                    for model in models where !EphemeralModels.contains(model.name) {
                         try writer.saveCheckpoint(model.name, sequence: sequence, revision: model.revision, document: model.value.encoded())
                     }
                     try writer.saveMark(sequence: sequence, time: now, bytes: 0)
@@ -243,7 +243,8 @@ final class HistoryDatabase: @unchecked Sendable {
         var progress = self.progress
         do throws(SQLiteError) {
             try writer.transaction { () throws(SQLiteError) in
-                for commit in commits {
+                // Presence rooms have no history (EphemeralModels); the sequence they took still counts.
+                for commit in commits where !EphemeralModels.contains(commit.model) {
                     let time = max(commit.time > 0 ? commit.time : Self.now(), progress.lastTime)
                     progress.lastTime = time
                     let record = commit.record ?? commit.encodedRecord()
@@ -286,7 +287,7 @@ final class HistoryDatabase: @unchecked Sendable {
             return
         }
         self.progress = progress
-        for commit in commits { touched[commit.model] = commit.sequence }
+        for commit in commits where !EphemeralModels.contains(commit.model) { touched[commit.model] = commit.sequence }
         commitsWritten.add(commits.count, ordering: .relaxed)
         if progress.sinceCheckpoint >= Int64(checkpointBytes) { takeCheckpoint() }
         if let pending = pendingCheckpoint, commits.last!.sequence >= pending.sequence { writeCheckpoint() }

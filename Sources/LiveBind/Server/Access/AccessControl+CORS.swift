@@ -4,7 +4,7 @@ extension AccessControl {
     /// Methods an allowed origin may use.
     static let corsMethods = "GET, HEAD, PUT, POST, PATCH, DELETE"
     /// Request headers an allowed origin may send.
-    static let corsRequestHeaders = "Authorization, Content-Type, If-Match, Last-Event-ID, If-None-Match, Idempotency-Key"
+    static let corsRequestHeaders = "Authorization, Content-Type, If-Match, Last-Event-ID, If-None-Match, Idempotency-Key, Presence-Key"
     /// Response headers an allowed origin's scripts may read.
     static let corsExposedHeaders =
         "ETag, \(ModelEndpoint.eventIDHeader), Location, Retry-After, WWW-Authenticate, \(LiveBindServer.nodeHeader)"

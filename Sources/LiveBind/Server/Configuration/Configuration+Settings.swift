@@ -110,7 +110,19 @@ extension LiveBindServer.Configuration {
             "Most values in one in(…) list of a view's where (422 past it; view bindings too)."),
         .init(
             "max-view-query-bytes", "Streams", .integer(\.streams.maxViewQueryBytes, 1...Int.max, unit: "BYTES"),
-            "Most bytes of one view's where and order together (422 past it; view bindings too).")
+            "Most bytes of one view's where and order together (422 past it; view bindings too)."),
+        .init(
+            "max-presence-per-room", "Streams", .integer(\.streams.maxPresencePerRoom, 1...1_000_000, unit: "N"),
+            "Most entries in one presence room (POST /presence/{room}); a join past it gets 503."),
+        .init(
+            "max-presence-per-caller", "Streams", .integer(\.streams.maxPresencePerCaller, 1...1_000_000, unit: "N"),
+            "Most presence entries one credential (or, anonymous, one address) holds in all rooms; a join past it gets 422."),
+        .init(
+            "max-presence-bytes", "Streams", .integer(\.streams.maxPresenceBytes, 2...(1 << 20), unit: "BYTES"),
+            "Most bytes of one presence entry's meta, encoded; more get 422."),
+        .init(
+            "presence-grace", "Streams", .seconds(\.streams.presenceGrace, 0...3600),
+            "Seconds a presence entry stays with no stream holding its key (a stream that reconnects within it keeps the entry).")
     ]
 
     private static let limits: [Setting<Self>] = [

@@ -190,6 +190,17 @@ extension LiveBindServer {
             /// Most bytes of one view's written `where` and `order` together; more get 422.
             public var maxViewQueryBytes: Int = 8192
 
+            /// Most entries in one presence room; a join past it gets 503.
+            public var maxPresencePerRoom: Int = 1000
+            /// Most presence entries one caller (its credential, or its address when anonymous) holds
+            /// in all rooms; a join past it gets 422.
+            public var maxPresencePerCaller: Int = 32
+            /// Most bytes of one presence entry's `meta`, encoded; more get 422.
+            public var maxPresenceBytes: Int = 1024
+            /// How long a presence entry stays when no stream holds its key: a stream that reconnects
+            /// within it keeps the entry, and an entry joined and never claimed leaves after it.
+            public var presenceGrace: Duration = .seconds(5)
+
             /// The bounds every view query is parsed with (streams and bindings).
             public var viewLimits: ViewQuery.Limits {
                 ViewQuery.Limits(maxTerms: maxViewTerms, maxInValues: maxViewInValues, maxBytes: maxViewQueryBytes)

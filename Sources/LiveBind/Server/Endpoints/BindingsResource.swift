@@ -61,6 +61,10 @@ struct BindingsResource: Sendable {
     func create(_ request: HTTPRequest, tag: String? = nil) throws -> HTTPResponse {
         _ = try RequestBody.mediaType(of: request, accepted: RequestBody.jsonOnly)
         var entry = try RequestBody.parseJSON(request)
+        // A presence room changes only as connections join and leave.
+        if let target = try? BindingSpec(json: entry).target.model, EphemeralModels.contains(target) {
+            throw PresenceError.roomWrittenDirectly(target)
+        }
         var sequence: UInt64 = 0
         if let cluster { (entry, sequence) = try publishCreation(entry, to: cluster, tag: tag) }
         let binding = try registry.bind(json: entry)

@@ -21,6 +21,7 @@ extension ModelEndpoint {
         var jsonPatched = Set<String>()
         for (name, part) in parts {
             try reach.check(name)
+            if EphemeralModels.contains(name) { throw PresenceError.roomWrittenDirectly(name) }
             guard case .object(let fields) = part, Set(fields.keys).isSubset(of: ["merge", "patch", "ifMatch"]),
                 (fields["merge"] == nil) != (fields["patch"] == nil)
             else {

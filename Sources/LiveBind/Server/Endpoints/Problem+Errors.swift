@@ -5,6 +5,7 @@ extension Problem {
     static func from(_ error: any Error) -> Problem {
         if let error = error as? ProblemError { return error.problem }
         if let error = error as? IdempotencyError { return error.problem }
+        if let error = error as? PresenceError { return error.problem }
         if let error = error as? RequestError { return from(error) }
         if let error = error as? StoreError { return from(error) }
         if let error = error as? HistoryError { return from(error) }

@@ -63,4 +63,11 @@ struct ModelFilter: Sendable, Hashable {
         guard let prefixes else { return true }
         return prefixes.contains { model.hasPrefix($0) }
     }
+
+    /// Whether the stream may receive events of some model whose name starts with `prefix`.
+    func mayWant(prefix: String) -> Bool {
+        if let names { return names.contains { $0.hasPrefix(prefix) && wants($0) } }
+        guard let prefixes else { return true }
+        return prefixes.contains { $0.hasPrefix(prefix) || prefix.hasPrefix($0) }
+    }
 }

@@ -17,19 +17,19 @@ extension EventHub {
     /// A stream whose credential expires at `expiresAt` gets `auth_revoked` and ends then; one opened
     /// with a session (`session`) also when that session ends.
     func subscribe(
-        models: ModelFilter, lastEventID: String?, locations: [Subscription] = [],
+        models: ModelFilter, lastEventID: String?, resumable: Bool = true, locations: [Subscription] = [],
         announced: Bool = false, expiresAt: Date? = nil,
         session: SessionTable.Key? = nil
     ) throws(RequestError) -> Int {
         let id = try subscribe(
-            models: models, lastEventID: lastEventID, locations: locations,
-            announced: announced, session: session)
+            models: models, lastEventID: resumable ? lastEventID : nil, restarted: !resumable && lastEventID != nil,
+            locations: locations, announced: announced, session: session)
         if let expiresAt { expiry.add(id, at: expiresAt) }
         return id
     }
 
     private func subscribe(
-        models: ModelFilter, lastEventID: String?, locations: [Subscription],
+        models: ModelFilter, lastEventID: String?, restarted: Bool, locations: [Subscription],
         announced: Bool, session: SessionTable.Key?
     ) throws(RequestError) -> Int {
         let announced = announced || !locations.isEmpty
@@ -37,7 +37,7 @@ extension EventHub {
         let arranged = try arrangeViews(locations)
         defer { finishArranging(arranged) }
         var resumeAfter: UInt64?
-        var reason: ResyncReason?
+        var reason: ResyncReason? = restarted ? .restart : nil
         if let lastEventID {
             // Decimal digits only, as the server writes ids: `+110` names no event (UInt64 reads it).
             let text = lastEventID.trimmingWhitespace()

@@ -1,0 +1,360 @@
+"""Presence (docs/HTTP.md, "Presence") on a live release server: joining, leaving, the key that owns
+an entry, the grace period, the limits, rooms written only through /presence, and a restart.
+
+The invariant the state machine searches for a counterexample to: once the server has noticed what
+the clients did, each room's members are exactly the entries an oracle keeps (joined, not left, held
+by an open stream or inside their grace period), and a stream's copy of the room, built from its
+events alone, equals the room.
+"""
+import json
+import sqlite3
+import time
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from harness import MISSING, Server, SSEConnection, apply_change, pointer_parts
+
+# Short enough for a test, long enough that a reconnect made at once lands within it.
+GRACE, HEARTBEAT = 1.0, 0.5
+FLAGS = ["--presence-grace", str(GRACE), "--heartbeat", str(HEARTBEAT)]
+# An entry whose stream ended leaves once the server notices (at a heartbeat, for an idle stream),
+# then within the grace period and one sweep (a quarter of it).
+LEAVES_WITHIN = 2 * HEARTBEAT + GRACE * 1.25 + 1.0
+
+
+@pytest.fixture
+def server():
+    server = Server(FLAGS).start()
+    yield server
+    server.close()
+
+
+def join(server, room, meta=None, headers=None):
+    status, _, body = server.call("POST", f"/presence/{room}", {} if meta is None else meta, headers=headers)
+    assert status == 201, body
+    return body
+
+
+def members(server, room):
+    status, _, body = server.call("GET", f"/models/presence-{room}")
+    return [] if status == 404 else body["members"]
+
+
+def ids(server, room):
+    return [member["id"] for member in members(server, room)]
+
+
+def wait_until(condition, within, what):
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"not within {within:.1f} s: {what}")
+
+
+class RoomMirror:
+    """One stream of room models, applied event by event (snapshots, inserts, removes, sets)."""
+
+    def __init__(self, server, room, keys=(), last_event_id=None, value=MISSING):
+        """`last_event_id` resumes after that event, from `value` (what the dropped stream showed)."""
+        query = f"model=presence-{room}" + (f"&presence={','.join(keys)}" if keys else "")
+        self.stream = SSEConnection(server.port, query, last_event_id)
+        assert self.stream.status == 200, self.stream.error_body
+        self.room, self.value, self.events, self.last_id = f"presence-{room}", value, [], last_event_id
+
+    def pump(self, wait=0.2):
+        for event in self.stream.read(wait=wait):
+            self.events.append(event)
+            if event["id"] is not None:
+                self.last_id = event["id"]
+            if event["event"] in ("presence", "resync") or not event["data"]:
+                continue
+            data = json.loads(event["data"])
+            if data.get("model") != self.room:
+                continue
+            if event["event"] == "snapshot":
+                self.value = data["value"]
+            elif event["event"] == "drop":
+                self.value = MISSING
+            else:
+                self.value = apply_change(self.value, event["event"], pointer_parts(data.get("path", "")), data)
+        return self
+
+    def members(self):
+        return [] if self.value is MISSING else self.value["members"]
+
+    def close(self):
+        self.stream.close()
+
+
+def test_joins_leaves_and_updates_reach_streams_as_row_changes(server):
+    ann = join(server, "lobby", {"name": "ann"})
+    assert ann["model"] == "presence-lobby" and len(ann["key"]) >= 22
+    watcher = RoomMirror(server, "lobby", [ann["key"]]).pump()
+    bob = join(server, "lobby", {"name": "bob"})
+    key = {"Presence-Key": bob["key"]}
+    assert server.call("PATCH", f"/presence/lobby/{bob['id']}", {"name": "bob", "row": 3}, headers=key)[0] == 204
+    wait_until(lambda: watcher.pump().members() == members(server, "lobby"), 3, "the stream shows the room")
+    kinds = [event["event"] for event in watcher.events if event["event"] != "presence"]
+    assert kinds[:3] == ["snapshot", "insert", "set"], kinds
+    entry = members(server, "lobby")[1]
+    assert entry["meta"] == {"name": "bob", "row": 3} and entry["who"] is None
+    assert entry["joined"].endswith("Z")
+    assert server.call("DELETE", f"/presence/lobby/{bob['id']}", headers=key)[0] == 204
+    wait_until(lambda: watcher.pump().members() == members(server, "lobby") and len(watcher.members()) == 1, 3,
+               "the leave reaches the stream")
+    assert watcher.events[-1]["event"] == "remove"
+    watcher.close()
+
+
+def test_only_the_entrys_key_changes_or_removes_it(server):
+    ann = join(server, "lobby")
+    bob = join(server, "lobby")
+    path = f"/presence/lobby/{ann['id']}"
+    status, _, problem = server.call("PATCH", path, {"x": 1})
+    assert status == 400 and "Presence-Key" in problem["detail"]
+    for key in (bob["key"], "made-up"):
+        status, headers, problem = server.call("DELETE", path, headers={"Presence-Key": key})
+        assert status == 403 and headers["content-type"] == "application/problem+json", problem
+    status, _, _ = server.call("DELETE", f"/presence/other/{ann['id']}", headers={"Presence-Key": ann["key"]})
+    assert status == 403
+    assert ids(server, "lobby") == [ann["id"], bob["id"]]
+    assert server.call("DELETE", path, headers={"Presence-Key": ann["key"]})[0] == 204
+    assert server.call("DELETE", path, headers={"Presence-Key": ann["key"]})[0] == 403
+    assert ids(server, "lobby") == [bob["id"]]
+
+
+def test_an_entry_no_stream_holds_leaves_after_the_grace_period(server):
+    entry = join(server, "lobby")
+    time.sleep(GRACE * 0.5)
+    assert ids(server, "lobby") == [entry["id"]]
+    wait_until(lambda: ids(server, "lobby") == [], GRACE * 1.25 + 1, "the unclaimed entry leaves")
+
+
+def test_a_closed_stream_leaves_and_a_reconnect_within_the_grace_period_does_not(server):
+    kept, gone = join(server, "lobby"), join(server, "lobby")
+    first = RoomMirror(server, "lobby", [kept["key"]]).pump()
+    second = RoomMirror(server, "lobby", [gone["key"]]).pump()
+    watcher = RoomMirror(server, "lobby").pump()
+    time.sleep(GRACE * 1.5)  # past the grace period of the join: the streams hold both
+    assert set(ids(server, "lobby")) == {kept["id"], gone["id"]}
+    first.close()
+    again = RoomMirror(server, "lobby", [kept["key"]], first.last_id, first.value).pump()
+    second.close()
+    wait_until(lambda: ids(server, "lobby") == [kept["id"]], LEAVES_WITHIN, "the closed stream's entry leaves")
+    time.sleep(GRACE * 1.5)
+    assert ids(server, "lobby") == [kept["id"]]
+    wait_until(lambda: watcher.pump().members() == members(server, "lobby"), 3, "the watcher shows the room")
+    removes = [json.loads(e["data"])["key"] for e in watcher.events if e["event"] == "remove"]
+    assert removes == [gone["id"]], removes
+    again.close()
+    watcher.close()
+
+
+def test_a_stream_is_told_of_keys_whose_entries_are_gone(server):
+    entry = join(server, "lobby")
+    assert server.call("DELETE", f"/presence/lobby/{entry['id']}", headers={"Presence-Key": entry["key"]})[0] == 204
+    mirror = RoomMirror(server, "lobby", [entry["key"], "never-was"]).pump()
+    notices = [json.loads(e["data"]) for e in mirror.events if e["event"] == "presence"]
+    assert notices == [{"gone": [entry["key"], "never-was"]}]
+    mirror.close()
+
+
+def test_limits_are_refused_with_the_setting_named_and_change_nothing():
+    server = Server(FLAGS + ["--max-presence-per-room", "2", "--max-presence-per-caller", "3",
+                             "--max-presence-bytes", "64"]).start()
+    try:
+        status, _, problem = server.call("POST", "/presence/lobby", {"text": "x" * 100})
+        assert (status, problem["setting"], problem["limit"]) == (422, "max-presence-bytes", 64)
+        first = join(server, "lobby")
+        join(server, "lobby")
+        status, headers, problem = server.call("POST", "/presence/lobby", {})
+        assert (status, problem["setting"]) == (503, "max-presence-per-room") and "retry-after" in headers
+        join(server, "hall")
+        status, _, problem = server.call("POST", "/presence/hall", {})
+        assert (status, problem["setting"]) == (422, "max-presence-per-caller")
+        status, _, problem = server.call("PATCH", f"/presence/lobby/{first['id']}", {"text": "y" * 100},
+                                         headers={"Presence-Key": first["key"]})
+        assert (status, problem["setting"]) == (422, "max-presence-bytes")
+        assert len(members(server, "lobby")) == 2 and members(server, "lobby")[0]["meta"] == {}
+        for room in ("has.dot", "x" * 120, "sp%20ace"):
+            assert server.call("POST", f"/presence/{room}", {})[0] in (400, 404), room
+        keys = ",".join(f"k{index}" for index in range(17))
+        stream = SSEConnection(server.port, f"model=presence-lobby&presence={keys}")
+        assert stream.status == 422 and "17 presence keys" in stream.error_body
+        status, _, problem = server.call("POST", "/presence/lobby", b"{not json")
+        assert status == 400
+    finally:
+        server.close()
+
+
+def test_rooms_change_only_through_presence(server):
+    join(server, "lobby", {"name": "ann"})
+    before = members(server, "lobby")
+    for method, path, body, ctype in [
+            ("PUT", "/models/presence-lobby", {"members": []}, "application/json"),
+            ("PATCH", "/models/presence-lobby", {"members": []}, "application/merge-patch+json"),
+            ("POST", "/models/presence-lobby/members", {"id": "fake"}, "application/json"),
+            ("DELETE", "/models/presence-lobby", None, "application/json"),
+            ("PUT", "/models/presence-new", {"members": []}, "application/json"),
+            ("PATCH", "/models", {"presence-lobby": {"merge": {"members": []}}}, "application/json")]:
+        status, _, problem = server.call(method, path, body, content_type=ctype)
+        assert status == 409 and problem["type"].endswith("presence-room"), (method, path, status, problem)
+    assert server.call("PUT", "/models/source", {"v": 1})[0] in (200, 201)
+    status, _, problem = server.call("POST", "/bindings", {"source": "source.v", "target": "presence-lobby.members"})
+    assert status == 409, problem
+    assert members(server, "lobby") == before
+    assert server.call("GET", "/models/presence-new")[0] == 404
+
+
+def test_a_restart_empties_the_rooms_tells_streams_and_never_reuses_an_id(server):
+    entry = join(server, "lobby")
+    mirror = RoomMirror(server, "lobby", [entry["key"]]).pump()
+    status, headers, _ = server.call("PUT", "/models/kept", {"v": 1})
+    assert status in (200, 201)
+    join(server, "lobby")
+    wait_until(lambda: len(mirror.pump().members()) == 2, 3, "both entries reach the stream")
+    last = int(mirror.last_id)
+    mirror.close()
+    server.kill()   # SIGKILL: nothing runs at the end
+    server.start()
+    assert members(server, "lobby") == [] and server.call("GET", "/models/kept")[2] == {"v": 1}
+    status, headers, _ = server.call("PUT", "/models/kept", {"v": 2})
+    assert int(headers["livebind-event-id"]) > last
+    # A stream resuming from before the restart that shows rooms starts again; the key is gone.
+    resumed = RoomMirror(server, "lobby", [entry["key"]], last_event_id=str(last))
+
+    def told():
+        return [(e["event"], e["data"]) for e in resumed.pump().events if e["event"] in ("resync", "presence")]
+    wait_until(lambda: len(told()) == 2, 3, "the stream is told of the restart and of the gone key")
+    assert told() == [("presence", json.dumps({"gone": [entry["key"]]}, separators=(",", ":"))),
+                      ("resync", '{"reason":"restart"}')]
+    resumed.close()
+
+
+def test_the_data_directory_does_not_keep_rooms(server):
+    for index in range(5):
+        join(server, "lobby", {"n": index})
+    server.stop()
+    database = server.data + "/state/livebind.sqlite"
+    connection = sqlite3.connect(database)
+    try:
+        logged = connection.execute("SELECT count(*) FROM log WHERE model LIKE 'presence-%'").fetchone()[0]
+        kept = connection.execute("SELECT count(*) FROM models WHERE name LIKE 'presence-%'").fetchone()[0]
+    finally:
+        connection.close()
+    assert (logged, kept) == (0, 0)
+    server.start()
+    assert members(server, "lobby") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# The search: random joins, updates, leaves, stream opens, drops and reconnects.
+
+ROOMS = ("a", "b")
+
+
+class PresenceMachine(RuleBasedStateMachine):
+    def __init__(self):
+        super().__init__()
+        self.server = Server(FLAGS).start()
+        # key -> {"room", "id", "meta", "streams": set of stream numbers}
+        self.entries = {}
+        self.streams = {}      # number -> (RoomMirror, keys)
+        self.closed = {}       # key -> when its last stream closed (the entry leaves within LEAVES_WITHIN)
+        self.serial = 0
+
+    @rule(room=st.sampled_from(ROOMS), meta=st.dictionaries(st.sampled_from("xyz"), st.integers(0, 9), max_size=2))
+    def join(self, room, meta):
+        entry = join(self.server, room, meta)
+        self.entries[entry["key"]] = {"room": room, "id": entry["id"], "meta": meta, "streams": set()}
+        # Claimed at once, so the grace period of an unclaimed join does not decide the outcome.
+        self.open(entry["key"])
+
+    def open(self, key, dropped=None):
+        """A stream holding `key`; resuming where `dropped` (a closed stream's mirror) was."""
+        self.serial += 1
+        room = self.entries[key]["room"]
+        mirror = (RoomMirror(self.server, room, [key], dropped.last_id, dropped.value) if dropped
+                  else RoomMirror(self.server, room, [key]))
+        self.streams[self.serial] = (mirror, [key])
+        self.entries[key]["streams"].add(self.serial)
+        self.closed.pop(key, None)
+
+    def live_keys(self):
+        return sorted(key for key, entry in self.entries.items() if entry["streams"])
+
+    @precondition(lambda self: self.live_keys())
+    @rule(data=st.data(), meta=st.dictionaries(st.sampled_from("xyz"), st.integers(0, 9), max_size=2))
+    def update(self, data, meta):
+        key = data.draw(st.sampled_from(self.live_keys()))
+        entry = self.entries[key]
+        status = self.server.call("PATCH", f"/presence/{entry['room']}/{entry['id']}", meta,
+                                  headers={"Presence-Key": key})[0]
+        assert status == 204
+        entry["meta"] = meta
+
+    @precondition(lambda self: self.live_keys())
+    @rule(data=st.data())
+    def leave(self, data):
+        key = data.draw(st.sampled_from(self.live_keys()))
+        entry = self.entries.pop(key)
+        status = self.server.call("DELETE", f"/presence/{entry['room']}/{entry['id']}", headers={"Presence-Key": key})[0]
+        assert status == 204
+        # Its streams stay open: they hold a key whose entry is gone, which changes nothing.
+
+    @precondition(lambda self: self.streams)
+    @rule(data=st.data(), reconnect=st.booleans())
+    def drop_stream(self, data, reconnect):
+        number = data.draw(st.sampled_from(sorted(self.streams)))
+        mirror, keys = self.streams.pop(number)
+        mirror.pump(0.05)
+        mirror.close()
+        for key in keys:
+            if key in self.entries:
+                self.entries[key]["streams"].discard(number)
+                if reconnect:
+                    self.open(key, mirror)
+                elif not self.entries[key]["streams"]:
+                    self.closed[key] = time.monotonic()
+
+    @invariant()
+    def rooms_are_the_oracles(self):
+        # Entries whose streams closed leave within the bound: wait for those, then compare.
+        if self.closed:
+            deadline = max(self.closed.values()) + LEAVES_WITHIN
+            for key in list(self.closed):
+                del self.entries[key]
+            self.closed.clear()
+        else:
+            deadline = time.monotonic() + 3
+
+        def expected(room):
+            return sorted((e["id"], json.dumps(e["meta"], sort_keys=True)) for e in self.entries.values()
+                          if e["room"] == room)
+
+        def shown(room):
+            return sorted((m["id"], json.dumps(m["meta"], sort_keys=True)) for m in members(self.server, room))
+
+        for room in ROOMS:
+            wait_until(lambda: shown(room) == expected(room), max(0.5, deadline - time.monotonic()),
+                       f"room {room} is {shown(room)}, the oracle says {expected(room)}")
+        for mirror, _ in self.streams.values():
+            room = mirror.room[len("presence-"):]
+            wait_until(lambda: sorted(m["id"] for m in mirror.pump(0.05).members()) == [i for i, _ in expected(room)],
+                       3, f"a stream of room {room} shows what the room holds")
+
+    def teardown(self):
+        for mirror, _ in self.streams.values():
+            mirror.close()
+        self.server.close()
+
+
+PresenceMachine.TestCase.settings = settings(
+    max_examples=int(__import__("os").environ.get("PRESENCE_EXAMPLES", "8")), stateful_step_count=12,
+    deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+test_presence_machine = PresenceMachine.TestCase
