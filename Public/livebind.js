@@ -8,7 +8,7 @@
  * Sections, top to bottom:
  *   Configuration · Access token · Paths · Watch tree · Model cache · Scopes · Events and errors ·
  *   Writes · Formatting · Directives · Virtual lists · Path subscriptions · Array windows · Walker ·
- *   Frame scheduling · Stream reader · Connection · Public API · Boot
+ *   Frame scheduling · Stream reader · Connection · Presence · Public API · Boot
  */
 (function (global) {
   'use strict';
@@ -124,7 +124,8 @@
     return true;
   }
 
-  const ATTRS = ['data-lb-each', 'data-lb-text', 'data-lb-value', 'data-lb-attr', 'data-lb-class', 'data-lb-show', 'data-lb-chart'];
+  const ATTRS = ['data-lb-each', 'data-lb-text', 'data-lb-value', 'data-lb-attr', 'data-lb-class', 'data-lb-show', 'data-lb-chart',
+    'data-lb-presence'];
   /** Attributes that change how a binding works: changing one rebinds the element. */
   const MODIFIERS = ['data-lb-format', 'data-lb-virtual', 'data-lb-row-height', 'data-lb-window', 'data-lb-step'];
   const EMPTY = Object.freeze([]);
@@ -761,6 +762,8 @@
     'data-lb-each': (el, path, ctx) => bindEach(el, path, ctx),
 
     'data-lb-chart': (el, path, ctx) => bindChart(el, path, ctx),
+
+    'data-lb-presence': (el, room) => bindPresence(el, room),
   };
 
   // ---- data-lb-value: two-way fields -------------------------------------------------------
@@ -2292,6 +2295,7 @@
     for (const record of records) {
       if (record.type === 'attributes') {
         const el = record.target;
+        if (record.attributeName === PRESENCE_META) { presenceMetaChanged(el); continue; }
         if (!scanned.has(el)) continue;
         unbindTree(el);
         walk(el, scopeFor(el));
@@ -2334,8 +2338,12 @@
   };
   const afterFlush = new Set(); // run once after the events of a flush are applied (virtual lists)
 
-  function enqueue(type, data, id) {
-    queue.push({ type, data, id, generation: connection.generation, at: performance.now() });
+  /**
+   * Queues one event. `closes`: it ends its group (it carried the `id:`, or it is a `resync` whose
+   * snapshots were empty); `whole`: the models its stream has whole (null: every model).
+   */
+  function enqueue(type, data, id, closes, whole) {
+    queue.push({ type, data, id, closes, whole, generation: connection.generation, at: performance.now() });
     if (queue.length > stats.longestQueue) stats.longestQueue = queue.length;
     if (queue.length >= config.maxQueue) return flushNow();
     if (frame) return;
@@ -2383,6 +2391,7 @@
       if (trace) trace.push([event.at, at]);
       try {
         applyEvent(event);
+        if (event.closes && resyncing) finishResync(event.id);
       } catch (e) {
         raise(null, null, null, `could not apply ${event.type} event ${event.id}: ${e.message}`);
       }
@@ -2410,7 +2419,33 @@
     });
   }
 
-  function applyEvent({ type, data, id }) {
+  /**
+   * Between a `resync` and the end of its group (the snapshots that follow it, the last with the id):
+   * {seen: the models they brought, whole: what the stream has whole, null for every model}.
+   */
+  let resyncing = null;
+
+  /**
+   * The end of the snapshots after a `resync`. They hold every model the stream has whole that
+   * exists: one they left out is gone (dropped while the page was away, or an emptied presence room
+   * after a server restart), so it leaves the cache as a `drop` takes it.
+   */
+  function finishResync(id) {
+    const { seen, whole } = resyncing;
+    resyncing = null;
+    for (const [name, entry] of Array.from(models)) {
+      if (entry.partial || seen.has(name) || (whole && !whole.has(name))) continue;
+      dropModel(name, entry.rev, id);
+    }
+  }
+
+  function dropModel(name, rev, id) {
+    models.delete(name);
+    knownModels.delete(name);
+    deliver({ model: name, path: '', tokens: [], kind: 'drop', rev, id });
+  }
+
+  function applyEvent({ type, data, id, whole }) {
     if (type === 'stream') {
       connection.streamId = data.stream;
       if (Number.isInteger(data.maxWindow) && data.maxWindow > 0) connection.maxWindow = data.maxWindow;
@@ -2434,16 +2469,14 @@
         if (data.path !== undefined) return applyLocationSnapshot(data, id);
         models.set(data.model, { value: data.value, rev: data.rev });
         knownModels.add(data.model);
+        if (resyncing) resyncing.seen.add(data.model);
         deliver({ model: data.model, path: '', tokens: [], kind: 'snapshot', value: data.value, rev: data.rev, id });
         return;
       }
-      case 'drop': {
-        models.delete(data.model);
-        knownModels.delete(data.model);
-        deliver({ model: data.model, path: '', tokens: [], kind: 'drop', rev: data.rev, id });
-        return;
-      }
+      case 'drop':
+        return dropModel(data.model, data.rev, id);
       case 'resync':
+        resyncing = { seen: new Set(), whole };
         emit(document, 'livebind:change', { kind: 'resync', reason: data.reason, id });
         for (const fn of anyListeners) fn(null, { kind: 'resync', reason: data.reason, id });
         return;
@@ -2492,7 +2525,8 @@
 
   /**
    * Reads an SSE body to its end. `on.bytes()` per chunk, `on.event(type, data, id)` per event (id
-   * is null when the event set none), `on.chunk()` after the events of a chunk.
+   * is null when the event set none), `on.id(id)` per id sent without data, `on.comment()` per
+   * comment line (a heartbeat), `on.chunk()` after the events of a chunk.
    */
   async function readEvents(body, on) {
     const reader = body.getReader();
@@ -2504,10 +2538,11 @@
     const line = (text) => {
       if (text === '') {
         if (data.length) on.event(type || 'message', data.join('\n'), id);
+        else if (id !== null) on.id(id);
         type = ''; data = []; id = null;
         return;
       }
-      if (text[0] === ':') return; // a comment: a heartbeat; on.bytes has seen it
+      if (text[0] === ':') { on.comment(); return; } // a heartbeat; on.bytes has seen it
       const colon = text.indexOf(':');
       const field = colon < 0 ? text : text.slice(0, colon);
       let value = colon < 0 ? '' : text.slice(colon + 1);
@@ -2610,6 +2645,8 @@
     maxWindow: null,  // the most rows of a window (the server's --max-window), once its stream event or a 422 said
     streamId: null,   // the stream's id (its `stream` event), for moving windows
     subs: null,       // whether the server takes ?sub= (null: not known yet)
+    keys: new Set(),  // presence keys the stream presents (?presence=), see Presence
+    whole: null,      // the models the last URL asked for whole; null: every model
 
     want(name) {
       if (this.models.has(name)) return;
@@ -2671,6 +2708,22 @@
 
     pendingFresh: false,
 
+    /** Presents a presence entry's key from now on: a resumed stream claims it (one reconnect per new key set). */
+    present(key) {
+      if (this.keys.has(key)) return;
+      this.keys.add(key);
+      this.schedule(true);
+    },
+
+    /**
+     * Stops presenting `key`. With `reconnect` (its entry may still be there), a resumed stream
+     * without it ends the claim now; otherwise the next reconnect leaves it out.
+     */
+    unpresent(key, reconnect) {
+      if (!this.keys.delete(key)) return;
+      if (reconnect && (this.stream || this.timer)) this.schedule(true);
+    },
+
     restart() {
       this.open(false);
     },
@@ -2722,8 +2775,10 @@
       }
       for (const view of views.values()) arrangeHere(view, view.mode === 'whole');
       this.withSubs = subs.length > 0;
+      this.whole = this.all ? null : whole;
       for (const m of whole) params.append('model', m);
       for (const sub of subs) params.append('sub', sub);
+      if (this.keys.size) params.set('presence', Array.from(this.keys).join(','));
       if (resume && this.lastId) params.set('lastEventId', this.lastId);
       const query = params.toString();
       return config.server + '/events' + (query ? '?' + query : '');
@@ -2738,6 +2793,7 @@
       if (!resume || !this.lastId) {
         this.lastId = '';
         this.generation += 1; // what the old stream queued is older than the new snapshots
+        resyncing = null;
       }
       setState(this.attempt > 0 ? (this.attempt > config.offlineAfter ? 'offline' : 'reconnecting') : 'connecting');
       // A session cookie first, when the server offers sessions, so the stream needs no token.
@@ -2783,6 +2839,7 @@
                      signal: stream.controller.signal };
       const url = this.url(resume);
       stream.subs = this.withSubs;
+      stream.whole = this.whole;
       fetch(url, init)
         .then((response) => this.read(stream, response))
         .catch(() => {})
@@ -2849,6 +2906,14 @@
         },
         event: (type, text, id) => {
           if (stream !== this.stream) return;
+          if (type === 'presence') {
+            // The stream's own notice, after its snapshots: keys whose entries are gone; their
+            // handles join again.
+            let gone = [];
+            try { gone = JSON.parse(text).gone || []; } catch (error) { /* not a notice */ }
+            presenceGone(gone);
+            return;
+          }
           if (stream.subs && stream.first) {
             stream.first = false;
             // A server with path subscriptions starts such a stream with `stream`; one without
@@ -2879,8 +2944,22 @@
             stream.held.push([type, data]);
             return;
           }
-          if (closes) for (const [heldType, heldData] of stream.held.splice(0)) enqueue(heldType, heldData, id);
-          enqueue(type, data, id || '');
+          if (closes) for (const [heldType, heldData] of stream.held.splice(0)) enqueue(heldType, heldData, id, false, stream.whole);
+          enqueue(type, data, id || '', closes, stream.whole);
+        },
+        id: (id) => {
+          // An id alone: a snapshot of no model (none of the stream's exists). It closes the group.
+          if (stream !== this.stream || id === '') return;
+          this.lastId = id;
+          const held = stream.held.splice(0);
+          held.forEach(([heldType, heldData], index) => enqueue(heldType, heldData, id, index === held.length - 1, stream.whole));
+        },
+        comment: () => {
+          // A heartbeat after a lone `resync` (a server that sends no id for a snapshot of no
+          // model): no id will close its group.
+          if (stream !== this.stream || stream.held.length !== 1 || stream.held[0][0] !== 'resync') return;
+          const [[type, data]] = stream.held.splice(0);
+          enqueue(type, data, '', true, stream.whole);
         },
         chunk: () => { if (document.hidden) flushNow(); },
       });
@@ -2941,7 +3020,8 @@
       return;
     }
     for (const [model, users] of modelUsers) {
-      if (names.has(model) || knownModels.has(model)) {
+      // A presence room exists only while someone is in it: until then it is an empty room.
+      if (names.has(model) || knownModels.has(model) || model.startsWith(ROOM_PREFIX)) {
         modelUsers.delete(model);
         continue;
       }
@@ -2962,6 +3042,298 @@
 
   global.addEventListener('online', () => {
     if (connection.state === 'offline') connection.open(true);
+  });
+
+  // ===========================================================================================
+  // Presence
+  //   LiveBind.presence('lobby', {name: 'Ann'}) joins a room (POST /presence/lobby): an entry in
+  //   the model presence-lobby, which the handle streams. The entry's key goes into the stream's
+  //   URL (?presence=KEY), so the page's one stream holds the entry and every reconnect claims it
+  //   again. The entry leaves with leave() (DELETE), with the page (DELETE on pagehide), or when the
+  //   stream ends (the server's --heartbeat + --presence-grace). A key the server names gone (the
+  //   stream's first event, `presence`) joins again with the latest meta: a new id and key behind
+  //   the same handle. That notice, not `resync` (`restart`), is the signal: after a restart every
+  //   key a stream presents from the old run is named, and a stream resuming from an old-run id gets
+  //   `restart` even when its keys are from the new run (a handle that joined again a moment before).
+  //   data-lb-presence="lobby" does this while its element is in the page. A handle's requests go
+  //   out one after another, in the order they were made.
+  // ===========================================================================================
+
+  const ROOM_PREFIX = 'presence-';
+  const ROOM_NAME = /^[A-Za-z0-9_-]{1,119}$/;
+  const PRESENCE_META = 'data-lb-presence-meta';
+  /** Most keys one stream presents (the server's limit), so most entries one page holds. */
+  const MAX_PRESENCE_KEYS = 16;
+
+  const presences = new Set();      // entries of the handles that have not left
+  const presenceOf = new WeakMap(); // element with data-lb-presence → its handle
+
+  function roomProblem(room) {
+    return `"${room}" is not a room name (1 to 119 characters from A-Z a-z 0-9 _ -)`;
+  }
+
+  /** `meta` as the JSON text a join or update sends: {} when undefined; throws for what JSON cannot hold. */
+  function metaText(meta) {
+    const text = JSON.stringify(meta === undefined ? {} : meta);
+    if (text === undefined) throw new TypeError('presence meta must be a JSON value');
+    return text;
+  }
+
+  /**
+   * One /presence request (body: JSON text or undefined) with the page's token, as writes send it.
+   * Resolves with the parsed answer (null when empty); rejects with {status, detail}, status 0 when
+   * the network failed.
+   */
+  async function presenceRequest(method, path, body, key, keepalive) {
+    const headers = {};
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (key) headers['Presence-Key'] = key;
+    let response;
+    try {
+      response = await fetch(config.server + path, { method, headers: withToken(headers), body, cache: 'no-store', keepalive: Boolean(keepalive) });
+    } catch (e) {
+      throw { status: 0, detail: 'network error: ' + e.message };
+    }
+    const text = await response.text().catch(() => '');
+    let answer = null;
+    try { answer = text ? JSON.parse(text) : null; } catch (e) { answer = null; }
+    if (!response.ok) {
+      throw { status: response.status, detail: (answer && (answer.detail || answer.title)) || response.statusText || 'refused' };
+    }
+    return answer;
+  }
+
+  /** Whether a refused request may pass later as it is: the server away, restarting or full (503). */
+  function transient(failure) {
+    return failure.status === 0 || failure.status === 429 || (failure.status >= 502 && failure.status <= 504);
+  }
+
+  /** Waits `ms` (or less: until the entry leaves). */
+  function pause(entry, ms) {
+    return new Promise((resolve) => {
+      const done = () => { clearTimeout(timer); entry.wake = null; resolve(); };
+      const timer = setTimeout(done, ms);
+      entry.wake = done;
+    });
+  }
+
+  /** Runs `task` after the entry's earlier requests. */
+  function run(entry, task) {
+    entry.chain = entry.chain.then(task, task);
+    return entry.chain;
+  }
+
+  /** Joins `room`: the handle LiveBind.presence returns. `el`: the data-lb-presence element, or null. */
+  function joinRoom(room, meta, el) {
+    if (typeof room !== 'string' || !ROOM_NAME.test(room)) throw new Error(roomProblem(room));
+    const text = metaText(meta);
+    let settle;
+    const ready = new Promise((resolve, reject) => { settle = { resolve, reject }; });
+    ready.catch(() => {}); // a page that never reads it hears of a refusal through livebind:error
+    // meta: the latest meta (JSON text); sent: what the server has; failure: why the last join failed.
+    const entry = {
+      room, model: ROOM_PREFIX + room, el, settle, meta: text, sent: null, id: null, key: null,
+      left: false, failure: null, release: null, wake: null, chain: null, leaving: null,
+    };
+    entry.handle = Object.freeze({
+      room,
+      model: entry.model,
+      ready,
+      /** The entry's id in the room's members; null while joining (again) and after leaving. */
+      get id() { return entry.id; },
+      /** A copy of the latest meta. */
+      get meta() { return JSON.parse(entry.meta); },
+      update: (value) => updatePresence(entry, value),
+      leave: () => leavePresence(entry),
+    });
+    presences.add(entry);
+    entry.chain = joinEntry(entry, 'join', null);
+    return entry.handle;
+  }
+
+  /**
+   * POSTs the join with the latest meta, trying again with a growing delay while the server is away,
+   * then streams the room and presents the key. Never rejects: a refusal rejects `ready` (of a first
+   * join) and raises livebind:error.
+   */
+  async function joinEntry(entry, reason, previous) {
+    for (let attempt = 0; !entry.left; attempt++) {
+      const meta = entry.meta;
+      let answer;
+      try {
+        if (connection.keys.size >= MAX_PRESENCE_KEYS) {
+          throw { status: 0, final: true, detail: `a page holds at most ${MAX_PRESENCE_KEYS} presence entries (its stream presents at most ${MAX_PRESENCE_KEYS} keys)` };
+        }
+        answer = await presenceRequest('POST', '/presence/' + entry.room, meta);
+      } catch (failure) {
+        if (!failure.final && transient(failure)) {
+          const ceiling = Math.min(config.backoffMax, config.backoffBase * 2 ** attempt);
+          await pause(entry, ceiling / 2 + Math.random() * ceiling / 2);
+          continue;
+        }
+        entry.failure = { status: failure.status, detail: failure.detail };
+        presences.delete(entry); // it holds nothing now: presence() again to try again
+        entry.settle.reject(entry.failure);
+        presenceProblem(entry, `could not join room "${entry.room}": ${failure.detail}`, failure.status);
+        return;
+      }
+      Object.assign(entry, { id: answer.id, key: answer.key, sent: meta, failure: null });
+      if (entry.left) return; // leave() is next in line: it DELETEs the entry
+      if (!entry.release) entry.release = useModel(entry.model, null, null, entry.model);
+      connection.present(entry.key);
+      entry.settle.resolve(entry.handle);
+      announce(entry, previous, reason);
+      if (entry.meta !== meta) {
+        await sendMeta(entry).catch((failure) =>
+          presenceProblem(entry, `could not update the entry in room "${entry.room}": ${failure.detail}`, failure.status));
+      }
+      return;
+    }
+  }
+
+  /** Forgets the entry's key (the server no longer has it); returns the id it had. */
+  function dropKey(entry) {
+    const previous = entry.id;
+    if (entry.key) connection.unpresent(entry.key, false);
+    entry.key = null;
+    entry.id = null;
+    return previous;
+  }
+
+  /**
+   * PATCHes the latest meta until the server has it; a lost answer is sent again (a PATCH repeats
+   * safely). 403: the entry is gone (a restart the stream has not heard of yet), so it joins again.
+   */
+  async function sendMeta(entry) {
+    for (let attempt = 0; entry.key && !entry.left && entry.sent !== entry.meta;) {
+      const { meta, key } = entry;
+      try {
+        await presenceRequest('PATCH', `/presence/${entry.room}/${encodeURIComponent(entry.id)}`, meta, key);
+        if (entry.key === key) entry.sent = meta;
+      } catch (failure) {
+        if (entry.key !== key) continue; // named gone meanwhile: the join queued after this sends the latest meta
+        if (failure.status === 403) return joinEntry(entry, 'gone', dropKey(entry));
+        if (!transient(failure) || attempt >= config.writeRetries) throw failure;
+        await pause(entry, 250 * 2 ** attempt++);
+      }
+    }
+  }
+
+  function updatePresence(entry, meta) {
+    if (entry.left) return Promise.reject({ status: 0, detail: `left room "${entry.room}"` });
+    entry.meta = metaText(meta);
+    return run(entry, () => {
+      if (!entry.key && entry.failure) throw entry.failure;
+      return sendMeta(entry);
+    });
+  }
+
+  function leavePresence(entry) {
+    if (entry.leaving) return entry.leaving;
+    entry.left = true;
+    presences.delete(entry);
+    if (entry.wake) entry.wake();
+    entry.settle.reject({ status: 0, detail: `left room "${entry.room}" before joining it` });
+    entry.leaving = run(entry, async () => {
+      if (entry.release) { entry.release(); entry.release = null; }
+      const { key, id } = entry;
+      if (!key) return;
+      entry.key = null;
+      entry.id = null;
+      let gone = false;
+      try {
+        await presenceRequest('DELETE', `/presence/${entry.room}/${encodeURIComponent(id)}`, undefined, key);
+        gone = true;
+      } catch (failure) {
+        gone = failure.status === 403; // gone already
+        if (!gone) presenceProblem(entry, `could not leave room "${entry.room}" (it leaves once the stream lets go of it): ${failure.detail}`, failure.status);
+      }
+      // Still there (the DELETE was lost): a stream without the key ends the claim now.
+      connection.unpresent(key, !gone);
+      announce(entry, id, 'leave');
+    });
+    return entry.leaving;
+  }
+
+  /** The server named these keys gone (`event: presence`): their handles join again. */
+  function presenceGone(keys) {
+    for (const entry of Array.from(presences)) {
+      if (!entry.key || !keys.includes(entry.key)) continue;
+      const previous = dropKey(entry);
+      run(entry, () => joinEntry(entry, 'gone', previous));
+    }
+    for (const key of keys) connection.unpresent(key, false);
+  }
+
+  /** `livebind:presence` {room, id, previous, reason} on the element (or document): the entry's id changed. */
+  function announce(entry, previous, reason) {
+    const { el } = entry;
+    if (el && presenceOf.get(el) === entry.handle) {
+      if (entry.id) el.setAttribute('data-lb-presence-id', entry.id);
+      else el.removeAttribute('data-lb-presence-id');
+    }
+    emit(el && el.isConnected ? el : document, 'livebind:presence', { room: entry.room, id: entry.id, previous, reason });
+  }
+
+  function presenceProblem(entry, reason, status) {
+    raise(entry.el, entry.el ? 'data-lb-presence' : null, entry.room, reason, { status, room: entry.room });
+  }
+
+  // ---- data-lb-presence="room": in the room while the element is in the page -----------------
+
+  function bindPresence(el, text) {
+    const room = text.trim();
+    if (!ROOM_NAME.test(room)) {
+      raise(el, 'data-lb-presence', text, roomProblem(room));
+      return null;
+    }
+    const meta = presenceMeta(el);
+    if (meta === undefined) return null;
+    const handle = joinRoom(room, meta, el);
+    presenceOf.set(el, handle);
+    return () => {
+      if (presenceOf.get(el) === handle) presenceOf.delete(el);
+      el.removeAttribute('data-lb-presence-id');
+      handle.leave();
+    };
+  }
+
+  /** The element's data-lb-presence-meta as a value ({} without one); undefined (and livebind:error) when it is not JSON. */
+  function presenceMeta(el) {
+    const text = el.getAttribute(PRESENCE_META);
+    if (text === null || text.trim() === '') return {};
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      raise(el, PRESENCE_META, text, 'not JSON: ' + e.message);
+      return undefined;
+    }
+  }
+
+  /** A changed data-lb-presence-meta updates the entry in place (same id); one that was not JSON joins now. */
+  function presenceMetaChanged(el) {
+    const handle = presenceOf.get(el);
+    if (!handle) {
+      if (scanned.has(el) && el.hasAttribute('data-lb-presence')) {
+        unbindTree(el);
+        walk(el, scopeFor(el));
+      }
+      return;
+    }
+    const meta = presenceMeta(el);
+    if (meta === undefined) return;
+    handle.update(meta).catch((failure) =>
+      raise(el, PRESENCE_META, el.getAttribute(PRESENCE_META), `could not update the entry in room "${handle.room}": ${failure.detail}`,
+        { status: failure.status, room: handle.room }));
+  }
+
+  // A page that goes away leaves at once (the stream's end would take --heartbeat + --presence-grace);
+  // one kept in the back/forward cache finds its keys gone when it comes back, and joins again.
+  global.addEventListener('pagehide', () => {
+    for (const entry of presences) {
+      if (!entry.key) continue;
+      presenceRequest('DELETE', `/presence/${entry.room}/${encodeURIComponent(entry.id)}`, undefined, entry.key, true).catch(() => {});
+    }
   });
 
   // ===========================================================================================
@@ -3019,6 +3391,19 @@
     },
 
     /**
+     * Joins presence room `room` (POST /presence/{room}) with `meta` (any JSON value; {}) and keeps
+     * the page in it until leave(): the page's stream holds the entry, and an entry the server lost
+     * (a restart) is joined again with the latest meta, under a new id. Returns at once a handle
+     * {room, model, id, meta, ready, update(meta), leave()}: `ready` resolves with the handle once
+     * joined, or rejects with {status, detail}; update resolves once the server has the meta; leave
+     * resolves once the entry is gone. The room's members are the model `presence-{room}`.
+     * Throws for a bad room name.
+     */
+    presence(room, meta) {
+      return joinRoom(room, meta, null);
+    },
+
+    /**
      * The live value at a JSON Pointer in a model, without a copy (for renderers such as the
      * dashboard): read it, never modify it.
      */
@@ -3033,7 +3418,7 @@
 
     /**
      * What the page asks the server to stream (for tests and tools): {models: [names] or "*", cached,
-     * watchNodes, waitingUsers, windows, locations, pathSubscriptions}.
+     * watchNodes, waitingUsers, windows, locations, views, pathSubscriptions, presence: [{room, id}]}.
      */
     subscriptions() {
       let watchNodes = 0;
@@ -3052,6 +3437,7 @@
           path: v.model + v.pointer, view: v.text, mode: v.mode, offset: v.offset, rows: v.rows.length, length: v.length, uses: v.uses,
         })),
         pathSubscriptions: connection.subs,
+        presence: Array.from(presences, (p) => ({ room: p.room, id: p.id })),
       };
     },
 
@@ -3126,7 +3512,9 @@
   function start() {
     walk(document.documentElement, null);
     if (!connection.all && connection.models.size === 0) setState('idle'); // nothing to stream (yet)
-    observer.observe(document.documentElement, { childList: true, subtree: true, attributes: true, attributeFilter: ATTRS.concat(MODIFIERS) });
+    observer.observe(document.documentElement, {
+      childList: true, subtree: true, attributes: true, attributeFilter: ATTRS.concat(MODIFIERS, [PRESENCE_META]),
+    });
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);

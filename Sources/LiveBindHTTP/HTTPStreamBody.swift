@@ -48,4 +48,7 @@ package protocol HTTPStreamBody: AnyObject, Sendable {
 package protocol ClosableStreamConnection: HTTPStreamConnection {
     /// Shuts the socket in both directions; the server then ends the response and closes the stream.
     func close()
+    /// Bytes the socket has yet to send or see acknowledged by its peer (nil when not known): a peer
+    /// that acknowledges nothing for a while is gone, whether or not its application reads.
+    var unacknowledgedBytes: Int? { get }
 }

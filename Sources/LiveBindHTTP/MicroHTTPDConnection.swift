@@ -52,11 +52,14 @@ struct MicroHTTPDConnection: SuspendedStreamWriting, ClosableStreamConnection, @
     /// these bytes follow the ones before them. It sends nothing unless every earlier byte has been
     /// acknowledged: then the kernel takes a few bytes whole, or none. Should it take only part of
     /// them anyway, the socket is shut down: half a chunk would corrupt whatever followed.
-    func sendWhileSuspended(_ bytes: [UInt8]) -> Bool {
+    var unacknowledgedBytes: Int? {
         var unacknowledged: Int32 = 0  // TIOCOUTQ: what the socket has yet to send or see acknowledged
-        guard sendsDirectly, let framing, socket >= 0, ioctl(socket, UInt(TIOCOUTQ), &unacknowledged) == 0,
-            unacknowledged == 0
-        else { return false }
+        guard socket >= 0, ioctl(socket, UInt(TIOCOUTQ), &unacknowledged) == 0 else { return nil }
+        return Int(unacknowledged)
+    }
+
+    func sendWhileSuspended(_ bytes: [UInt8]) -> Bool {
+        guard sendsDirectly, let framing, unacknowledgedBytes == 0 else { return false }
         let size = Array(String(bytes.count, radix: 16, uppercase: true).utf8)
         let total = framing == .chunked ? size.count + 2 + bytes.count + 2 : bytes.count
         let sent = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: total) { wire in

@@ -265,6 +265,11 @@ ROUTES = [
         "PATCH /presence/{room}/{id}", {"row": 2}, note="without the entry's key"),
     Row("DELETE", "/presence/lab/nobody", "/presence/:room/:id", "read", ["presence-lab"], 400,
         "DELETE /presence/{room}/{id}", note="without the entry's key"),
+    Row("PUT", "/presence/lab/nobody/disconnect", "/presence/:room/:id/disconnect", "write", ["presence-lab", "lab-w"],
+        400, "PUT /presence/{room}/{id}/disconnect", {"lab-w": {"merge": {"y": 1}}}, reads=True,
+        note="without the entry's key"),
+    Row("DELETE", "/presence/lab/nobody/disconnect", "/presence/:room/:id/disconnect", "write", ["presence-lab"],
+        400, "DELETE /presence/{room}/{id}/disconnect", reads=True, note="without the entry's key"),
     Row("GET", "/presence/lab", "/presence/:room", "405", [], 405),
     # Bindings (docs "Bindings", "Access control": a binding needs both its models).
     Row("GET", "/bindings", "/bindings", "read", [], 200, "GET /bindings"),

@@ -69,3 +69,23 @@ def test_resync_after_server_restart(page, own_server):
     wait_text(page, "#log", "after")
     kinds = [c["kind"] for c in page.execute_script("return window.changes")]
     assert "snapshot" in kinds, kinds
+
+
+def test_resync_drops_models_the_fresh_snapshots_leave_out(page, own_server):
+    own_server.put("/models/counter", {"n": 1, "log": []})
+    own_server.put("/models/extra", {"v": "here"})
+    open_page(page, own_server.base, "/t/connection.html")
+    page.execute_script("document.body.insertAdjacentHTML('beforeend', '<p id=\"extra\" data-lb-text=\"extra.v\"></p>')")
+    wait_text(page, "#count", "1")
+    wait_text(page, "#extra", "here")
+    page.execute_script(RECORD)
+
+    own_server.restart()  # in memory: the new process has no models
+    own_server.put("/models/counter", {"n": 2, "log": []})
+    wait_text(page, "#count", "2")
+    # The snapshots after `resync` hold every model the stream asked for that exists: extra is gone.
+    wait_text(page, "#extra", "")
+    assert page.execute_script("return LiveBind.models()") == ["counter"]
+    changes = page.execute_script("return window.changes")
+    kinds = [(c["kind"], c["model"]) for c in changes if c["kind"] in ("resync", "snapshot", "drop")]
+    assert kinds[:1] == [("resync", None)] and ("drop", "extra") in kinds and ("snapshot", "counter") in kinds, changes

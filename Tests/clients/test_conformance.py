@@ -13,6 +13,7 @@ import time
 import pytest
 
 from client_harness import DroppingProxy, Server
+from livebind_server import wait_until
 from livebind_client import NO_BODY, Client, ConflictError, LiveBindError
 
 
@@ -21,13 +22,6 @@ def call(server, method, path, body=NO_BODY, content_type="application/json"):
     return client.request(method, path, body, content_type=content_type)
 
 
-def wait_until(condition, timeout, what):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def server_value(server, target):

@@ -21,7 +21,7 @@ import urllib.request
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
 import livebind_server  # noqa: E402
 # ROOT and server_binary: for test_browser.py and test_snapshots.py
-from livebind_server import ROOT, free_port, server_binary, stop_process  # noqa: E402,F401
+from livebind_server import ROOT, free_port, server_binary, stop_process, wait_until  # noqa: E402,F401
 
 ARTIFACTS = pathlib.Path(__file__).resolve().parent / "artifacts"
 NATS = shutil.which("nats-server") or "/usr/sbin/nats-server"
@@ -29,15 +29,6 @@ NGINX = "/usr/sbin/nginx"
 STARTUP = 30
 
 
-def wait_until(condition, timeout, what):
-    """Polls `condition` every 50 ms; fails naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"{what}: not within {timeout} s")
 
 
 class Process:

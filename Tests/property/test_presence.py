@@ -7,6 +7,7 @@ by an open stream or inside their grace period), and a stream's copy of the room
 events alone, equals the room.
 """
 import json
+import socket
 import sqlite3
 import time
 
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from harness import MISSING, Server, SSEConnection, apply_change, pointer_parts
+from livebind_server import wait_until
 
 # Short enough for a test, long enough that a reconnect made at once lands within it.
 GRACE, HEARTBEAT = 1.0, 0.5
@@ -23,6 +25,8 @@ FLAGS = ["--presence-grace", str(GRACE), "--heartbeat", str(HEARTBEAT)]
 # An entry whose stream ended leaves once the server notices (at a heartbeat, for an idle stream),
 # then within the grace period and one sweep (a quarter of it).
 LEAVES_WITHIN = 2 * HEARTBEAT + GRACE * 1.25 + 1.0
+# A peer that acknowledges nothing is cut after two intervals of silence, and never before 2 s.
+SILENT_LEAVES_WITHIN = max(2 * HEARTBEAT, 2.0) + HEARTBEAT + GRACE * 1.25 + 1.0
 
 
 @pytest.fixture
@@ -47,13 +51,6 @@ def ids(server, room):
     return [member["id"] for member in members(server, room)]
 
 
-def wait_until(condition, within, what):
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"not within {within:.1f} s: {what}")
 
 
 class RoomMirror:
@@ -133,6 +130,7 @@ def test_an_entry_no_stream_holds_leaves_after_the_grace_period(server):
     time.sleep(GRACE * 0.5)
     assert ids(server, "lobby") == [entry["id"]]
     wait_until(lambda: ids(server, "lobby") == [], GRACE * 1.25 + 1, "the unclaimed entry leaves")
+    assert server.call("GET", "/models/presence-lobby")[0] == 404   # the last one out drops the room
 
 
 def test_a_closed_stream_leaves_and_a_reconnect_within_the_grace_period_does_not(server):
@@ -155,6 +153,29 @@ def test_a_closed_stream_leaves_and_a_reconnect_within_the_grace_period_does_not
     watcher.close()
 
 
+def test_a_peer_that_acknowledges_nothing_leaves_within_two_heartbeats(server):
+    """A peer gone without closing acknowledges nothing. Its stand-in here is a socket with a tiny
+    receive buffer that never reads, under a snapshot larger than that buffer: the server hands the
+    snapshot to its kernel and parks the stream, and what the kernel holds is never acknowledged."""
+    entry, control = join(server, "lobby"), join(server, "lobby")
+    assert server.call("PUT", "/models/big", {"text": "x" * 40_000})[0] in (200, 201)
+    reader = RoomMirror(server, "lobby", [control["key"]])   # reads, so it acknowledges: it stays
+    silent = socket.socket()
+    silent.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+    silent.connect(("127.0.0.1", server.port))
+    silent.sendall(f"GET /events?model=big&presence={entry['key']} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode())
+    try:
+        wait_until(lambda: reader.pump(0.05) and ids(server, "lobby") == [control["id"]], SILENT_LEAVES_WITHIN,
+                   "the silent peer's entry leaves")
+        metrics = server.call("GET", "/metrics")[2]
+        assert "livebind_silent_streams_closed_total 1\n" in metrics
+        time.sleep(GRACE * 1.5)
+        assert reader.pump(0.05) and ids(server, "lobby") == [control["id"]]
+    finally:
+        silent.close()
+        reader.close()
+
+
 def test_a_stream_is_told_of_keys_whose_entries_are_gone(server):
     entry = join(server, "lobby")
     assert server.call("DELETE", f"/presence/lobby/{entry['id']}", headers={"Presence-Key": entry["key"]})[0] == 204
@@ -162,6 +183,77 @@ def test_a_stream_is_told_of_keys_whose_entries_are_gone(server):
     notices = [json.loads(e["data"]) for e in mirror.events if e["event"] == "presence"]
     assert notices == [{"gone": [entry["key"], "never-was"]}]
     mirror.close()
+
+
+def register(server, entry, writes, room="lobby"):
+    return server.call("PUT", f"/presence/{room}/{entry['id']}/disconnect", writes,
+                       headers={"Presence-Key": entry["key"]})
+
+
+def test_disconnect_writes_apply_once_when_the_connection_ends(server):
+    assert server.call("PUT", "/models/status", {"ann": "online", "log": []})[0] in (200, 201)
+    entry = join(server, "lobby")
+    writes = {"status": {"patch": [{"op": "replace", "path": "/ann", "value": "offline"},
+                                   {"op": "add", "path": "/log/-", "value": "ann left"}]}}
+    assert register(server, entry, writes)[0] == 204
+    mirror = RoomMirror(server, "lobby", [entry["key"]]).pump()
+    assert server.call("GET", "/models/status")[2] == {"ann": "online", "log": []}
+    mirror.close()
+    wait_until(lambda: server.call("GET", "/models/status")[2]["ann"] == "offline", LEAVES_WITHIN,
+               "the disconnect writes apply")
+    time.sleep(GRACE * 1.5)
+    assert server.call("GET", "/models/status")[2] == {"ann": "offline", "log": ["ann left"]}
+    # In the history as the connection's credential (anonymous here), route "disconnect".
+    status, _, past = server.call("GET", "/models/status/ann?history&audit")
+    assert status == 200 and past["points"][-1]["route"] == "disconnect", past
+    assert past["points"][-1]["actor"] == "anonymous" and past["points"][-1]["value"] == "offline"
+    server.restart()
+    assert server.call("GET", "/models/status")[2] == {"ann": "offline", "log": ["ann left"]}
+
+
+def test_disconnect_writes_are_not_applied_on_leave_or_when_cancelled(server):
+    assert server.call("PUT", "/models/status", {"n": 0})[0] in (200, 201)
+    writes = {"status": {"merge": {"n": 1}}}
+    leaving, cancelling = join(server, "lobby"), join(server, "lobby")
+    for entry in (leaving, cancelling):
+        assert register(server, entry, writes)[0] == 204
+    assert server.call("DELETE", f"/presence/lobby/{cancelling['id']}/disconnect",
+                       headers={"Presence-Key": cancelling["key"]})[0] == 204
+    assert server.call("DELETE", f"/presence/lobby/{leaving['id']}", headers={"Presence-Key": leaving["key"]})[0] == 204
+    wait_until(lambda: ids(server, "lobby") == [], GRACE * 1.25 + 1, "the cancelled entry times out")
+    time.sleep(0.5)
+    assert server.call("GET", "/models/status")[2] == {"n": 0}
+
+
+def test_disconnect_writes_are_checked_when_registered_and_when_applied():
+    server = Server(FLAGS + ["--token", "writer-secret", "--max-disconnect-bytes", "200"]).start()
+    try:
+        auth = {"Authorization": "Bearer writer-secret"}
+        assert server.call("PUT", "/models/status", {"n": 0}, headers=auth)[0] in (200, 201)
+        entry = join(server, "lobby")   # joining needs what reading needs: anyone here
+        key = {"Presence-Key": entry["key"]}
+        path = f"/presence/lobby/{entry['id']}/disconnect"
+        # Writes need the write token, like any write.
+        assert server.call("PUT", path, {"status": {"merge": {"n": 1}}}, headers=key)[0] == 401
+        for body, want in [({"status": {"merge": {"n": 1}}, "presence-lobby": {"merge": {}}}, 409),
+                           ({"status": {"bad": 1}}, 400), ([], 400),
+                           ({"status": {"merge": {"text": "x" * 300}}}, 413)]:
+            status, _, problem = server.call("PUT", path, body, headers={**key, **auth})
+            assert status == want, (body, status, problem)
+        status, _, problem = server.call("PUT", path, {"status": {"merge": {"text": "x" * 300}}},
+                                         headers={**key, **auth})
+        assert problem["setting"] == "max-disconnect-bytes"
+        assert server.call("PUT", path, {"status": {"merge": {"n": 1}}}, headers={"Presence-Key": "x", **auth})[0] == 403
+        # Registered, then a model is missing when they apply (the entry, never claimed, times out):
+        # none of them is written, and the room goes on.
+        assert server.call("PUT", path, {"status": {"merge": {"n": 1}}, "gone": {"merge": {"n": 1}}},
+                           headers={**key, **auth})[0] == 204
+        wait_until(lambda: ids(server, "lobby") == [], GRACE * 1.25 + 1, "the unclaimed entry leaves")
+        time.sleep(0.3)
+        assert server.call("GET", "/models/status")[2] == {"n": 0}
+        assert join(server, "lobby")["id"]
+    finally:
+        server.close()
 
 
 def test_limits_are_refused_with_the_setting_named_and_change_nothing():
@@ -231,8 +323,10 @@ def test_a_restart_empties_the_rooms_tells_streams_and_never_reuses_an_id(server
     def told():
         return [(e["event"], e["data"]) for e in resumed.pump().events if e["event"] in ("resync", "presence")]
     wait_until(lambda: len(told()) == 2, 3, "the stream is told of the restart and of the gone key")
-    assert told() == [("presence", json.dumps({"gone": [entry["key"]]}, separators=(",", ":"))),
-                      ("resync", '{"reason":"restart"}')]
+    assert told() == [("resync", '{"reason":"restart"}'),
+                      ("presence", json.dumps({"gone": [entry["key"]]}, separators=(",", ":")))]
+    # No room to show: the cut's id alone ends the resync's group.
+    assert any(e["event"] is None and e["id"] for e in resumed.events)
     resumed.close()
 
 

@@ -180,6 +180,18 @@ def _tail(path, size=2000):
         return ""
 
 
+def wait_until(condition, within, what, poll=0.02):
+    """Polls `condition` every `poll` seconds until it returns something true, which it returns; fails
+    naming `what` after `within` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(poll)
+    raise AssertionError(f"{what}: not within {within:.1f} s")
+
+
 def wait_for_port(port, timeout=20, process=None, what="the process", log=None):
     """Waits until 127.0.0.1:`port` accepts a connection. Raises RuntimeError when `process` exits
     first or after `timeout` s, with the end of `log` (a file) when given."""

@@ -71,13 +71,19 @@ extension LiveBindServer {
             }
         }
         // Joining a room needs what reading it needs; an entry's key is what changes and removes it.
-        let presence = PresenceEndpoint(rooms: cluster == nil ? rooms : nil, access: access)
+        let presence = PresenceEndpoint(rooms: cluster == nil ? rooms : nil, access: access, store: store)
         router.add([.post], "/presence/:room", access: RouteAccess(rule: .scoped, scope: .read)) { request, context in
             try presence.join(request, room: context.parameters[0], grant: context.grant)
         }
         router.add([.patch, .delete], "/presence/:room/:id", access: RouteAccess(rule: .scoped, scope: .read)) {
             request, context in
             try presence.change(request, room: context.parameters[0], id: context.parameters[1], grant: context.grant)
+        }
+        // Writes made later on the caller's behalf: what writing needs (and reading, with --private).
+        router.add([.put, .delete], "/presence/:room/:id/disconnect", access: .scoped) { request, context in
+            try access.checkRead(context.grant)
+            return try presence.disconnect(
+                request, room: context.parameters[0], id: context.parameters[1], grant: context.grant)
         }
         // Moving a window of one's own stream changes no model: it needs what the stream needs, `read`.
         router.add([.patch], "/events/:stream", access: RouteAccess(rule: .scoped, scope: .read)) { request, context in
@@ -237,8 +243,9 @@ extension LiveBindServer {
             hold?.release()
             throw error
         }
-        // The entries the stream holds while open; those gone already are named in its first event.
+        // The entries the stream holds while open; those gone already are named after its snapshots.
         let gone = presence?.rooms.claim(keys) ?? []
+        if !gone.isEmpty { hub.notify(id, PresenceEndpoint.goneFrame(gone)) }
         let claimed = keys.filter { !gone.contains($0) }
         var ended: (@Sendable () -> Void)?
         if let rooms = presence?.rooms, !claimed.isEmpty { ended = { rooms.release(claimed) } }
@@ -251,8 +258,7 @@ extension LiveBindServer {
             status: 200, headers: headers,
             body: .stream(
                 EventStream(
-                    hub: hub, id: id, hold: hold, notice: gone.isEmpty ? [] : PresenceEndpoint.goneFrame(gone),
-                    prefix: replay?.bytes ?? [], replays: replay?.budget,
+                    hub: hub, id: id, hold: hold, prefix: replay?.bytes ?? [], replays: replay?.budget,
                     ended: ended)))
     }
 

@@ -117,7 +117,9 @@ public final class LiveBindServer: Sendable {
                 maxStreams: configuration.streams.maxStreams,
                 maxSubscriptions: configuration.streams.maxSubscriptions, maxWindow: configuration.streams.maxWindow,
                 maxViews: configuration.streams.maxViews, maxViewRows: configuration.streams.maxViewRows,
-                viewLimits: configuration.streams.viewLimits, beforeAppend: configuration.beforeEventAppend,
+                viewLimits: configuration.streams.viewLimits,
+                silentPeerRounds: Self.silentPeerRounds(heartbeat: configuration.streams.heartbeat),
+                beforeAppend: configuration.beforeEventAppend,
                 whileArranging: configuration.whileArrangingView))
         let verifier = try configuration.access.policy.jwt.map { settings throws(ServerError) in try JWTVerifier(settings: settings) }
         let sessions =
@@ -137,7 +139,9 @@ public final class LiveBindServer: Sendable {
                 store: store,
                 limits: .init(
                     perRoom: streams.maxPresencePerRoom, entryBytes: streams.maxPresenceBytes,
-                    perCaller: streams.maxPresencePerCaller, grace: streams.presenceGrace)) : nil
+                    perCaller: streams.maxPresencePerCaller, grace: streams.presenceGrace,
+                    disconnectBytes: streams.maxDisconnectBytes),
+                applyDisconnect: { [store, logger] writes in writes.apply(to: store, logger: logger) }) : nil
         let router = try makeRouter(hub: hub, access: access, rooms: rooms)
         let limiter =
             configuration.limits.writeRate > 0
@@ -200,6 +204,13 @@ public final class LiveBindServer: Sendable {
         }
         logger.info("listening on \(certificate == nil ? "http" : "https")://\(configuration.network.host):\(daemon.port)/")
         logger.info("\(configuration.access.policy.summary)")
+    }
+
+    /// Heartbeat rounds (two per interval) before an idle stream whose peer acknowledges nothing is
+    /// cut: two, or two seconds' worth when the interval is shorter (delayed acknowledgements).
+    static func silentPeerRounds(heartbeat: Duration) -> Int {
+        let round = heartbeat / 2
+        return max(2, Int((Duration.seconds(2) / round).rounded(.up)))
     }
 
     /// Stops in the order libmicrohttpd needs: stop accepting, end every stream (resuming the

@@ -8,10 +8,14 @@ queue that survives restarts. Standard library only. See docs/Clients.md.
     mirror.wait_until_synced(5)
     print(mirror.value("sensor"), mirror.value("orders/items"))
     mirror.set("sensor/threshold", 30)          # applied here at once, then on the server
-    mirror.close(); client.close()
+    lobby = client.presence("lobby", {"name": "Ann"})   # an entry in a room, held by a stream
+    print(lobby.members())                              # [{"id", "who", "joined", "meta"}, …]
+    lobby.update({"name": "Ann", "row": 3})
+    lobby.leave(); mirror.close(); client.close()
 """
 from .errors import ConflictError, LiveBindError
 from .client import NO_BODY, Client
 from .mirror import Mirror
+from .presence import Presence
 
-__all__ = ["Client", "Mirror", "ConflictError", "LiveBindError", "NO_BODY"]
+__all__ = ["Client", "Mirror", "Presence", "ConflictError", "LiveBindError", "NO_BODY"]

@@ -249,5 +249,14 @@ class Client:
         from .mirror import Mirror
         return Mirror(self, targets, **options)
 
+    def presence(self, room, meta=None, **options):
+        """Joins presence room `room` with `meta` (any JSON; `{}` when None): a `Presence` handle,
+        whose own mirror of the room holds the entry and joins again when the server says it is gone.
+        `options` as for a mirror (`heartbeat`, `on_change`). Raises `LiveBindError` when the server
+        refuses the join (403, 422, 503), `OSError` when it cannot be reached, ValueError for a room
+        name the server would refuse."""
+        from .presence import Presence
+        return Presence(self, room, meta, **options)
+
     def close(self):
         """Nothing to release: each request has its own connection."""

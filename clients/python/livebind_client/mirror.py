@@ -2,7 +2,8 @@
 server's through `GET /events`: snapshots, then every change applied in order; exact resume with
 `Last-Event-ID` after a dropped connection (windows and views restated by fresh snapshots); `resync`
 handled; a silent connection (no heartbeat in two intervals) dropped and made again, with backoff and
-jitter; windows moved with `PATCH /events/{stream}`."""
+jitter; windows moved with `PATCH /events/{stream}`; presence entries held by presenting their keys
+(presence.py), joined again before the next connection when the stream says they are gone."""
 import copy
 import http.client
 import json
@@ -44,12 +45,15 @@ class Mirror:
 
     `heartbeat`: the server's `--heartbeat` in seconds; a stream silent for two of them is dropped
     and made again. `on_change(mirror, events)` is called on the mirror's thread after each group of
-    events is applied (keep it short)."""
+    events is applied (keep it short). `presence`: the `Presence` handles (made by `Client.presence`,
+    their rooms among the targets) whose keys every stream presents, and which it tells when their
+    entries are gone."""
 
-    def __init__(self, client, targets, heartbeat=15, on_change=None):
+    def __init__(self, client, targets, heartbeat=15, on_change=None, presence=()):
         self.client = client
         self.heartbeat = heartbeat
         self.on_change = on_change
+        self.presence = list(presence)
         self.models = []          # mirrored whole
         self.locations = []       # (model, pointer) mirrored
         self.windows = {}         # target as written → Rows, for windows and views
@@ -77,6 +81,9 @@ class Mirror:
         self._stream_id = None    # the open stream's id (its `stream` event), for PATCH /events/{stream}
         self.max_window = None    # the most rows a window may have (the server's --max-window), once told
         self._local = []          # local writes not answered yet, which a refusal may undo
+        self._presented = {}      # key → Presence handle, as the open stream presented them
+        self._restated = set()    # rooms restated (snapshot, drop, resync) since the last id: entries checked at it
+        self._wake = threading.Event()    # set by reconnect() and close(): the wait between streams ends
         self._thread = threading.Thread(target=self._run, name="livebind-mirror", daemon=True)
         self._thread.start()
 
@@ -310,11 +317,19 @@ class Mirror:
             if tokens is None or record["path"][:shorter] == tokens[:shorter]:
                 record["stale"] = True
 
-    def close(self):
-        """Ends the stream and the thread."""
-        self._closed.set()
+    def reconnect(self):
+        """Ends the open stream; the next one is made at once (resuming with `Last-Event-ID`), after
+        the joins that are due: how a presence handle whose entry is gone gets its new key presented."""
+        self._wake.set()
         self._end_stream()
-        self._thread.join(2 * self.heartbeat + 5)
+
+    def close(self):
+        """Ends the stream and the thread (which it waits for, unless called on it: from `on_change`)."""
+        self._closed.set()
+        self._wake.set()
+        self._end_stream()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(2 * self.heartbeat + 5)
 
     # --- the stream -----------------------------------------------------------------------------
 
@@ -324,6 +339,12 @@ class Mirror:
         parts = [("model", m) for m in self.models]
         parts += [("sub", m + p) for m, p in self.locations]
         parts += [("sub", rows.sub()) for rows in self.windows.values()]
+        self._presented = {}
+        for handle in self.presence:
+            key = handle._presented_key()
+            if key is not None:
+                self._presented[key] = handle
+        parts += [("presence", key) for key in self._presented]
         self._stream_id = None
         for rows in self.windows.values():
             rows.awaiting = 1
@@ -341,6 +362,8 @@ class Mirror:
         failures = 0
         while not self._closed.is_set():
             heard, wait = False, None
+            for handle in self.presence:
+                handle._join_again()
             if self.client.queue_path:
                 refused = len(self.client.rejected)
                 try:
@@ -368,7 +391,8 @@ class Mirror:
             failures = 0 if heard else failures + 1
             self.reconnects += 1
             delay = wait or min(10.0, 0.2 * 2 ** min(failures, 6)) * random.uniform(0.5, 1.5)
-            self._closed.wait(delay)
+            self._wake.wait(0 if self._wake.is_set() or self._joins_due() else delay)
+            self._wake.clear()
 
     def _stream(self):
         """Reads one connection's events until it ends; returns whether an event was applied."""
@@ -396,12 +420,17 @@ class Mirror:
                 raise LiveBindError(response.status, body)
             self.connections += 1
             pending, fields = [], {}
-            while not self._closed.is_set():
+            while not self._closed.is_set() and not self._joins_due():
                 raw = response.readline()       # the body is chunked: readline() takes the chunks apart
                 if not raw:
                     break
                 line = raw.decode("utf-8").rstrip("\r\n")
                 if line.startswith(":"):
+                    if self._restated and not pending:
+                        # A heartbeat after `resync` and no id: no snapshots followed, so the rooms
+                        # this stream holds entries in are gone (a restarted server has none).
+                        with self.lock:
+                            self._check_entries([])
                     continue
                 if line:
                     name, _, value = line.partition(":")
@@ -415,8 +444,14 @@ class Mirror:
             with self.lock:
                 self._connection = None
                 self._stream_id = None
+                self._presented = {}
+                self._restated.clear()
             connection.close()
         return heard
+
+    def _joins_due(self):
+        """Whether a presence handle should join again now: the stream ends, so the next presents the new key."""
+        return any(handle._due() for handle in self.presence)
 
     def _dispatch(self, fields, pending):
         event = fields.get("event", "message")
@@ -426,6 +461,17 @@ class Mirror:
             return False
         if event == "auth_revoked":
             raise OSError("the stream's credential ended")
+        if event == "presence":
+            # The stream's own notice, after its snapshots: keys it presented whose entries are gone.
+            # Their handles join again once this stream ends, which it does at once (the next one
+            # resumes from the snapshots' id).
+            gone = data.get("gone") if isinstance(data, dict) else None
+            with self.lock:
+                presented = dict(self._presented)
+            for key in gone if isinstance(gone, list) else []:
+                if key in presented:
+                    presented[key]._mark_gone(key)
+            return False
         applied = []
         with self.lock:
             if event == "resync":
@@ -434,6 +480,8 @@ class Mirror:
                     record["stale"] = True
                 self._forget()
                 pending.clear()
+                # Fresh snapshots follow; a room that is not among them is gone (a restart empties rooms).
+                self._restated.update(handle.model for handle in self._presented.values())
             elif event == "snapshot" and data and "path" in data:
                 # A location's or window's snapshot restates it: at once; a window's events still
                 # waiting for their id came before it, so it holds them already.
@@ -453,6 +501,8 @@ class Mirror:
                 # The first group holds the snapshots of every model there is: the others do not exist.
                 for model in self.models:
                     self.documents.setdefault(model, None)
+                if self._presented:
+                    self._check_entries(applied)
             if self._holds_every_target():
                 self.synced.set()
         if applied and self.on_change:
@@ -461,6 +511,30 @@ class Mirror:
             except Exception:    # noqa: BLE001 - the application's callback must not stop the mirror
                 pass
         return bool(applied)
+
+    def _check_entries(self, applied):
+        """After a group (lock held): an entry this stream holds is gone when a snapshot of its room
+        (or the fresh snapshots after `resync`) lacks it, or a `remove` names its id. Its handle joins
+        again once the stream ends, which it does at once."""
+        for event, data in applied:
+            if event in ("snapshot", "drop") and "path" not in data:
+                self._restated.add(data.get("model"))
+        for key, handle in self._presented.items():
+            entry = handle.id
+            if handle.model in self._restated:
+                document = self.documents.get(handle.model)
+                value = document["value"] if document else None
+                members = value.get("members") if isinstance(value, dict) else None
+                if not any(isinstance(m, dict) and m.get("id") == entry for m in members or []):
+                    handle._mark_gone(key)
+                    continue
+            for event, data in applied:
+                if data.get("model") != handle.model:
+                    continue
+                changes = data.get("changes") if event == "batch" else [dict(data, kind=event)]
+                if any(c.get("kind") == "remove" and c.get("key") == entry for c in changes or []):
+                    handle._mark_gone(key)
+        self._restated.clear()
 
     def _stream_opened(self, data):
         """The `stream` event: the stream's id, and the windows moved since the stream was asked for

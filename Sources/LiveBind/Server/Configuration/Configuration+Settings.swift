@@ -121,6 +121,10 @@ extension LiveBindServer.Configuration {
             "max-presence-bytes", "Streams", .integer(\.streams.maxPresenceBytes, 2...(1 << 20), unit: "BYTES"),
             "Most bytes of one presence entry's meta, encoded; more get 422."),
         .init(
+            "max-disconnect-bytes", "Streams", .integer(\.streams.maxDisconnectBytes, 2...(16 << 20), unit: "BYTES"),
+            "Most bytes of the writes one presence entry registers for when its connection ends (PUT /presence/{room}/{id}/disconnect); more get 413."
+        ),
+        .init(
             "presence-grace", "Streams", .seconds(\.streams.presenceGrace, 0...3600),
             "Seconds a presence entry stays with no stream holding its key (a stream that reconnects within it keeps the entry).")
     ]

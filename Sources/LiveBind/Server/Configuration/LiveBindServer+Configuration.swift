@@ -200,6 +200,9 @@ extension LiveBindServer {
             /// How long a presence entry stays when no stream holds its key: a stream that reconnects
             /// within it keeps the entry, and an entry joined and never claimed leaves after it.
             public var presenceGrace: Duration = .seconds(5)
+            /// Most bytes of the writes one presence entry registers for when it leaves
+            /// (`PUT /presence/{room}/{id}/disconnect`); more get 413.
+            public var maxDisconnectBytes: Int = 16384
 
             /// The bounds every view query is parsed with (streams and bindings).
             public var viewLimits: ViewQuery.Limits {

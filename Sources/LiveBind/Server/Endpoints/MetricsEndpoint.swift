@@ -61,6 +61,7 @@ enum MetricsEndpoint {
                 "livebind_dropped_clients_total", "counter",
                 "Streams that did not keep up: sent resync (lagging) or closed for not reading.",
                 hub.laggingClients + counters.stalledStreamsClosed.load(ordering: .relaxed) + hub.bufferLimitCuts + hub.budgetCuts
+                    + hub.silentPeerCuts
             ),
             (
                 "livebind_lagging_resyncs_total", "counter", "Streams that fell behind the retained events and were sent resync.",
@@ -75,6 +76,11 @@ enum MetricsEndpoint {
                 "livebind_buffer_limit_streams_closed_total", "counter",
                 "Streams closed because they held more than --stream-buffer-limit bytes unsent while their client read nothing.",
                 hub.bufferLimitCuts
+            ),
+            (
+                "livebind_silent_streams_closed_total", "counter",
+                "Idle streams closed because their peer acknowledged nothing for a heartbeat interval (gone without closing).",
+                hub.silentPeerCuts
             ),
             (
                 "livebind_budget_streams_closed_total", "counter",

@@ -12,7 +12,18 @@ internal import LiveBindHTTP
 extension ModelEndpoint {
     func patchSeveral(_ request: HTTPRequest, reach: AccessControl.Reach) throws -> HTTPResponse {
         _ = try RequestBody.mediaType(of: request, accepted: RequestBody.jsonOnly)
-        guard case .object(let parts) = try RequestBody.parseJSON(request), !parts.isEmpty else {
+        let edits = try Self.severalEdits(try RequestBody.parseJSON(request), reach: reach, store: store)
+        let results = try Self.write(edits, to: store)
+        counters.writes.add(1, ordering: .relaxed)
+        return Self.severalWritten(zip(edits.edits, results).map { ($0.model, $1) })
+    }
+
+    /// The edits a body of `PATCH /models` asks for, checked (every model reachable, no presence room,
+    /// at most `--max-patch-operations`), not yet applied. Also what `onDisconnect` writes are.
+    static func severalEdits(
+        _ body: JSON, reach: AccessControl.Reach, store: Store
+    ) throws -> (edits: [Store.ModelEdits], jsonPatched: Set<String>) {
+        guard case .object(let parts) = body, !parts.isEmpty else {
             throw RequestError.malformedBody(#"send an object of models to their patches: {"sensor": {"merge": {…}, "ifMatch": 3}}"#)
         }
         let limit = store.limits.maxPatchOperations
@@ -55,19 +66,23 @@ extension ModelEndpoint {
                 throw StoreError.limitExceeded(.patchOperations, limit: limit, actual: operations)
             }
         }
-        let results: [WriteResult]
+        return (edits, jsonPatched)
+    }
+
+    /// Applies `edits` to `store` at once; a refusal names the model it came from.
+    static func write(
+        _ edits: (edits: [Store.ModelEdits], jsonPatched: Set<String>), to store: Store
+    ) throws -> [WriteResult] {
         do throws(ModelWriteError) {
-            results = try store.write(edits)
+            return try store.write(edits.edits)
         } catch {
             var problem = Problem.from(error.error)
-            if jsonPatched.contains(error.model), case .pathNotFound(let missing) = error.error {
+            if edits.jsonPatched.contains(error.model), case .pathNotFound(let missing) = error.error {
                 problem = Problem.from(RequestError.patchNotApplicable("nothing at \"\(missing)\""))
             }
             problem.detail = "model \(error.model): " + problem.detail
             throw ProblemError(problem: problem)
         }
-        counters.writes.add(1, ordering: .relaxed)
-        return Self.severalWritten(zip(edits, results).map { ($0.model, $1) })
     }
 
     /// The answer to a write to several models: `{"id": last event id, "models": {name: {"id","rev"}}}`.

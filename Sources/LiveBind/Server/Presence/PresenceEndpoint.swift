@@ -8,6 +8,7 @@ internal import LiveBindHTTP
 struct PresenceEndpoint: Sendable {
     let rooms: PresenceRooms?
     let access: AccessControl
+    let store: Store
 
     /// The header that carries an entry's key.
     static let keyHeader = "Presence-Key"
@@ -43,6 +44,29 @@ struct PresenceEndpoint: Sendable {
         } else {
             try rooms.update(room, id: id, key: key, meta: try Self.meta(of: request))
         }
+        return HTTPResponse(status: 204)
+    }
+
+    /// `PUT /presence/{room}/{id}/disconnect` with writes as `PATCH /models` takes them, applied when
+    /// the entry leaves other than by its own `DELETE` (Firebase's `onDisconnect`); `DELETE` cancels
+    /// them. The key in `Presence-Key`; the writes are checked now (the caller must be able to make
+    /// them) and again when applied. 204.
+    func disconnect(_ request: HTTPRequest, room: String, id: String, grant: AccessControl.Grant) throws -> HTTPResponse {
+        let rooms = try self.rooms ?? { throw PresenceError.notInCluster }()
+        try grant.reach.check(PresenceRooms.model(of: room))
+        let key = request.headers[Self.keyHeader]
+        guard request.method == .put else {
+            try rooms.setDisconnect(room, id: id, key: key, writes: nil)
+            return HTTPResponse(status: 204)
+        }
+        _ = try RequestBody.mediaType(of: request, accepted: RequestBody.jsonOnly)
+        let limit = rooms.limits.disconnectBytes
+        if request.body.count > limit { throw PresenceError.disconnectTooLarge(bytes: request.body.count, limit: limit) }
+        let body = try RequestBody.parseJSON(request)
+        _ = try ModelEndpoint.severalEdits(body, reach: grant.reach, store: store)
+        let writes = PresenceRooms.DisconnectWrites(
+            body: body, actor: grant.credential?.actor, reach: grant.reach, expiresAt: grant.credential?.expiresAt)
+        try rooms.setDisconnect(room, id: id, key: key, writes: writes)
         return HTTPResponse(status: 204)
     }
 

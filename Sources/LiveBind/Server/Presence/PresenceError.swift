@@ -10,6 +10,8 @@ enum PresenceError: Error, Equatable, CustomStringConvertible {
     case roomFull(String, limit: Int)
     /// The caller holds `--max-presence-per-caller` entries.
     case tooManyEntries(limit: Int)
+    /// `onDisconnect` writes past `--max-disconnect-bytes`.
+    case disconnectTooLarge(bytes: Int, limit: Int)
     /// More keys on one stream than ``PresenceRooms/Limits/keysPerStream``.
     case tooManyKeys(given: Int, limit: Int)
     /// A change to an entry without its key (`Presence-Key`).
@@ -35,6 +37,8 @@ enum PresenceError: Error, Equatable, CustomStringConvertible {
             "this caller holds --max-presence-per-caller entries (\(limit)); leave one first"
         case .tooManyKeys(let given, let limit):
             "\(given) presence keys on one stream; at most \(limit)"
+        case .disconnectTooLarge(let bytes, let limit):
+            "the disconnect writes are \(bytes) bytes, more than --max-disconnect-bytes (\(limit))"
         case .keyMissing:
             "send the entry's key, which joining gave, in the Presence-Key header"
         case .notYours(let room, let id):
@@ -66,6 +70,9 @@ enum PresenceError: Error, Equatable, CustomStringConvertible {
             problem.limit = ("max-presence-per-caller", limit)
         case .tooManyKeys:
             problem = Problem(status: 422, kind: "limit-exceeded", title: "Unprocessable Content", detail: description)
+        case .disconnectTooLarge(_, let limit):
+            problem = Problem(status: 413, kind: "limit-exceeded", title: "Content Too Large", detail: description)
+            problem.limit = ("max-disconnect-bytes", limit)
         case .keyMissing:
             problem = Problem(status: 400, kind: "presence-key-missing", title: "Bad Request", detail: description)
         case .notYours:

@@ -8,7 +8,8 @@ import LiveBindEngine
 /// removes. A join gives its client the entry's `key`, the secret that claims the entry for a stream
 /// (`GET /events?presence=KEY`), updates its `meta` and leaves. An entry no open stream holds leaves
 /// after the grace period (a stream that reconnects within it keeps the entry), and at once when its
-/// credential ends. The data directory does not keep rooms (``EphemeralModels``).
+/// credential ends. A room exists while someone is in it: the last to leave drops its model. The
+/// data directory does not keep rooms (``EphemeralModels``).
 ///
 /// Locking: one lock, taken before the store's; a room's model is written only under it, so the
 /// entries here and the members in the store change together. Nothing the store calls back takes it.
@@ -23,6 +24,8 @@ final class PresenceRooms: Sendable {
         var perCaller: Int
         /// How long an entry stays with no stream holding it.
         var grace: Duration
+        /// Most bytes of one entry's `onDisconnect` writes, as sent.
+        var disconnectBytes: Int
         /// Most keys one stream may claim.
         static let keysPerStream = 16
     }
@@ -44,6 +47,8 @@ final class PresenceRooms: Sendable {
         var streams = 0
         /// When the entry leaves unless a stream claims it first (nil while a stream holds it).
         var leavesAt: ContinuousClock.Instant?
+        /// Applied when it leaves, unless by its own `DELETE`.
+        var disconnect: DisconnectWrites?
     }
 
     private struct State {
@@ -58,10 +63,13 @@ final class PresenceRooms: Sendable {
     let limits: Limits
     private let store: Store
     private let state = OrderedMutex(State())
+    /// Applies an entry's `onDisconnect` writes (the server's: it checks them again and writes them).
+    private let applyDisconnect: @Sendable (DisconnectWrites) -> Void
 
-    init(store: Store, limits: Limits) {
+    init(store: Store, limits: Limits, applyDisconnect: @escaping @Sendable (DisconnectWrites) -> Void = { _ in }) {
         self.store = store
         self.limits = limits
+        self.applyDisconnect = applyDisconnect
     }
 
     /// The model that holds `room`.
@@ -116,11 +124,21 @@ final class PresenceRooms: Sendable {
         }
     }
 
-    /// Removes entry `id` from `room`, which `key` must be the key of.
+    /// Removes entry `id` from `room`, which `key` must be the key of. Its `onDisconnect` writes
+    /// are dropped: a client that leaves by itself can write what it wants.
     func leave(_ room: String, id: String, key: String?) throws {
         try state.withLock { state in
             let key = try Self.owned(room, id: id, key: key, in: state)
-            remove(key, in: &state)
+            remove(key, in: &state, disconnecting: false)
+        }
+    }
+
+    /// Registers (or, with nil, cancels) the writes applied when entry `id` of `room`, which `key`
+    /// must be the key of, leaves other than by its own `DELETE`. The caller checked them.
+    func setDisconnect(_ room: String, id: String, key: String?, writes: DisconnectWrites?) throws {
+        try state.withLock { state in
+            let key = try Self.owned(room, id: id, key: key, in: state)
+            state.entries[key]!.disconnect = writes
         }
     }
 
@@ -206,16 +224,23 @@ final class PresenceRooms: Sendable {
         }
     }
 
-    /// Removes the entry of `key` from its room and from the counts. A room whose model a failing
+    /// Removes the entry of `key` from its room and from the counts, then, when `disconnecting`,
+    /// applies its `onDisconnect` writes (once: the entry is gone). A room whose model a failing
     /// store refuses (a stopping server's) still forgets the entry: rooms are not kept.
-    private func remove(_ key: String, in state: inout State) {
+    private func remove(_ key: String, in state: inout State, disconnecting: Bool = true) {
         guard let entry = state.entries.removeValue(forKey: key) else { return }
         state.rooms[entry.room, default: 1] -= 1
         if state.rooms[entry.room] == 0 { state.rooms[entry.room] = nil }
         state.callers[entry.caller, default: 1] -= 1
         if state.callers[entry.caller] == 0 { state.callers[entry.caller] = nil }
-        try? write(entry.room, id: entry.id) { (editor, index) throws(StoreError) in
-            try editor.remove(at: Self.members.appending(index: index))
+        if state.rooms[entry.room] == nil {
+            // The last one out: the room goes, so that rooms no one is in take no memory.
+            _ = try? store.drop(Self.model(of: entry.room))
+        } else {
+            try? write(entry.room, id: entry.id) { (editor, index) throws(StoreError) in
+                try editor.remove(at: Self.members.appending(index: index))
+            }
         }
+        if disconnecting, let writes = entry.disconnect { applyDisconnect(writes) }
     }
 }

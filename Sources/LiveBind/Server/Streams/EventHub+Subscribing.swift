@@ -73,6 +73,12 @@ extension EventHub {
                 models: models, position: state.log.endPosition, lastSequence: 0,
                 preface: preface, round: state.heartbeatRound, session: session)
             start(subscriber, at: snapshot, in: &state)
+            // After `resync`, snapshots of no model (none of the stream's exists: a restart emptied
+            // them): the cut's id alone ends the group, so the client knows its models are gone.
+            if reason != nil, snapshot.bytes.isEmpty {
+                subscriber.preface.append(
+                    EventFrame(sequence: snapshot.sequence, model: nil, isCommit: false, bytes: Array("id: \(snapshot.sequence)\n\n".utf8)))
+            }
             return subscriber
         }
         let key = snapshotKey(for: models)
@@ -142,5 +148,13 @@ extension EventHub {
             throw error
         }
         return registered.id
+    }
+
+    /// Queues `bytes`, one event of the stream's own (a notice about the request that opened it),
+    /// after what the stream starts with: its snapshots and its `stream` event.
+    func notify(_ id: Int, _ bytes: [UInt8]) {
+        state.withLock { state in
+            state.subscribers[id]?.preface.append(EventFrame(sequence: 0, model: nil, isCommit: false, bytes: bytes))
+        }
     }
 }

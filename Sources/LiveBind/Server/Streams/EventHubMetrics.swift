@@ -19,6 +19,8 @@ struct EventHubMetrics: Sendable {
     var snapshotsShared = 0
     /// Streams cut because they held more than the buffer limit unsent while their client read nothing.
     var bufferLimitCuts = 0
+    /// Quiet streams cut because their peer acknowledged nothing for a heartbeat interval.
+    var silentPeerCuts = 0
     /// Streams whose clients read nothing cut to keep all streams' unsent frames under the budget.
     var budgetCuts = 0
     /// Bytes of the distinct frames the open streams hold unsent.

@@ -8,31 +8,24 @@ final class EventStream: HTTPStreamBody {
     /// The stream's share of its client address (`--max-streams-per-address`), given back at its end.
     let hold: AddressQuota.Hold?
 
-    /// What goes out before the hub's frames (a notice, then a replay of history, `/events?since=`),
-    /// and how much of it went.
+    /// What goes out before the hub's frames (a replay of history, `/events?since=`), and how much of it went.
     private let prefix: OrderedMutex<(bytes: [UInt8], sent: Int)>
-    /// How many of the prefix's first bytes are the notice, which no budget counts.
-    private let noticeBytes: Int
-    /// Where the replay's bytes are counted while unsent.
+    /// Where the prefix's bytes are counted while unsent.
     private let replays: ReplayBudget?
     /// Runs once the stream has ended and left the hub (it releases the presence entries it held).
     private let ended: (@Sendable () -> Void)?
 
     init(
-        hub: EventHub, id: Int, hold: AddressQuota.Hold? = nil, notice: [UInt8] = [], prefix: [UInt8] = [],
+        hub: EventHub, id: Int, hold: AddressQuota.Hold? = nil, prefix: [UInt8] = [],
         replays: ReplayBudget? = nil, ended: (@Sendable () -> Void)? = nil
     ) {
         self.hub = hub
         self.id = id
         self.hold = hold
-        self.prefix = OrderedMutex((notice + prefix, 0))
-        self.noticeBytes = notice.count
+        self.prefix = OrderedMutex((prefix, 0))
         self.replays = replays
         self.ended = ended
     }
-
-    /// How many of the prefix's bytes from `sent` on, `count` of them, the replay budget counts.
-    private func charged(from sent: Int, count: Int) -> Int { max(0, sent + count - max(sent, noticeBytes)) }
 
     /// Called on a libmicrohttpd worker thread.
     func read(into buffer: UnsafeMutableRawBufferPointer, connection: any HTTPStreamConnection) -> HTTPStreamRead {
@@ -47,8 +40,8 @@ final class EventStream: HTTPStreamBody {
             prefix.bytes.withUnsafeBytes { bytes in
                 buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[prefix.sent..<prefix.sent + count]))
             }
-            replays?.release(charged(from: prefix.sent, count: count))
             prefix.sent += count
+            replays?.release(count)
             if prefix.sent == prefix.bytes.count { prefix.bytes = [] }
             return count
         }
@@ -61,7 +54,7 @@ final class EventStream: HTTPStreamBody {
     func close() {
         let unsent = prefix.withLock { prefix in
             defer { prefix = ([], 0) }
-            return charged(from: prefix.sent, count: prefix.bytes.count - prefix.sent)
+            return max(0, prefix.bytes.count - prefix.sent)
         }
         replays?.release(unsent)
         hub.close(id)

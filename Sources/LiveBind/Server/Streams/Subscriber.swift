@@ -34,6 +34,9 @@ final class Subscriber {
     var connection: (any HTTPStreamConnection)?
     /// The same connection, when it can send a heartbeat without being woken.
     var directWriter: (any SuspendedStreamWriting)?
+    /// The heartbeat round at which the stream, idle, was first seen with bytes its peer had not
+    /// acknowledged (nil once all were acknowledged).
+    var unacknowledgedSince: Int?
     /// The session the stream was opened with, so that ending the session ends the stream.
     let session: SessionTable.Key?
     /// Set when the stream's credential expired or its session ended: it sends what it has begun,

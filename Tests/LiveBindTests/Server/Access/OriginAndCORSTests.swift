@@ -104,7 +104,7 @@ import Testing
             #expect(preflight.header("Access-Control-Allow-Methods") == "GET, HEAD, PUT, POST, PATCH, DELETE")
             #expect(
                 preflight.header("Access-Control-Allow-Headers")
-                    == "Authorization, Content-Type, If-Match, Last-Event-ID, If-None-Match, Idempotency-Key")
+                    == "Authorization, Content-Type, If-Match, Last-Event-ID, If-None-Match, Idempotency-Key, Presence-Key")
             #expect(preflight.header("Vary") == "Origin")
             let refused = try TestHTTPClient.request(
                 port: port, "OPTIONS", "/models/lab-1",
