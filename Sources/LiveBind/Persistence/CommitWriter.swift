@@ -40,6 +40,9 @@ final class CommitWriter: @unchecked Sendable {
 
     /// Writer thread only: what the next checkpoint must cover.
     private var checkpoint = CheckpointProgress()
+    /// The presence rooms open as the written commits left them, from the first event they were open
+    /// at (`since`), and what the file holds of it (nil: not written in this run yet).
+    private var rooms = (open: Set<String>(), since: UInt64(0), saved: UInt64?.none)
     /// What the log held after the last checkpoint when the data directory was opened (see
     /// ``resume(after:)``); taken into `checkpoint` by the writer thread.
     private var replayed: CheckpointProgress?
@@ -204,12 +207,19 @@ final class CommitWriter: @unchecked Sendable {
     /// Writes `batch` (and the checkpoint at `cut`, when given) in one transaction.
     private func write(_ batch: [Commit], checkpoint cut: (sequence: UInt64, models: [ModelSnapshot])?) -> Outcome {
         var progress = checkpoint
+        var rooms = self.rooms
+        for commit in batch where EphemeralModels.contains(commit.model) {
+            let wasEmpty = rooms.open.isEmpty
+            if case .drop = commit.kind { rooms.open.remove(commit.model) } else { rooms.open.insert(commit.model) }
+            if wasEmpty, !rooms.open.isEmpty { rooms.since = commit.sequence }
+            if rooms.open.isEmpty { rooms.since = 0 }
+        }
         let now = Date().timeIntervalSince1970
         beforeSync?()
         var written = batch
         do throws(StoreError) {
             try transaction { (connection) throws(SQLiteError) in
-                for (index, commit) in batch.enumerated() where !EphemeralModels.contains(commit.model) {
+                for (index, commit) in batch.enumerated() where EphemeralModels.logs(commit) {
                     let record = commit.encodedRecord()
                     written[index].record = record
                     try connection.appendCommit.bind(1, Int64(commit.sequence))
@@ -221,9 +231,14 @@ final class CommitWriter: @unchecked Sendable {
                     if let receipt = CommitReceipt(commit, created: now) { try Self.write(receipt, connection: connection) }
                 }
                 // A presence room's event ids are taken for good, though the room is not kept.
-                if let last = batch.last, EphemeralModels.contains(last.model) {
+                if let last = batch.last, !EphemeralModels.logs(last) {
                     try connection.saveLastEvent.bind(1, Int64(last.sequence))
                     try connection.saveLastEvent.run()
+                }
+                if rooms.saved != rooms.since {
+                    try connection.saveRoomsOpenSince.bind(1, Int64(rooms.since))
+                    try connection.saveRoomsOpenSince.run()
+                    rooms.saved = rooms.since
                 }
                 if let cut {
                     try writeCheckpoint(
@@ -236,6 +251,7 @@ final class CommitWriter: @unchecked Sendable {
             return .failed(reason)
         }
         checkpoint = progress
+        self.rooms = rooms
         syncs.add(1, ordering: .relaxed)
         commits.add(batch.count, ordering: .relaxed)
         if cut != nil { checkpoints.add(1, ordering: .relaxed) }

@@ -4,7 +4,7 @@ extension StateDatabase {
     struct Connection {
         let database: SQLiteConnection
         let begin, commit, rollback: SQLiteStatement
-        let appendCommit, upsertModel, deleteModel, saveCheckpoint, saveLastEvent, trimLog: SQLiteStatement
+        let appendCommit, upsertModel, deleteModel, saveCheckpoint, saveLastEvent, saveRoomsOpenSince, trimLog: SQLiteStatement
         let appendReceipt, expireReceipts: SQLiteStatement
         /// Set when a transaction failed: what happened, for every later write's error.
         var failure: String?
@@ -24,6 +24,9 @@ extension StateDatabase {
             // The newest sequence when it is an ephemeral model's (EphemeralModels), which the log leaves out.
             saveLastEvent = try database.prepare(
                 "INSERT INTO meta(key, value) VALUES('last_event', ?1) ON CONFLICT(key) DO UPDATE SET value = ?1")
+            // Where the span of open presence rooms began (0: none is open), for a restart after a crash.
+            saveRoomsOpenSince = try database.prepare(
+                "INSERT INTO meta(key, value) VALUES('rooms_open_since', ?1) ON CONFLICT(key) DO UPDATE SET value = ?1")
             trimLog = try database.prepare("DELETE FROM log WHERE sequence <= ?1")
             appendReceipt = try database.prepare(
                 "INSERT INTO receipts(sequence, tag, model, revision, insert_index, created, scope) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)")

@@ -8,9 +8,9 @@ extension StateDatabase {
         var models: [ModelSnapshot] = []
         /// The sequence of the last committed write: the next event id is one more.
         var lastSequence: UInt64 = 0
-        /// Whether presence rooms (EphemeralModels) were used in an earlier run: clients that saw
-        /// them must be told that the rooms are empty now.
-        var hadRooms = false
+        /// The first event of the span in which presence rooms (EphemeralModels) were open when the
+        /// last run ended (0: none were): clients that saw them must be told they are empty now.
+        var roomsOpenSince: UInt64 = 0
     }
 
     /// Reads the last checkpoint and replays the log after it.
@@ -20,6 +20,7 @@ extension StateDatabase {
             var models: [String: ModelSnapshot] = [:]
             var lastSequence: UInt64 = 0
             var ephemeralThrough: UInt64 = 0
+            var roomsOpenSince: UInt64 = 0
             do {
                 let rows = try connection.database.prepare(
                     "SELECT name, revision, document, CASE WHEN size_revision = revision AND size >= length(document) THEN size END FROM models"
@@ -47,6 +48,8 @@ extension StateDatabase {
                 // Event ids that presence rooms took after the last logged commit (EphemeralModels).
                 let lastEvent = try connection.database.prepare("SELECT value FROM meta WHERE key = 'last_event'")
                 if try lastEvent.step() { ephemeralThrough = UInt64(max(0, lastEvent.int64(0))) }
+                let roomsOpen = try connection.database.prepare("SELECT value FROM meta WHERE key = 'rooms_open_since'")
+                if try roomsOpen.step() { roomsOpenSince = UInt64(max(0, roomsOpen.int64(0))) }
                 let log = try connection.database.prepare(
                     "SELECT sequence, model, revision, record FROM log WHERE sequence > ?1 ORDER BY sequence")
                 try log.bind(1, Int64(lastSequence))
@@ -71,7 +74,7 @@ extension StateDatabase {
                 throw StateDatabaseError.from(error, path: path)
             }
             return Contents(
-                models: models.values.sorted { $0.name < $1.name }, lastSequence: lastSequence, hadRooms: ephemeralThrough > 0)
+                models: models.values.sorted { $0.name < $1.name }, lastSequence: lastSequence, roomsOpenSince: roomsOpenSince)
         }
     }
 

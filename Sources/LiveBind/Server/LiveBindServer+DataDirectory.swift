@@ -103,7 +103,7 @@ extension LiveBindServer {
         let history = try Self.openHistory(configuration, logger: logger)
         self.init(
             store: store, bindings: nil, configuration: configuration, logger: logger, database: database,
-            history: history, roomsInEarlierRun: contents.hadRooms)
+            history: history, roomsOpenSince: contents.roomsOpenSince)
         let window = configuration.limits.idempotencyWindow.components.seconds
         let since = Date().timeIntervalSince1970 - Double(window)
         learnInOrder(
@@ -224,7 +224,9 @@ extension LiveBindServer {
                     ) { model, revision in
                         store.visibleSnapshot(models: [model]).models.first { $0.revision == revision }?.value
                     }
-                    return (commits: commits, through: UInt64?.none)
+                    // Every commit after the newest logged one is a presence room's (EphemeralModels),
+                    // which a resume does not need: the log covers the store's last event.
+                    return (commits: commits, through: UInt64?.some(store.visibleSequence))
                 }
                 ?? cluster.map { node in
                     let read = node.recentCommits(limit: configuration.streams.retainedEvents)

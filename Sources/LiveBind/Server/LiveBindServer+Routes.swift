@@ -38,8 +38,9 @@ extension LiveBindServer {
                 log: database?.writer, cluster: cluster, idempotencyKeys: idempotency.count)
         }
         let replays = ReplayBudget(hub: hub)
-        // A restart empties the rooms an earlier run had: a stream that resumes from then starts again.
-        let roomsEmptiedThrough = roomsInEarlierRun ? store.visibleSequence : 0
+        // A restart empties the rooms a crashed run had open: a stream that resumes from a point where
+        // they were open starts again.
+        let roomsEmptied = roomsOpenSince > 0 ? roomsOpenSince...max(roomsOpenSince, store.visibleSequence) : nil
         let streamsPerAddress =
             configuration.streams.maxStreamsPerAddress > 0
             ? AddressQuota(limit: configuration.streams.maxStreamsPerAddress, countsLoopback: configuration.countsLoopbackStreams) : nil
@@ -63,7 +64,7 @@ extension LiveBindServer {
             do {
                 return try Self.openStream(
                     request, hub: hub, grant: context.grant, streamsPerAddress: streamsPerAddress,
-                    replay: replay, presence: rooms.map { ($0, roomsEmptiedThrough) })
+                    replay: replay, presence: rooms.map { ($0, roomsEmptied) })
             } catch {
                 // The stream that would have sent the replay was not made.
                 replay?.budget.release(replay?.bytes.count ?? 0)
@@ -111,7 +112,13 @@ extension LiveBindServer {
                 if let at = request.queryValue("at") { return try past.value(name, pointer, at: at) }
                 return try models.get(name, pointer)
             }
-            if EphemeralModels.contains(name) { throw PresenceError.roomWrittenDirectly(name) }
+            // A room changes only through /presence; a model of such a name that is no room (made before
+            // the prefix was reserved, or a room left over) may be dropped.
+            if EphemeralModels.contains(name),
+                !(request.method == .delete && pointer.isEmpty && rooms?.isOpen(model: name) == false)
+            {
+                throw PresenceError.roomWrittenDirectly(name)
+            }
             let blind = access.writesBlind(context.grant)
             // What a stored answer shows beyond id and revision (see `IdempotencyTicket.flags`).
             var flags = request.method == .put && (try? Path(pointer: pointer)) == .root ? "c" : ""
@@ -149,7 +156,9 @@ extension LiveBindServer {
             }
         }
         if let sessions = access.sessions {
-            let endpoint = SessionEndpoint(sessions: sessions, hub: hub, secureCookies: configuration.access.secureCookies)
+            let endpoint = SessionEndpoint(
+                sessions: sessions, hub: hub, rooms: cluster == nil ? rooms : nil,
+                secureCookies: configuration.access.secureCookies)
             router.add([.post], "/session", access: RouteAccess(rule: .bearer)) { request, context in
                 try endpoint.create(request, context.grant)
             }
@@ -183,7 +192,7 @@ extension LiveBindServer {
         _ request: HTTPRequest, hub: EventHub, grant: AccessControl.Grant,
         streamsPerAddress: AddressQuota? = nil,
         replay: (bytes: [UInt8], through: UInt64, budget: ReplayBudget)? = nil,
-        presence: (rooms: PresenceRooms, emptiedThrough: UInt64)? = nil
+        presence: (rooms: PresenceRooms, emptied: ClosedRange<UInt64>?)? = nil
     ) throws -> HTTPResponse {
         let reach = grant.reach
         var names = request.queryValues("model").filter { !$0.isEmpty }
@@ -226,10 +235,11 @@ extension LiveBindServer {
         let lastEventID = replay.map { String($0.through) } ?? request.headers["Last-Event-ID"] ?? request.queryValue("lastEventId")
         let wholeModels: Set<String>? = names.isEmpty ? (subs.isEmpty ? nil : []) : Set(names)
         let filter = ModelFilter(names: wholeModels, prefixes: reach.prefixes)
-        // Rooms an earlier run had are empty now, which no event says: such a stream starts again.
+        // Rooms a crashed run had open are empty now, which no event says: a stream that saw them open
+        // and may show rooms starts again.
         let resumable =
             presence.map { presence in
-                lastEventID.flatMap { UInt64($0) }.map { $0 > presence.emptiedThrough } ?? true
+                !(lastEventID.flatMap { UInt64($0) }.map { presence.emptied?.contains($0) ?? false } ?? false)
                     || !(filter.mayWant(prefix: EphemeralModels.prefix)
                         || locations.contains { EphemeralModels.contains($0.model) })
             } ?? true

@@ -32,9 +32,10 @@ public final class LiveBindServer: Sendable {
     let cluster: ClusterNode?
     /// Whether the bindings kept in the data directory were restored (once, at the first start).
     let bindingsRestored = OrderedMutex(false)
-    /// Whether the data directory's earlier runs had presence rooms, which a restart empties: a stream
-    /// that resumes from before this run and may see rooms starts again from a snapshot.
-    let roomsInEarlierRun: Bool
+    /// The first event of the span in which the last run had presence rooms open, when it ended with
+    /// some open (a crash; 0: none): a restart empties them, so a stream that resumes from within the
+    /// span and may see rooms starts again from a snapshot.
+    let roomsOpenSince: UInt64
     /// The answers to writes sent with `Idempotency-Key`.
     let idempotency: IdempotencyTable
     /// Numbers the requests (`HTTPRequest.serial`).
@@ -71,7 +72,7 @@ public final class LiveBindServer: Sendable {
 
     init(
         store: Store, bindings: BindingRegistry?, configuration: Configuration, logger: Logger, database: StateDatabase?,
-        cluster: ClusterNode? = nil, history: HistoryDatabase? = nil, roomsInEarlierRun: Bool = false
+        cluster: ClusterNode? = nil, history: HistoryDatabase? = nil, roomsOpenSince: UInt64 = 0
     ) {
         precondition(bindings == nil || bindings!.store === store, "the binding registry must belong to the served store")
         self.store = store
@@ -85,7 +86,7 @@ public final class LiveBindServer: Sendable {
         self.database = database
         self.cluster = cluster
         self.history = history
-        self.roomsInEarlierRun = roomsInEarlierRun
+        self.roomsOpenSince = roomsOpenSince
         idempotency = IdempotencyTable(
             window: configuration.limits.idempotencyWindow,
             capacity: configuration.limits.idempotencyKeys)
@@ -183,6 +184,9 @@ public final class LiveBindServer: Sendable {
             events.stop()
         }
         catchUp(hub)
+        // What was written before the start (a --config file's models) is read only once durable:
+        // on disk before the first request, or a client that asks at once finds nothing.
+        store.log?.flush()
         do throws(TransportError) {
             try daemon.start()
         } catch {

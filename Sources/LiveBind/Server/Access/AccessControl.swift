@@ -240,12 +240,15 @@ struct AccessControl: Sendable {
 }
 
 extension AccessControl {
-    /// `text` with the value after every `access_token=` and `Bearer ` replaced by `…`, for log lines
-    /// whose text comes from elsewhere (libmicrohttpd's messages may quote a request).
+    /// `text` with the value after every `access_token=`, `presence=` (presence keys own entries) and
+    /// `Bearer ` replaced by `…`, for log lines whose text comes from elsewhere (libmicrohttpd's
+    /// messages may quote a request).
     static func redactingTokens(_ text: String) -> String {
         var out = ""
         var rest = Substring(text)
-        while let marker = rest.firstRange(of: "access_token=") ?? rest.firstRange(of: "Bearer ") {
+        while let marker = rest.firstRange(of: "access_token=") ?? rest.firstRange(of: "presence=")
+            ?? rest.firstRange(of: "Bearer ")
+        {
             out += rest[..<marker.upperBound] + "…"
             rest = rest[marker.upperBound...].drop { !" &\t'`\"\n".contains($0) }
         }

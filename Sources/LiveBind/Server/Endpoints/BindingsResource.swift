@@ -61,9 +61,13 @@ struct BindingsResource: Sendable {
     func create(_ request: HTTPRequest, tag: String? = nil) throws -> HTTPResponse {
         _ = try RequestBody.mediaType(of: request, accepted: RequestBody.jsonOnly)
         var entry = try RequestBody.parseJSON(request)
-        // A presence room changes only as connections join and leave.
-        if let target = try? BindingSpec(json: entry).target.model, EphemeralModels.contains(target) {
-            throw PresenceError.roomWrittenDirectly(target)
+        // A presence room changes only as connections join and leave: no binding may write into one
+        // (as its target, or as the source of a two-way binding).
+        if let spec = try? BindingSpec(json: entry) {
+            for model in [spec.target.model] + (spec.mode == .twoWay ? [spec.source.model] : [])
+            where EphemeralModels.contains(model) {
+                throw PresenceError.roomWrittenDirectly(model)
+            }
         }
         var sequence: UInt64 = 0
         if let cluster { (entry, sequence) = try publishCreation(entry, to: cluster, tag: tag) }

@@ -8,6 +8,8 @@ internal import LiveBindHTTP
 struct SessionEndpoint: Sendable {
     let sessions: SessionTable
     let hub: EventHub
+    /// The presence entries joined with a session leave when it ends (none in a cluster).
+    var rooms: PresenceRooms? = nil
     /// Whether the cookie always gets `Secure`; it does anyway on a request that came over https (TLS
     /// here, or `X-Forwarded-Proto` from a trusted proxy).
     let secureCookies: Bool
@@ -23,7 +25,10 @@ struct SessionEndpoint: Sendable {
         if let actor = credential.actor, !actor.hasPrefix("session:") { credential.actor = "session:" + actor }
         let holder = SessionTable.holder(of: credential, token: AccessControl.bearer(request) ?? "")
         let (id, expiresAt, evicted) = try sessions.create(for: credential, holder: holder, now: now)
-        if !evicted.isEmpty { hub.revoke(sessions: Set(evicted), reason: "session-ended") }
+        if !evicted.isEmpty {
+            hub.revoke(sessions: Set(evicted), reason: "session-ended")
+            rooms?.endSessions(Set(evicted))
+        }
         let seconds = Int(expiresAt.timeIntervalSince(now).rounded(.down))
         let scopes = AccessPolicy.Token.Scope.allCases.filter(credential.scopes.contains).map { JSON.string($0.rawValue) }
         let models = credential.prefixes.map { JSON.array(Deque($0.map(JSON.string))) } ?? .null
@@ -42,6 +47,7 @@ struct SessionEndpoint: Sendable {
     func end(_ request: HTTPRequest) -> HTTPResponse {
         if let id = SessionCookie.value(in: request.headers.values(of: "Cookie")), let key = sessions.remove(id) {
             hub.revoke(sessions: [key], reason: "session-ended")
+            rooms?.endSessions([key])
         }
         var response = HTTPResponse(status: 204)
         response.headers.add("Set-Cookie", SessionCookie.clearing(secure: secure(request)))

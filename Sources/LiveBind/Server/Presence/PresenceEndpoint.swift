@@ -23,7 +23,8 @@ struct PresenceEndpoint: Sendable {
         let credential = grant.credential ?? (try? access.presentedCredential(request, queryToken: false))
         let caller = credential?.actor ?? request.clientAddress.map { "address:" + $0 } ?? "anonymous"
         let ticket = try rooms.join(
-            room, meta: meta, who: credential?.actor, caller: caller, endsAt: credential?.expiresAt)
+            room, meta: meta, who: credential?.actor, caller: caller, endsAt: credential?.expiresAt,
+            session: credential?.session)
         let body: JSON = [
             "room": .string(room), "model": .string(PresenceRooms.model(of: room)), "id": .string(ticket.id),
             "key": .string(ticket.key)
@@ -65,7 +66,8 @@ struct PresenceEndpoint: Sendable {
         let body = try RequestBody.parseJSON(request)
         _ = try ModelEndpoint.severalEdits(body, reach: grant.reach, store: store)
         let writes = PresenceRooms.DisconnectWrites(
-            body: body, actor: grant.credential?.actor, reach: grant.reach, expiresAt: grant.credential?.expiresAt)
+            body: request.body, actor: grant.credential?.actor, reach: grant.reach,
+            expiresAt: grant.credential?.expiresAt, session: grant.credential?.session)
         try rooms.setDisconnect(room, id: id, key: key, writes: writes)
         return HTTPResponse(status: 204)
     }

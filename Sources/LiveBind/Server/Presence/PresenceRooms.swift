@@ -43,6 +43,8 @@ final class PresenceRooms: Sendable {
         let caller: String
         /// When the credential that joined ends (nil: it does not).
         let endsAt: Date?
+        /// The session it was joined with: the entry leaves when the session ends.
+        let session: SessionTable.Key?
         /// How many open streams hold the entry.
         var streams = 0
         /// When the entry leaves unless a stream claims it first (nil while a stream holds it).
@@ -82,7 +84,9 @@ final class PresenceRooms: Sendable {
 
     /// Adds an entry to `room` for `caller`, shown as `who` (a credential's name, or null), with
     /// `meta`. It leaves after the grace period unless a stream claims its key first.
-    func join(_ room: String, meta: JSON, who: String?, caller: String, endsAt: Date?) throws -> Ticket {
+    func join(
+        _ room: String, meta: JSON, who: String?, caller: String, endsAt: Date?, session: SessionTable.Key? = nil
+    ) throws -> Ticket {
         guard Self.isValidRoom(room) else { throw PresenceError.invalidRoom(room) }
         let bytes = meta.encoded().count
         if bytes > limits.entryBytes { throw PresenceError.entryTooLarge(bytes: bytes, limit: limits.entryBytes) }
@@ -105,7 +109,7 @@ final class PresenceRooms: Sendable {
                 throw PresenceError.notARoom(model)
             }
             state.entries[ticket.key] = Entry(
-                room: room, id: ticket.id, caller: caller, endsAt: endsAt, leavesAt: .now + limits.grace)
+                room: room, id: ticket.id, caller: caller, endsAt: endsAt, session: session, leavesAt: .now + limits.grace)
             state.rooms[room, default: 0] += 1
             state.callers[caller, default: 0] += 1
         }
@@ -129,7 +133,7 @@ final class PresenceRooms: Sendable {
     func leave(_ room: String, id: String, key: String?) throws {
         try state.withLock { state in
             let key = try Self.owned(room, id: id, key: key, in: state)
-            remove(key, in: &state, disconnecting: false)
+            _ = remove(key, in: &state, disconnecting: false)
         }
     }
 
@@ -162,40 +166,61 @@ final class PresenceRooms: Sendable {
     /// A stream that claimed `keys` ended: each entry no other stream holds leaves after the grace
     /// period, or at once when its credential has ended.
     func release(_ keys: [String]) {
-        state.withLock { state in
+        let writes = state.withLock { state in
             let now = Date()
+            var writes: [DisconnectWrites] = []
             for key in keys {
                 guard var entry = state.entries[key] else { continue }
                 entry.streams = max(0, entry.streams - 1)
                 if entry.streams == 0 {
                     if let ends = entry.endsAt, ends <= now {
-                        remove(key, in: &state)
+                        writes += remove(key, in: &state).map { [$0] } ?? []
                         continue
                     }
                     entry.leavesAt = .now + limits.grace
                 }
                 state.entries[key] = entry
             }
+            return writes
         }
+        for each in writes { applyDisconnect(each) }
     }
 
     /// Removes the entries whose grace period is over or whose credential has ended; the server
     /// calls it a few times per grace period.
     func sweep() {
-        state.withLock { state in
+        let writes = state.withLock { state in
             let (now, date) = (ContinuousClock.now, Date())
             let due = state.entries.filter { _, entry in
                 (entry.leavesAt.map { $0 <= now } ?? false) || (entry.endsAt.map { $0 <= date } ?? false)
             }
-            for key in due.keys { remove(key, in: &state) }
+            return due.keys.compactMap { remove($0, in: &state) }
         }
+        for each in writes { applyDisconnect(each) }
     }
 
     /// Removes every entry (the server stops): no room keeps members no connection stands for.
     func removeAll() {
+        let writes = state.withLock { state in state.entries.keys.compactMap { remove($0, in: &state) } }
+        for each in writes { applyDisconnect(each) }
+    }
+
+    /// The sessions `ended` are over: their entries leave, and the writes they registered are
+    /// dropped (a credential that has ended writes nothing).
+    func endSessions(_ ended: Set<SessionTable.Key>) {
         state.withLock { state in
-            for key in state.entries.keys { remove(key, in: &state) }
+            for (key, entry) in state.entries {
+                if let session = entry.disconnect?.session, ended.contains(session) { state.entries[key]!.disconnect = nil }
+                if let session = entry.session, ended.contains(session) { _ = remove(key, in: &state, disconnecting: false) }
+            }
         }
+    }
+
+    /// Whether `model` is a room someone is in (a model of a room's name no one is in is no room).
+    func isOpen(model: String) -> Bool {
+        guard model.hasPrefix(EphemeralModels.prefix) else { return false }
+        let room = String(model.dropFirst(EphemeralModels.prefix.count))
+        return state.withLock { $0.rooms[room] != nil }
     }
 
     /// How many entries there are, in all rooms.
@@ -224,11 +249,12 @@ final class PresenceRooms: Sendable {
         }
     }
 
-    /// Removes the entry of `key` from its room and from the counts, then, when `disconnecting`,
-    /// applies its `onDisconnect` writes (once: the entry is gone). A room whose model a failing
-    /// store refuses (a stopping server's) still forgets the entry: rooms are not kept.
-    private func remove(_ key: String, in state: inout State, disconnecting: Bool = true) {
-        guard let entry = state.entries.removeValue(forKey: key) else { return }
+    /// Removes the entry of `key` from its room and from the counts; returns, when `disconnecting`,
+    /// its `onDisconnect` writes, for the caller to apply once the lock is let go (once: the entry is
+    /// gone). A room whose model a failing store refuses (a stopping server's) still forgets the
+    /// entry: rooms are not kept.
+    private func remove(_ key: String, in state: inout State, disconnecting: Bool = true) -> DisconnectWrites? {
+        guard let entry = state.entries.removeValue(forKey: key) else { return nil }
         state.rooms[entry.room, default: 1] -= 1
         if state.rooms[entry.room] == 0 { state.rooms[entry.room] = nil }
         state.callers[entry.caller, default: 1] -= 1
@@ -241,6 +267,6 @@ final class PresenceRooms: Sendable {
                 try editor.remove(at: Self.members.appending(index: index))
             }
         }
-        if disconnecting, let writes = entry.disconnect { applyDisconnect(writes) }
+        return disconnecting ? entry.disconnect : nil
     }
 }

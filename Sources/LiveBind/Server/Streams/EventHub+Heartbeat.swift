@@ -12,11 +12,11 @@ extension EventHub {
     /// suspended; any other stream is resumed with the comment as its next frame. Streams are taken
     /// a batch at a time, so that commits and readers wait for at most one batch of sends.
     ///
-    /// A quiet stream whose socket still holds unacknowledged bytes has a peer that acknowledged
-    /// nothing for a whole interval (the last heartbeat went out at least that long ago): the peer is
-    /// gone without closing (a laptop asleep, a network lost), and the stream is cut (with a short
-    /// `--heartbeat`, once that has lasted `silentPeerRounds`). So a stream's end is known within
-    /// two intervals of its peer's silence, not at the connection timeout.
+    /// A quiet stream whose socket holds unacknowledged bytes at two checks `silentPeerRounds` apart
+    /// (a whole interval, and at least 2 s) has a peer that acknowledged nothing for that long: the
+    /// peer is gone without closing (a laptop asleep, a network lost), and the stream is cut. So a
+    /// stream's end is known within three intervals of its peer's silence, not at the connection
+    /// timeout.
     ///
     /// A stream that is not suspended (it has something to send) but wrote nothing over the same span
     /// has a client that reads nothing: if it holds more than `streamBufferLimit` bytes, it is cut.
@@ -49,10 +49,10 @@ extension EventHub {
                     if let closable = subscriber.connection as? any ClosableStreamConnection,
                         let waiting = closable.unacknowledgedBytes, waiting > 0
                     {
-                        // Unacknowledged since the stream went quiet, two rounds ago at least.
+                        // Seen unacknowledged at checks `silentPeerRounds` apart: a whole interval at least.
                         let since = subscriber.unacknowledgedSince ?? round
                         subscriber.unacknowledgedSince = since
-                        if round - since + 2 >= settings.silentPeerRounds {
+                        if round - since >= settings.silentPeerRounds {
                             state.suspended.remove(id)
                             cut(subscriber, in: &state)
                             state.metrics.silentPeerCuts += 1

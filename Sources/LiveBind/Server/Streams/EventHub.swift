@@ -36,9 +36,9 @@ final class EventHub: Sendable {
         /// The bounds of a view's query (`--max-view-terms`, `--max-view-in`, `--max-view-query-bytes`).
         var viewLimits = ViewQuery.Limits()
         var retryMilliseconds: Int = 2000
-        /// Heartbeat rounds (two per interval) an idle stream's socket may hold unacknowledged bytes
-        /// before the stream is cut: at least two, and at least two seconds' worth, so that delayed
-        /// acknowledgements never cut a live peer under a very short `--heartbeat`.
+        /// Heartbeat rounds (two per interval) between the two checks that must find an idle stream's
+        /// socket holding unacknowledged bytes before the stream is cut: at least two, and at least two
+        /// seconds' worth, so that delayed acknowledgements never cut a live peer under a short `--heartbeat`.
         var silentPeerRounds = 2
         /// A test seam: called with each frame before `publish` appends it, outside the lock, on the
         /// thread delivering commits. Nil (one branch per event) except in tests that hold an append back.
