@@ -105,17 +105,21 @@ def join(driver, room, name):
         "window.me = LiveBind.presence(arguments[0], {name: arguments[1]}); return window.me.ready.then(h => h.id)", room, name)
 
 
+def ann_and_bob(page, other, server):
+    """A new room both pages list, `page` joined as Ann and `other` as Bob: (room, Ann's id, Bob's id)."""
+    room = new_room()
+    open_room(page, server, room)
+    open_room(other, server, room)
+    return room, join(page, room, "Ann"), join(other, room, "Bob")
+
+
 def element_id(driver):
     """The id data-lb-presence's element holds (data-lb-presence-id), or None."""
     return driver.execute_script("const e = document.querySelector('[data-lb-presence]'); return e && e.getAttribute('data-lb-presence-id')")
 
 
 def test_two_pages_see_each_other_and_stay(page, other, presence_server):
-    room = new_room()
-    open_room(page, presence_server, room)
-    open_room(other, presence_server, room)
-    ann = join(page, room, "Ann")
-    bob = join(other, room, "Bob")
+    room, ann, bob = ann_and_bob(page, other, presence_server)
     both = [(ann, "Ann"), (bob, "Bob")]
     wait_members(page, both)
     wait_members(other, both)
@@ -129,11 +133,7 @@ def test_two_pages_see_each_other_and_stay(page, other, presence_server):
 
 
 def test_update_changes_meta_for_the_other_page(page, other, presence_server):
-    room = new_room()
-    open_room(page, presence_server, room)
-    open_room(other, presence_server, room)
-    ann = join(page, room, "Ann")
-    bob = join(other, room, "Bob")
+    _, ann, bob = ann_and_bob(page, other, presence_server)
     wait_members(other, [(ann, "Ann"), (bob, "Bob")])
     streams = page.execute_script("return LiveBind.stats.streams")
 
@@ -146,11 +146,7 @@ def test_update_changes_meta_for_the_other_page(page, other, presence_server):
 
 
 def test_leave_removes_the_entry(page, other, presence_server):
-    room = new_room()
-    open_room(page, presence_server, room)
-    open_room(other, presence_server, room)
-    ann = join(page, room, "Ann")
-    bob = join(other, room, "Bob")
+    _, ann, bob = ann_and_bob(page, other, presence_server)
     wait_members(page, [(ann, "Ann"), (bob, "Bob")])
 
     other.execute_script("return window.me.leave()")

@@ -16,8 +16,7 @@ struct PresenceEndpoint: Sendable {
     /// `POST /presence/{room}` with the entry's `meta` (any JSON; an empty body is `{}`): 201 with
     /// `{"room", "model", "id", "key"}`.
     func join(_ request: HTTPRequest, room: String, grant: AccessControl.Grant) throws -> HTTPResponse {
-        let rooms = try self.rooms ?? { throw PresenceError.notInCluster }()
-        try grant.reach.check(PresenceRooms.model(of: room))
+        let rooms = try self.rooms(reaching: room, grant)
         let meta = try Self.meta(of: request)
         // Public reads carry no credential; a token presented anyway names the entry and ends it.
         let credential = grant.credential ?? (try? access.presentedCredential(request, queryToken: false))
@@ -37,8 +36,7 @@ struct PresenceEndpoint: Sendable {
     /// `PATCH /presence/{room}/{id}` (new `meta`) and `DELETE` (leave), with the entry's key in
     /// `Presence-Key`: 204.
     func change(_ request: HTTPRequest, room: String, id: String, grant: AccessControl.Grant) throws -> HTTPResponse {
-        let rooms = try self.rooms ?? { throw PresenceError.notInCluster }()
-        try grant.reach.check(PresenceRooms.model(of: room))
+        let rooms = try self.rooms(reaching: room, grant)
         let key = request.headers[Self.keyHeader]
         if request.method == .delete {
             try rooms.leave(room, id: id, key: key)
@@ -53,8 +51,7 @@ struct PresenceEndpoint: Sendable {
     /// them. The key in `Presence-Key`; the writes are checked now (the caller must be able to make
     /// them) and again when applied. 204.
     func disconnect(_ request: HTTPRequest, room: String, id: String, grant: AccessControl.Grant) throws -> HTTPResponse {
-        let rooms = try self.rooms ?? { throw PresenceError.notInCluster }()
-        try grant.reach.check(PresenceRooms.model(of: room))
+        let rooms = try self.rooms(reaching: room, grant)
         let key = request.headers[Self.keyHeader]
         guard request.method == .put else {
             try rooms.setDisconnect(room, id: id, key: key, writes: nil)
@@ -70,6 +67,13 @@ struct PresenceEndpoint: Sendable {
             expiresAt: grant.credential?.expiresAt, session: grant.credential?.session)
         try rooms.setDisconnect(room, id: id, key: key, writes: writes)
         return HTTPResponse(status: 204)
+    }
+
+    /// The rooms, when the caller reaches `room`'s model (none in a cluster: 501).
+    private func rooms(reaching room: String, _ grant: AccessControl.Grant) throws -> PresenceRooms {
+        guard let rooms else { throw PresenceError.notInCluster }
+        try grant.reach.check(PresenceRooms.model(of: room))
+        return rooms
     }
 
     /// The keys a stream claims: `?presence=KEY,KEY` (at most ``PresenceRooms/Limits/keysPerStream``).

@@ -88,8 +88,7 @@ final class PresenceRooms: Sendable {
         _ room: String, meta: JSON, who: String?, caller: String, endsAt: Date?, session: SessionTable.Key? = nil
     ) throws -> Ticket {
         guard Self.isValidRoom(room) else { throw PresenceError.invalidRoom(room) }
-        let bytes = meta.encoded().count
-        if bytes > limits.entryBytes { throw PresenceError.entryTooLarge(bytes: bytes, limit: limits.entryBytes) }
+        try checkSize(of: meta)
         let ticket = Ticket(room: room, id: EventHub.makeStreamID(), key: EventHub.makeStreamID())
         let entry: JSON = [
             "id": .string(ticket.id), "who": who.map(JSON.string) ?? .null,
@@ -118,8 +117,7 @@ final class PresenceRooms: Sendable {
 
     /// Replaces the `meta` of entry `id` in `room`, which `key` must be the key of.
     func update(_ room: String, id: String, key: String?, meta: JSON) throws {
-        let bytes = meta.encoded().count
-        if bytes > limits.entryBytes { throw PresenceError.entryTooLarge(bytes: bytes, limit: limits.entryBytes) }
+        try checkSize(of: meta)
         try state.withLock { state in
             _ = try Self.owned(room, id: id, key: key, in: state)
             try write(room, id: id) { (editor, index) throws(StoreError) in
@@ -223,10 +221,13 @@ final class PresenceRooms: Sendable {
         return state.withLock { $0.rooms[room] != nil }
     }
 
-    /// How many entries there are, in all rooms.
-    var count: Int { state.withLock { $0.entries.count } }
-
     private static let members = Path(["members"])
+
+    /// Throws unless `meta` encodes to at most `--max-presence-bytes`.
+    private func checkSize(of meta: JSON) throws {
+        let bytes = meta.encoded().count
+        if bytes > limits.entryBytes { throw PresenceError.entryTooLarge(bytes: bytes, limit: limits.entryBytes) }
+    }
 
     /// The key of entry `id` in `room` when `key` is its key; else why not.
     private static func owned(_ room: String, id: String, key: String?, in state: State) throws -> String {

@@ -46,27 +46,18 @@ extension EventHub {
                     guard state.suspended.contains(id), let subscriber = state.subscribers[id],
                         subscriber.lastWriteRound <= round - 2
                     else { continue }
-                    if let closable = subscriber.connection as? any ClosableStreamConnection,
-                        let waiting = closable.unacknowledgedBytes, waiting > 0
-                    {
-                        // Seen unacknowledged at checks `silentPeerRounds` apart: a whole interval at least.
-                        let since = subscriber.unacknowledgedSince ?? round
-                        subscriber.unacknowledgedSince = since
-                        if round - since >= settings.silentPeerRounds {
-                            state.suspended.remove(id)
-                            cut(subscriber, in: &state)
-                            state.metrics.silentPeerCuts += 1
-                            wake.append(closable)
-                            continue
-                        }
-                    } else {
-                        subscriber.unacknowledgedSince = nil
-                    }
+                    // A direct send happens only when every earlier byte was acknowledged.
                     if subscriber.directWriter?.sendWhileSuspended(EventEncoder.heartbeat) == true {
+                        subscriber.unacknowledgedSince = nil
                         subscriber.lastWriteRound = round
                         state.metrics.bytesSent += EventEncoder.heartbeat.count
                         state.metrics.heartbeats += 1
                         state.metrics.directHeartbeats += 1
+                    } else if let closable = silentPeer(subscriber, round: round) {
+                        state.suspended.remove(id)
+                        cut(subscriber, in: &state)
+                        state.metrics.silentPeerCuts += 1
+                        wake.append(closable)
                     } else if let connection = subscriber.connection {
                         state.metrics.heartbeats += 1
                         state.suspended.remove(id)
@@ -80,6 +71,21 @@ extension EventHub {
             for connection in wake { connection.resume() }
         }
         if !stalled.isEmpty { cutOverfullStreams(stalled, round: round) }
+    }
+
+    /// The connection of `subscriber`, a quiet stream, when its peer has acknowledged nothing at checks
+    /// `silentPeerRounds` apart (a whole interval at least): nil while it acknowledges. Called with
+    /// the lock held, once the direct heartbeat found bytes unacknowledged or could not be tried.
+    private func silentPeer(_ subscriber: Subscriber, round: Int) -> (any ClosableStreamConnection)? {
+        guard let closable = subscriber.connection as? any ClosableStreamConnection,
+            let waiting = closable.unacknowledgedBytes, waiting > 0
+        else {
+            subscriber.unacknowledgedSince = nil
+            return nil
+        }
+        let since = subscriber.unacknowledgedSince ?? round
+        subscriber.unacknowledgedSince = since
+        return round - since >= settings.silentPeerRounds ? closable : nil
     }
 
     /// Cuts the streams among `ids` that still wrote nothing since the tick before `round` and hold
